@@ -1,0 +1,3 @@
+from triagebot.cli import main
+
+main()

@@ -1,0 +1,54 @@
+"""Which models exist and how to build them: the only place besides sweep/ that imports torch.
+
+A corpus is a named list of `ModelSpec`s. `build(spec, device)` turns a spec into a module and
+its inputs; the sweep calls it in each isolated child. Modules are imported lazily so that
+listing corpus names stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from triagebot.results import ModelSpec
+
+if TYPE_CHECKING:
+    import torch
+
+# corpus name -> module with `specs() -> list[ModelSpec]`
+CORPORA: dict[str, str] = {
+    "sentinels": "triagebot.corpus.sentinels",
+}
+
+# ModelSpec.source -> module with `build(spec, device) -> Built`
+BUILDERS: dict[str, str] = {
+    "sentinel": "triagebot.corpus.sentinels",
+}
+
+
+class UnknownCorpus(ValueError):
+    pass
+
+
+class Built(NamedTuple):
+    """A model ready to run: `model(**inputs)`; `spec` is completed with what the build chose."""
+
+    model: torch.nn.Module
+    inputs: dict[str, Any]
+    spec: ModelSpec
+
+
+def corpus_names() -> list[str]:
+    return sorted(CORPORA)
+
+
+def load_corpus(name: str) -> list[ModelSpec]:
+    try:
+        module = CORPORA[name]
+    except KeyError:
+        raise UnknownCorpus(f"unknown corpus {name!r} (known: {', '.join(corpus_names())})") from None
+    return importlib.import_module(module).specs()
+
+
+def build(spec: ModelSpec, device: str) -> Built:
+    return importlib.import_module(BUILDERS[spec.source]).build(spec, device)
