@@ -7,6 +7,7 @@ with a migration.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -145,6 +146,17 @@ class ModelResult(Record):
     spec: ModelSpec | None = None
 
 
+class Reproduction(Record):
+    """A self-contained script for one crash signature, and whether running it reproduced it."""
+
+    flag: str
+    signature: str
+    model: str
+    script: str
+    verified: bool = False  # the script was run and raised an error with this signature
+    observed: str | None = None  # the signature it raised, or why it could not be checked
+
+
 class Snapshot(Record):
     """One sweep of one build: the unit that is stored, diffed and published."""
 
@@ -154,6 +166,7 @@ class Snapshot(Record):
     flags: dict[str, dict[str, Any]]  # flag name -> torch._dynamo.config patch
     corpus: CorpusSelection
     results: list[ModelResult]
+    reproductions: list[Reproduction] = Field(default_factory=list)
 
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
@@ -186,3 +199,26 @@ class ModelEffect(Record):
     signature: str | None = None
     error_type: str | None = None
     error: str | None = None
+
+
+# Order matters: symbols before bare numbers, paths before line numbers.
+_SIGNATURE_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-<>]+)+\.py"), "<file>"),
+    (re.compile(r"\bline \d+"), "line ?"),
+    (re.compile(r"\bu\d+\b"), "u*"),
+    (re.compile(r"\bs\d+\b"), "s*"),
+    (re.compile(r"(?:torch\.)?Size\(\[[^\]]*\]\)"), "Size([...])"),
+    (re.compile(r"\b\d+\b"), "N"),
+    (re.compile(r"([us]\*|N)(?:, \1)+"), r"\1"),  # {u1, u0} and {u6} are one bug
+    (re.compile(r"\((?:N,? ?)+\)"), "(...)"),  # tensor sizes
+    (re.compile(r"\s+"), " "),
+]
+
+
+def error_signature(error_type: str, message: str) -> str:
+    """A normalised `Type: first line` that groups one bug across models and nightlies."""
+    first_line = next((line for line in message.splitlines() if line.strip()), "")
+    for pattern, replacement in _SIGNATURE_RULES:
+        first_line = pattern.sub(replacement, first_line)
+    return f"{error_type}: {first_line.strip()}"[:300]
