@@ -77,12 +77,20 @@ class Outcome(Record):
 
 
 class InputSpec(Record):
-    """One input tensor fed to a model: enough to rebuild it with the same seed."""
+    """One input tensor fed to a model: enough to rebuild it, so that a repro needs no corpus code.
+
+    `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
+    `ones`, `zeros`, or `values` (the literal nested list in `values`, e.g. an image grid).
+    Random kinds are drawn in input order from `torch.manual_seed(ModelSpec.seed)`.
+    """
 
     name: str
     shape: list[int]
-    dtype: str
-    kind: str = "random"  # random, ids, mask, ones, ...; how the values were drawn
+    dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
+    kind: Literal["randn", "randint", "ones", "zeros", "values"] = "randn"
+    low: int = 0
+    high: int | None = None
+    values: Any = None
 
 
 class ModelSpec(Record):
@@ -101,6 +109,7 @@ class ModelSpec(Record):
     inputs: list[InputSpec] = Field(default_factory=list)
     params: int | None = None
     seed: int = 0
+    code: str | None = None  # source of a module no released package has (sentinels), for repros
 
 
 class RunRecord(Record):
