@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 # corpus name -> module with `specs() -> list[ModelSpec]`
 CORPORA: dict[str, str] = {
     "sentinels": "triagebot.corpus.sentinels",
+    "smoke": "triagebot.corpus.smoke",
 }
 
 # ModelSpec.source -> module with `build(spec, device) -> Built`
 BUILDERS: dict[str, str] = {
     "sentinel": "triagebot.corpus.sentinels",
+    "transformers": "triagebot.corpus.hf",
 }
 
 

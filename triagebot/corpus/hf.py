@@ -1,0 +1,104 @@
+"""Build transformers models from a `ModelSpec` alone: config class + tiny config dict, no hub.
+
+`build(spec, device)` is what the sweep calls in every isolated child, so it is deterministic
+(weights from `torch.manual_seed(spec.seed)`, inputs drawn in order from the same seed) and
+cheap once a spec is resolved: a spec that already carries its recipe and inputs is built
+directly; one without inputs is resolved first (the recipe ladder in `recipes.py`) and the
+completed spec is returned in `Built.spec`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+import torch
+
+from triagebot.corpus import Built
+from triagebot.results import InputSpec, ModelSpec
+
+# The corpus never reaches the hub: models come from config classes only.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class MissingDependency(ImportError):
+    """The model needs an optional package that is not installed (timm, PIL, torchvision, ...)."""
+
+
+def import_object(path: str) -> Any:
+    """`"transformers:LlamaForCausalLM"` -> the class."""
+    module_name, _, name = path.partition(":")
+    if not name:
+        raise ValueError(f"class path {path!r} is not of the form 'module:Class'")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def config_from_dict(model_class: type, config: dict[str, Any] | None) -> Any:
+    config_class = model_class.config_class
+    return config_class.from_dict(dict(config or {}))
+
+
+def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn.Module:
+    """The model of `spec` with seeded random weights, in eval mode, on `device`."""
+    model_class = import_object(spec.class_path)
+    config = config_from_dict(model_class, spec.config)
+    torch.manual_seed(spec.seed)
+    try:
+        model = model_class(config)
+    except ImportError as error:
+        raise MissingDependency(str(error).strip().splitlines()[0]) from error
+    return model.eval().to(device)
+
+
+_DTYPES = {
+    name: getattr(torch, name)
+    for name in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool", "uint8")
+}
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise ValueError(f"unsupported input dtype {name!r}") from None
+
+
+def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
+    """Tensors for `inputs`, random kinds drawn in order from `torch.manual_seed(seed)`.
+
+    Drawn on the CPU and then moved, so the values do not depend on the device.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    tensors: dict[str, torch.Tensor] = {}
+    for item in inputs:
+        dtype = torch_dtype(item.dtype)
+        if item.kind == "randn":
+            tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
+        elif item.kind == "randint":
+            high = item.high if item.high is not None else item.low + 2
+            tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
+        elif item.kind == "ones":
+            tensor = torch.ones(item.shape, dtype=dtype)
+        elif item.kind == "zeros":
+            tensor = torch.zeros(item.shape, dtype=dtype)
+        else:
+            tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+        tensors[item.name] = tensor.to(device)
+    return tensors
+
+
+def count_params(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def build(spec: ModelSpec, device: str = "cpu") -> Built:
+    if not spec.inputs:
+        from triagebot.corpus.recipes import resolve
+
+        return resolve(spec, device)
+    model = instantiate(spec, device)
+    if spec.params is None:
+        spec = spec.model_copy(update={"params": count_params(model)})
+    return Built(model, materialize_inputs(spec.inputs, spec.seed, device), spec)
