@@ -210,24 +210,238 @@ class ModelEffect(Record):
     error: str | None = None
 
 
-# Order matters: symbols before bare numbers, paths before line numbers.
+# Order matters: reprs before their contents, symbols before bare numbers, paths before lines.
 _SIGNATURE_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    # A FakeTensor repr carries sizes and strides of one model's tensor, not of the bug.
+    (re.compile(r"FakeTensor\((?:[^()]|\([^()]*\))*\)"), "FakeTensor(...)"),
     (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-<>]+)+\.py"), "<file>"),
     (re.compile(r"\bline \d+"), "line ?"),
-    (re.compile(r"\bu\d+\b"), "u*"),
-    (re.compile(r"\bs\d+\b"), "s*"),
+    (re.compile(r"\bu\d+\b"), "u*"),  # unbacked symbols: u0, u12
+    (re.compile(r"\bs\d+\b"), "s*"),  # backed symbols: s35
     (re.compile(r"(?:torch\.)?Size\(\[[^\]]*\]\)"), "Size([...])"),
-    (re.compile(r"\b\d+\b"), "N"),
+    (re.compile(r"\b\d+(?:\.\d+)?\b"), "N"),
     (re.compile(r"([us]\*|N)(?:, \1)+"), r"\1"),  # {u1, u0} and {u6} are one bug
     (re.compile(r"\((?:N,? ?)+\)"), "(...)"),  # tensor sizes
+    (re.compile(r"\(\((?:\.\.\.)\), N\)"), "(...)"),  # (stride, storage offset)
     (re.compile(r"\s+"), " "),
 ]
 
+# A wrapper line such as "backend='eager' raised:" says where, not what: the wrapped
+# exception's "Type: message" on the next line is the bug.
+_WRAPPER_LINE = re.compile(r"raised:?\s*$|^(?:The above exception|During handling)")
+_WRAPPED_ERROR = re.compile(r"^(?:[a-z_][\w]*\.)*(?P<type>[A-Z]\w*): (?P<rest>.*)$")
+# Dynamo ends its messages with the user frame that raised: `File "...", line N, in forward`.
+_USER_FRAME = re.compile(r'File "[^"]*", line \d+, in (?P<function>[\w<>]+)')
+# A resumed frame is named after the function it resumes: torch_dynamo_resume_in_forward_at_42.
+_RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(?P<function>\w+?)_at_\d+$")
+
+
+def _user_function(message: str) -> str | None:
+    """The innermost user-code function named after Dynamo's `from user code:` line, if any."""
+    _, marker, tail = message.partition("from user code:")
+    if not marker:
+        return None
+    frames = _USER_FRAME.findall(tail)
+    if not frames:
+        return None
+    function = frames[-1]
+    resumed = _RESUME_FUNCTION.match(function)
+    return resumed.group("function") if resumed else function
+
 
 def error_signature(error_type: str, message: str) -> str:
-    """A normalised `Type: first line` that groups one bug across models and nightlies."""
-    first_line = next((line for line in message.splitlines() if line.strip()), "")
+    """A normalised `Type: first line [in function]` that groups one bug across models and nightlies.
+
+    Unbacked (`u6`) and backed (`s35`) symbols, addresses, file paths, line numbers, tensor
+    sizes and fake-tensor reprs are dropped, so `Eq(u0, 0)` and `Eq(u8, 0)` are one bug, and so
+    are `{u6}` and `{u1, u0}`. A wrapper line (`backend='x' raised:`) gives way to the exception
+    it wraps. The user-code function Dynamo names (`from user code: ... in get_rope_index`) is
+    kept, by name only, so that one bug hit from one place in the model code groups across
+    models and across a repro script whose file differs from the sweep's.
+    """
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    first_line = lines[0] if lines else ""
+    for index, line in enumerate(lines[:-1]):
+        if _WRAPPER_LINE.search(line):
+            wrapped = _WRAPPED_ERROR.match(lines[index + 1])
+            if wrapped:
+                error_type, first_line = wrapped.group("type"), wrapped.group("rest")
+            else:
+                first_line = lines[index + 1]
+            break
     for pattern, replacement in _SIGNATURE_RULES:
         first_line = pattern.sub(replacement, first_line)
-    return f"{error_type}: {first_line.strip()}"[:300]
+    signature = f"{error_type}: {first_line.strip()}"[:300]
+    function = _user_function(message)
+    return f"{signature} [in {function}]" if function else signature
+
+
+class TrackerNotice(Record):
+    """A comment the bot owes on a tracking issue. `marker` (hidden in `body`) is its
+    idempotency key: a notice whose marker is already on the issue is never posted again."""
+
+    kind: str  # fixed, regression, close, reopen, alert, ...
+    marker: str
+    body: str
+
+
+class TrackedIssue(Record):
+    """The desired state of one tracking issue, derived from the store alone."""
+
+    flag: str
+    marker: str  # hidden marker that finds the issue again, e.g. <!-- triagebot:flag=NAME -->
+    title: str
+    body: str  # carries `marker`
+    labels: list[str] = Field(default_factory=list)
+    open: bool = True
+    notices: list[TrackerNotice] = Field(default_factory=list)
+
+
+class RerunRequest(Record):
+    """A checked `/rerun-sweep` command: what the sweep job may run. Never the raw comment text."""
+
+    repo: str
+    issue: int
+    comment_id: int
+    requested_by: str
+    models: list[str] = Field(default_factory=list)  # empty: every model of the issue's flag
+    flags: list[str] = Field(default_factory=list)
+    confirm: int = 1
+
+
+# --- Analysis records: what analysis/ computes and report/ and tracker/ present. ---
+
+
+class CrashGroup(Record):
+    """Models one flag crashes the same way: one signature, one bug."""
+
+    flag: str
+    signature: str
+    error_type: str | None = None
+    error: str | None = None  # the full first error line of the first model, for the report
+    models: list[str]
+    confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
+    first_seen: str | None = None  # key of the first stored snapshot with this signature
+
+
+class BreakReasonCount(Record):
+    """A graph-break reason at baseline and how many models hit it."""
+
+    reason: str
+    models: int
+
+
+class StratumStats(Record):
+    """One stratum's effect counts for one flag."""
+
+    stratum: str
+    models: int
+    testable: int
+    counts: dict[Effect, int] = Field(default_factory=dict)
+
+
+class FlagStats(Record):
+    """One flag over one snapshot: the numbers a tracking issue reports.
+
+    `testable` counts the models whose build and eager run succeeded (effect other than
+    `create_error`), as the hand-written reports define it; every percentage is over it.
+    `crash_to_benefit` is confirmed crashes per model helped (None when none is helped);
+    reductions are over the models the flag helps.
+    """
+
+    flag: str
+    patch: dict[str, Any] = Field(default_factory=dict)
+    models: int
+    testable: int
+    counts: dict[Effect, int] = Field(default_factory=dict)
+    percentages: dict[Effect, float] = Field(default_factory=dict)
+    strata: list[StratumStats] = Field(default_factory=list)
+    crash_to_benefit: float | None = None
+    mean_graph_reduction: float | None = None  # graphs removed per helped model
+    mean_graph_reduction_percent: float | None = None
+    crash_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
+    flaky_groups: list[CrashGroup] = Field(default_factory=list)
+    overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
+    top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
+
+
+class SnapshotAnalysis(Record):
+    """Every effect and every flag's statistics for one snapshot: analysed once, rendered many times."""
+
+    key: str
+    effects: list[ModelEffect]
+    flags: dict[str, FlagStats]
+
+
+class TrendPoint(Record):
+    """One stored nightly in a flag's trend."""
+
+    key: str
+    crashes: int  # confirmed crashes
+    helps: int  # models with fewer graphs
+    flaky: int = 0
+    testable: int = 0
+
+
+class ModelChange(Record):
+    """One model whose result under one config changed between two snapshots."""
+
+    model: str
+    stratum: str = "other"
+    old_effect: Effect | None = None
+    new_effect: Effect | None = None
+    old_signature: str | None = None
+    new_signature: str | None = None
+    old_graphs: int | None = None
+    new_graphs: int | None = None
+    error: str | None = None  # the new first error line, when it crashes now
+
+
+class FlagDiff(Record):
+    """How one flag's effects moved between two snapshots (models present in both)."""
+
+    flag: str
+    newly_crashing: list[ModelChange] = Field(default_factory=list)
+    fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
+    signature_changes: list[ModelChange] = Field(default_factory=list)
+    graph_changes: list[ModelChange] = Field(default_factory=list)  # graphs under the flag
+    effect_changes: list[ModelChange] = Field(default_factory=list)  # any other effect change
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(
+            self.newly_crashing
+            or self.fixed
+            or self.signature_changes
+            or self.graph_changes
+            or self.effect_changes
+        )
+
+
+class SnapshotDiff(Record):
+    """What changed from one stored nightly to the next; `compare_url` is the commit range."""
+
+    old_key: str
+    new_key: str
+    old_git_version: str = ""
+    new_git_version: str = ""
+    same_build: bool = False  # the same torch build: nothing here is news
+    compare_url: str | None = None
+    models_added: list[str] = Field(default_factory=list)
+    models_removed: list[str] = Field(default_factory=list)
+    baseline_graph_changes: list[ModelChange] = Field(default_factory=list)
+    flags: dict[str, FlagDiff] = Field(default_factory=dict)
+    flags_added: list[str] = Field(default_factory=list)
+    flags_removed: list[str] = Field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(
+            self.models_added
+            or self.models_removed
+            or self.baseline_graph_changes
+            or self.flags_added
+            or self.flags_removed
+            or any(flag.has_changes for flag in self.flags.values())
+        )

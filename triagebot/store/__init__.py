@@ -1,1 +1,60 @@
+"""Reading and writing snapshots (imports results only).
 
+Public API, for cli and tracker:
+
+- `Store`: `put(snapshot) -> bool` (stores or replaces; False when a snapshot of the same torch
+  git hash is already stored under another key: the same build, not news), `get(key)`,
+  `keys()` (oldest build first, torch version order), `latest()`, `latest_before(key)` (skips
+  the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`.
+- `LocalStore(path)`: one `<key>.json` per snapshot in a folder, default `.triagebot/snapshots/`.
+- `GitStore(remote, branch, checkout)`: one `snapshots/<key>.json` per snapshot on a data branch
+  (e.g. `triagebot-data`), pushed after each put with rebase-and-retry when another job pushed first.
+- `MemoryStore(snapshots)`: the test double.
+- `open_store(settings, repo_dir)`: the store `[store]` in triagebot.toml names.
+- `read_snapshot(path)`, `write_snapshot(snapshot, path)`, `key_order(key)`; errors are `StoreError`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from triagebot.config import StoreSettings
+from triagebot.store.base import (
+    LocalStore,
+    MemoryStore,
+    Store,
+    StoreError,
+    check_key,
+    key_order,
+    read_snapshot,
+    write_snapshot,
+)
+from triagebot.store.git import GitStore
+
+
+def open_store(settings: StoreSettings, repo_dir: str | Path = ".") -> Store:
+    """A LocalStore at `settings.path`, or, with `settings.branch`, a GitStore of that branch of the
+    remote `settings.remote` of the repository at `repo_dir`, checked out at `settings.path`."""
+    if not settings.branch:
+        return LocalStore(settings.path)
+    command = ["git", "remote", "get-url", settings.remote]
+    found = subprocess.run(command, cwd=repo_dir, capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        where = Path(repo_dir).resolve()
+        raise StoreError(f"store.remote {settings.remote!r} is not a git remote of {where}")
+    return GitStore(found.stdout.strip(), settings.branch, settings.path)
+
+
+__all__ = [
+    "GitStore",
+    "LocalStore",
+    "MemoryStore",
+    "Store",
+    "StoreError",
+    "check_key",
+    "key_order",
+    "open_store",
+    "read_snapshot",
+    "write_snapshot",
+]

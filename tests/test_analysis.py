@@ -1,0 +1,187 @@
+"""Effects for every combination of outcomes, statistics, signatures on real messages, diffs."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from triagebot.analysis import analyse, classify, diff, effect_of, flag_stats, trend
+from triagebot.results import BASELINE, Effect, ModelResult, Outcome, Status, error_signature
+from triagebot.store import read_snapshot
+
+DATA = Path(__file__).parent / "data"
+OLD = read_snapshot(DATA / "2.12.0.dev20260408+cu128.json")
+NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
+SCALAR = "capture_scalar_outputs"
+DYNAMIC = "capture_dynamic_output_shape_ops"
+
+
+def outcome(status: Status, graphs: int | None = None) -> Outcome:
+    if status == Status.crash:
+        return Outcome(status=status, error_type="E", error="boom", signature="E: boom")
+    return Outcome(status=status, graphs=graphs if status == Status.ok else None)
+
+
+def result(baseline: Outcome, flagged: Outcome, confirmations: dict | None = None) -> ModelResult:
+    return ModelResult(
+        model="M", outcomes={BASELINE: baseline, "f": flagged}, confirmations=confirmations or {}
+    )
+
+
+def expected_effect(baseline: Status, flagged: Status) -> Effect:
+    """The rule, written as a table: untestable, then hang, then death, then crashes, then graphs."""
+    pair = {baseline, flagged}
+    if pair & {Status.create_error, Status.eager_error}:
+        return Effect.create_error
+    if Status.timeout in pair:
+        return Effect.timeout
+    if Status.signal in pair:
+        return Effect.signal
+    return {
+        (Status.crash, Status.crash): Effect.both_crash,
+        (Status.ok, Status.crash): Effect.crashes,
+        (Status.crash, Status.ok): Effect.fixes_crash,
+    }.get((baseline, flagged), Effect.no_effect)
+
+
+@pytest.mark.parametrize(("baseline", "flagged"), list(itertools.product(Status, Status)))
+def test_every_combination_of_statuses(baseline: Status, flagged: Status) -> None:
+    effect = effect_of(result(outcome(baseline, 3), outcome(flagged, 3)), "f")
+    assert effect == expected_effect(baseline, flagged)
+    if Status.timeout in (baseline, flagged) or Status.signal in (baseline, flagged):
+        assert effect != Effect.no_effect
+
+
+@pytest.mark.parametrize(
+    ("baseline_graphs", "flag_graphs", "effect"),
+    [(5, 3, Effect.reduces_graphs), (5, 5, Effect.no_effect), (3, 5, Effect.increases_graphs)],
+)
+def test_graph_counts_decide_between_runs_that_both_finished(baseline_graphs, flag_graphs, effect) -> None:
+    assert (
+        effect_of(result(outcome(Status.ok, baseline_graphs), outcome(Status.ok, flag_graphs)), "f") == effect
+    )
+
+
+def test_a_crash_that_does_not_repeat_is_flaky_and_one_that_does_is_a_crash() -> None:
+    crashed = outcome(Status.crash)
+    assert (
+        effect_of(result(outcome(Status.ok, 2), crashed, {"f": [outcome(Status.ok, 2)]}), "f") == Effect.flaky
+    )
+    assert effect_of(result(outcome(Status.ok, 2), crashed, {"f": [crashed]}), "f") == Effect.crashes
+    assert (
+        effect_of(result(crashed, outcome(Status.ok, 2), {BASELINE: [outcome(Status.ok, 2)]}), "f")
+        == Effect.flaky
+    )
+
+
+def test_missing_flag_run_gives_no_row() -> None:
+    assert effect_of(ModelResult(model="M", outcomes={BASELINE: outcome(Status.ok, 1)}), "f") is None
+
+
+GUARD = (
+    "Could not guard on data-dependent expression {e} (unhinted: {e}).  (Size-like symbols: {u})\n\nconsider"
+)
+PENDING = (
+    "Pending unbacked symbols {s} not in returned outputs FakeTensor(..., size=({f},), dtype=torch.int64) "
+    "((1,), 0).\nDid you accidentally call new_dynamic_size() or item() more times than you needed to?"
+)
+
+
+def test_signatures_group_data_dependent_guards_across_symbols() -> None:
+    first = error_signature("GuardOnDataDependentSymNode", GUARD.format(e="Eq(u0, 0)", u="u0"))
+    second = error_signature("GuardOnDataDependentSymNode", GUARD.format(e="Eq(u8, 0)", u="u8"))
+    assert first == second
+    assert first.startswith("GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*")
+    other = error_signature("GuardOnDataDependentSymNode", GUARD.format(e="Ne(u8, 1)", u="u8"))
+    assert other != first
+
+
+def test_signatures_group_pending_unbacked_symbol_sets() -> None:
+    one = error_signature("PendingUnbackedSymbolNotFound", PENDING.format(s="{u6}", f="u6"))
+    two = error_signature("PendingUnbackedSymbolNotFound", PENDING.format(s="{u1, u0}", f="u0, 3"))
+    assert one == two
+    assert "{u*}" in one
+
+
+def test_signature_drops_paths_addresses_and_backed_symbols_but_keeps_the_user_function() -> None:
+    message = (
+        "RuntimeError when making fake tensor call at 0x7f3a9c0b2d30 with size s35\n"
+        'from user code:\n   File "/home/ci/site-packages/transformers/models/qwen2_vl/modeling_qwen2_vl.py'
+        '", '
+        "line 1204, in torch_dynamo_resume_in_get_rope_index_at_1190\n    x = y.view(-1)"
+    )
+    signature = error_signature("TorchRuntimeError", message)
+    expected = "RuntimeError when making fake tensor call at 0x? with size s* [in get_rope_index]"
+    assert signature == f"TorchRuntimeError: {expected}"
+
+
+def test_signature_looks_through_a_backend_wrapper() -> None:
+    wrapped = "backend='eager' raised:\nGuardOnDataDependentSymNode: " + GUARD.format(e="Eq(u3, 0)", u="u3")
+    direct = error_signature("GuardOnDataDependentSymNode", GUARD.format(e="Eq(u0, 0)", u="u0"))
+    assert error_signature("BackendCompilerFailed", wrapped) == direct
+
+
+def test_classify_rows_and_stats_match_the_fixture() -> None:
+    rows = {(row.model, row.flag): row for row in classify(OLD)}
+    assert rows[("Qwen2VLForConditionalGeneration", DYNAMIC)].effect == Effect.crashes
+    assert rows[("MistralForCausalLM", DYNAMIC)].effect == Effect.flaky
+    assert rows[("DetrForObjectDetection", SCALAR)].effect == Effect.timeout
+    assert rows[("ViTModel", SCALAR)].effect == Effect.signal
+    assert rows[("WhisperModel", SCALAR)].effect == Effect.fixes_crash
+    assert ("BartModel", SCALAR) not in rows  # never run under the flag
+
+    stats = flag_stats(OLD, DYNAMIC)
+    assert stats.testable == 9 - 0  # BartModel has no flag run; Detr timed out but was testable
+    assert stats.counts[Effect.crashes] == 2
+    assert stats.percentages[Effect.crashes] == round(200 / 9, 1)
+    assert stats.crash_to_benefit == 2.0  # two crashes, one model helped (Llava 8 -> 6)
+    assert stats.mean_graph_reduction == 2.0
+    assert stats.mean_graph_reduction_percent == 25.0
+    [group] = stats.crash_groups  # Eq(u0, 0) in Qwen2-VL and the sentinel are one bug
+    assert group.models == ["DataDependentBranch", "Qwen2VLForConditionalGeneration"]
+    assert [flaky.models for flaky in stats.flaky_groups] == [["MistralForCausalLM"]]
+    assert stats.overlap == {SCALAR: ["Qwen2VLForConditionalGeneration"]}
+    assert stats.top_break_reasons[0].models == 3
+    assert {s.stratum: s.counts.get(Effect.crashes, 0) for s in stats.strata}["vl"] == 1
+
+
+def test_first_seen_and_trend_follow_history() -> None:
+    analysis = analyse(NEW, history=[OLD])
+    by_signature = {group.signature: group for group in analysis.flags[DYNAMIC].crash_groups}
+    guard_group = next(group for sig, group in by_signature.items() if "GuardOnDataDependent" in sig)
+    assert guard_group.first_seen == OLD.key
+    assert guard_group.models == ["DataDependentBranch", "T5ForConditionalGeneration"]
+    runtime = next(group for sig, group in by_signature.items() if sig.startswith("RuntimeError"))
+    assert runtime.first_seen == NEW.key
+    points = trend([OLD, NEW], SCALAR)
+    assert [(p.key, p.crashes, p.helps) for p in points] == [(OLD.key, 2, 1), (NEW.key, 1, 1)]
+
+
+def test_diff_of_two_nightlies() -> None:
+    changes = diff(OLD, NEW)
+    assert changes.compare_url == (
+        "https://github.com/pytorch/pytorch/compare/"
+        "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678...f0e1d2c3b4a5968778695a4b3c2d1e0f98765432"
+    )
+    assert not changes.same_build
+    assert changes.models_added == ["GPT2LMHeadModel"]
+    assert changes.models_removed == ["ViTModel"]
+    assert [(c.model, c.old_graphs, c.new_graphs) for c in changes.baseline_graph_changes] == [
+        ("LlamaForCausalLM", 3, 2)
+    ]
+    scalar, dynamic = changes.flags[SCALAR], changes.flags[DYNAMIC]
+    assert [c.model for c in scalar.fixed] == ["LlavaForConditionalGeneration"]
+    assert [(c.model, c.old_graphs, c.new_graphs) for c in scalar.graph_changes] == []
+    assert [c.model for c in dynamic.newly_crashing] == ["T5ForConditionalGeneration"]
+    assert dynamic.newly_crashing[0].error.startswith(
+        "Could not guard on data-dependent expression Eq(u3, 0)"
+    )
+    assert [c.model for c in dynamic.signature_changes] == ["Qwen2VLForConditionalGeneration"]
+    assert changes.has_changes
+
+
+def test_diff_of_one_build_with_itself_has_no_changes() -> None:
+    same = diff(OLD, OLD)
+    assert same.same_build and same.compare_url is None and not same.has_changes

@@ -1,0 +1,84 @@
+"""A flag's effect on each model, against the same model's baseline run."""
+
+from __future__ import annotations
+
+from triagebot.results import BASELINE, Effect, ModelEffect, ModelResult, Outcome, Snapshot, Status
+
+# Effects that put a model in a crash group: the flag's own confirmed crash, or its flaky one.
+CRASH_EFFECTS = frozenset({Effect.crashes, Effect.flaky})
+# Effects under which the flag run finished and its graphs mean something.
+RAN_EFFECTS = frozenset({Effect.reduces_graphs, Effect.no_effect, Effect.increases_graphs})
+
+
+def _repeated(confirmations: list[Outcome]) -> bool:
+    """A crash counts only if every rerun crashed again; no reruns means none were asked for."""
+    return all(rerun.status == Status.crash for rerun in confirmations)
+
+
+def effect_of(result: ModelResult, flag: str) -> Effect | None:
+    """The effect of `flag` on one model, or None when the model has no run for the flag or baseline.
+
+    Untestable (build or eager failure) wins over everything, then a hang, then a death, so a
+    timeout or a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`.
+    """
+    baseline = result.outcomes.get(BASELINE)
+    flagged = result.outcomes.get(flag)
+    if baseline is None or flagged is None:
+        return None
+    if baseline.untestable or flagged.untestable:
+        return Effect.create_error
+    if Status.timeout in (baseline.status, flagged.status):
+        return Effect.timeout
+    if Status.signal in (baseline.status, flagged.status):
+        return Effect.signal
+    baseline_crashed = baseline.status == Status.crash
+    flag_crashed = flagged.status == Status.crash
+    if baseline_crashed and flag_crashed:
+        return Effect.both_crash
+    if flag_crashed:
+        return Effect.crashes if _repeated(result.confirmations.get(flag, [])) else Effect.flaky
+    if baseline_crashed:
+        # A baseline crash that did not repeat says nothing about what the flag fixed.
+        return Effect.fixes_crash if _repeated(result.confirmations.get(BASELINE, [])) else Effect.flaky
+    if baseline.graphs is not None and flagged.graphs is not None:
+        if flagged.graphs < baseline.graphs:
+            return Effect.reduces_graphs
+        if flagged.graphs > baseline.graphs:
+            return Effect.increases_graphs
+    return Effect.no_effect
+
+
+def model_effect(result: ModelResult, flag: str) -> ModelEffect | None:
+    """One `triagebot effects` row; the error shown is the flag's when it crashed, else the baseline's."""
+    effect = effect_of(result, flag)
+    if effect is None:
+        return None
+    baseline = result.outcomes[BASELINE]
+    flagged = result.outcomes[flag]
+    failed = flagged if flagged.status != Status.ok else baseline
+    has_error = failed.status != Status.ok
+    return ModelEffect(
+        model=result.model,
+        stratum=result.stratum,
+        flag=flag,
+        effect=effect,
+        baseline_graphs=baseline.graphs,
+        flag_graphs=flagged.graphs,
+        signature=failed.signature if has_error else None,
+        error_type=failed.error_type if has_error else None,
+        error=failed.error if has_error else None,
+    )
+
+
+def classify(snapshot: Snapshot) -> list[ModelEffect]:
+    """Every (model, flag) effect of a snapshot, models in snapshot order, flags in config order.
+
+    A model without a baseline or flag outcome (a rerun of a subset) gets no row for that flag.
+    """
+    rows = []
+    for result in snapshot.results:
+        for flag in snapshot.flags:
+            row = model_effect(result, flag)
+            if row is not None:
+                rows.append(row)
+    return rows

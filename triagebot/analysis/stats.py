@@ -1,0 +1,168 @@
+"""Per-flag statistics of one snapshot, crash groups, and trends over stored snapshots."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from triagebot.analysis.effects import classify
+from triagebot.results import (
+    BASELINE,
+    BreakReasonCount,
+    CrashGroup,
+    Effect,
+    FlagStats,
+    ModelEffect,
+    Snapshot,
+    SnapshotAnalysis,
+    StratumStats,
+    TrendPoint,
+)
+
+TOP_BREAK_REASONS = 10
+
+
+def _counts(rows: Iterable[ModelEffect]) -> dict[Effect, int]:
+    counted = Counter(row.effect for row in rows)
+    return {effect: counted[effect] for effect in Effect if counted[effect]}
+
+
+def _testable(counts: dict[Effect, int]) -> int:
+    return sum(counts.values()) - counts.get(Effect.create_error, 0)
+
+
+def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[CrashGroup]:
+    """Rows of `flag` with `effect` grouped by signature, largest group first."""
+    grouped: dict[str, list[ModelEffect]] = defaultdict(list)
+    for row in rows:
+        if row.flag == flag and row.effect == effect:
+            grouped[row.signature or f"{row.error_type or 'unknown'}: (no message)"].append(row)
+    groups = [
+        CrashGroup(
+            flag=flag,
+            signature=signature,
+            error_type=members[0].error_type,
+            error=members[0].error,
+            models=sorted(member.model for member in members),
+            confirmed=effect != Effect.flaky,
+        )
+        for signature, members in grouped.items()
+    ]
+    return sorted(groups, key=lambda group: (-len(group.models), group.signature))
+
+
+def top_break_reasons(snapshot: Snapshot, limit: int = TOP_BREAK_REASONS) -> list[BreakReasonCount]:
+    """Baseline graph-break reasons by how many models hit each (first line, once per model)."""
+    counted: Counter[str] = Counter()
+    for result in snapshot.results:
+        baseline = result.outcomes.get(BASELINE)
+        if baseline is None:
+            continue
+        reasons = {reason.strip().splitlines()[0] for reason in baseline.break_reasons if reason.strip()}
+        counted.update(reasons)
+    ranked = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return [BreakReasonCount(reason=reason, models=models) for reason, models in ranked]
+
+
+def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None = None) -> FlagStats:
+    """The numbers of one flag's tracking issue; `rows` are `classify(snapshot)` when already computed."""
+    if flag not in snapshot.flags:
+        raise KeyError(f"snapshot {snapshot.key} has no flag {flag!r} (flags: {', '.join(snapshot.flags)})")
+    all_rows = list(rows) if rows is not None else classify(snapshot)
+    mine = [row for row in all_rows if row.flag == flag]
+    counts = _counts(mine)
+    testable = _testable(counts)
+    percentages = {
+        effect: round(100.0 * count / testable, 1)
+        for effect, count in counts.items()
+        if effect != Effect.create_error and testable
+    }
+    by_stratum: dict[str, list[ModelEffect]] = defaultdict(list)
+    for row in mine:
+        by_stratum[row.stratum].append(row)
+    strata = []
+    for stratum in sorted(by_stratum):
+        stratum_counts = _counts(by_stratum[stratum])
+        strata.append(
+            StratumStats(
+                stratum=stratum,
+                models=len(by_stratum[stratum]),
+                testable=_testable(stratum_counts),
+                counts=stratum_counts,
+            )
+        )
+    helped = [row for row in mine if row.effect == Effect.reduces_graphs]
+    reductions = [row.baseline_graphs - row.flag_graphs for row in helped]  # type: ignore[operator]
+    reduction_percents = [
+        100.0 * (row.baseline_graphs - row.flag_graphs) / row.baseline_graphs  # type: ignore[operator]
+        for row in helped
+        if row.baseline_graphs
+    ]
+    crashes = counts.get(Effect.crashes, 0)
+    crashing = {row.model for row in mine if row.effect == Effect.crashes}
+    crashing_under: dict[str, set[str]] = defaultdict(set)
+    for row in all_rows:
+        if row.effect == Effect.crashes:
+            crashing_under[row.flag].add(row.model)
+    overlap = {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
+    return FlagStats(
+        flag=flag,
+        patch=snapshot.flags[flag],
+        models=len(mine),
+        testable=testable,
+        counts=counts,
+        percentages=percentages,
+        strata=strata,
+        crash_to_benefit=round(crashes / len(helped), 2) if helped else None,
+        mean_graph_reduction=round(sum(reductions) / len(reductions), 2) if reductions else None,
+        mean_graph_reduction_percent=(
+            round(sum(reduction_percents) / len(reduction_percents), 1) if reduction_percents else None
+        ),
+        crash_groups=crash_groups(mine, flag, Effect.crashes),
+        flaky_groups=crash_groups(mine, flag, Effect.flaky),
+        overlap=overlap,
+        top_break_reasons=top_break_reasons(snapshot),
+    )
+
+
+def first_seen(history: Sequence[Snapshot], flag: str) -> dict[str, str]:
+    """Signature -> key of the oldest snapshot (history is oldest first) where `flag` crashed with it."""
+    seen: dict[str, str] = {}
+    for snapshot in history:
+        if flag not in snapshot.flags:
+            continue
+        for group in crash_groups(classify(snapshot), flag, Effect.crashes):
+            seen.setdefault(group.signature, snapshot.key)
+    return seen
+
+
+def analyse(snapshot: Snapshot, history: Sequence[Snapshot] = ()) -> SnapshotAnalysis:
+    """Effects and every flag's statistics; `history` (older snapshots, oldest first) fills `first_seen`."""
+    rows = classify(snapshot)
+    flags = {}
+    for flag in snapshot.flags:
+        stats = flag_stats(snapshot, flag, rows)
+        seen = first_seen([*history, snapshot], flag)
+        for group in stats.crash_groups:
+            group.first_seen = seen.get(group.signature, snapshot.key)
+        flags[flag] = stats
+    return SnapshotAnalysis(key=snapshot.key, effects=rows, flags=flags)
+
+
+def trend(snapshots: Sequence[Snapshot], flag: str) -> list[TrendPoint]:
+    """One point per snapshot (in the order given) that has `flag`: confirmed crashes and models helped."""
+    points = []
+    for snapshot in snapshots:
+        if flag not in snapshot.flags:
+            continue
+        counts = _counts(row for row in classify(snapshot) if row.flag == flag)
+        points.append(
+            TrendPoint(
+                key=snapshot.key,
+                crashes=counts.get(Effect.crashes, 0),
+                helps=counts.get(Effect.reduces_graphs, 0),
+                flaky=counts.get(Effect.flaky, 0),
+                testable=_testable(counts),
+            )
+        )
+    return points
