@@ -1,0 +1,436 @@
+"""A stateful imitation of the GitHub REST endpoints the bot uses, on 127.0.0.1, for tests.
+
+Issues (listing with filters, pagination and Link headers), comments, labels, reactions,
+collaborator permission, /user, /rate_limit; rate-limit headers on every answer; and faults to
+inject: 5xx, secondary rate limit with Retry-After, primary rate limit with X-RateLimit-Reset,
+404s on an issue created moments ago, and connections dropped before or after the request
+was applied. Response bodies start from the real recorded answers (see recorded.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+from fakegithub.recorded import template
+
+ACTIONS_TOKEN = "actions-token"
+"""A token that behaves like a GitHub Actions GITHUB_TOKEN: /user is refused."""
+
+
+@dataclass
+class Fault:
+    method: str
+    path: str  # regular expression, searched in the request path
+    kind: str  # error, secondary, primary, drop, drop_after
+    times: int = 1
+    status: int = 502
+    retry_after: int = 7
+    reset_in: int = 30
+
+
+@dataclass
+class RepoState:
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> comment (+ "_issue")
+    reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # comment id -> reactions
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class FakeGitHub:
+    def __init__(self, bot: str = "triagebot-bot", repo: str = "pytorch/pytorch") -> None:
+        self.bot = bot
+        self.tokens: dict[str, str] = {"bot-token": bot, ACTIONS_TOKEN: "github-actions[bot]"}
+        self.permissions: dict[str, str] = {bot: "write"}
+        self.repos: dict[str, RepoState] = {repo: RepoState()}
+        self.faults: list[Fault] = []
+        self.max_per_page = 100
+        self.lag_after_create = 0  # 404s served for an issue right after it is created
+        self.clock: Callable[[], float] = lambda: 1_700_000_000.0
+        self.requests: list[tuple[str, str]] = []
+        self.writes: list[tuple[str, str]] = []  # mutations actually applied
+        self._lagging: dict[tuple[str, int], int] = {}
+        self._next_id = 1000
+        self._remaining = 5000
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # ----- life cycle -----
+    def start(self) -> str:
+        fake = self
+
+        class Handler(_Handler):
+            github = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # ----- helpers for tests -----
+    def inject(self, method: str, path: str, kind: str, **options: Any) -> Fault:
+        fault = Fault(method, path, kind, **options)
+        self.faults.append(fault)
+        return fault
+
+    def user_json(self, login: str) -> dict[str, Any]:
+        user = template("user")
+        user.update(
+            login=login,
+            type="Bot" if login.endswith("[bot]") else "User",
+            url=f"{self.base_url}/users/{login}",
+        )
+        return user
+
+    def add_issue(
+        self, repo: str, title: str, body: str, author: str, *, state: str = "open"
+    ) -> dict[str, Any]:
+        with self._lock:
+            return self._create_issue(repo, {"title": title, "body": body}, author, state=state)
+
+    def add_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
+        with self._lock:
+            return self._create_comment(repo, number, body, author)
+
+    def issues(self, repo: str = "pytorch/pytorch") -> list[dict[str, Any]]:
+        return sorted(self.repos[repo].issues.values(), key=lambda i: i["number"])
+
+    def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.repos[repo].comments.values() if c["_issue"] == number]
+
+    def reactions(self, repo: str, comment_id: int) -> list[str]:
+        return [r["content"] for r in self.repos[repo].reactions.get(comment_id, [])]
+
+    # ----- state changes -----
+    def _id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _label(self, repo: str, name: str, color: str = "ededed") -> dict[str, Any]:
+        state = self.repos[repo]
+        if name not in state.labels:
+            label = template("label")
+            label.update(
+                name=name, color=color, description=None, url=f"{self.base_url}/repos/{repo}/labels/{name}"
+            )
+            state.labels[name] = label
+        return state.labels[name]
+
+    def _create_issue(
+        self, repo: str, data: dict[str, Any], author: str, *, state: str = "open"
+    ) -> dict[str, Any]:
+        issues = self.repos[repo].issues
+        number = max(issues, default=0) + 1
+        issue = template("issue")
+        issue.update(
+            number=number,
+            id=self._id(),
+            title=data["title"],
+            body=data.get("body"),
+            state=state,
+            state_reason=None,
+            labels=[self._label(repo, name) for name in data.get("labels", [])],
+            user=self.user_json(author),
+            url=f"{self.base_url}/repos/{repo}/issues/{number}",
+            html_url=f"https://github.com/{repo}/issues/{number}",
+            comments=0,
+        )
+        issues[number] = issue
+        if self.lag_after_create:
+            self._lagging[(repo, number)] = self.lag_after_create
+        return issue
+
+    def _create_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
+        comment = template("comment")
+        comment_id = self._id()
+        comment.update(
+            id=comment_id,
+            body=body,
+            user=self.user_json(author),
+            url=f"{self.base_url}/repos/{repo}/issues/comments/{comment_id}",
+            html_url=f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}",
+            issue_url=f"{self.base_url}/repos/{repo}/issues/{number}",
+        )
+        comment["_issue"] = number
+        self.repos[repo].comments[comment_id] = comment
+        self.repos[repo].issues[number]["comments"] += 1
+        return comment
+
+    # ----- request handling -----
+    def handle(
+        self, method: str, target: str, token: str | None, body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        """Answer one request: (status, headers, JSON body); status 0 means drop the connection,
+        -1 means apply the request and then drop the connection."""
+        path = urlsplit(target).path
+        with self._lock:
+            self.requests.append((method, path))
+            fault = next(
+                (f for f in self.faults if f.times > 0 and f.method == method and re.search(f.path, path)),
+                None,
+            )
+            if fault is not None:
+                fault.times -= 1
+                if fault.kind != "drop_after":
+                    return self._fault_answer(fault)
+            login = self.tokens.get(token or "")
+            if login is None:
+                return 401, {}, {"message": "Bad credentials"}
+            status, headers, answer = self._route(method, target, login, token, body)
+            if method != "GET" and 200 <= status < 300:
+                self.writes.append((method, path))
+            if fault is not None:  # drop_after: applied, but the answer is lost
+                return -1, {}, None
+            return status, headers, answer
+
+    def _fault_answer(self, fault: Fault) -> tuple[int, dict[str, str], Any]:
+        if fault.kind == "error":
+            return fault.status, {}, {"message": "Server Error"}
+        if fault.kind == "secondary":
+            message = (
+                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+            )
+            return 403, {"Retry-After": str(fault.retry_after)}, {"message": message}
+        if fault.kind == "primary":
+            reset = int(self.clock()) + fault.reset_in
+            headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
+            return 403, headers, {"message": "API rate limit exceeded for user ID 1."}
+        if fault.kind == "drop":
+            return 0, {}, None
+        raise ValueError(f"unknown fault {fault.kind}")
+
+    def _route(
+        self, method: str, target: str, login: str, token: str | None, body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        split = urlsplit(target)
+        path = unquote(split.path)
+        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        if path == "/user" and method == "GET":
+            if token == ACTIONS_TOKEN:
+                return 403, {}, {"message": "Resource not accessible by integration"}
+            return 200, {}, self.user_json(login)
+        if path == "/rate_limit":
+            return 200, {}, template("rate_limit")
+        match = re.match(r"^/repos/([^/]+/[^/]+)(/.*)?$", path)
+        if not match or match.group(1) not in self.repos:
+            return 404, {}, {"message": "Not Found"}
+        repo, rest = match.group(1), match.group(2) or ""
+        state = self.repos[repo]
+        number_match = re.match(r"^/issues/(\d+)", rest)
+        if number_match:
+            key = (repo, int(number_match.group(1)))
+            if self._lagging.get(key, 0) > 0:
+                self._lagging[key] -= 1
+                return 404, {}, {"message": "Not Found"}
+        routes: list[tuple[str, str, Callable[..., tuple[int, dict[str, str], Any]]]] = [
+            ("GET", r"^/issues$", self._list_issues),
+            ("POST", r"^/issues$", self._post_issue),
+            ("GET", r"^/issues/(\d+)$", self._get_issue),
+            ("PATCH", r"^/issues/(\d+)$", self._patch_issue),
+            ("POST", r"^/issues/(\d+)/labels$", self._add_labels),
+            ("GET", r"^/issues/(\d+)/comments$", self._list_comments),
+            ("POST", r"^/issues/(\d+)/comments$", self._post_comment),
+            ("GET", r"^/issues/comments/(\d+)$", self._get_comment),
+            ("GET", r"^/issues/comments/(\d+)/reactions$", self._list_reactions),
+            ("POST", r"^/issues/comments/(\d+)/reactions$", self._post_reaction),
+            ("GET", r"^/labels$", self._list_labels),
+            ("POST", r"^/labels$", self._post_label),
+            ("GET", r"^/labels/(.+)$", self._get_label),
+            ("GET", r"^/collaborators/([^/]+)/permission$", self._permission),
+        ]
+        for route_method, pattern, function in routes:
+            found = re.match(pattern, rest)
+            if found and route_method == method:
+                return function(repo, state, login, query, body, *found.groups())
+        return 404, {}, {"message": "Not Found"}
+
+    def _page(self, items: list[Any], query: dict[str, str], path: str) -> tuple[int, dict[str, str], Any]:
+        per_page = min(int(query.get("per_page", 30)), 100, self.max_per_page)
+        page = int(query.get("page", 1))
+        last = max(1, -(-len(items) // per_page))
+        headers = {}
+        links = []
+        for rel, number in (("next", page + 1), ("last", last)):
+            if page < last:
+                links.append(f'<{self.base_url}{path}?{urlencode({**query, "page": number})}>; rel="{rel}"')
+        if links:
+            headers["Link"] = ", ".join(links)
+        return 200, headers, items[(page - 1) * per_page : page * per_page]
+
+    @staticmethod
+    def _public(item: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in item.items() if not k.startswith("_")}
+
+    def _list_issues(self, repo, state, login, query, body):
+        wanted_state = query.get("state", "open")
+        issues = sorted(
+            state.issues.values(), key=lambda i: i["number"], reverse=query.get("direction") != "asc"
+        )
+        if wanted_state != "all":
+            issues = [i for i in issues if i["state"] == wanted_state]
+        if "creator" in query:
+            issues = [i for i in issues if i["user"]["login"].lower() == query["creator"].lower()]
+        if "labels" in query:
+            wanted = set(query["labels"].split(","))
+            issues = [i for i in issues if wanted <= {label["name"] for label in i["labels"]}]
+        return self._page(issues, query, f"/repos/{repo}/issues")
+
+    def _post_issue(self, repo, state, login, query, body):
+        if not body or not body.get("title"):
+            return (
+                422,
+                {},
+                {"message": "Validation Failed", "errors": [{"field": "title", "code": "missing_field"}]},
+            )
+        if len(body.get("body") or "") > 65536:
+            return 422, {}, {"message": "Validation Failed", "errors": [{"field": "body", "code": "custom"}]}
+        issue = self._create_issue(repo, body, login)
+        return 201, {"Location": issue["url"]}, issue
+
+    def _issue(self, state, number):
+        return state.issues.get(int(number))
+
+    def _get_issue(self, repo, state, login, query, body, number):
+        issue = self._issue(state, number)
+        return (200, {}, issue) if issue else (404, {}, {"message": "Not Found"})
+
+    def _patch_issue(self, repo, state, login, query, body, number):
+        issue = self._issue(state, number)
+        if issue is None:
+            return 404, {}, {"message": "Not Found"}
+        for key in ("title", "body", "state", "state_reason"):
+            if key in body:
+                issue[key] = body[key]
+        if "labels" in body:
+            issue["labels"] = [self._label(repo, name) for name in body["labels"]]
+        return 200, {}, issue
+
+    def _add_labels(self, repo, state, login, query, body, number):
+        issue = self._issue(state, number)
+        if issue is None:
+            return 404, {}, {"message": "Not Found"}
+        names = body.get("labels", body) if isinstance(body, dict) else body
+        for name in names:
+            if name not in {label["name"] for label in issue["labels"]}:
+                issue["labels"].append(self._label(repo, name))
+        return 200, {}, issue["labels"]
+
+    def _list_comments(self, repo, state, login, query, body, number):
+        if self._issue(state, number) is None:
+            return 404, {}, {"message": "Not Found"}
+        comments = [self._public(c) for c in state.comments.values() if c["_issue"] == int(number)]
+        return self._page(comments, query, f"/repos/{repo}/issues/{number}/comments")
+
+    def _post_comment(self, repo, state, login, query, body, number):
+        if self._issue(state, number) is None:
+            return 404, {}, {"message": "Not Found"}
+        comment = self._create_comment(repo, int(number), body["body"], login)
+        return 201, {"Location": comment["url"]}, self._public(comment)
+
+    def _get_comment(self, repo, state, login, query, body, comment_id):
+        comment = state.comments.get(int(comment_id))
+        return (200, {}, self._public(comment)) if comment else (404, {}, {"message": "Not Found"})
+
+    def _list_reactions(self, repo, state, login, query, body, comment_id):
+        if int(comment_id) not in state.comments:
+            return 404, {}, {"message": "Not Found"}
+        return self._page(
+            state.reactions.get(int(comment_id), []),
+            query,
+            f"/repos/{repo}/issues/comments/{comment_id}/reactions",
+        )
+
+    def _post_reaction(self, repo, state, login, query, body, comment_id):
+        if int(comment_id) not in state.comments:
+            return 404, {}, {"message": "Not Found"}
+        reactions = state.reactions.setdefault(int(comment_id), [])
+        for reaction in reactions:
+            if reaction["content"] == body["content"] and reaction["user"]["login"] == login:
+                return 200, {}, reaction  # GitHub answers an existing reaction with 200
+        reaction = template("reaction")
+        reaction.update(id=self._id(), content=body["content"], user=self.user_json(login))
+        reactions.append(reaction)
+        return 201, {}, reaction
+
+    def _list_labels(self, repo, state, login, query, body):
+        return self._page(list(state.labels.values()), query, f"/repos/{repo}/labels")
+
+    def _post_label(self, repo, state, login, query, body):
+        if body["name"] in state.labels:
+            return (
+                422,
+                {},
+                {"message": "Validation Failed", "errors": [{"resource": "Label", "code": "already_exists"}]},
+            )
+        return 201, {}, self._label(repo, body["name"], body.get("color", "ededed"))
+
+    def _get_label(self, repo, state, login, query, body, name):
+        label = state.labels.get(name)
+        return (200, {}, label) if label else (404, {}, {"message": "Not Found"})
+
+    def _permission(self, repo, state, login, query, body, user):
+        if self.permissions.get(login) not in ("write", "maintain", "admin"):
+            return 403, {}, template("no_push_access")
+        answer = template("permission")
+        level = self.permissions.get(user, "read")
+        answer["permission"] = "write" if level == "maintain" else level
+        answer["role_name"] = level
+        answer["user"] = self.user_json(user)
+        return 200, {}, answer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    github: FakeGitHub
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        authorization = self.headers.get("Authorization", "")
+        token = authorization.split(" ", 1)[1] if " " in authorization else None
+        status, headers, answer = self.github.handle(self.command, self.path, token, body)
+        if status <= 0:  # drop the connection without an answer
+            self.close_connection = True
+            return
+        payload = json.dumps(answer).encode()
+        self.send_response(status)
+        fake = self.github
+        with fake._lock:
+            fake._remaining = max(fake._remaining - 1, 1)
+            remaining = fake._remaining
+        rate = {
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset": str(int(fake.clock()) + 3600),
+            "X-RateLimit-Used": str(5000 - remaining),
+            "X-RateLimit-Resource": "core",
+        }
+        for key, value in {**rate, **headers}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve

@@ -1,0 +1,135 @@
+"""The `/rerun-sweep` grammar: finding a command in a comment and checking what it asks for.
+
+    /rerun-sweep [models=A,B] [flags=f1,f2] [confirm=N]
+    /rerun-sweep help
+
+The command counts only alone on the first line of the comment's own text: quoted lines (`>`)
+and fenced code blocks are dropped first, so quoting or documenting a command never runs it.
+Every value must be known (models to the catalog, flags to the config): the request that comes
+out holds only names from those lists, never text from the comment, so nothing a commenter
+types can reach a shell or the sweep job's outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from triagebot.tracker.render import code_span
+
+COMMAND = "/rerun-sweep"
+MAX_LINE = 1000  # longer first lines are refused before any parsing
+MAX_MODELS = 20
+MAX_CONFIRM = 5
+KEYS = ("models", "flags", "confirm")
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+GRAMMAR = f"""{COMMAND} [models=A,B] [flags=f1,f2] [confirm=N]
+{COMMAND} help"""
+
+
+class Kind(StrEnum):
+    none = "none"  # no command in the comment
+    help = "help"
+    refuse = "refuse"
+    run = "run"
+
+
+@dataclass
+class Command:
+    """What a comment asks for, checked. `reason` says in one line why a command is refused."""
+
+    kind: Kind
+    reason: str = ""
+    models: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    confirm: int | None = None
+
+
+def own_text_lines(body: str) -> list[str]:
+    """The comment's lines that its author wrote as plain text: no quotes, no fenced code."""
+    lines = []
+    fence: str | None = None
+    for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        opening = _FENCE.match(line)
+        if fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        if line.lstrip().startswith(">"):
+            continue
+        lines.append(line)
+    return lines
+
+
+def command_line(body: str) -> str | None:
+    """The first line of the comment's own text when it is a `/rerun-sweep` line, else None."""
+    for line in own_text_lines(body):
+        if not line.strip():
+            continue
+        stripped = line.strip()
+        if stripped == COMMAND or stripped.startswith(COMMAND + " ") or stripped.startswith(COMMAND + "\t"):
+            return stripped
+        return None
+    return None
+
+
+def _shown(value: str) -> str:
+    """A value quoted back in a refusal, as a short code span, where `@x` and `#1` stay inert."""
+    return code_span(value, limit=40) or "(empty)"
+
+
+def _names(key: str, value: str, known: Collection[str], what: str) -> tuple[list[str], str]:
+    names = [name for name in value.split(",") if name]
+    if not names:
+        return [], f"{key}= names nothing"
+    for name in names:
+        if not _NAME.match(name):
+            return [], f"{key}= holds {_shown(name)}, which is not a {what} name"
+        if name not in known:
+            return [], f"unknown {what} {_shown(name)}"
+    return list(dict.fromkeys(names)), ""
+
+
+def parse_command(body: str, known_models: Collection[str], known_flags: Collection[str]) -> Command:
+    """Read `body` as a comment; `known_models`/`known_flags` are the only names accepted."""
+    line = command_line(body)
+    if line is None:
+        return Command(Kind.none)
+    if len(line) > MAX_LINE:
+        return Command(Kind.refuse, f"the command line is longer than {MAX_LINE} characters")
+    words = line.split()[1:]
+    if words == ["help"]:
+        return Command(Kind.help)
+    command = Command(Kind.run)
+    seen: set[str] = set()
+    for word in words:
+        key, equals, value = word.partition("=")
+        if not equals:
+            return Command(Kind.refuse, f"{_shown(word)} is not key=value (keys: {', '.join(KEYS)})")
+        if key not in KEYS:
+            return Command(Kind.refuse, f"unknown key {_shown(key)} (keys: {', '.join(KEYS)})")
+        if key in seen:
+            return Command(Kind.refuse, f"{key}= given twice")
+        seen.add(key)
+        if key == "models":
+            command.models, reason = _names(key, value, known_models, "model")
+            if not reason and len(command.models) > MAX_MODELS:
+                reason = f"at most {MAX_MODELS} models per rerun"
+        elif key == "flags":
+            command.flags, reason = _names(key, value, known_flags, "flag")
+        else:
+            reason = ""
+            if not re.fullmatch(r"[0-9]{1,2}", value) or int(value) > MAX_CONFIRM:
+                reason = f"confirm= takes a whole number from 0 to {MAX_CONFIRM}, not {_shown(value)}"
+            else:
+                command.confirm = int(value)
+        if reason:
+            return Command(Kind.refuse, reason)
+    return command
