@@ -35,15 +35,32 @@ PENDING = (
     "Pending unbacked symbols {syms} not in returned outputs FakeTensor(..., size=({first},)) ((1,), 0)."
 )
 
-# A sentinel whose forward takes a data-dependent branch inside one compiled region.
+# The sentinel corpus's NonzeroGuardCrash (triagebot/corpus/sentinels.py), as a spec carries it:
+# a branch on nonzero(...).numel() that guards on an unbacked symbol under the flag.
 SENTINEL_CODE = """import torch
+from torch import nn
 
 
-class DataDependentBranch(torch.nn.Module):
+class NonzeroGuardCrash(nn.Module):
     def forward(self, x):
-        kept = torch.nonzero(x).squeeze(1)
-        return torch.zeros(4)[: kept.shape[0]].sum() + torch.ones(kept.shape[0], 2).view(2, -1).sum()
+        idx = torch.nonzero(x > 0)
+        if idx.numel():
+            return x.new_zeros(idx.numel(), 2)
+        return x
 """
+# The message torch 2.13 raises for it, as the sweep records it.
+SENTINEL_MESSAGE = (
+    "Could not guard on data-dependent expression Ne(u0, 0) (unhinted: Ne(u0, 0)).  "
+    "(Size-like symbols: u0)\n\n"
+    "consider using data-dependent friendly APIs such as guard_or_false, guard_or_true and "
+    "statically_known_true.\n"
+    "Caused by: if idx.numel():  # orpus/sentinels.py:80 in forward "
+    "(_dynamo/symbolic_convert.py:962 in inner)\n"
+    'For more information, run with TORCH_LOGS="dynamic"\n\n'
+    "from user code:\n"
+    '   File "/work/main/triagebot/corpus/sentinels.py", line 80, in forward\n'
+    "    if idx.numel():\n"
+)
 
 
 def ok(graphs: int, reasons: tuple[str, ...] = ()) -> Outcome:
@@ -72,6 +89,10 @@ def pending(syms: str, first: str) -> Outcome:
     return crash("PendingUnbackedSymbolNotFound", PENDING.format(syms=syms, first=first))
 
 
+def sentinel_crash() -> Outcome:
+    return crash("GuardOnDataDependentSymNode", SENTINEL_MESSAGE)
+
+
 ITEM = "Tensor.item() call with capture_scalar_outputs=False"
 NONZERO = "Dynamic shape operator (aten.nonzero.default); Operator does not have a meta kernel"
 
@@ -88,12 +109,13 @@ def model(
 
 
 def sentinel_spec() -> ModelSpec:
+    values = [1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
     return ModelSpec(
-        model="DataDependentBranch",
+        model="NonzeroGuardCrash",
         source="sentinel",
-        class_path="sentinel:DataDependentBranch",
+        class_path="triagebot.corpus.sentinels:NonzeroGuardCrash",
         stratum="sentinel",
-        inputs=[InputSpec(name="x", shape=[4], dtype="float32", kind="values", values=[1.0, 0.0, 2.0, 3.0])],
+        inputs=[InputSpec(name="x", shape=[8], dtype="float32", kind="values", values=values)],
         seed=0,
         code=SENTINEL_CODE,
     )
@@ -142,12 +164,12 @@ def old_snapshot() -> Snapshot:
             crash("Unsupported", "call_function UserDefinedClassVariable() [] {}"),
         ),
         model(
-            "DataDependentBranch",
+            "NonzeroGuardCrash",
             "sentinel",
-            ok(1),
-            ok(1),
-            guard("u0"),
-            confirmations={DYNAMIC: [guard("u1")]},
+            ok(2, (NONZERO,)),
+            ok(2, (NONZERO,)),
+            sentinel_crash(),
+            confirmations={DYNAMIC: [sentinel_crash()]},
             spec=sentinel_spec(),
         ),
     ]
