@@ -1,0 +1,246 @@
+"""`triagebot run` (triagebot/pipeline.py): the order of the stages, the skip, and what it reports.
+
+These tests give the pipeline stand-in stages so that they pin down its own logic; the end to
+end run with the real sweep, renderer and publisher is tests/test_run_end_to_end.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triagebot.config import Config, parse_config
+from triagebot.pipeline import RunOptions, already_swept, run, summary_markdown
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Environment,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+)
+from triagebot.store import LocalStore, MemoryStore, write_snapshot
+
+FLAG = "capture_scalar_outputs"
+
+
+def snapshot(key: str, git: str, flag_status: Status = Status.ok) -> Snapshot:
+    crash = dict(error_type="RuntimeError", error="boom", signature="RuntimeError: boom")
+    flag_outcome = Outcome(status=flag_status, graphs=1, **(crash if flag_status == Status.crash else {}))
+    return Snapshot(
+        key=key,
+        environment=Environment(torch_version=key, torch_git_version=git),
+        flags={FLAG: {FLAG: True}},
+        corpus=CorpusSelection(name="sentinels", models=["M"]),
+        results=[
+            ModelResult(
+                model="M", outcomes={BASELINE: Outcome(status=Status.ok, graphs=2), FLAG: flag_outcome}
+            )
+        ],
+    )
+
+
+class Stages:
+    """Stand-in stages that record what they were given."""
+
+    def __init__(self, swept: Snapshot) -> None:
+        self.swept = swept
+        self.calls: list[str] = []
+        self.published_dry: bool | None = None
+
+    def sweeper(self, config: Config) -> Snapshot:
+        self.calls.append("sweep")
+        return self.swept
+
+    def renderer(self, snap: Snapshot, history: list[Snapshot], previous: Snapshot | None, out: Path) -> Path:
+        self.calls.append(f"render {snap.key} after {previous.key if previous else None}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "index.html").write_text("<html></html>", encoding="utf-8")
+        return out
+
+    def publisher(self, snap, history, previous, config, token, dry_run, out) -> str:
+        self.calls.append("publish")
+        self.published_dry = dry_run
+        return "dry run: 1 issue planned"
+
+    def stages(self) -> dict:
+        return {"sweeper": self.sweeper, "renderer": self.renderer, "publisher": self.publisher}
+
+
+def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path, monkeypatch):
+    summary_file = tmp_path / "step-summary.md"
+    output_file = tmp_path / "github-output"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output_file))
+    store = LocalStore(tmp_path / "store")
+    new = snapshot("2.12.0.dev20260409", "bbb", Status.crash)
+    stages = Stages(new)
+    lines: list[str] = []
+
+    report = run(
+        Config(),
+        RunOptions(out=tmp_path / "out"),
+        store=store,
+        build=new.environment,
+        say=lines.append,
+        **stages.stages(),
+    )
+
+    assert report.swept and stages.calls == ["sweep", f"render {new.key} after None", "publish"]
+    assert store.keys() == [new.key] and report.stored_file == store.file(new.key)
+    assert report.snapshot_file is not None and report.snapshot_file.exists()
+    assert report.diff_file is None  # nothing to compare with
+    assert stages.published_dry is True  # no token, no repo
+    assert any(line.startswith(f"snapshot {new.key}: ") for line in lines)
+    assert any("diff: none (first snapshot)" in line for line in lines)
+    assert "publishing: dry run: 1 issue planned" in summary_file.read_text(encoding="utf-8")
+    outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines())
+    assert outputs["swept"] == "true" and Path(outputs["snapshot"]) == report.snapshot_file
+
+
+def test_second_build_is_diffed_against_the_previous_one(tmp_path: Path):
+    old = snapshot("2.12.0.dev20260408", "aaa")
+    new = snapshot("2.12.0.dev20260409", "bbb", Status.crash)
+    store = MemoryStore([old])
+    stages = Stages(new)
+
+    report = run(
+        Config(),
+        RunOptions(out=tmp_path),
+        store=store,
+        build=new.environment,
+        say=lambda _: None,
+        **stages.stages(),
+    )
+
+    assert report.previous_key == old.key
+    assert stages.calls[1] == f"render {new.key} after {old.key}"
+    change = report.diff_file.read_text(encoding="utf-8")
+    assert '"newly_crashing"' in change and '"model": "M"' in change
+    assert "1 newly crashing" in report.summary_file.read_text(encoding="utf-8")
+
+
+def test_a_build_already_in_the_store_is_not_swept_again(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
+    stored = snapshot("2.12.0.dev20260409", "bbb")
+    # The same build under another version string (a rebuilt wheel): still the same git hash.
+    installed = Environment(torch_version="2.12.0.dev20260409+cu128", torch_git_version="bbb")
+    stages = Stages(stored)
+    lines: list[str] = []
+
+    report = run(
+        Config(),
+        RunOptions(out=tmp_path),
+        store=MemoryStore([stored]),
+        build=installed,
+        say=lines.append,
+        **stages.stages(),
+    )
+
+    assert not report.swept and report.existing_key == stored.key
+    assert stages.calls == []
+    assert lines == [
+        f"torch {installed.torch_version} (bbb) was already swept: snapshot {stored.key} in the store; "
+        "nothing to do (use --force to sweep again)"
+    ]
+    assert "swept=false" in (tmp_path / "github-output").read_text(encoding="utf-8")
+
+
+def test_force_sweeps_a_build_that_is_already_stored(tmp_path: Path):
+    stored = snapshot("2.12.0.dev20260409", "bbb")
+    stages = Stages(stored)
+
+    report = run(
+        Config(),
+        RunOptions(out=tmp_path, force=True),
+        store=MemoryStore([stored]),
+        build=stored.environment,
+        say=lambda _: None,
+        **stages.stages(),
+    )
+
+    assert report.swept and stages.calls[0] == "sweep"
+
+
+def test_check_only_answers_whether_a_sweep_is_needed(tmp_path: Path, monkeypatch):
+    output = tmp_path / "github-output"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    stored = snapshot("2.12.0.dev20260408", "aaa")
+    stages = Stages(stored)
+    fresh = Environment(torch_version="2.12.0.dev20260409", torch_git_version="bbb")
+
+    run(
+        Config(),
+        RunOptions(check_only=True),
+        store=MemoryStore([stored]),
+        build=stored.environment,
+        say=lambda _: None,
+        **stages.stages(),
+    )
+    run(
+        Config(),
+        RunOptions(check_only=True),
+        store=MemoryStore([stored]),
+        build=fresh,
+        say=lambda _: None,
+        **stages.stages(),
+    )
+
+    assert output.read_text(encoding="utf-8").splitlines() == ["sweep=false", "sweep=true"]
+    assert stages.calls == []
+
+
+def test_a_merged_snapshot_is_stored_and_published_without_sweeping(tmp_path: Path):
+    merged = snapshot("2.12.0.dev20260409", "bbb")
+    path = write_snapshot(merged, tmp_path / "merged.json")
+    stages = Stages(merged)
+    store = MemoryStore()
+
+    report = run(
+        Config(),
+        RunOptions(out=tmp_path / "out", snapshot=path),
+        store=store,
+        say=lambda _: None,
+        **stages.stages(),
+    )
+
+    assert "sweep" not in stages.calls and report.swept
+    assert store.keys() == [merged.key]
+
+
+def test_publishing_is_real_only_with_a_token_and_a_repo(tmp_path: Path):
+    config = parse_config('[tracker]\nrepo = "owner/name"\n')
+    new = snapshot("2.12.0.dev20260409", "bbb")
+    for token, dry_run, expected in [(None, False, True), ("t", True, True), ("t", False, False)]:
+        stages = Stages(new)
+        run(
+            config,
+            RunOptions(out=tmp_path, token=token, dry_run=dry_run, force=True),
+            store=MemoryStore(),
+            build=new.environment,
+            say=lambda _: None,
+            **stages.stages(),
+        )
+        assert stages.published_dry is expected, (token, dry_run)
+
+
+def test_build_identity_falls_back_to_the_version_without_a_git_hash():
+    local = snapshot("2.13.0+cpu", "")
+    store = MemoryStore([local])
+    assert already_swept(store, Environment(torch_version="2.13.0+cpu")) == "2.13.0+cpu"
+    assert already_swept(store, Environment(torch_version="2.13.1+cpu")) is None
+
+
+@pytest.mark.parametrize("swept", [True, False])
+def test_summary_names_the_build(swept: bool):
+    from triagebot.pipeline import RunReport
+
+    build = Environment(torch_version="2.12.0.dev20260409", torch_git_version="0123456789abcdef")
+    report = RunReport(
+        build=build, swept=swept, existing_key="2.12.0.dev20260409", snapshot_key="2.12.0.dev20260409"
+    )
+    text = summary_markdown(report, None)
+    assert text.startswith("### triagebot run: torch 2.12.0.dev20260409 (`0123456789ab`)")
+    assert ("Already swept" in text) is not swept
