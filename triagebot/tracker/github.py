@@ -76,7 +76,7 @@ class GitHub:
     _last_write: float | None = None
 
     def repo(self, full_name: str) -> Any:
-        return self.client.get_repo(full_name, lazy=True)
+        return self.client.get_repo(full_name)  # lazy: the client is built with lazy=True
 
     def read(self, call: Callable[[], T], *, fresh: bool = False) -> T:
         """Run a read (listings included: the whole listing is fetched again on a retry)."""
@@ -211,6 +211,7 @@ def connect(
         seconds_between_writes=None,
         timeout=int(timeout),
         per_page=100,
+        lazy=True,  # objects are fetched only when a field is read: fewer requests
     )
     connection = GitHub(client, login="", policy=policy or RetryPolicy(), sleep=sleep, clock=clock)
     connection.login = bot_login(client, connection)

@@ -16,9 +16,10 @@ from github import GithubException
 
 from triagebot.results import TrackedIssue
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.plan import Action, Plan, RemoteIssue, RemoteState, Verb
+from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, Plan, RemoteIssue, RemoteState, Verb
 
 LABEL_COLOR = "ededed"
+STATE_KINDS = CLOSE_KINDS | REOPEN_KINDS
 
 
 @dataclass
@@ -74,7 +75,7 @@ def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool =
 
 def read_state(gh: GitHub, repo_name: str, desired: list[TrackedIssue]) -> RemoteState:
     """GitHub's side of `desired`: the bot's issue per marker, which notice markers its comments
-    already carry (read only where a notice is owed), and the repository's labels."""
+    already carry (read only where a notice may be owed), and the repository's labels."""
     bot_issues = list_bot_issues(gh, repo_name)
     issues: dict[str, RemoteIssue] = {}
     for tracked in desired:
@@ -82,7 +83,9 @@ def read_state(gh: GitHub, repo_name: str, desired: list[TrackedIssue]) -> Remot
         if found is None:
             continue
         remote = RemoteIssue(found.number, found.title, found.body, found.labels, found.open, found.author)
-        if tracked.notices:
+        changes_state = found.open != tracked.open
+        owed = [n for n in tracked.notices if n.kind not in STATE_KINDS or changes_state]
+        if owed:
             bodies = bot_comment_bodies(gh, repo_name, found.number)
             remote.comment_markers = {n.marker for n in tracked.notices if any(n.marker in b for b in bodies)}
             remote.comments_read = True
@@ -143,7 +146,7 @@ def post_comment(
             True if any(marker in b for b in bot_comment_bodies(gh, repo_name, number, fresh=fresh)) else None
         )
 
-    gh.write(lambda: bool(issue.create_comment(body)), find_existing=existing)
+    gh.write(lambda: bool(issue.create_comment(body)), find_existing=existing, fresh=fresh)
 
 
 def _create_label(gh: GitHub, repo: Any, name: str) -> None:

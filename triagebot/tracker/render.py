@@ -1,4 +1,5 @@
-"""Rendering the bot's own comments (templates/tracker-*.md.j2) with jinja2.
+"""Rendering the bot's own comments (templates/tracker-*.md.j2) in the report package's jinja2
+environment, so that every value passes through the same safety filters (`code`, `prose`).
 
 The tracking-issue bodies and the fixed/regression notices are the report package's; the
 texts here are the bot's answers: command help and refusals, the rerun answer table, the
@@ -7,38 +8,18 @@ close and reopen comments, the mass-failure alert.
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import jinja2
-
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
-MAX_CELL = 120
+from triagebot.report.render import render as report_render
+from triagebot.report.safety import code
 
 
-def code_span(value: Any, limit: int = MAX_CELL) -> str:
-    """`value` as an inline code span: inside one, `@name` never pings and `#123` never links.
-    Backticks, pipes and newlines are replaced so the span (and a table row) cannot break."""
-    text = " ".join(str(value).replace("`", "'").replace("|", "/").split())
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"`{text}`" if text else ""
-
-
-@cache
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # Markdown, not HTML; values pass through code_span
-    )
-    env.filters["code"] = code_span
-    return env
+def code_span(value: Any, limit: int = 120) -> str:
+    """`value` as an inline code span, where `@name` never pings and `#123` never links."""
+    return code(value, limit)
 
 
 def render(name: str, **context: Any) -> str:
-    return environment().get_template(name).render(**context)
+    if not name.startswith("tracker-"):
+        raise ValueError(f"{name}: the tracker renders only its own tracker-* templates")
+    return report_render(name, **context)

@@ -22,20 +22,13 @@ from triagebot.results import Effect, RerunRequest, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
+from triagebot.tracker.markers import answer_marker, result_marker
 from triagebot.tracker.remote import bot_comment_bodies, list_bot_issues, post_comment
 from triagebot.tracker.render import render
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 BOT_REACTIONS = frozenset({"eyes", "rocket", "confused"})
 IssueFlag = Callable[[str], str | None]  # issue body -> the flag its marker names, or None
-
-
-def answer_marker(comment_id: int) -> str:
-    return f"<!-- triagebot:answer={comment_id} -->"
-
-
-def result_marker(comment_id: int) -> str:
-    return f"<!-- triagebot:rerun-result={comment_id} -->"
 
 
 @dataclass

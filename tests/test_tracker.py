@@ -1,0 +1,330 @@
+"""Publishing tracking issues against a fake GitHub: scenarios across nightlies, faults, limits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from fakegithub import ACTIONS_TOKEN, FakeGitHub, serve
+from github import GithubException
+
+from triagebot.config import CcRoute, TrackerSettings
+from triagebot.report.markers import flag_marker, notice_marker
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Environment,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+    TrackedIssue,
+    error_signature,
+)
+from triagebot.tracker import cc, closing
+from triagebot.tracker.desired import desired_issues, title_for
+from triagebot.tracker.github import GitHubFault, RetryPolicy, connect
+from triagebot.tracker.plan import Verb
+from triagebot.tracker.publish import publish
+from triagebot.tracker.remote import create_issue, list_bot_issues, post_comment
+
+REPO = "pytorch/pytorch"
+SCALAR = "capture_scalar_outputs"
+DYNAMIC = "capture_dynamic_output_shape_ops"
+MODELS = ["Bert", "Llama", "T5", "Whisper"]
+SIGNATURE = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression"
+
+
+def snapshot(
+    key: str, crashing: dict[str, Sequence[str]], flaky: dict[str, Sequence[str]] | None = None
+) -> Snapshot:
+    """A small nightly: every model has 3 baseline graphs; a flag gives 2 graphs, or crashes
+    (confirmed by one rerun), or crashes once and then runs (flaky)."""
+    flaky = flaky or {}
+    results = []
+    for model in MODELS:
+        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
+        confirmations = {}
+        for flag in (SCALAR, DYNAMIC):
+            if model in crashing.get(flag, ()) or model in flaky.get(flag, ()):
+                crash = Outcome(
+                    status=Status.crash,
+                    error_type="GuardOnDataDependentSymNode",
+                    error="Could not guard on data-dependent expression Eq(u0, 0)",
+                    signature=error_signature(
+                        "GuardOnDataDependentSymNode", "Could not guard on data-dependent"
+                    ),
+                )
+                outcomes[flag] = crash
+                rerun = crash if model in crashing.get(flag, ()) else Outcome(status=Status.ok, graphs=2)
+                confirmations[flag] = [rerun]
+            else:
+                outcomes[flag] = Outcome(status=Status.ok, graphs=2)
+        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
+    return Snapshot(
+        key=key,
+        environment=Environment(torch_version=key, torch_git_version=f"git{key}"),
+        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
+        corpus=CorpusSelection(name="test", models=MODELS),
+        results=results,
+    )
+
+
+@pytest.fixture
+def fake():
+    yield from serve()
+
+
+def connected(fake: FakeGitHub, token: str = "bot-token", slept: list[float] | None = None, **policy):
+    waits = slept if slept is not None else []
+    return connect(
+        token, base_url=fake.base_url, sleep=waits.append, clock=fake.clock, policy=RetryPolicy(**policy)
+    )
+
+
+def run(fake: FakeGitHub, history: list[Snapshot], settings: TrackerSettings | None = None, **options):
+    """Publish the newest of `history` as the nightly job does; returns the publication."""
+    settings = settings or TrackerSettings(repo=REPO)
+    gh = connected(fake)
+    desired = desired_issues(history[-1], history[:-1], settings, author=gh.login)
+    return publish(
+        desired,
+        key=history[-1].key,
+        repo=REPO,
+        gh=gh,
+        max_writes=options.pop("max_writes", settings.max_writes),
+        **options,
+    )
+
+
+def test_should_be_open_needs_close_after_clean_snapshots():
+    assert closing.should_be_open([1], 2)
+    assert closing.should_be_open([1, 0], 2)
+    assert not closing.should_be_open([1, 0, 0], 2)
+    assert closing.should_be_open([1, 0, 0, 3], 2)
+    assert not closing.should_be_open([0], 2)
+    assert not closing.should_be_open([2, 0], 1)
+    assert closing.clean_streak([1, 0, 0]) == 2
+
+
+def test_cc_routes_by_signature_and_never_ccs_author_twice():
+    settings = TrackerSettings(
+        cc={SCALAR: ["ezyang", "@bobrenjc93", "EZYANG"]},
+        cc_routes=[
+            CcRoute(pattern=r"GuardOnDataDependent", people=["laithsakka", "triagebot-bot"]),
+            CcRoute(pattern=r"PendingUnbacked", people=["nobody"]),
+        ],
+    )
+    people = cc.cc_for(SCALAR, [SIGNATURE], settings, author="triagebot-bot")
+    assert people == ["ezyang", "bobrenjc93", "laithsakka"]
+    with pytest.raises(ValueError, match="bad pattern"):
+        cc.cc_for(SCALAR, [SIGNATURE], TrackerSettings(cc_routes=[CcRoute(pattern="(", people=["x"])]))
+
+
+def test_title_placeholders_are_checked():
+    stats = desired_issues(snapshot("k1", {SCALAR: ["Bert"]}), [], TrackerSettings())[0]
+    assert stats.title.startswith("[triagebot] torch._dynamo.config.capture_scalar_outputs: 1 of 4")
+    from triagebot.analysis import flag_stats
+
+    with pytest.raises(ValueError, match=r"unknown placeholder \{nope\}"):
+        title_for(TrackerSettings(title="{nope}"), flag_stats(snapshot("k1", {}), SCALAR), "k1")
+
+
+def test_scenario_across_nightlies(fake):
+    n1 = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"]})
+    first = run(fake, [n1])
+    issues = fake.issues(REPO)
+    first_body = issues[0]["body"]
+    assert [i["title"].split(": ")[1] for i in issues] == ["2 of 4 models crash"]
+    assert issues[0]["body"].startswith(flag_marker(SCALAR))
+    assert {label["name"] for label in issues[0]["labels"]} == {"module: dynamo", "triagebot"}
+    assert {a.verb for a in first.plan.writes} == {Verb.create_label, Verb.create}
+
+    writes = len(fake.writes)
+    again = run(fake, [n1])
+    assert again.plan.writes == [] and len(fake.writes) == writes  # same snapshot: no write at all
+
+    # A model fixed: one notice, the body edited; rerunning posts nothing more.
+    n2 = snapshot("2.12.0.dev20260402", {SCALAR: ["Llama"]})
+    run(fake, [n1, n2])
+    comments = fake.comments(REPO, 1)
+    assert len(comments) == 1
+    assert comments[0]["body"].startswith(notice_marker("fixed", SCALAR, "2.12.0.dev20260402"))
+    assert "Bert" in comments[0]["body"] and fake.issues(REPO)[0]["body"] != first_body
+    writes = len(fake.writes)
+    run(fake, [n1, n2])
+    assert len(fake.writes) == writes
+
+    # Two clean nightlies close the issue, with one comment.
+    n3 = snapshot("2.12.0.dev20260403", {})
+    run(fake, [n1, n2, n3])
+    assert fake.issues(REPO)[0]["state"] == "open"
+    n4 = snapshot("2.12.0.dev20260404", {})
+    run(fake, [n1, n2, n3, n4])
+    assert fake.issues(REPO)[0]["state"] == "closed"
+    assert "No confirmed crash" in fake.comments(REPO, 1)[-1]["body"]
+    writes = len(fake.writes)
+    run(fake, [n1, n2, n3, n4])
+    assert len(fake.writes) == writes
+
+    # A recurrence reopens the same issue (no duplicate) with a comment.
+    n5 = snapshot("2.12.0.dev20260405", {SCALAR: ["T5"]})
+    run(fake, [n1, n2, n3, n4, n5])
+    issues = fake.issues(REPO)
+    assert len(issues) == 1 and issues[0]["state"] == "open"
+    bodies = [c["body"] for c in fake.comments(REPO, 1)]
+    regression = notice_marker("regression", SCALAR, "2.12.0.dev20260405")
+    assert "Reopened" in bodies[-1] and sum(regression in b for b in bodies) == 1
+
+
+def test_flaky_crash_alone_opens_nothing(fake):
+    run(fake, [snapshot("k1", {}, flaky={SCALAR: ["Bert"]})])
+    assert fake.issues(REPO) == []
+
+
+def test_interrupted_publish_converges_without_duplicates(fake):
+    n1 = snapshot("k1", {SCALAR: ["Bert"], DYNAMIC: ["T5"]})
+    n2 = snapshot("k2", {SCALAR: ["Llama"], DYNAMIC: ["T5"]})
+    run(fake, [n1])
+    # The create of an answer is applied but its answer lost; a 502 hides another; a dropped
+    # connection before a label edit.
+    fake.inject("POST", r"/issues/\d+/comments$", "drop_after")
+    fake.inject("PATCH", r"/issues/\d+$", "error", status=502)
+    run(fake, [n1, n2])
+    assert len(fake.issues(REPO)) == 2
+    assert len(fake.comments(REPO, 1)) == 2  # fixed (Bert) and regression (Llama), once each
+    writes = len(fake.writes)
+    run(fake, [n1, n2])
+    assert len(fake.writes) == writes
+
+    # A run stopped half-way (every write after the first failing for good) then run again.
+    n3 = snapshot("k3", {SCALAR: ["Llama", "Whisper"], DYNAMIC: []})
+    fake.inject("POST", r"/comments$", "error", status=503, times=100)
+    with pytest.raises(GitHubFault):
+        run(fake, [n1, n2, n3])
+    fake.faults.clear()
+    run(fake, [n1, n2, n3])
+    markers = [c["body"].splitlines()[0] for c in fake.comments(REPO, 1)]
+    assert len(markers) == len(set(markers)) == 3
+
+
+def test_create_with_lost_answer_is_not_duplicated(fake):
+    gh = connected(fake)
+    fake.inject("POST", r"/issues$", "drop_after")
+    number = create_issue(gh, REPO, flag_marker(SCALAR), "t", f"{flag_marker(SCALAR)}\nbody", [])
+    assert number == 1 and len(fake.issues(REPO)) == 1
+
+
+def test_mass_failure_becomes_one_alert(fake):
+    broken = snapshot("k1", {SCALAR: MODELS, DYNAMIC: MODELS})
+    publication = run(fake, [broken], max_writes=2)
+    assert publication.held and publication.held_writes == 4  # two labels, two issues
+    assert fake.repos[REPO].labels == {}  # the alert itself needs no label
+    issues = fake.issues(REPO)
+    assert len(issues) == 1 and "held" in issues[0]["title"]
+    assert "over the limit of 2" in issues[0]["body"]
+    writes = len(fake.writes)
+    assert run(fake, [broken], max_writes=2).plan.writes == []
+    assert len(fake.writes) == writes
+
+
+def test_dry_run_and_no_token_write_files_not_github(fake, tmp_path):
+    n1 = snapshot("k1", {SCALAR: ["Bert"]})
+    publication = run(fake, [n1], dry_run=True, out_dir=tmp_path / "dry")
+    assert fake.writes == [] and publication.github_read
+    assert (tmp_path / "dry" / f"issue-{SCALAR}.md").read_text().startswith("# [triagebot]")
+    assert "create issue for capture_scalar_outputs" in (tmp_path / "dry" / "plan.txt").read_text()
+
+    desired = desired_issues(n1, [], TrackerSettings())
+    offline = publish(desired, key="k1", repo=REPO, gh=None, max_writes=50, out_dir=tmp_path / "off")
+    assert not offline.github_read and [a.verb for a in offline.plan.writes] == [Verb.create]
+    assert (tmp_path / "off" / f"issue-{SCALAR}.md").exists()
+
+
+def test_issues_found_by_marker_from_the_bot_only_across_pages(fake):
+    fake.max_per_page = 2
+    for index in range(5):  # people quoting the marker in their own issues are not the bot
+        fake.add_issue(REPO, f"human {index}", f"{flag_marker(SCALAR)} copied", "someone")
+    fake.add_issue(REPO, "unrelated", "nothing", "triagebot-bot")
+    fake.add_issue(REPO, "tracked", f"{flag_marker(SCALAR)}\nold", "triagebot-bot")
+    run(fake, [snapshot("k1", {SCALAR: ["Bert"]})])
+    assert len(fake.issues(REPO)) == 7
+    assert (
+        fake.issues(REPO)[6]["body"].startswith(flag_marker(SCALAR))
+        and "old" not in fake.issues(REPO)[6]["body"]
+    )
+    assert ("GET", f"/repos/{REPO}/issues") in fake.requests
+    assert not any("search" in path for _, path in fake.requests)
+
+
+def test_retries_honour_rate_limits_and_backoff(fake):
+    slept: list[float] = []
+    gh = connected(fake, slept=slept, write_interval=0)
+    fake.inject("GET", r"/issues$", "secondary", retry_after=42)
+    fake.inject("GET", r"/issues$", "primary", reset_in=300)
+    fake.inject("GET", r"/issues$", "error", status=503, times=2)
+    fake.inject("GET", r"/issues$", "drop")
+    assert list_bot_issues(gh, REPO) == []
+    assert slept == [42.0, 301.0, 4.0, 8.0, 16.0]
+
+    fake.inject("GET", r"/issues$", "primary", reset_in=5000)
+    with pytest.raises(GitHubFault, match="over 900s"):
+        list_bot_issues(gh, REPO)
+    fake.inject("GET", r"/issues$", "error", status=500, times=10)
+    with pytest.raises(GitHubFault, match="after 6 attempts"):
+        list_bot_issues(gh, REPO)
+
+
+def test_not_found_right_after_create_is_retried(fake):
+    gh = connected(fake)
+    fake.lag_after_create = 2
+    number = create_issue(gh, REPO, "<!-- m -->", "t", "<!-- m -->", [])
+    post_comment(gh, REPO, number, "<!-- c -->", "<!-- c --> hi", fresh=True)
+    assert len(fake.comments(REPO, number)) == 1
+    fake.lag_after_create = 1
+    other = create_issue(gh, REPO, "<!-- n -->", "t", "<!-- n -->", [])
+    with pytest.raises(GithubException):  # a 404 on an old object is an answer, not a lag
+        post_comment(gh, REPO, other, "<!-- c -->", "<!-- c --> hi")
+
+
+def test_writes_are_paced_and_capped(fake):
+    slept: list[float] = []
+    gh = connected(fake, slept=slept)
+    for index in range(3):
+        post_comment(
+            gh, REPO, create_issue(gh, REPO, f"<!-- {index} -->", "t", f"<!-- {index} -->", []), "m", "m"
+        )
+    assert slept == [1.0] * 5  # the fake clock stands still: a full second before each write
+    gh.max_writes = gh.writes
+    from triagebot.tracker.github import WriteBudgetExceeded
+
+    with pytest.raises(WriteBudgetExceeded):
+        create_issue(gh, REPO, "<!-- x -->", "t", "<!-- x -->", [])
+
+
+def test_actions_token_is_github_actions_bot(fake):
+    assert connected(fake, token=ACTIONS_TOKEN).login == "github-actions[bot]"
+    assert connected(fake).login == "triagebot-bot"
+    with pytest.raises(GithubException):
+        connected(fake, token="wrong")
+
+
+def test_human_labels_are_kept_and_missing_ones_added(fake):
+    fake.add_issue(REPO, "t", f"{flag_marker(SCALAR)}\n", "triagebot-bot")
+    gh = connected(fake)
+    gh.repo(REPO).get_issue(1).add_to_labels("high priority")
+    run(fake, [snapshot("k1", {SCALAR: ["Bert"]})])
+    assert {label["name"] for label in fake.issues(REPO)[0]["labels"]} == {
+        "high priority",
+        "module: dynamo",
+        "triagebot",
+    }
+
+
+def test_desired_state_is_records():
+    desired = desired_issues(snapshot("k2", {SCALAR: ["Bert"]}), [snapshot("k1", {})], TrackerSettings())
+    assert all(isinstance(issue, TrackedIssue) for issue in desired)
+    scalar = next(i for i in desired if i.flag == SCALAR)
+    assert scalar.open and [n.kind for n in scalar.notices] == ["regression", "close", "reopen"]
+    dynamic = next(i for i in desired if i.flag == DYNAMIC)
+    assert not dynamic.open
