@@ -143,6 +143,195 @@ def report(
         print(path)
 
 
+# --- publish, command: the GitHub side (triagebot.tracker) ---
+
+TokenOption = Annotated[
+    str | None, typer.Option("--token", help="GitHub token (default: $GITHUB_TOKEN).", show_default=False)
+]
+
+
+def _token(token: str | None) -> str | None:
+    import os
+
+    return token or os.environ.get("GITHUB_TOKEN") or None
+
+
+def _history(current, store: Path | None, config: Path | None):
+    from triagebot.store import StoreError
+
+    try:
+        snapshots = _snapshot_store(store, config)
+        return [s for s in snapshots.history(until=current.key) if s.key != current.key], snapshots
+    except StoreError as error:
+        fail(str(error))
+
+
+@app.command()
+def publish(
+    snapshot: Annotated[str, typer.Argument(help="Snapshot JSON file or key in the store.")],
+    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: [tracker] repo).")] = None,
+    previous: Annotated[
+        str | None, typer.Option("--previous", help="Snapshot to diff against (default: the previous build).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan and bodies only; no write.")] = False,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the plan and bodies of a dry run.")] = Path(
+        ".triagebot/issues"
+    ),
+    max_writes: Annotated[
+        int | None, typer.Option("--max-writes", min=1, help="Write cap (default: [tracker] max_writes).")
+    ] = None,
+    token: TokenOption = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Plan the tracking issues of SNAPSHOT against GitHub, print the plan, apply the difference."""
+    import re
+
+    from triagebot.tracker import publish_snapshot
+    from triagebot.tracker.github import GitHubFault
+
+    settings = read_config(config)
+    target = repo or settings.tracker.repo
+    if target and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", target):
+        fail(f"--repo {target!r} is not OWNER/NAME")
+    current = _load_snapshot(snapshot, store, config)
+    history, snapshots = _history(current, store, config)
+    before = _load_snapshot(previous, store, config) if previous else snapshots.latest_before(current.key)
+    try:
+        line = publish_snapshot(
+            current,
+            history,
+            before,
+            settings,
+            _token(token),
+            dry_run,
+            out,
+            repo=target,
+            max_writes=max_writes,
+        )
+    except (GitHubFault, ValueError) as error:
+        fail(str(error))
+    print(line)
+
+
+@app.command()
+def command(
+    event: Annotated[
+        Path | None, typer.Option("--event", help="Workflow event payload ($GITHUB_EVENT_PATH).")
+    ] = None,
+    poll: Annotated[bool, typer.Option("--poll", help="Poll the tracking issues of --repo.")] = False,
+    answer: Annotated[
+        str | None, typer.Option("--answer", help="Rerun snapshot (file or key) to answer a command with.")
+    ] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: [tracker] repo).")] = None,
+    issue: Annotated[int | None, typer.Option("--issue", help="Issue of the command.")] = None,
+    comment_id: Annotated[
+        int | None, typer.Option("--comment-id", help="The command's comment (default: last accepted).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", help="key=value outputs file (default: $GITHUB_OUTPUT).")
+    ] = None,
+    token: TokenOption = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """`/rerun-sweep`: read a command (--event or --poll) and write the sweep job's plan as
+    key=value outputs, or post the rerun's answer on the issue (--answer)."""
+    import json
+    import os
+
+    from triagebot.report.markers import find_flag
+    from triagebot.store import StoreError
+    from triagebot.tracker import rerun
+    from triagebot.tracker.github import GitHubFault, connect
+
+    if sum((event is not None, poll, answer is not None)) != 1:
+        fail("give exactly one of --event FILE, --poll or --answer SNAPSHOT")
+    settings = read_config(config)
+    target = repo or settings.tracker.repo
+    secret = _token(token)
+    known_flags = list(settings.flags)
+    try:
+        latest = _snapshot_store(store, config).latest()
+    except StoreError as error:
+        fail(str(error))
+    # Models the catalog knows: those of the newest stored sweep (the tracker cannot import corpus).
+    known_models = [result.model for result in latest.results] if latest else []
+
+    def emit(decision) -> None:
+        values = rerun.outputs(decision)
+        lines = [f"{key}={value}" for key, value in values.items()]
+        print("\n".join(lines))
+        path = output or (Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None)
+        if path is not None:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\n".join(lines) + "\n")
+
+    try:
+        if answer is not None:
+            if not (target and issue and secret):
+                fail("--answer needs --repo (or [tracker] repo), --issue and a token")
+            gh = connect(secret)
+            which = comment_id or rerun.pending_command(gh, target, issue)
+            if which is None:
+                fail(f"#{issue}: no accepted /rerun-sweep comment waits for an answer")
+            rerun.post_answer(gh, target, issue, which, _load_snapshot(answer, store, config))
+            print(f"answered comment {which} on {target}#{issue}")
+            return
+        if poll:
+            if not (target and secret):
+                fail("--poll needs --repo (or [tracker] repo) and a token")
+            gh = connect(secret)
+            decision = rerun.poll(
+                gh,
+                target,
+                issue_flag=find_flag,
+                known_models=known_models,
+                known_flags=known_flags,
+                default_confirm=settings.sweep.confirm,
+                on_edited=settings.tracker.commands_on_edited,
+            )
+            emit(decision)
+            return
+        assert event is not None
+        try:
+            payload = json.loads(event.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            fail(f"{event}: cannot read the event payload: {error}")
+        try:
+            comment = rerun.read_event(payload)
+        except rerun.EventError as error:
+            fail(f"{event}: {error}")
+        if comment is None:
+            print(f"{event}: not an issue comment; nothing to run", file=sys.stderr)
+            emit(rerun.Decision(rerun.Kind.none))
+            return
+        gh = connect(secret) if secret else None
+        decision = rerun.decide(
+            comment,
+            bot_login=gh.login if gh else "github-actions[bot]",
+            issue_flag=find_flag,
+            permission=(
+                (lambda login: rerun.collaborator_permission(gh, comment.repo, login))
+                if gh
+                else (lambda _: "unknown")
+            ),
+            known_models=known_models,
+            known_flags=known_flags,
+            default_confirm=settings.sweep.confirm,
+            on_edited=settings.tracker.commands_on_edited,
+        )
+        if gh is not None:
+            rerun.respond(gh, comment, decision, known_flags)
+        elif decision.kind != rerun.Kind.none:
+            print("no token: the command was neither checked nor answered on GitHub", file=sys.stderr)
+        if decision.kind == rerun.Kind.refuse:
+            print(f"refused: {decision.reason}", file=sys.stderr)
+        emit(decision)
+    except GitHubFault as error:
+        fail(str(error))
+
+
 def main() -> None:
     try:
         app()

@@ -1,1 +1,74 @@
+"""GitHub: tracking issues kept true from the store, and `/rerun-sweep` commands.
 
+One small module per behaviour, as rust-lang/triagebot's handlers, each configured by
+`[tracker]` in triagebot.toml:
+
+- `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed)
+- `closing`: open/closed from the confirmed-crash history (`close_after`)
+- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`)
+- `plan` / `remote` / `publish`: read GitHub, plan, apply only the difference, dry run, the
+  write cap (`max_writes`) that turns a flood into one alert
+- `commands` / `rerun`: the `/rerun-sweep` grammar, permissions, reactions, answers, polling
+  (`commands_on_edited`)
+- `github`: the PyGithub connection with retries, rate limits and injectable sleep
+- `markers`: the hidden markers of the bot's own comments (issue/notice markers: report.markers)
+
+Public entry points: `publish_snapshot` (the `publish` command and the nightly pipeline) and
+the functions of `rerun` (the `command` command).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from triagebot.config import Config
+from triagebot.results import Snapshot
+
+
+def publish_snapshot(
+    snapshot: Snapshot,
+    history: Sequence[Snapshot],
+    previous: Snapshot | None,
+    config: Config,
+    token: str | None,
+    dry_run: bool,
+    out_dir: Path,
+    *,
+    repo: str | None = None,
+    max_writes: int | None = None,
+    say=print,
+) -> str:
+    """Publish `snapshot` to the tracking issues of `repo` (default `tracker.repo`); prints the
+    plan through `say` and returns one line saying what was done. Without a token, or with
+    `dry_run`, nothing is written to GitHub: the plan and bodies go to `out_dir`."""
+    from triagebot.tracker.desired import desired_issues
+    from triagebot.tracker.github import connect
+    from triagebot.tracker.publish import publish
+
+    repo = repo or config.tracker.repo or ""
+    cap = max_writes if max_writes is not None else config.tracker.max_writes
+    token = token or os.environ.get("GITHUB_TOKEN") or None
+    gh = connect(token) if token and repo else None
+    author = gh.login if gh else None
+    desired = desired_issues(snapshot, history, config.tracker, previous=previous, author=author)
+    publication = publish(
+        desired,
+        key=snapshot.key,
+        repo=repo or "(no repository)",
+        gh=gh,
+        max_writes=cap,
+        dry_run=dry_run,
+        out_dir=out_dir,
+    )
+    if publication.held:
+        say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
+    for line in publication.plan.describe():
+        say(f"plan: {line}")
+    writes = len(publication.plan.writes)
+    if gh is None or dry_run:
+        why = "dry run" if gh is not None else "no token or repository: GitHub not read"
+        return f"{why}; {writes} change(s) planned, bodies in {out_dir}"
+    held = " (held: alert only)" if publication.held else ""
+    return f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"

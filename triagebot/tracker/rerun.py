@@ -291,3 +291,21 @@ def post_answer(
         )
         post_comment(gh, repo_name, issue, marker, body)
     react(gh, repo_name, issue, comment_id, "rocket")
+
+
+def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
+    """The newest comment on `issue` the bot accepted (👀) but has not answered (🚀) yet."""
+    handle = gh.repo(repo_name).get_issue(issue)
+    comments = gh.read(lambda: list(handle.get_comments()))
+    bot = gh.login.lower()
+    for comment in reversed(comments):
+        if commands.command_line(comment.body or "") is None:
+            continue
+        mine = gh.read(
+            lambda comment=comment: {
+                r.content for r in comment.get_reactions() if r.user and r.user.login.lower() == bot
+            }
+        )
+        if "eyes" in mine and "rocket" not in mine:
+            return comment.id
+    return None
