@@ -332,6 +332,79 @@ def command(
         fail(str(error))
 
 
+# --- sweep, merge: the flag sweep (triagebot.sweep) ---
+
+
+@app.command()
+def sweep(
+    corpus: Annotated[
+        str | None,
+        typer.Option("--corpus", help="Corpus to sweep: sentinels, smoke, ... (default: [sweep] corpus)."),
+    ] = None,
+    models: Annotated[str | None, typer.Option("--models", help="Only these models: A,B,...")] = None,
+    flags: Annotated[
+        str | None, typer.Option("--flags", help="Only these configured flags: f1,f2 (default: all).")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Workers (default: [sweep] jobs).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.1, help="Seconds per run (default: [sweep] timeout).")
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option("--device", help="cpu, cuda or auto (default: [sweep] device; auto: cuda if any)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="JSON Lines stream (default: .triagebot/sweep-CORPUS.jsonl)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Finish the stream in --out; redo nothing recorded.")
+    ] = False,
+    shard: Annotated[
+        str | None, typer.Option("--shard", help="Sweep slice i of n (i/n, 1-based), by model.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Compile every model under the baseline and each flag, one isolated worker per run."""
+    from triagebot.sweep import StreamError, SweepError
+    from triagebot.sweep.command import sweep as run
+
+    if device not in (None, "cpu", "cuda", "auto"):
+        fail(f"--device {device!r}: expected cpu, cuda or auto")
+    try:
+        run(
+            read_config(config),
+            corpus=corpus,
+            models=models,
+            flags=flags,
+            jobs=jobs,
+            timeout=timeout,
+            device=device,
+            out=out,
+            resume=resume,
+            shard=shard,
+        )
+    except (SweepError, StreamError) as error:
+        fail(str(error))
+
+
+@app.command("merge")
+def merge_command(
+    shards: Annotated[list[Path], typer.Argument(help="Sweep streams (JSON Lines) to join.")],
+    out: Annotated[Path, typer.Option("--out", help="Snapshot JSON file to write.")],
+) -> None:
+    """Join shard streams of one sweep into one snapshot; refuses streams of different sweeps."""
+    from triagebot.sweep import StreamError
+    from triagebot.sweep.command import merge_streams
+
+    try:
+        print(merge_streams(shards, out))
+    except StreamError as error:
+        fail(str(error))
+
+
 def main() -> None:
     try:
         app()

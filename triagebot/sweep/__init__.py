@@ -1,1 +1,59 @@
+"""The flag sweep: compile each model under the baseline and every flag, in isolated children.
 
+Public API (importing this package does not import torch; the children and the warm parent do):
+
+- `run_sweep(specs, flags, out, *, corpus, device, jobs, timeout, memory_limit_gb, resume, shard,
+  confirm, progress) -> SweepResult`: every (model, config) in its own child forked from a warm
+  parent (see `pool`), records streamed to `out` as JSON Lines (a `SweepHeader`, then
+  `RunRecord`s), `resume=True` finishes an interrupted stream, `shard="i/n"` takes every n-th
+  model by name, `confirm=N` reruns each crash N times (records with `attempt` 1..N).
+- `confirm_crashes(path, count, ...) -> list[RunRecord]`: the same confirmation reruns for an
+  existing stream, appended to it.
+- `check_models(specs, *, device="cpu", jobs=1, timeout=120.0, memory_limit_gb=8.0, progress=None)
+  -> Iterator[RunRecord]`: build + eager run only (no compile), isolated and time-limited like a
+  sweep run; one record per spec as each finishes, `config="eager"`, the completed spec, and
+  status ok / create_error / eager_error / timeout / signal. For checking a corpus.
+- `merge(paths) -> Snapshot` and `write_snapshot(snapshot, path)`: shard streams into one
+  snapshot keyed by the torch version; shards of different environments, flag sets or corpora,
+  duplicated shards or models, and incomplete streams are refused with a one-line `StreamError`.
+- `read_stream(path) -> (SweepHeader, [RunRecord])`, tolerant of a torn last line.
+- `detect_environment(device) -> Environment` (in-process; on "cuda" it initialises CUDA, so the
+  sweep calls it in a child), `validate_flags(flags)` (unknown torch._dynamo.config names).
+- `worker.run_one(spec, patch, device, compile=True, fresh=False) -> (Outcome, ModelSpec)`: one
+  run in the calling process (repro checks, benchmarks).
+
+Errors meant for the user (`SweepError`, `StreamError`) are `ValueError`s with one-line messages.
+"""
+
+from triagebot.sweep.engine import (
+    CHECK_CONFIG,
+    NullProgress,
+    Progress,
+    SweepError,
+    SweepResult,
+    check_models,
+    confirm_crashes,
+    run_sweep,
+    validate_flags,
+)
+from triagebot.sweep.environment import detect_environment
+from triagebot.sweep.stream import StreamError, merge, parse_shard, read_stream, select_shard, write_snapshot
+
+__all__ = [
+    "CHECK_CONFIG",
+    "NullProgress",
+    "Progress",
+    "StreamError",
+    "SweepError",
+    "SweepResult",
+    "check_models",
+    "confirm_crashes",
+    "detect_environment",
+    "merge",
+    "parse_shard",
+    "read_stream",
+    "run_sweep",
+    "select_shard",
+    "validate_flags",
+    "write_snapshot",
+]

@@ -1,0 +1,181 @@
+"""Sentinel modules: tiny `nn.Module`s whose Dynamo behaviour on current PyTorch is known.
+
+They prove the sweep engine end to end without a HuggingFace model: each one exercises one
+path (a graph break a flag removes, a crash a flag causes, an eager failure, a build failure,
+a segfault, a hang). Behaviour verified on torch 2.13.0 (CPU), with the counting backend and
+`fullgraph=False`, under `torch.no_grad()`:
+
+| model                | baseline              | capture_scalar_outputs | capture_dynamic_output_shape_ops |
+| -------------------- | --------------------- | ---------------------- | -------------------------------- |
+| `Plain`              | 1 graph               | 1 graph                | 1 graph                          |
+| `ItemBreak`          | 2 graphs, `.item()`   | 1 graph                | 2 graphs, `.item()`              |
+| `NonzeroBreak`       | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | 1 graph                          |
+| `NonzeroGuardCrash`  | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | crash: GuardOnDataDependentSymNode |
+| `EagerError`         | eager_error           | eager_error            | eager_error                      |
+| `BuildError`         | create_error          | create_error           | create_error                     |
+| `Segfault`           | signal SIGSEGV        | signal SIGSEGV         | signal SIGSEGV                   |
+| `HangUnderCompile`   | timeout (eager is ok) | timeout                | timeout                          |
+
+Every spec carries its module's source (`ModelSpec.code`) so that a repro script can inline it,
+and literal inputs (`kind="values"`) so that the data-dependent paths are deterministic.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import time
+
+import torch
+from torch import nn
+
+from triagebot.corpus import Built
+from triagebot.results import InputSpec, ModelSpec
+
+# Four positive and four negative values: nonzero(x > 0) has four rows, so every
+# data-dependent branch below is taken the same way on every run.
+_X = [1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0]
+
+_HEADER = "import os\nimport signal\nimport time\n\nimport torch\nfrom torch import nn\n\n\n"
+
+
+class Plain(nn.Module):
+    """No graph break anywhere: one graph under every config."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) + 1
+
+
+class ItemBreak(nn.Module):
+    """`.item()` breaks the graph unless `capture_scalar_outputs` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        scale = x.abs().sum().item()
+        return self.linear(x) * scale + 1
+
+
+class NonzeroBreak(nn.Module):
+    """`nonzero` breaks the graph unless `capture_dynamic_output_shape_ops` is set."""
+
+    def forward(self, x):
+        idx = torch.nonzero(x > 0)
+        return idx.float().sum() + x.sum()
+
+
+class NonzeroGuardCrash(nn.Module):
+    """A branch on `nonzero(...).numel()` that feeds an allocation: under
+    `capture_dynamic_output_shape_ops` the branch guards on an unbacked symbol and Dynamo raises
+    GuardOnDataDependentSymNode; without the flag, `nonzero` just breaks the graph."""
+
+    def forward(self, x):
+        idx = torch.nonzero(x > 0)
+        if idx.numel():
+            return x.new_zeros(idx.numel(), 2)
+        return x
+
+
+class EagerError(nn.Module):
+    """Its eager run fails (a shape mismatch), so it is untestable under every config."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(3, 5))
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+class BuildError(nn.Module):
+    """Building it fails: a create_error under every config."""
+
+    def __init__(self):
+        super().__init__()
+        raise RuntimeError("sentinel BuildError cannot be built")
+
+    def forward(self, x):
+        return x
+
+
+class Segfault(nn.Module):
+    """Kills its own process with SIGSEGV (in the eager run, so under every config)."""
+
+    def forward(self, x):
+        os.kill(os.getpid(), signal.SIGSEGV)
+        return x
+
+
+class HangUnderCompile(nn.Module):
+    """Runs eagerly in no time and sleeps for an hour once compiled: the sleep is a graph break
+    that the compiled code calls at run time."""
+
+    def forward(self, x):
+        if torch.compiler.is_compiling():
+            time.sleep(3600)
+        return x + 1
+
+
+SENTINELS: tuple[type[nn.Module], ...] = (
+    Plain,
+    ItemBreak,
+    NonzeroBreak,
+    NonzeroGuardCrash,
+    EagerError,
+    BuildError,
+    Segfault,
+    HangUnderCompile,
+)
+
+# The sentinels that compile and finish (the benchmark's share of the sentinel corpus).
+COMPILING: tuple[str, ...] = ("Plain", "ItemBreak", "NonzeroBreak", "NonzeroGuardCrash")
+
+
+def _spec(cls: type[nn.Module]) -> ModelSpec:
+    return ModelSpec(
+        model=cls.__name__,
+        source="sentinel",
+        class_path=f"{__name__}:{cls.__name__}",
+        stratum="sentinel",
+        modality="tensor",
+        recipe="values",
+        inputs=[InputSpec(name="x", shape=[len(_X)], dtype="float32", kind="values", values=_X)],
+        code=_HEADER + inspect.getsource(cls),
+    )
+
+
+def specs() -> list[ModelSpec]:
+    return [_spec(cls) for cls in SENTINELS]
+
+
+def _tensor(spec: InputSpec, device: str) -> torch.Tensor:
+    dtype = getattr(torch, spec.dtype)
+    if spec.kind == "values":
+        return torch.tensor(spec.values, dtype=dtype, device=device).reshape(spec.shape)
+    if spec.kind == "ones":
+        return torch.ones(spec.shape, dtype=dtype, device=device)
+    if spec.kind == "zeros":
+        return torch.zeros(spec.shape, dtype=dtype, device=device)
+    if spec.kind == "randint":
+        high = spec.high if spec.high is not None else 2
+        return torch.randint(spec.low, high, spec.shape, dtype=dtype, device=device)
+    return torch.randn(spec.shape, dtype=dtype, device=device)
+
+
+def build(spec: ModelSpec, device: str) -> Built:
+    name = spec.class_path.rpartition(":")[2] or spec.model
+    cls = globals().get(name)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise KeyError(f"no sentinel named {name!r}")
+    torch.manual_seed(spec.seed)
+    model = cls().to(device).eval()
+    inputs = {i.name: _tensor(i, device) for i in spec.inputs}
+    params = sum(p.numel() for p in model.parameters())
+    return Built(model, inputs, spec.model_copy(update={"params": params}))

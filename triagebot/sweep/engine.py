@@ -1,0 +1,261 @@
+"""Driving a sweep: plan the runs, stream their records, resume, confirm crashes, check models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Environment,
+    ModelSpec,
+    RunRecord,
+    Status,
+    SweepHeader,
+)
+from triagebot.sweep.pool import Pool, Task, preload_modules
+from triagebot.sweep.stream import StreamWriter, parse_shard, read_stream, run_key, select_shard
+
+CHECK_CONFIG = "eager"
+"""`RunRecord.config` of a check-mode record (build and eager run only)."""
+
+
+class SweepError(ValueError):
+    """A sweep that cannot start (unknown flag, no worker, a stream of another sweep): one line."""
+
+
+class Progress(Protocol):
+    def start(self, total: int, done: int, crashes: int) -> None: ...
+    def add(self, runs: int) -> None: ...
+    def update(self, record: RunRecord) -> None: ...
+    def close(self) -> None: ...
+
+
+class NullProgress:
+    def start(self, total: int, done: int, crashes: int) -> None:
+        pass
+
+    def add(self, runs: int) -> None:
+        pass
+
+    def update(self, record: RunRecord) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class SweepResult:
+    path: Path
+    header: SweepHeader
+    records: list[RunRecord] = field(default_factory=list)  # every record in the stream
+    ran: int = 0  # runs done by this call (the rest were already recorded)
+
+
+def _task(
+    spec: ModelSpec, config: str, patch: dict[str, Any], attempt: int = 0, compile: bool = True
+) -> Task:
+    return Task(
+        key=(spec.model, config, attempt),
+        payload={"spec": spec.model_dump(mode="json"), "patch": patch, "compile": compile},
+        spec=spec,
+    )
+
+
+def _record(result: Any) -> RunRecord:
+    model, config, attempt = result.task.key
+    return RunRecord(model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec)
+
+
+def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
+    """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
+    resolve `device="auto"`, and check every flag's names against torch._dynamo.config."""
+    result = pool.call(
+        Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
+    )
+    message = result.message
+    if not message or "environment" not in message:
+        cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
+        raise SweepError(f"the sweep's worker could not start: {cause}")
+    if message["unknown"]:
+        flag, key = message["unknown"][0]
+        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    environment = Environment.model_validate(message["environment"])
+    pool.device = environment.device
+    return environment
+
+
+def validate_flags(flags: dict[str, dict[str, Any]]) -> None:
+    """In-process check of flag patches against the installed torch._dynamo.config."""
+    from triagebot.sweep.worker import unknown_config_names
+
+    unknown = unknown_config_names(flags)
+    if unknown:
+        flag, key = unknown[0]
+        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+
+
+def run_sweep(
+    specs: Sequence[ModelSpec],
+    flags: dict[str, dict[str, Any]],
+    out: str | Path,
+    *,
+    corpus: str | CorpusSelection = "custom",
+    device: str = "auto",
+    jobs: int = 2,
+    timeout: float = 300.0,
+    memory_limit_gb: float | None = 8.0,
+    resume: bool = False,
+    shard: str | None = None,
+    confirm: int = 0,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Sweep `specs` under the baseline and every flag, streaming records to `out`.
+
+    Each (model, config) runs in its own child of the warm parent. With `resume`, runs already
+    in `out` are kept and only the missing ones run. `shard="i/n"` sweeps a slice of the models.
+    `confirm` reruns each crash that many times (records with `attempt` 1..confirm).
+    """
+    progress = progress or NullProgress()
+    selection = corpus if isinstance(corpus, CorpusSelection) else CorpusSelection(name=corpus)
+    if not selection.models:
+        selection = selection.model_copy(update={"models": [s.model for s in specs]})
+    chosen = select_shard(list(specs), parse_shard(shard))
+    out = Path(out)
+    with Pool(
+        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(chosen)
+    ) as pool:
+        environment = probe(pool, device, flags)
+        header = SweepHeader(environment=environment, flags=flags, corpus=selection, shard=shard)
+        if resume and out.exists():
+            writer, records = StreamWriter.resume(out, header)
+            header = read_stream(out)[0]
+        else:
+            writer, records = StreamWriter.create(out, header), []
+        try:
+            done = {run_key(r) for r in records}
+            configs = {BASELINE: {}, **flags}
+            tasks = [
+                _task(spec, config, patch)
+                for spec in chosen
+                for config, patch in configs.items()
+                if (spec.model, config, 0) not in done
+            ]
+            first = [r for r in records if r.attempt == 0]
+            progress.start(
+                total=len(chosen) * len(configs),
+                done=len(first),
+                crashes=sum(r.outcome.status == Status.crash for r in first),
+            )
+            ran = 0
+            for result in pool.run(tasks):
+                record = _record(result)
+                writer.write(record)
+                records.append(record)
+                progress.update(record)
+                ran += 1
+            if confirm:
+                ran += _confirm(pool, writer, records, flags, confirm, progress)
+        finally:
+            writer.close()
+            progress.close()
+    return SweepResult(out, header, records, ran)
+
+
+def _confirm(
+    pool: Pool,
+    writer: StreamWriter,
+    records: list[RunRecord],
+    flags: dict[str, dict[str, Any]],
+    count: int,
+    progress: Progress,
+) -> int:
+    done = {run_key(r) for r in records}
+    configs = {BASELINE: {}, **flags}
+    tasks = [
+        _task(r.spec, r.config, configs[r.config], attempt)
+        for r in records
+        if r.attempt == 0 and r.outcome.status == Status.crash and r.spec and r.config in configs
+        for attempt in range(1, count + 1)
+        if (r.model, r.config, attempt) not in done
+    ]
+    if not tasks:
+        return 0
+    progress.add(len(tasks))
+    for result in pool.run(tasks):
+        record = _record(result)
+        writer.write(record)
+        records.append(record)
+        progress.update(record)
+    return len(tasks)
+
+
+def confirm_crashes(
+    path: str | Path,
+    count: int,
+    *,
+    jobs: int = 2,
+    timeout: float = 300.0,
+    memory_limit_gb: float | None = 8.0,
+    progress: Progress | None = None,
+) -> list[RunRecord]:
+    """Rerun every crashed (model, config) of the stream at `path` until it has `count`
+    confirmation runs (attempts 1..count), in isolated children like the sweep, and append
+    them to the stream. Returns the new records. The analysis decides flaky vs confirmed."""
+    progress = progress or NullProgress()
+    header, records = read_stream(path)
+    specs = [r.spec for r in records if r.spec]
+    with Pool(
+        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
+    ) as pool:
+        environment = probe(pool, header.environment.device, header.flags)
+        if not environment.same_build(header.environment):
+            raise SweepError(
+                f"cannot confirm {path}: it was swept with torch {header.environment.torch_version}, "
+                f"this is {environment.torch_version}"
+            )
+        writer, records = StreamWriter.resume(path, header)
+        before = len(records)
+        try:
+            progress.start(total=0, done=0, crashes=0)
+            _confirm(pool, writer, records, header.flags, count, progress)
+        finally:
+            writer.close()
+            progress.close()
+    return records[before:]
+
+
+def check_models(
+    specs: Iterable[ModelSpec],
+    *,
+    device: str = "cpu",
+    jobs: int = 1,
+    timeout: float = 120.0,
+    memory_limit_gb: float | None = 8.0,
+    progress: Progress | None = None,
+) -> Iterator[RunRecord]:
+    """Build and run each model eagerly (no compile), isolated like a sweep run.
+
+    Yields one RunRecord per spec as each finishes (completion order), with `config="eager"`,
+    the completed spec, and status ok, create_error, eager_error, timeout or signal.
+    """
+    specs = list(specs)
+    progress = progress or NullProgress()
+    with Pool(
+        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
+    ) as pool:
+        if device == "auto":
+            device = probe(pool, device, {}).device
+        pool.device = device
+        progress.start(total=len(specs), done=0, crashes=0)
+        try:
+            for result in pool.run(_task(spec, CHECK_CONFIG, {}, compile=False) for spec in specs):
+                record = _record(result)
+                progress.update(record)
+                yield record
+        finally:
+            progress.close()

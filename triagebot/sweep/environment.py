@@ -1,0 +1,40 @@
+"""Where a sweep runs: the installed torch and transformers, Python, platform, device and GPU."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+
+from triagebot.results import Environment
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def detect_environment(device: str) -> Environment:
+    """The environment of this process for a sweep on `device` ("cpu" or "cuda").
+
+    transformers' version is read from its metadata, not by importing it. On "cuda" the GPU's
+    name is queried, which initialises CUDA in the calling process: the sweep calls this in a
+    forked child (the probe), never in the warm parent it forks from.
+    """
+    import torch
+
+    gpu_name = cuda_version = None
+    if device == "cuda":
+        cuda_version = torch.version.cuda
+        gpu_name = torch.cuda.get_device_name(0)
+    return Environment(
+        torch_version=torch.__version__,
+        torch_git_version=getattr(torch.version, "git_version", "") or "",
+        transformers_version=_version("transformers"),
+        python_version=platform.python_version(),
+        platform=platform.platform(),
+        device=device,
+        gpu_name=gpu_name,
+        cuda_version=cuda_version,
+    )

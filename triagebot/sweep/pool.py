@@ -1,0 +1,355 @@
+"""The isolated worker pool: one forked child per task, from a warm parent.
+
+The parent is Python's forkserver, started with `triagebot.sweep.warm` (and the modeling
+modules of the models about to run) as its preload: it imports torch, transformers and what a
+first compile would import lazily, and never runs a torch op, so it holds no CUDA context and
+no intra-op thread pool when it forks. Each task is a child of it: isolation costs a fork, not
+an interpreter start. This process (the sweep's driver) imports no torch at all.
+
+The driver waits on every child's result pipe and process sentinel: a result is a record; a
+child that outlives its deadline gets SIGUSR1 (faulthandler dumps its stack into its log) and
+SIGKILL, and becomes a `timeout`; a child that dies without a result (SIGSEGV, the OOM killer,
+an `os._exit`) becomes a `signal` outcome with the tail of its log. Memory per child is bounded
+by RLIMIT_AS on CPU; on CUDA, where the driver cannot cap the address space (CUDA maps far
+more than it uses), the driver polls each child's resident set and kills it above the limit,
+and each child may use 1/jobs of the GPU's memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.forkserver
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from triagebot.results import ModelSpec, Outcome, Status
+
+_CTX = multiprocessing.get_context("forkserver")
+_FORKSERVER = multiprocessing.forkserver._forkserver
+# The warm parent's environment: keep numpy's BLAS from starting a thread pool at import, and
+# make any CUDA availability check use NVML rather than initialise the driver.
+PARENT_ENV = {"OPENBLAS_NUM_THREADS": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+WARM_CLASSES = "TRIAGEBOT_WARM_CLASSES"
+_preloaded: frozenset[str] | None = None
+_STAGE = re.compile(r"^\[triagebot:stage\] (\w+)$", re.M)
+DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
+
+
+def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
+    """The model classes (`module:Class`) the warm parent resolves, so that the modules that
+    define them (transformers' modeling modules) are imported before it forks."""
+    return sorted({spec.class_path for spec in specs if spec.class_path and spec.source != "sentinel"})
+
+
+def ensure_parent(classes: Iterable[str] = ()) -> int:
+    """Start the warm parent (or restart it when it lacks some of `classes`); returns its pid.
+
+    The classes reach `triagebot.sweep.warm` through the parent's environment (WARM_CLASSES).
+    """
+    global _preloaded
+    wanted = frozenset(classes)
+    pid = _FORKSERVER._forkserver_pid
+    if pid is not None and _alive(pid) and _preloaded is not None and wanted <= _preloaded:
+        return pid
+    if pid is not None:
+        _FORKSERVER._stop()
+    wanted = wanted | (_preloaded or frozenset())
+    _FORKSERVER.set_forkserver_preload(["__main__", "triagebot.sweep.warm"])
+    env = {**PARENT_ENV, WARM_CLASSES: ",".join(sorted(wanted))}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        _FORKSERVER.ensure_running()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    _preloaded = wanted
+    return _FORKSERVER._forkserver_pid
+
+
+def parent_pid() -> int | None:
+    return _FORKSERVER._forkserver_pid
+
+
+def _alive(pid: int) -> bool:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _child_entry(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str, Any]) -> None:
+    from triagebot.sweep import worker  # preloaded in the warm parent: no import cost here
+
+    worker.child_main(conn, kind, payload, settings)
+
+
+@dataclass
+class Task:
+    """One unit of work for a child: a (model, config) run, or the environment probe."""
+
+    key: Any
+    kind: str = "run"
+    payload: dict[str, Any] = field(default_factory=dict)
+    spec: ModelSpec | None = None
+
+
+@dataclass
+class Result:
+    task: Task
+    outcome: Outcome | None = None
+    spec: ModelSpec | None = None
+    message: dict[str, Any] | None = None  # the child's raw reply (probe results, fork state)
+
+
+@dataclass
+class _Running:
+    task: Task
+    process: Any
+    conn: Any
+    log: str
+    start: float
+    deadline: float
+
+
+class Pool:
+    """Runs tasks in children of the warm parent, `jobs` at a time."""
+
+    def __init__(
+        self,
+        *,
+        device: str = "cpu",
+        jobs: int = 1,
+        timeout: float = 300.0,
+        memory_limit_gb: float | None = None,
+        preload: Iterable[str] = (),
+        threads: int | None = None,
+    ) -> None:
+        self.device = device
+        self.jobs = max(1, jobs)
+        self.timeout = timeout
+        self.memory_bytes = int(memory_limit_gb * 2**30) if memory_limit_gb else None
+        cores = len(os.sched_getaffinity(0))
+        self.threads = threads or max(1, cores // self.jobs)
+        self.preload = list(preload)
+        self._logs = tempfile.mkdtemp(prefix="triagebot-sweep-")
+        self._serial = 0
+
+    def __enter__(self) -> Pool:
+        ensure_parent(self.preload)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self._logs, ignore_errors=True)
+
+    def settings(self, log: str) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "threads": self.threads,
+            "memory_bytes": self.memory_bytes,
+            "gpu_fraction": min(1.0, 0.95 / self.jobs) if self.device == "cuda" else None,
+            "log": log,
+        }
+
+    def call(self, task: Task, timeout: float | None = None) -> Result:
+        """Run one task and wait for it."""
+        saved, self.timeout = self.timeout, timeout or self.timeout
+        try:
+            return next(iter(self.run([task])))
+        finally:
+            self.timeout = saved
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[Result]:
+        """Yield a Result per task as each finishes (completion order)."""
+        ensure_parent(self.preload)
+        pending = deque(tasks)
+        running: dict[int, _Running] = {}
+        try:
+            while pending or running:
+                while pending and len(running) < self.jobs:
+                    job = self._start(pending.popleft())
+                    running[id(job)] = job
+                yield from self._wait(running)
+        finally:
+            for job in running.values():
+                self._kill(job.process)
+                job.conn.close()
+
+    def _start(self, task: Task) -> _Running:
+        self._serial += 1
+        log = os.path.join(self._logs, f"{self._serial}.log")
+        reader, writer = _CTX.Pipe(duplex=False)
+        process = _CTX.Process(
+            target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
+        )
+        start = time.monotonic()
+        process.start()
+        writer.close()
+        return _Running(task, process, reader, log, start, start + self.timeout)
+
+    def _wait(self, running: dict[int, _Running]) -> Iterator[Result]:
+        now = time.monotonic()
+        wait_for = min(job.deadline for job in running.values()) - now
+        if self.device == "cuda" and self.memory_bytes:
+            wait_for = min(wait_for, 0.5)
+        handles: dict[Any, _Running] = {}
+        for job in running.values():
+            handles[job.conn] = job
+            handles[job.process.sentinel] = job
+        ready = multiprocessing.connection.wait(list(handles), timeout=max(0.0, wait_for))
+        finished: dict[int, _Running] = {id(handles[h]): handles[h] for h in ready}
+        for key, job in finished.items():
+            del running[key]
+            yield self._finish(job)
+        now = time.monotonic()
+        for key, job in list(running.items()):
+            if now >= job.deadline:
+                del running[key]
+                yield self._time_out(job)
+            elif self.device == "cuda" and self.memory_bytes and _rss(job.process.pid) > self.memory_bytes:
+                del running[key]
+                self._kill(job.process)
+                limit = self.memory_bytes / 2**30
+                yield self._lost(job, "SIGKILL", f"killed: resident memory above {limit:g} GiB")
+
+    def _finish(self, job: _Running) -> Result:
+        message = None
+        try:
+            if job.conn.poll():
+                message = job.conn.recv()
+        except (EOFError, OSError):
+            message = None
+        job.conn.close()
+        job.process.join(timeout=5)
+        if job.process.exitcode is None:
+            self._kill(job.process)
+        code = job.process.exitcode
+        if message is None or "error" in message:
+            if code is not None and code < 0:
+                name = _signal_name(-code)
+                cause = {
+                    "SIGKILL": "killed by SIGKILL (out of memory, or killed from outside)",
+                    "SIGSEGV": "segmentation fault",
+                }.get(name, f"killed by {name}")
+                return self._lost(job, name, cause)
+            detail = message["error"] if message else "no result"
+            return self._lost(job, "WorkerExit", f"worker exited with status {code}: {detail}")
+        _close(job.process)
+        _remove(job.log)
+        if job.task.kind != "run":
+            return Result(job.task, message=message)
+        return Result(
+            job.task,
+            outcome=Outcome.model_validate(message["outcome"]),
+            spec=ModelSpec.model_validate(message["spec"]),
+            message=message,
+        )
+
+    def _time_out(self, job: _Running) -> Result:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(job.process.pid, signal.SIGUSR1)  # faulthandler: dump the stack to the log
+            time.sleep(DUMP_GRACE)
+        self._kill(job.process)
+        job.conn.close()
+        _close(job.process)
+        log = _read(job.log)
+        stage = _stage(log)
+        where = f" in {stage}" if stage else ""
+        outcome = Outcome(
+            status=Status.timeout,
+            error_type="Timeout",
+            error=f"no result after {self.timeout:g} s{where}: killed",
+            signature=f"Timeout{where}",
+            traceback=_tail(log) or None,
+            seconds=round(time.monotonic() - job.start, 4),
+        )
+        _remove(job.log)
+        return Result(job.task, outcome=outcome, spec=job.task.spec)
+
+    def _lost(self, job: _Running, error_type: str, cause: str) -> Result:
+        log = _read(job.log)
+        stage = _stage(log)
+        where = f" in {stage}" if stage else ""
+        _close(job.process)
+        outcome = Outcome(
+            status=Status.signal,
+            error_type=error_type,
+            error=f"{cause}{where}",
+            signature=f"{error_type}{where}",
+            traceback=_tail(log) or None,
+            seconds=round(time.monotonic() - job.start, 4),
+        )
+        _remove(job.log)
+        return Result(job.task, outcome=outcome, spec=job.task.spec)
+
+    @staticmethod
+    def _kill(process: Any) -> None:
+        with contextlib.suppress(ValueError, ProcessLookupError, AttributeError):
+            if process.exitcode is None:
+                process.kill()
+            process.join(timeout=5)
+
+
+def _close(process: Any) -> None:
+    with contextlib.suppress(ValueError, AttributeError):
+        process.close()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as log:
+            log.seek(0, os.SEEK_END)
+            size = log.tell()
+            log.seek(max(0, size - 64_000))
+            return log.read()
+    except OSError:
+        return ""
+
+
+def _stage(log: str) -> str | None:
+    marks = _STAGE.findall(log)
+    return marks[-1] if marks else None
+
+
+def _tail(log: str, lines: int = 30) -> str:
+    kept = [line for line in log.splitlines() if not line.startswith("[triagebot:stage]") and line.strip()]
+    return "\n".join(kept[-lines:])[-4000:]
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)

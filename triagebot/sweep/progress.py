@@ -1,0 +1,154 @@
+"""Showing a sweep: a live rich progress bar on a terminal, plain lines otherwise, a closing table."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import IO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from triagebot.results import BASELINE, RunRecord, Status
+
+
+def describe(record: RunRecord) -> str:
+    """One run in a few words: `ok, 2 graphs, 5 ops` or `crash: GuardOnDataDependentSymNode`."""
+    outcome = record.outcome
+    if outcome.status == Status.ok:
+        if outcome.graphs is None:
+            return "ok"
+        breaks = f", {len(outcome.break_reasons)} break reasons" if outcome.break_reasons else ""
+        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}"
+    return f"{outcome.status.value}: {outcome.error_type}"
+
+
+class LiveProgress:
+    """A rich progress bar: done/total, crashes so far, elapsed and ETA."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.crashes = 0
+        self.bar = Progress(
+            TextColumn("[bold]sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[crashes]} crashes"),
+            TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.task = None
+
+    def start(self, total: int, done: int, crashes: int) -> None:
+        self.crashes = crashes
+        self.bar.start()
+        self.task = self.bar.add_task("sweep", total=total, completed=done, crashes=crashes, last="")
+
+    def add(self, runs: int) -> None:
+        self.bar.update(self.task, total=self.bar.tasks[0].total + runs)
+
+    def update(self, record: RunRecord) -> None:
+        self.crashes += record.outcome.status == Status.crash
+        last = f"{record.model} [{record.config}] {describe(record)}"
+        self.bar.update(self.task, advance=1, crashes=self.crashes, last=last[:60])
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+class PlainProgress:
+    """One line per finished run, for logs and CI: `[12/24 ETA 0:00:31] model [config] ok, ...`."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.total = self.done = self.crashes = self.ran = 0
+        self.started = time.monotonic()
+
+    def start(self, total: int, done: int, crashes: int) -> None:
+        self.total, self.done, self.crashes = total, done, crashes
+        self.started = time.monotonic()
+        if done:
+            self._print(f"resuming: {done} of {total} runs already recorded")
+
+    def add(self, runs: int) -> None:
+        self.total += runs
+        self._print(f"confirming crashes: {runs} more runs")
+
+    def update(self, record: RunRecord) -> None:
+        self.done += 1
+        self.ran += 1
+        self.crashes += record.outcome.status == Status.crash
+        elapsed = time.monotonic() - self.started
+        left = (self.total - self.done) * elapsed / self.ran
+        attempt = f" attempt {record.attempt}" if record.attempt else ""
+        self._print(
+            f"[{self.done}/{self.total} crashes {self.crashes} ETA {_clock(left)}] "
+            f"{record.model} [{record.config}{attempt}] {describe(record)} ({record.outcome.seconds:.1f}s)"
+        )
+
+    def close(self) -> None:
+        pass
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def make_progress(interactive: bool | None = None) -> LiveProgress | PlainProgress:
+    """A live bar when stderr is a terminal, plain lines otherwise (CI)."""
+    if interactive is None:
+        interactive = sys.stderr.isatty()
+    return LiveProgress() if interactive else PlainProgress()
+
+
+def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
+    """Per config: how many runs ended in each status, and the graphs counted over the ok runs."""
+    table = Table(title="sweep results")
+    table.add_column("config")
+    statuses = list(Status)
+    for status in statuses:
+        table.add_column(status.value, justify="right")
+    table.add_column("graphs", justify="right")
+    for config in configs:
+        runs = [r for r in records if r.config == config and r.attempt == 0]
+        counts = Counter(r.outcome.status for r in runs)
+        graphs = sum(r.outcome.graphs or 0 for r in runs if r.outcome.status == Status.ok)
+        table.add_row(config, *(str(counts.get(s, 0) or "") for s in statuses), str(graphs))
+    return table
+
+
+def crash_table(records: Sequence[RunRecord]) -> Table | None:
+    """The sweep's crashes, timeouts and signals by model and config (None when there are none)."""
+    bad = [
+        r
+        for r in records
+        if r.attempt == 0 and r.outcome.status in (Status.crash, Status.timeout, Status.signal)
+    ]
+    if not bad:
+        return None
+    table = Table(title="crashes, timeouts and signals")
+    table.add_column("model")
+    table.add_column("config")
+    table.add_column("status")
+    table.add_column("error")
+    for r in sorted(bad, key=lambda r: (r.model, r.config != BASELINE, r.config)):
+        table.add_row(r.model, r.config, r.outcome.status.value, (r.outcome.signature or "")[:100])
+    return table

@@ -1,0 +1,228 @@
+"""A sweep's JSON Lines stream, shards, and merging streams into one snapshot.
+
+Line 1 is a `SweepHeader`; every other line is a `RunRecord`, appended and flushed as each run
+finishes. A torn last line (the sweep was killed mid-write) is ignored on reading and cut off
+when the stream is resumed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, TypeVar
+
+from pydantic import ValidationError
+
+from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader
+
+
+class StreamError(ValueError):
+    """A stream that cannot be read, resumed or merged; the message is one line."""
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """`"i/n"` (1 <= i <= n) as (i, n); None for None."""
+    if text is None:
+        return None
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise StreamError(f"--shard {text!r}: expected i/n, e.g. 1/4") from None
+    if not 1 <= index <= count:
+        raise StreamError(f"--shard {text!r}: need 1 <= i <= n")
+    return index, count
+
+
+T = TypeVar("T", bound=ModelSpec)
+
+
+def select_shard(specs: Sequence[T], shard: tuple[int, int] | None) -> list[T]:
+    """Shard i of n: every n-th model in name order, starting at the i-th, so that all configs
+    of a model stay together and the slices do not depend on the corpus's list order."""
+    if shard is None:
+        return list(specs)
+    index, count = shard
+    chosen = set(sorted({spec.model for spec in specs})[index - 1 :: count])
+    return [spec for spec in specs if spec.model in chosen]
+
+
+def run_key(record: RunRecord) -> tuple[str, str, int]:
+    return record.model, record.config, record.attempt
+
+
+def read_stream(path: str | Path) -> tuple[SweepHeader, list[RunRecord]]:
+    """The header and the complete records of a stream; a torn last line is skipped."""
+    header, records, _ = _read(Path(path))
+    return header, records
+
+
+def _read(path: Path) -> tuple[SweepHeader, list[RunRecord], int]:
+    """Also returns the byte length of the complete lines (where a resume appends)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise StreamError(f"{path}: cannot read: {error.strerror}") from None
+    lines = data.split(b"\n")
+    body = lines[:-1]  # a last line without its newline is torn: the run is redone
+    complete = len(data) - len(lines[-1])
+    if not body:
+        raise StreamError(f"{path}: empty stream (no header)")
+    try:
+        header = SweepHeader.model_validate_json(body[0])
+    except ValidationError:
+        raise StreamError(f"{path}: line 1 is not a sweep header") from None
+    records = []
+    for number, line in enumerate(body[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            records.append(RunRecord.model_validate_json(line))
+        except ValidationError:
+            raise StreamError(f"{path}: line {number} is not a run record") from None
+    return header, records, complete
+
+
+class StreamWriter:
+    """Appends records to a stream, one flushed line each."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self.file = file
+
+    @classmethod
+    def create(cls, path: str | Path, header: SweepHeader) -> StreamWriter:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer = cls(open(path, "w", encoding="utf-8"))  # noqa: SIM115
+        writer._line(header.model_dump_json())
+        return writer
+
+    @classmethod
+    def resume(cls, path: str | Path, header: SweepHeader) -> tuple[StreamWriter, list[RunRecord]]:
+        """Reopen a stream to finish it; refuses a stream of another build, flag set or shard."""
+        path = Path(path)
+        old, records, complete = _read(path)
+        _same_sweep(old, header, path, "cannot resume")
+        with open(path, "r+b") as raw:
+            raw.truncate(complete)
+        return cls(open(path, "a", encoding="utf-8")), records
+
+    def write(self, record: RunRecord) -> None:
+        self._line(record.model_dump_json(exclude_none=True))
+
+    def _line(self, text: str) -> None:
+        self.file.write(text + "\n")
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _same_sweep(old: SweepHeader, new: SweepHeader, path: Path, what: str) -> None:
+    if old.environment != new.environment:
+        raise StreamError(
+            f"{what} {path}: it was written by another environment "
+            f"(torch {old.environment.torch_version} on {old.environment.device})"
+        )
+    if old.flags != new.flags:
+        raise StreamError(f"{what} {path}: it sweeps other flags ({', '.join(old.flags) or 'none'})")
+    if old.shard != new.shard:
+        raise StreamError(f"{what} {path}: it is shard {old.shard}, not {new.shard}")
+    if old.corpus.name != new.corpus.name:
+        raise StreamError(f"{what} {path}: it sweeps corpus {old.corpus.name!r}")
+
+
+def model_results(
+    records: Iterable[RunRecord], configs: Sequence[str], order: Sequence[str] | None = None
+) -> list[ModelResult]:
+    """Group run records into one ModelResult per model (sweep runs, then confirmations)."""
+    outcomes: dict[str, dict[str, RunRecord]] = {}
+    confirmations: dict[str, dict[str, list[RunRecord]]] = {}
+    for record in records:
+        if record.attempt == 0:
+            outcomes.setdefault(record.model, {})[record.config] = record
+        else:
+            confirmations.setdefault(record.model, {}).setdefault(record.config, []).append(record)
+    models = list(order) if order else sorted(outcomes)
+    results = []
+    for model in models:
+        runs = outcomes.get(model, {})
+        spec = _best_spec([runs[c] for c in configs if c in runs])
+        confirmed = {
+            config: [r.outcome for r in sorted(reruns, key=lambda r: r.attempt)]
+            for config, reruns in sorted(confirmations.get(model, {}).items())
+        }
+        results.append(
+            ModelResult(
+                model=model,
+                stratum=spec.stratum if spec else "other",
+                outcomes={c: runs[c].outcome for c in configs if c in runs},
+                confirmations=confirmed,
+                spec=spec,
+            )
+        )
+    return results
+
+
+def _best_spec(records: list[RunRecord]) -> ModelSpec | None:
+    """The spec completed by a build (a run that built) rather than the corpus's bare one."""
+    built = [r.spec for r in records if r.spec and r.outcome.status in ("ok", "eager_error", "crash")]
+    return built[0] if built else next((r.spec for r in records if r.spec), None)
+
+
+def merge(paths: Sequence[str | Path]) -> Snapshot:
+    """Join shard streams (or one whole stream) into a Snapshot keyed by the torch version.
+
+    Refuses streams from different environments, flag sets or corpora, a shard given twice, a
+    model in two streams, and a stream with a model that lacks a run of some config.
+    """
+    if not paths:
+        raise StreamError("merge: no streams given")
+    streams = [(Path(p), *read_stream(p)) for p in paths]
+    first_path, first, _ = streams[0]
+    configs = [BASELINE, *first.flags]
+    seen_shards: dict[str, Path] = {}
+    owner: dict[str, Path] = {}
+    records: list[RunRecord] = []
+    for path, header, runs in streams:
+        if path != first_path:
+            _same_sweep(first, header.model_copy(update={"shard": first.shard}), path, "cannot merge")
+        if header.shard:
+            if header.shard in seen_shards:
+                raise StreamError(
+                    f"cannot merge: shard {header.shard} given twice ({seen_shards[header.shard]}, {path})"
+                )
+            if first.shard and header.shard.split("/")[1] != first.shard.split("/")[1]:
+                raise StreamError(
+                    f"cannot merge {path}: shard {header.shard} of another split than {first.shard}"
+                )
+            seen_shards[header.shard] = path
+        models = {r.model for r in runs}
+        for model in sorted(models):
+            if model in owner:
+                raise StreamError(f"cannot merge: model {model!r} is in both {owner[model]} and {path}")
+            owner[model] = path
+            have = {r.config for r in runs if r.model == model and r.attempt == 0}
+            missing = [c for c in configs if c not in have]
+            if missing:
+                raise StreamError(
+                    f"cannot merge {path}: model {model!r} has no {missing[0]!r} run (finish it: --resume)"
+                )
+        records.extend(runs)
+    order = [m for m in first.corpus.models if m in owner] + sorted(set(owner) - set(first.corpus.models))
+    return Snapshot(
+        key=first.environment.torch_version,
+        created=max(h.started for _, h, _ in streams),
+        environment=first.environment,
+        flags=first.flags,
+        corpus=first.corpus,
+        results=model_results(records, configs, order),
+    )
+
+
+def write_snapshot(snapshot: Snapshot, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(snapshot.model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

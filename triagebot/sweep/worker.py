@@ -1,0 +1,237 @@
+"""One (model, config) run, in whichever process calls it: the hot path of a sweep.
+
+`run_one` builds the model, runs it eagerly, then compiles it with the counting backend under a
+`torch._dynamo.config` patch and runs it once. The pool calls it in a child forked from the warm
+parent (`child_main`); the benchmark's lower bound and the fresh-interpreter check call it
+in-process (`fresh=True` resets Dynamo first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
+
+from triagebot import corpus
+from triagebot.results import ModelSpec, Outcome, Status, error_signature
+
+CALL_OPS = frozenset({"call_function", "call_method", "call_module"})
+STAGE_MARK = "[triagebot:stage] "
+TRACEBACK_LINES = 30
+TRACEBACK_CHARS = 4000
+
+
+def _skip_guard_latency_profile() -> None:
+    """Dynamo times every new guard set after flushing the CPU cache with a large fresh
+    buffer, only to log the latency: in a freshly forked child that is ~50 ms of page faults
+    per graph. The sweep reports no guard latency, so the measurement is skipped (what is
+    compiled, and every record, stays the same: the isolation tests compare them)."""
+    try:
+        from torch._dynamo import guards
+    except ImportError:
+        return
+    if hasattr(guards, "profile_guard_manager"):
+        guards.profile_guard_manager = lambda *args, **kwargs: 0.0
+
+
+_skip_guard_latency_profile()
+
+
+class CountingBackend:
+    """A Dynamo backend that counts the FX graphs it receives and their call nodes."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+        self.ops = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any]):
+        self.graphs += 1
+        self.ops += sum(1 for node in gm.graph.nodes if node.op in CALL_OPS)
+        return gm.forward
+
+
+def _first_line(message: str) -> str:
+    return next((line.strip() for line in message.splitlines() if line.strip()), "")[:500]
+
+
+def tail(text: str, lines: int = TRACEBACK_LINES, chars: int = TRACEBACK_CHARS) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+def _failure(status: Status, error: BaseException, stages: dict[str, float], start: float) -> Outcome:
+    error_type = type(error).__name__
+    message = str(error)
+    return Outcome(
+        status=status,
+        error_type=error_type,
+        error=_first_line(message),
+        signature=error_signature(error_type, message),
+        traceback=tail("".join(traceback.format_exception(error))),
+        seconds=round(time.perf_counter() - start, 4),
+        stage_seconds=stages,
+    )
+
+
+def _call(model: Any, inputs: dict[str, Any]) -> Any:
+    return model(**inputs)
+
+
+def run_one(
+    spec: ModelSpec,
+    patch: dict[str, Any] | None,
+    device: str,
+    *,
+    compile: bool = True,
+    fresh: bool = False,
+    mark: Any = None,
+) -> tuple[Outcome, ModelSpec]:
+    """Build, run eagerly, then (unless `compile` is False) compile and run under `patch`.
+
+    Returns the outcome and the spec as completed by the build. `mark(stage)` is called as each
+    stage starts (the pool's children log it, so that a timeout or a signal names its stage).
+    `fresh=True` clears Dynamo's caches and counters first, for runs that share a process.
+    """
+    start = time.perf_counter()
+    stages: dict[str, float] = {}
+    if fresh:
+        torch._dynamo.reset()
+    counters.clear()
+
+    if mark:
+        mark("build")
+    t = time.perf_counter()
+    try:
+        built = corpus.build(spec, device)
+    except Exception as error:
+        stages["build"] = round(time.perf_counter() - t, 4)
+        return _failure(Status.create_error, error, stages, start), spec
+    stages["build"] = round(time.perf_counter() - t, 4)
+    model, inputs, spec = built.model, built.inputs, built.spec
+
+    with torch.no_grad():
+        if mark:
+            mark("eager")
+        t = time.perf_counter()
+        try:
+            _call(model, inputs)
+        except Exception as error:
+            stages["eager"] = round(time.perf_counter() - t, 4)
+            return _failure(Status.eager_error, error, stages, start), spec
+        stages["eager"] = round(time.perf_counter() - t, 4)
+        if not compile:
+            return Outcome(
+                status=Status.ok, seconds=round(time.perf_counter() - start, 4), stage_seconds=stages
+            ), spec
+
+        if mark:
+            mark("compile")
+        backend = CountingBackend()
+        t = time.perf_counter()
+        try:
+            compiled = torch.compile(model, backend=backend, fullgraph=False)
+            with torch._dynamo.config.patch(**(patch or {})):
+                _call(compiled, inputs)
+        except Exception as error:
+            stages["compile"] = round(time.perf_counter() - t, 4)
+            return _failure(Status.crash, error, stages, start), spec
+        stages["compile"] = round(time.perf_counter() - t, 4)
+
+    return (
+        Outcome(
+            status=Status.ok,
+            graphs=backend.graphs,
+            ops=backend.ops,
+            break_reasons=list(counters["graph_break"]),
+            seconds=round(time.perf_counter() - start, 4),
+            stage_seconds=stages,
+        ),
+        spec,
+    )
+
+
+def unknown_config_names(flags: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(flag, key) for every patched name the installed `torch._dynamo.config` lacks."""
+    known = torch._dynamo.config._config
+    return [(flag, key) for flag, patch in flags.items() for key in patch if key not in known]
+
+
+# --- the child's side of the pool ------------------------------------------------------------
+
+
+def _fork_state() -> dict[str, Any]:
+    """What the warm parent looked like when it forked us (checked by the isolation tests)."""
+    try:
+        parent_threads = len(os.listdir(f"/proc/{os.getppid()}/task"))
+    except OSError:
+        parent_threads = None
+    return {"parent_threads": parent_threads, "cuda_initialized": torch.cuda.is_initialized()}
+
+
+def _set_up(settings: dict[str, Any]) -> None:
+    log = os.open(settings["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    limit = settings.get("memory_bytes")
+    if limit and settings["device"] == "cpu":
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    torch.set_num_threads(settings["threads"])
+
+
+def _mark(stage: str) -> None:
+    os.write(2, f"\n{STAGE_MARK}{stage}\n".encode())
+
+
+def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str, Any]) -> None:
+    """Entry point of a forked child: one task, one message back, then `os._exit`."""
+    code = 0
+    try:
+        state = _fork_state()
+        _set_up(settings)
+        if kind == "run":
+            if settings["device"] == "cuda" and settings.get("gpu_fraction"):
+                torch.cuda.set_per_process_memory_fraction(settings["gpu_fraction"])
+            spec = ModelSpec.model_validate(payload["spec"])
+            outcome, spec = run_one(
+                spec, payload["patch"], settings["device"], compile=payload["compile"], mark=_mark
+            )
+            message = {
+                "outcome": outcome.model_dump(mode="json"),
+                "spec": spec.model_dump(mode="json"),
+                "fork": state,
+            }
+        elif kind == "probe":
+            from triagebot.sweep.environment import detect_environment
+
+            device = payload["device"]
+            if device == "auto":
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+            message = {
+                "environment": detect_environment(device).model_dump(mode="json"),
+                "unknown": unknown_config_names(payload["flags"]),
+                "fork": state,
+            }
+        else:
+            raise ValueError(f"unknown task kind {kind!r}")
+        conn.send(message)
+    except BaseException as error:  # report anything rather than vanish
+        code = 1
+        with contextlib.suppress(Exception):
+            conn.send({"error": f"{type(error).__name__}: {_first_line(str(error))}"})
+    finally:
+        try:
+            conn.close()
+        finally:
+            os._exit(code)
