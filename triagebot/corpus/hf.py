@@ -102,3 +102,29 @@ def build(spec: ModelSpec, device: str = "cpu") -> Built:
     if spec.params is None:
         spec = spec.model_copy(update={"params": count_params(model)})
     return Built(model, materialize_inputs(spec.inputs, spec.seed, device), spec)
+
+
+def specs() -> list[ModelSpec]:
+    """The whole population (see catalog.py), unresolved: `build` picks each one's recipe."""
+    from triagebot.corpus.catalog import population
+
+    return [spec_for(entry.model) for entry in population()]
+
+
+def spec_for(name: str, seed: int = 0) -> ModelSpec:
+    """The unresolved spec of one catalog model: class, strata, tiny config; no inputs yet."""
+    from triagebot.corpus.catalog import entry as catalog_entry
+    from triagebot.corpus.shrink import tiny_config
+
+    known = catalog_entry(name)
+    model_class = import_object(known.class_path)
+    return ModelSpec(
+        model=known.model,
+        class_path=known.class_path,
+        config_class=known.config_class,
+        model_type=known.model_type,
+        stratum=known.stratum,
+        modality=known.modality,
+        config=tiny_config(model_class.config_class),
+        seed=seed,
+    )

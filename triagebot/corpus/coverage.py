@@ -1,0 +1,99 @@
+"""Coverage of a corpus check: which models build and run eagerly, and why the others do not.
+
+Reads the `RunRecord`s of a build+eager-only check (no torch needed here). A model is
+- `covered`: it ran on a full-modality recipe;
+- `partial`: a multimodal model that only ran on a text recipe (not covered);
+- `missing_dependency`: it needs an optional package that is not installed (timm, PIL,
+  torchvision, ...), reported apart because it is not a failure of the corpus;
+- `failed`: no recipe ran it, it crashed while building, it timed out, or its worker died.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from triagebot.results import ModelSpec, RunRecord, Status
+
+COVERED = "covered"
+PARTIAL = "partial"
+MISSING_DEPENDENCY = "missing_dependency"
+FAILED = "failed"
+
+_MISSING = re.compile(
+    r"MissingDependency|requires the (\w+) library|No module named|pip install|is not installed|"
+    r"requires? `?(timm|PIL|Pillow|torchvision|torchaudio|librosa|scipy|detectron2|natten|"
+    r"pytesseract|sentencepiece|tokenizers|accelerate)",
+    re.IGNORECASE,
+)
+
+
+def status_of(record: RunRecord) -> str:
+    outcome = record.outcome
+    if outcome.status == Status.ok:
+        return PARTIAL if record.spec is not None and record.spec.partial else COVERED
+    text = f"{outcome.error_type or ''}: {outcome.error or ''}"
+    if outcome.status == Status.create_error and _MISSING.search(text):
+        return MISSING_DEPENDENCY
+    return FAILED
+
+
+def reason_of(record: RunRecord) -> str | None:
+    outcome = record.outcome
+    if outcome.status == Status.ok:
+        return "ran on a text-only recipe" if record.spec is not None and record.spec.partial else None
+    detail = outcome.error or ""
+    kind = outcome.error_type or outcome.status.value
+    return f"{outcome.status.value}: {kind}: {detail}".rstrip(": ")[:500]
+
+
+def summarize(records: Iterable[RunRecord], specs: Iterable[ModelSpec]) -> dict[str, Any]:
+    """The coverage object `corpus check --json` prints: counts over the population, one entry per model."""
+    by_model = {record.model: record for record in records}
+    entries = []
+    for spec in specs:
+        record = by_model.get(spec.model)
+        if record is None:
+            entries.append(_entry(spec, FAILED, None, "no result: the check did not run it"))
+            continue
+        completed = record.spec or spec
+        entries.append(_entry(completed, status_of(record), record.outcome.seconds, reason_of(record)))
+    counts = Counter(entry["status"] for entry in entries)
+    strata: dict[str, Counter] = {}
+    for entry in entries:
+        strata.setdefault(entry["stratum"], Counter())[entry["status"]] += 1
+    params = [
+        entry["params"] for entry in entries if entry["params"] is not None and entry["status"] == COVERED
+    ]
+    population = len(entries)
+    return {
+        "population": population,
+        "covered": counts[COVERED],
+        "partial": counts[PARTIAL],
+        "missing_dependency": counts[MISSING_DEPENDENCY],
+        "failed": counts[FAILED],
+        "covered_percent": round(100.0 * counts[COVERED] / population, 1) if population else 0.0,
+        "by_stratum": {stratum: dict(sorted(c.items())) for stratum, c in sorted(strata.items())},
+        "median_params": int(statistics.median(params)) if params else None,
+        "max_params": max(params) if params else None,
+        "recipes": dict(
+            Counter(e["recipe"] for e in entries if e["recipe"] and e["status"] == COVERED).most_common()
+        ),
+        "entries": entries,
+    }
+
+
+def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | None) -> dict[str, Any]:
+    return {
+        "model": spec.model,
+        "stratum": spec.stratum,
+        "modality": spec.modality,
+        "status": status,
+        "recipe": spec.recipe,
+        "reason": reason,
+        "params": spec.params,
+        "seconds": seconds,
+    }

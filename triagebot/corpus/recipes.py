@@ -1,0 +1,479 @@
+"""Input recipes by modality, tried in order, each validated by an eager run.
+
+A recipe turns a built model into a list of `InputSpec`s (random kinds only where InputSpec can
+express them, so a repro rebuilds the same tensors from the spec alone). `resolve(spec)` picks
+the tiny config when the spec has none, walks the ladder for the model's modality and returns
+a `Built` whose spec carries the recipe that served, its inputs and the parameter count. A
+multimodal model that only ran on a text recipe is marked `partial`.
+
+Image+text models need as many image tokens in `input_ids` as the vision tower yields
+features; that count is read back from the model's own mismatch error ("tokens: 3,
+features: 16") and the recipe is retried with it, so no family needs its count hard-coded.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from triagebot.corpus import Built
+from triagebot.corpus.hf import (
+    MissingDependency,
+    config_from_dict,
+    count_params,
+    import_object,
+    instantiate,
+    materialize_inputs,
+)
+from triagebot.corpus.shrink import text_token_limit, tiny_config
+from triagebot.results import InputSpec, ModelSpec
+
+log = logging.getLogger(__name__)
+BATCH = 2
+SEQ = 16
+_FEATURES = re.compile(r"features:? (\d+)")
+
+
+class NoRecipe(RuntimeError):
+    """No recipe ran the model eagerly; the message carries each recipe's failure."""
+
+
+@dataclass
+class Context:
+    spec: ModelSpec
+    config: Any
+    params: set[str]
+    token_count: int = 16
+
+    def sub(self, *names: str) -> Any:
+        for name in names:
+            value = getattr(self.config, name, None)
+            if value is not None:
+                return value
+        return self.config
+
+    def get(self, key: str, default: Any = None, *where: str) -> Any:
+        for owner in [self.sub(name) for name in where] + [self.config, self.sub("text_config")]:
+            value = getattr(owner, key, None)
+            if value is not None:
+                return value
+        return default
+
+
+def _ids(name: str, shape: list[int], limit: int) -> InputSpec:
+    return InputSpec(name=name, shape=shape, dtype="int64", kind="randint", low=4, high=max(5, limit))
+
+
+def _ones(name: str, shape: list[int], dtype: str = "int64") -> InputSpec:
+    return InputSpec(name=name, shape=shape, dtype=dtype, kind="ones")
+
+
+def _values(name: str, values: list, dtype: str = "int64") -> InputSpec:
+    tensor_shape = [len(values)] + ([len(values[0])] if values and isinstance(values[0], list) else [])
+    return InputSpec(name=name, shape=tensor_shape, dtype=dtype, kind="values", values=values)
+
+
+def _limit(ctx: Context) -> int:
+    return text_token_limit(ctx.spec.config or {})
+
+
+def _first_int(value: Any, default: int) -> int:
+    if isinstance(value, list | tuple):
+        value = value[0] if value else default
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _text_inputs(ctx: Context, seq: int = SEQ) -> list[InputSpec]:
+    inputs = [_ids("input_ids", [BATCH, seq], _limit(ctx))]
+    if "attention_mask" in ctx.params:
+        inputs.append(_ones("attention_mask", [BATCH, seq]))
+    return inputs
+
+
+def text(ctx: Context) -> list[InputSpec] | None:
+    if "input_ids" not in ctx.params:
+        return None
+    return _text_inputs(ctx)
+
+
+def encoder_decoder(ctx: Context) -> list[InputSpec] | None:
+    if "input_ids" not in ctx.params or "decoder_input_ids" not in ctx.params:
+        return None
+    return [*_text_inputs(ctx), _ids("decoder_input_ids", [BATCH, SEQ // 2], _limit(ctx))]
+
+
+def _image_shape(ctx: Context) -> tuple[int, int]:
+    size = _first_int(ctx.get("image_size", None, "vision_config", "backbone_config"), 64)
+    channels = _first_int(ctx.get("num_channels", None, "vision_config"), 3)
+    return channels, size
+
+
+def image(ctx: Context) -> list[InputSpec] | None:
+    if "pixel_values" not in ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    return [InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32")]
+
+
+def image_paired(ctx: Context) -> list[InputSpec] | None:
+    """Dual encoders (CLIP-style): text and an image, no placeholder tokens."""
+    if not {"pixel_values", "input_ids"} <= ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    return [
+        *_text_inputs(ctx),
+        InputSpec(name="pixel_values", shape=[BATCH, channels, size, size], dtype="float32"),
+    ]
+
+
+def _token(ctx: Context, *names: str) -> int | None:
+    for name in names:
+        for owner in (ctx.config, ctx.sub("text_config")):
+            value = getattr(owner, name, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+    return None
+
+
+def _planted(ctx: Context, token: int, count: int, start: int | None, end: int | None) -> list[InputSpec]:
+    """input_ids of text around `count` placeholder tokens (between start/end markers if any)."""
+    limit = _limit(ctx)
+    row = [4 + (i * 7) % max(1, limit - 4) for i in range(4)]
+    row += ([start] if start is not None else []) + [token] * count + ([end] if end is not None else [])
+    row += [4 + (i * 5) % max(1, limit - 4) for i in range(4)]
+    inputs = [_values("input_ids", [row])]
+    if "attention_mask" in ctx.params:
+        inputs.append(_ones("attention_mask", [1, len(row)]))
+    if "mm_token_type_ids" in ctx.params:
+        # 1 marks image placeholders, which multimodal RoPE needs to place the patches.
+        inputs.append(_values("mm_token_type_ids", [[int(t == token) for t in row]]))
+    return inputs
+
+
+def _image_token(ctx: Context) -> int | None:
+    return _token(ctx, "image_token_id", "image_token_index", "image_token")
+
+
+def image_text(ctx: Context) -> list[InputSpec] | None:
+    token = _image_token(ctx)
+    if token is None or not {"pixel_values", "input_ids"} <= ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    start = _token(ctx, "boi_token_id", "boi_token_index", "image_start_token_id")
+    end = _token(ctx, "eoi_token_id", "eoi_token_index", "image_end_token_id")
+    inputs = _planted(ctx, token, ctx.token_count, start, end)
+    inputs.append(InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32"))
+    return inputs
+
+
+def image_text_sized(ctx: Context) -> list[InputSpec] | None:
+    """image_text with tiles (base image + one tile) and `image_sizes`, as LLaVA-NeXT tilers take."""
+    inputs = image_text(ctx) if "image_sizes" in ctx.params else None
+    if inputs is None:
+        return None
+    channels, size = _image_shape(ctx)
+    inputs[-1] = InputSpec(name="pixel_values", shape=[1, 2, channels, size, size], dtype="float32")
+    return [*inputs, _values("image_sizes", [[size, size]])]
+
+
+def image_text_stacked(ctx: Context) -> list[InputSpec] | None:
+    """image_text with images stacked per sample (batch, images, C, H, W), as Idefics takes."""
+    inputs = image_text(ctx)
+    if inputs is None:
+        return None
+    channels, size = _image_shape(ctx)
+    inputs[-1] = InputSpec(name="pixel_values", shape=[1, 1, channels, size, size], dtype="float32")
+    return inputs
+
+
+def _grid(ctx: Context) -> tuple[int, int, int, int]:
+    vision = ctx.sub("vision_config")
+    patch = _first_int(getattr(vision, "patch_size", None), 14)
+    temporal = _first_int(getattr(vision, "temporal_patch_size", None), 2)
+    merge = _first_int(getattr(vision, "spatial_merge_size", None), 2)
+    channels = _first_int(getattr(vision, "in_channels", None) or getattr(vision, "num_channels", None), 3)
+    return patch, temporal, merge, channels
+
+
+def image_grid(ctx: Context) -> list[InputSpec] | None:
+    """Qwen2-VL-style flattened patches with an `image_grid_thw`."""
+    grid_name = (
+        "image_grid_thw"
+        if "image_grid_thw" in ctx.params
+        else "grid_thw"
+        if "grid_thw" in ctx.params
+        else None
+    )
+    if grid_name is None:
+        return None
+    patch, temporal, merge, channels = _grid(ctx)
+    side = 2 * merge
+    patches = side * side
+    pixel_name = "pixel_values" if "pixel_values" in ctx.params else "hidden_states"
+    inputs = [
+        InputSpec(name=pixel_name, shape=[patches, channels * temporal * patch * patch], dtype="float32"),
+        _values(grid_name, [[1, side, side]]),
+    ]
+    token = _image_token(ctx)
+    if "input_ids" in ctx.params and token is not None:
+        start = _token(ctx, "vision_start_token_id", "image_start_token_id", "boi_token_id")
+        end = _token(ctx, "vision_end_token_id", "image_end_token_id", "eoi_token_id")
+        count = ctx.token_count if ctx.token_count != 16 else patches // (merge * merge)
+        inputs = _planted(ctx, token, count, start, end) + inputs
+    return inputs
+
+
+def _mel_bins(ctx: Context) -> int:
+    return _first_int(ctx.get("num_mel_bins", None, "audio_config", "encoder_config"), 0) or _first_int(
+        ctx.get("feature_size", None, "audio_config"), 80
+    )
+
+
+def _audio_frames(ctx: Context) -> int:
+    positions = _first_int(ctx.get("max_source_positions", None, "audio_config"), 0)
+    return 2 * positions if 0 < positions <= 1500 else 64
+
+
+def _audio_masks(ctx: Context, frames: int) -> list[InputSpec]:
+    masks = []
+    for name in ("feature_attention_mask", "input_features_mask", "audio_attention_mask"):
+        if name in ctx.params:
+            masks.append(_ones(name, [1, frames]))
+    return masks
+
+
+def audio_features(ctx: Context) -> list[InputSpec] | None:
+    """Filterbank features as (batch, mel bins, frames), Whisper's layout."""
+    if "input_features" not in ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    inputs = [InputSpec(name="input_features", shape=[1, _mel_bins(ctx), frames], dtype="float32")]
+    return [*inputs, *_audio_masks(ctx, frames), *_decoder_ids(ctx)]
+
+
+def audio_features_by_frame(ctx: Context) -> list[InputSpec] | None:
+    """Filterbank features as (batch, frames, features), Speech2Text's layout."""
+    if "input_features" not in ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    features = _first_int(ctx.get("input_feat_per_channel", None), 0) * _first_int(
+        ctx.get("input_channels", None), 1
+    ) or _mel_bins(ctx)
+    inputs = [InputSpec(name="input_features", shape=[1, frames, features], dtype="float32")]
+    return [*inputs, *_audio_masks(ctx, frames), *_decoder_ids(ctx)]
+
+
+def audio_waveform(ctx: Context) -> list[InputSpec] | None:
+    if "input_values" not in ctx.params:
+        return None
+    return [InputSpec(name="input_values", shape=[1, 4000], dtype="float32"), *_decoder_ids(ctx)]
+
+
+def _decoder_ids(ctx: Context) -> list[InputSpec]:
+    if "decoder_input_ids" in ctx.params:
+        return [_ids("decoder_input_ids", [1, SEQ // 2], _limit(ctx))]
+    return []
+
+
+def audio_text(ctx: Context) -> list[InputSpec] | None:
+    token = _token(ctx, "audio_token_id", "audio_token_index")
+    if token is None or not {"input_features", "input_ids"} <= ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    inputs = _planted(ctx, token, ctx.token_count, None, None)
+    inputs.append(InputSpec(name="input_features", shape=[1, _mel_bins(ctx), frames], dtype="float32"))
+    return inputs + _audio_masks(ctx, frames)
+
+
+def video(ctx: Context) -> list[InputSpec] | None:
+    if "pixel_values" not in ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    frames = _first_int(ctx.get("num_frames", None, "vision_config"), 8)
+    return [InputSpec(name="pixel_values", shape=[1, frames, channels, size, size], dtype="float32")]
+
+
+def time_series(ctx: Context) -> list[InputSpec] | None:
+    if "past_values" not in ctx.params:
+        return None
+    context = _first_int(ctx.get("context_length", None), 32)
+    lags = ctx.get("lags_sequence", None)
+    history = context + (max(lags) if isinstance(lags, list) and lags else 0)
+    channels = _first_int(ctx.get("num_input_channels", None), 0) or _first_int(
+        ctx.get("input_size", None), 1
+    )
+    per_channel = channels > 1 or ctx.get("num_input_channels", None) is not None
+    shape = [BATCH, history] + ([channels] if per_channel else [])
+    inputs = [InputSpec(name="past_values", shape=shape, dtype="float32")]
+    time_features = _first_int(ctx.get("num_time_features", None), 0)
+    if "past_time_features" in ctx.params:
+        inputs.append(
+            InputSpec(name="past_time_features", shape=[BATCH, history, time_features], dtype="float32")
+        )
+    if "past_observed_mask" in ctx.params:
+        inputs.append(_ones("past_observed_mask", shape, "bool"))
+    prediction = _first_int(ctx.get("prediction_length", None), 8)
+    if "future_values" in ctx.params and "past_time_features" in ctx.params:
+        future = [BATCH, prediction] + ([channels] if per_channel else [])
+        inputs.append(InputSpec(name="future_values", shape=future, dtype="float32"))
+        inputs.append(
+            InputSpec(name="future_time_features", shape=[BATCH, prediction, time_features], dtype="float32")
+        )
+    return inputs
+
+
+Recipe = Callable[[Context], list[InputSpec] | None]
+
+RECIPES: dict[str, Recipe] = {
+    "text": text,
+    "encoder_decoder": encoder_decoder,
+    "image": image,
+    "image_text": image_text,
+    "image_text_sized": image_text_sized,
+    "image_text_stacked": image_text_stacked,
+    "image_grid": image_grid,
+    "image_paired": image_paired,
+    "audio_features": audio_features,
+    "audio_features_by_frame": audio_features_by_frame,
+    "audio_waveform": audio_waveform,
+    "audio_text": audio_text,
+    "video": video,
+    "time_series": time_series,
+}
+TEXT_ONLY = {"text", "encoder_decoder"}
+
+# The ladder per modality (catalog.modality_of): full-modality recipes first, text last.
+LADDERS: dict[str, list[str]] = {
+    "text": ["encoder_decoder", "text"],
+    "image": ["image", "image_grid", "video", "image_paired"],
+    "image_text": [
+        "image_text",
+        "image_text_sized",
+        "image_text_stacked",
+        "image_grid",
+        "image_paired",
+        "image",
+        "encoder_decoder",
+        "text",
+    ],
+    "video": ["video", "image"],
+    "video_text": [
+        "image_grid",
+        "image_text",
+        "image_text_sized",
+        "image_text_stacked",
+        "image_paired",
+        "video",
+        "encoder_decoder",
+        "text",
+    ],
+    "audio": ["audio_features", "audio_features_by_frame", "audio_waveform"],
+    "audio_text": ["audio_text", "audio_features", "audio_features_by_frame", "audio_waveform", "text"],
+    "time_series": ["time_series"],
+}
+
+
+def _forward_params(model: torch.nn.Module) -> set[str]:
+    try:
+        return set(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def eager_run(model: torch.nn.Module, inputs: dict[str, Any]) -> Any:
+    with torch.no_grad():
+        return model(**inputs)
+
+
+def _attempt(model, ctx: Context, recipe: Recipe, device: str) -> list[InputSpec]:
+    """Run `recipe` eagerly; retry once with the placeholder count the model asked for."""
+    for _ in range(2):
+        inputs = recipe(ctx)
+        if inputs is None:
+            raise LookupError("not applicable")
+        try:
+            eager_run(model, materialize_inputs(inputs, ctx.spec.seed, device))
+            return inputs
+        except Exception as error:
+            wanted = _FEATURES.search(str(error))
+            if not wanted or int(wanted.group(1)) == ctx.token_count:
+                raise
+            ctx.token_count = int(wanted.group(1))
+    raise RuntimeError("placeholder count did not settle")
+
+
+def _describe(error: BaseException) -> str:
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {message}"[:300]
+
+
+def complete_spec(spec: ModelSpec) -> ModelSpec:
+    """Fill in what the catalog knows (config class, type, stratum, modality) and the tiny config."""
+    from triagebot.corpus.catalog import entry
+
+    update: dict[str, Any] = {}
+    name = spec.class_path.partition(":")[2] or spec.model
+    try:
+        known = entry(name)
+    except KeyError:
+        known = None
+    if known is not None and not spec.config_class:
+        update.update(
+            config_class=known.config_class,
+            model_type=known.model_type,
+            stratum=known.stratum,
+            modality=known.modality,
+        )
+    if not spec.class_path:
+        update["class_path"] = f"transformers:{name}"
+    if spec.config is None:
+        model_class = import_object(update.get("class_path", spec.class_path))
+        update["config"] = tiny_config(model_class.config_class)
+    return spec.model_copy(update=update) if update else spec
+
+
+def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
+    """Build the model of `spec` and find inputs it runs on; the completed spec is in `Built.spec`."""
+    spec = complete_spec(spec)
+    model = instantiate(spec, device)
+    ctx = Context(spec=spec, config=model.config, params=_forward_params(model))
+    ladder = LADDERS.get(spec.modality, LADDERS["text"])
+    extra = [name for name in RECIPES if name not in ladder and name not in TEXT_ONLY]
+    failures = []
+    for name in [*ladder, *extra]:
+        ctx.token_count = 16
+        try:
+            inputs = _attempt(model, ctx, RECIPES[name], device)
+        except LookupError:
+            continue
+        except ImportError as error:
+            raise MissingDependency(_describe(error)) from error
+        except Exception as error:
+            failures.append(f"{name}: {_describe(error)}")
+            log.debug("%s: recipe %s failed: %s", spec.model, name, _describe(error))
+            continue
+        resolved = spec.model_copy(
+            update={
+                "recipe": name,
+                "inputs": inputs,
+                "partial": name in TEXT_ONLY and spec.modality != "text",
+                "params": count_params(model),
+            }
+        )
+        # A fresh model: the ladder's runs may have touched buffers (caches, running stats).
+        model = instantiate(resolved, device)
+        return Built(model, materialize_inputs(inputs, resolved.seed, device), resolved)
+    raise NoRecipe("; ".join(failures) or f"no recipe applies to forward({', '.join(sorted(ctx.params))})")
+
+
+def config_round_trips(spec: ModelSpec) -> bool:
+    """Whether the spec's config dict rebuilds a config with the same dict."""
+    model_class = import_object(spec.class_path)
+    config = config_from_dict(model_class, spec.config)
+    return config_from_dict(model_class, config.to_dict()).to_dict() == config.to_dict()

@@ -1,0 +1,435 @@
+"""Tiny configs: rules that shrink any transformers config, then a short table of overrides.
+
+The rules work on the config as a dict (the default config class's `to_dict()`), recursing
+into nested sub-configs (text, vision, audio, ...), so a family added to transformers later
+is shrunk without code changes. One width is used everywhere (`WIDTH`): projections between
+towers (`out_hidden_size`, `projection_dim`, `encoder_hidden_size`, ...) then agree without
+knowing which key feeds which.
+
+- Layer counts go to 2; per-layer lists (`layer_types`, hybrid patterns) keep one layer of
+  each distinct type, in order, so that mixed sliding/full, linear/full or dense/MoE stacks
+  survive, and the layer count follows the list.
+- Widths go to `WIDTH`, heads to 4 (key/value heads to 2, or 1 when the family is MQA,
+  or 4 when it is plain multi-head), so every divisibility constraint holds.
+- Experts go to 4 with at most 2 routed per token.
+- Vocabularies go to `VOCAB`; special-token ids outside it are remapped to distinct ids at
+  its top, and `text_token_limit` tells the recipes which ids are plain text.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+WIDTH = 64
+HEADS = 4
+HEAD_DIM = WIDTH // HEADS
+FFN = 128
+VOCAB = 512
+LAYERS = 2
+EXPERTS = 4
+IMAGE = 32
+
+_LAYER_COUNT = re.compile(
+    r"^(num_)?((hidden|encoder|decoder|text|vision|audio|speech|backbone|transformer|mamba|attention|"
+    r"cross_attention|global|local|prediction|predictor|thinker|talker|conformer|enc|dec|sub|"
+    r"fusion|adapter|projector|qformer|perceiver|refiner|post|pre)_)*(hidden_)?(layers|blocks|layer)$|"
+    r"^n_layers?$|^depth$|^num_.*_layers$|^.*_num_layers$|^.*_depth$|^max_window_layers$"
+)
+_NOT_LAYER_COUNT = re.compile(
+    r"feature_layer|_layer_idx|layer_norm|select_layer|layer_type|layer_scale|feat_extract|conv"
+)
+_WIDTH_KEYS = re.compile(
+    r"^(hidden_size|d_model|n_embd|embed_dim|dim|model_dim|hidden_dim|d_embed|word_embed_proj_dim|"
+    r"embedding_size|embedding_dim|projection_dim|proj_dim|text_embed_dim|vision_embed_dim|"
+    r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
+    r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width)$"
+)
+_FFN_KEYS = re.compile(
+    r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
+    r"mlp_dim|ff_dim|feed_forward_size|d_inner|projector_intermediate_size|.*_intermediate_size|"
+    r"intermediate_dim|dim_feedforward|encoder_feedforward_dim|decoder_feedforward_dim)$"
+)
+_HEAD_KEYS = re.compile(
+    r"^(num_attention_heads|num_heads|n_head|n_heads|encoder_attention_heads|decoder_attention_heads|"
+    r"num_attention_heads_.*|.*_attention_heads|.*_num_heads)$"
+)
+_KV_HEAD_KEYS = re.compile(
+    r"^(num_key_value_heads|n_kv_heads|num_kv_heads|multi_query_group_num|.*_kv_heads)$"
+)
+_HEAD_DIM_KEYS = re.compile(r"^(head_dim|attention_head_dim|d_kv|kv_channels|.*_head_dim|d_head)$")
+_EXPERT_KEYS = re.compile(
+    r"^(num_experts|num_local_experts|n_routed_experts|moe_num_experts|num_routed_experts)$"
+)
+_TOPK_KEYS = re.compile(r"^(num_experts_per_tok|moe_topk|top_k|num_selected_experts|moe_k|router_topk)$")
+_TOKEN_ID_KEYS = re.compile(r"(_token_id|_token_index|_token_ids|_id)$")
+_STAGE_WIDTH_KEYS = re.compile(
+    r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels)$"
+)
+
+# Scalar rules, first match wins: (key pattern or key set, ceiling).
+_SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
+    (_WIDTH_KEYS, WIDTH),
+    (_FFN_KEYS, FFN),
+    (_HEAD_KEYS, HEADS),
+    (_HEAD_DIM_KEYS, HEAD_DIM),
+    (_EXPERT_KEYS, EXPERTS),
+    (_TOPK_KEYS, 2),
+    (re.compile(r".*vocab_size"), VOCAB),
+    # Placeholder tokens per image must not outnumber the tiny tower's patches.
+    (("mm_tokens_per_image", "image_seq_length", "num_image_tokens"), 4),
+    (("kv_lora_rank", "q_lora_rank"), 2 * HEAD_DIM),
+    (("n_group", "num_expert_groups"), 2),
+    (("topk_group", "n_shared_experts", "num_shared_experts", "first_k_dense_replace"), 1),
+    (("state_size", "ssm_state_size", "d_state", "mamba_d_state"), 16),
+    (("max_position_embeddings", "max_source_positions", "n_positions"), 4096),
+]
+
+# Per-family corrections the rules cannot know: model_type -> {key: value} applied last
+# (to the config whose model_type matches, nested or not).
+OVERRIDES: dict[str, dict[str, Any]] = {}
+
+# Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
+# config has none (`rope_parameters.get("mrope_section", [16, 24, 24])`): sized for the
+# original head dim (128), they break any smaller head. Their tiny config states the sections,
+# scaled to the tiny head dim. model_type -> the code's default sections.
+HARD_CODED_MROPE: dict[str, list[int]] = {
+    "qwen2_vl_text": [16, 24, 24],
+    "qwen2_5_vl_text": [16, 24, 24],
+    "qwen2_5_omni_text": [16, 24, 24],
+    "qwen2_5_omni_talker": [16, 24, 24],
+    "paddleocr_vl_text": [16, 24, 24],
+    "qwen3_vl_text": [24, 20, 20],
+    "qwen3_vl_moe_text": [24, 20, 20],
+    "qwen3_omni_moe_text": [24, 20, 20],
+    "qwen3_omni_moe_talker_text": [24, 20, 20],
+    "cohere_compass_text": [24, 20, 20],
+    "glm4v_text": [8, 12, 12],
+    "glm4v_moe_text": [8, 12, 12],
+    "glm_image_text": [8, 12, 12],
+    "glm_ocr_text": [8, 12, 12],
+    "qwen3_5_moe_text": [11, 11, 10],
+    "qwen4_exp_text": [11, 11, 10],
+    "ernie4_5_vl_moe_text": [22, 22, 20],
+}
+
+
+def _is_sub_config(value: Any) -> bool:
+    return isinstance(value, dict) and "model_type" in value
+
+
+def _distinct_in_order(values: list[Any]) -> list[Any]:
+    kept: list[Any] = []
+    for value in values:
+        if value not in kept:
+            kept.append(value)
+    return kept
+
+
+_PER_LAYER_STRING = re.compile(r"pattern|layer|block|types?$")
+
+
+def _shrink_per_layer(key: str, value: Any, original_layers: int, layers: int) -> Any:
+    """A list/string with one item per layer keeps one layer of each distinct kind."""
+    if (
+        isinstance(value, str)
+        and _PER_LAYER_STRING.search(key)
+        and len(value) == original_layers
+        and original_layers > layers
+    ):
+        kinds = _distinct_in_order(list(value))
+        return "".join((kinds + [value[0]] * layers)[: max(layers, len(kinds))])
+    if isinstance(value, list) and len(value) == original_layers and original_layers > layers:
+        if all(isinstance(v, bool) for v in value) or not all(isinstance(v, int | float) for v in value):
+            kinds = _distinct_in_order(value)
+            return (kinds + [value[0]] * layers)[: max(layers, len(kinds))]
+        return value[:layers]
+    return value
+
+
+def _scale_stage_widths(widths: list[int]) -> list[int]:
+    top = max(widths) or 1
+    return [max(8, round(w * WIDTH / top / 8) * 8) for w in widths]
+
+
+def shrink_dict(config: dict[str, Any]) -> dict[str, Any]:
+    """A tiny copy of a config dict (nested sub-configs included)."""
+    config = copy.deepcopy(config)
+    _shrink_in_place(config)
+    _remap_special_tokens(config)
+    return config
+
+
+def _shrink_in_place(config: dict[str, Any]) -> None:
+    for value in config.values():
+        if _is_sub_config(value):
+            _shrink_in_place(value)
+        elif isinstance(value, list):
+            for item in value:
+                if _is_sub_config(item):
+                    _shrink_in_place(item)
+
+    original_head_dim = _head_dim(config)
+    layer_keys = [
+        k
+        for k, v in config.items()
+        if isinstance(v, int)
+        and not isinstance(v, bool)
+        and _LAYER_COUNT.match(k)
+        and not _NOT_LAYER_COUNT.search(k)
+    ]
+    if "depths" in config or "stage_names" in config:
+        # Stage counts of a hierarchical backbone, tied to stage_names/out_features: kept.
+        original_head_dim = _head_dim(config)
+    layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages")]
+    originals = {k: config[k] for k in layer_keys}
+    main = (
+        config.get("num_hidden_layers")
+        or config.get("num_layers")
+        or (max(originals.values()) if originals else 0)
+    )
+    new_layers = LAYERS
+    for key, value in list(config.items()):
+        if isinstance(main, int) and main > LAYERS and isinstance(value, list | str):
+            shrunk = _shrink_per_layer(key, value, main, LAYERS)
+            if shrunk is not value:
+                config[key] = shrunk
+                new_layers = max(new_layers, len(shrunk))
+    for key, value in originals.items():
+        if value > 0:
+            config[key] = min(value, new_layers if value == main else LAYERS)
+    if any(config[key] != value for key, value in originals.items()):
+        # Backbone stage names are derived from the layer count: let the config derive them again.
+        for key in ("stage_names", "out_features", "out_indices"):
+            config.pop(key, None)
+    for key, value in list(config.items()):
+        if not isinstance(value, int) or isinstance(value, bool) or "layer" not in key:
+            continue
+        if key.endswith("_period") and value > new_layers:
+            config[key] = new_layers
+        elif key.endswith("_offset") and value >= new_layers:
+            config[key] = new_layers - 1
+    for key, value in list(config.items()):
+        if (
+            key.endswith(("_layer_indices", "_layers_idx", "_layer_ids", "_layers_indices"))
+            and isinstance(value, list)
+            and value
+            and all(isinstance(v, int) for v in value)
+        ):
+            kept = [v for v in value if 0 <= v < new_layers]
+            config[key] = kept or [new_layers - 1]
+    for key, value in list(config.items()):
+        if _is_layer_indexed(value):
+            config[key] = _shrink_layer_indexed(value, new_layers)
+
+    heads_original = None
+    for key, value in list(config.items()):
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            if _HEAD_KEYS.match(key) and value > HEADS:
+                heads_original = value
+            if key in ("image_size", "img_size") and value > IMAGE:
+                patch = config.get("patch_size")
+                patch = patch[0] if isinstance(patch, list) else patch
+                config[key] = max(IMAGE, 4 * patch) if isinstance(patch, int) else IMAGE
+                continue
+            for rule, ceiling in _SCALAR_RULES:
+                if (rule.match(key) if isinstance(rule, re.Pattern) else key in rule) and value > ceiling:
+                    config[key] = ceiling
+                    break
+        elif (
+            isinstance(value, list)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
+            if key == "depths" or key.endswith("_depths"):
+                config[key] = [min(v, LAYERS) for v in value]
+            elif _STAGE_WIDTH_KEYS.match(key) and max(value) > WIDTH:
+                config[key] = _scale_stage_widths(value)
+            elif key in ("num_heads", "num_attention_heads", "heads") and max(value) > 2:
+                config[key] = [min(v, 2) for v in value]
+
+    for key, value in list(config.items()):
+        if _KV_HEAD_KEYS.match(key) and isinstance(value, int) and not isinstance(value, bool):
+            if heads_original and value >= heads_original:
+                config[key] = HEADS
+            elif value > 1:
+                config[key] = min(2, HEADS)
+
+    _fill_missing_sizes(config)
+    _fit_image_tiles(config)
+    _scale_rotary_sections(config, original_head_dim)
+    _keep_ssm_heads_consistent(config)
+
+    overrides = OVERRIDES.get(str(config.get("model_type", "")))
+    if overrides:
+        config.update(copy.deepcopy(overrides))
+
+
+def _is_layer_indexed(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(k, int) or (isinstance(k, str) and k.isdigit()) for k in value)
+    )
+
+
+def _shrink_layer_indexed(value: dict, layers: int) -> dict:
+    """Per-layer settings keyed by layer index keep the layers that still exist; if none
+    does, the first setting moves to the last layer so that the special layer still appears."""
+    kept = {k: v for k, v in value.items() if int(k) < layers}
+    if not kept:
+        first = min(value, key=int)
+        kept = {(str(layers - 1) if isinstance(first, str) else layers - 1): value[first]}
+    return kept
+
+
+def _fill_missing_sizes(config: dict[str, Any]) -> None:
+    """Defaults that are None but required once a model is built (checkpoints normally set them)."""
+    fills = {"vocab_size": VOCAB, "prediction_length": 8, "context_length": 32}
+    for key, fill in fills.items():
+        if key in config and config[key] is None:
+            config[key] = fill
+    if any(isinstance(config.get(k), int) for k in ("n_routed_experts", "num_experts", "num_local_experts")):
+        for key in ("num_experts_per_tok",):
+            if key in config and config[key] is None:
+                config[key] = 2
+    for key in ("n_routed_experts", "num_experts"):
+        if key in config and config[key] is None and config.get("num_experts_per_tok"):
+            config[key] = EXPERTS
+    if isinstance(config.get("rotary_dim"), int) and config["rotary_dim"] > HEAD_DIM:
+        config["rotary_dim"] = HEAD_DIM
+
+
+def _fit_image_tiles(config: dict[str, Any]) -> None:
+    """Tilers (LLaVA-NeXT) pick a tile grid from `image_grid_pinpoints` in pixels of the
+    original tower: the tiny tower gets one 1x1 tile grid of its own size."""
+    vision = config.get("vision_config")
+    if isinstance(config.get("image_grid_pinpoints"), list) and _is_sub_config(vision):
+        size = vision.get("image_size")
+        if isinstance(size, int):
+            config["image_grid_pinpoints"] = [[size, size]]
+
+
+def _split_evenly(sections: list[int], total: int) -> list[int]:
+    """Rescale `sections` to sum to `total`, keeping their proportions (largest remainder)."""
+    whole = sum(sections) or 1
+    exact = [s * total / whole for s in sections]
+    result = [int(x) for x in exact]
+    order = sorted(range(len(sections)), key=lambda i: -(exact[i] - result[i]))
+    for i in order[: total - sum(result)]:
+        result[i] += 1
+    return result
+
+
+def _head_dim(config: dict[str, Any]) -> int | None:
+    head_dim = config.get("head_dim")
+    if isinstance(head_dim, int) and not isinstance(head_dim, bool):
+        return head_dim
+    heads = config.get("num_attention_heads")
+    width = config.get("hidden_size")
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0:
+        return width // heads
+    return None
+
+
+def _scale_rotary_sections(config: dict[str, Any], original_head_dim: int | None) -> None:
+    """Multimodal RoPE sections (`mrope_section`) keep their share of the (shrunk) head dim."""
+    head_dim = _head_dim(config)
+    if not head_dim or not original_head_dim:
+        return
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = config.get(key)
+        if not isinstance(rope, dict):
+            continue
+        sections = rope.get("mrope_section")
+        if not isinstance(sections, list):
+            sections = HARD_CODED_MROPE.get(str(config.get("model_type", "")))
+        if isinstance(sections, list) and head_dim != original_head_dim:
+            # The sections split the rotary half of the head: head_dim x partial factor / 2.
+            rotary = int(head_dim * float(rope.get("partial_rotary_factor") or 1.0))
+            rope["mrope_section"] = _split_evenly(sections, max(len(sections), rotary // 2))
+
+
+def _keep_ssm_heads_consistent(config: dict[str, Any]) -> None:
+    """Mamba-2 blocks need heads x head dim == expand x hidden size, and groups dividing heads."""
+    for heads_key, dim_key, expand_key, groups_key in (
+        ("mamba_n_heads", "mamba_d_head", "mamba_expand", "mamba_n_groups"),
+        ("num_heads", "head_dim", "expand", "n_groups"),
+    ):
+        if not all(isinstance(config.get(k), int | float) for k in (heads_key, dim_key, expand_key)):
+            continue
+        width = config.get("hidden_size")
+        if not isinstance(width, int):
+            continue
+        heads = min(int(config[heads_key]), HEADS)
+        config[heads_key] = heads
+        config[dim_key] = int(config[expand_key] * width) // heads
+        if isinstance(config.get(groups_key), int):
+            config[groups_key] = 1
+
+
+def _token_id_keys(config: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    found = []
+    for key, value in config.items():
+        if _is_sub_config(value):
+            found.extend(_token_id_keys(value))
+        elif (
+            _TOKEN_ID_KEYS.search(key)
+            and not key.endswith(("layer_id", "_group_id", "label_id"))
+            and (
+                (isinstance(value, int) and not isinstance(value, bool))
+                or (isinstance(value, list) and value and all(isinstance(v, int) for v in value))
+            )
+        ):
+            found.append((config, key))
+    return found
+
+
+def _vocab_of(config: dict[str, Any]) -> int | None:
+    for key in ("vocab_size",):
+        if isinstance(config.get(key), int):
+            return config[key]
+    text = config.get("text_config")
+    if _is_sub_config(text):
+        return _vocab_of(text)
+    return None
+
+
+def _remap_special_tokens(config: dict[str, Any]) -> None:
+    """Special-token ids that fall outside the tiny vocabulary move to distinct ids at its top."""
+    vocab = _vocab_of(config) or VOCAB
+    mapping: dict[int, int] = {}
+
+    def remap(token: int) -> int:
+        if token < vocab - 64 or token < 0:
+            return token
+        if token not in mapping:
+            mapping[token] = vocab - 1 - len(mapping)
+        return mapping[token]
+
+    for owner, key in _token_id_keys(config):
+        value = owner[key]
+        owner[key] = [remap(v) for v in value] if isinstance(value, list) else remap(value)
+
+
+def text_token_limit(config: dict[str, Any]) -> int:
+    """Ids below this are plain text: special tokens of a shrunk config sit at or above it."""
+    vocab = _vocab_of(config) or VOCAB
+    specials = [
+        v
+        for owner, key in _token_id_keys(config)
+        for v in (owner[key] if isinstance(owner[key], list) else [owner[key]])
+        if 3 <= v < vocab
+    ]
+    return max(4, min([vocab - 64, *specials]))
+
+
+def tiny_config(config_class: type) -> dict[str, Any]:
+    """The shrunk config of `config_class` as a dict that `config_class.from_dict` accepts."""
+    defaults = config_class().to_dict()
+    for key in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
+        defaults.pop(key, None)
+    return shrink_dict(defaults)
