@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 CORPORA: dict[str, str] = {
     "sentinels": "triagebot.corpus.sentinels",
     "smoke": "triagebot.corpus.smoke",
+    "transformers": "triagebot.corpus.hf",
 }
 
 # ModelSpec.source -> module with `build(spec, device) -> Built`

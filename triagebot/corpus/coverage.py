@@ -97,3 +97,50 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
         "params": spec.params,
         "seconds": seconds,
     }
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def select(
+    specs: Iterable[ModelSpec], stratum: str | None = None, models: list[str] | None = None
+) -> list[ModelSpec]:
+    """`specs` narrowed to one stratum and/or named models; unknown names are one-line errors."""
+    specs = list(specs)
+    if stratum is not None:
+        known = sorted({spec.stratum for spec in specs})
+        if stratum not in known:
+            raise SelectionError(f"unknown stratum {stratum!r} (known: {', '.join(known)})")
+        specs = [spec for spec in specs if spec.stratum == stratum]
+    if models:
+        by_name = {spec.model: spec for spec in specs}
+        unknown = [name for name in models if name not in by_name]
+        if unknown:
+            raise SelectionError(f"no model {unknown[0]!r} in this corpus selection")
+        specs = [by_name[name] for name in models]
+    return specs
+
+
+def render(summary: dict[str, Any]) -> str:
+    """Coverage as plain text: totals, a row per stratum, then every model that is not covered."""
+    population = summary["population"]
+    lines = [
+        f"population {population}: covered {summary['covered']} ({summary['covered_percent']}%), "
+        f"partial {summary['partial']}, missing dependency {summary['missing_dependency']}, "
+        f"failed {summary['failed']}",
+        f"parameters of covered models: median {summary['median_params']}, max {summary['max_params']}",
+        "",
+        f"{'stratum':<16} {COVERED:>8} {PARTIAL:>8} {'missing':>8} {FAILED:>8}",
+    ]
+    for stratum, counts in summary["by_stratum"].items():
+        lines.append(
+            f"{stratum:<16} {counts.get(COVERED, 0):>8} {counts.get(PARTIAL, 0):>8} "
+            f"{counts.get(MISSING_DEPENDENCY, 0):>8} {counts.get(FAILED, 0):>8}"
+        )
+    others = [entry for entry in summary["entries"] if entry["status"] != COVERED]
+    if others:
+        lines += ["", "not covered:"]
+        for entry in sorted(others, key=lambda e: (e["status"], e["model"])):
+            lines.append(f"  {entry['model']} [{entry['stratum']}] {entry['status']}: {entry['reason']}")
+    return "\n".join(lines)

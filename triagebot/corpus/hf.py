@@ -22,6 +22,12 @@ from triagebot.results import InputSpec, ModelSpec
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+import transformers  # after the offline switches, which it reads at import
+
+# Default configs of tiny models warn by the hundred (token ids outside a shrunk vocabulary,
+# unused RoPE settings); none of it is actionable for a corpus of random-weight models.
+transformers.logging.set_verbosity_error()
+
 
 class MissingDependency(ImportError):
     """The model needs an optional package that is not installed (timm, PIL, torchvision, ...)."""
@@ -105,19 +111,18 @@ def build(spec: ModelSpec, device: str = "cpu") -> Built:
 
 
 def specs() -> list[ModelSpec]:
-    """The whole population (see catalog.py), unresolved: `build` picks each one's recipe."""
+    """The whole population (see catalog.py), unresolved: `build` shrinks each config and picks
+    its recipe, in the worker, and returns the completed spec."""
     from triagebot.corpus.catalog import population
 
     return [spec_for(entry.model) for entry in population()]
 
 
 def spec_for(name: str, seed: int = 0) -> ModelSpec:
-    """The unresolved spec of one catalog model: class, strata, tiny config; no inputs yet."""
+    """The unresolved spec of one catalog model: class, stratum, modality; no config or inputs yet."""
     from triagebot.corpus.catalog import entry as catalog_entry
-    from triagebot.corpus.shrink import tiny_config
 
     known = catalog_entry(name)
-    model_class = import_object(known.class_path)
     return ModelSpec(
         model=known.model,
         class_path=known.class_path,
@@ -125,6 +130,5 @@ def spec_for(name: str, seed: int = 0) -> ModelSpec:
         model_type=known.model_type,
         stratum=known.stratum,
         modality=known.modality,
-        config=tiny_config(model_class.config_class),
         seed=seed,
     )

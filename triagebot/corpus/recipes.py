@@ -269,10 +269,31 @@ def audio_features_by_frame(ctx: Context) -> list[InputSpec] | None:
     return [*inputs, *_audio_masks(ctx, frames), *_decoder_ids(ctx)]
 
 
+# Raw audio samples: 7680 is a multiple of every common codec hop (320, 512, 960, 96).
+SAMPLES = 7680
+
+
 def audio_waveform(ctx: Context) -> list[InputSpec] | None:
+    """Raw mono samples (batch, samples), as wav2vec2-style encoders take."""
     if "input_values" not in ctx.params:
         return None
-    return [InputSpec(name="input_values", shape=[1, 4000], dtype="float32"), *_decoder_ids(ctx)]
+    return [InputSpec(name="input_values", shape=[1, SAMPLES], dtype="float32"), *_decoder_ids(ctx)]
+
+
+def audio_waveform_channels(ctx: Context) -> list[InputSpec] | None:
+    """Raw samples with a channel axis (batch, channels, samples), as codecs (EnCodec, Mimi) take."""
+    if "input_values" not in ctx.params:
+        return None
+    channels = _first_int(ctx.get("audio_channels", None), 1)
+    return [InputSpec(name="input_values", shape=[1, channels, SAMPLES], dtype="float32"), *_decoder_ids(ctx)]
+
+
+def audio_spectrogram(ctx: Context) -> list[InputSpec] | None:
+    """A spectrogram passed as `input_values` (batch, frames, mel bins), as AST takes."""
+    if "input_values" not in ctx.params:
+        return None
+    frames = _first_int(ctx.get("max_length", None), 64)
+    return [InputSpec(name="input_values", shape=[1, frames, _mel_bins(ctx)], dtype="float32")]
 
 
 def _decoder_ids(ctx: Context) -> list[InputSpec]:
@@ -342,6 +363,8 @@ RECIPES: dict[str, Recipe] = {
     "audio_features": audio_features,
     "audio_features_by_frame": audio_features_by_frame,
     "audio_waveform": audio_waveform,
+    "audio_waveform_channels": audio_waveform_channels,
+    "audio_spectrogram": audio_spectrogram,
     "audio_text": audio_text,
     "video": video,
     "time_series": time_series,
@@ -373,7 +396,13 @@ LADDERS: dict[str, list[str]] = {
         "encoder_decoder",
         "text",
     ],
-    "audio": ["audio_features", "audio_features_by_frame", "audio_waveform"],
+    "audio": [
+        "audio_features",
+        "audio_features_by_frame",
+        "audio_waveform",
+        "audio_waveform_channels",
+        "audio_spectrogram",
+    ],
     "audio_text": ["audio_text", "audio_features", "audio_features_by_frame", "audio_waveform", "text"],
     "time_series": ["time_series"],
 }

@@ -44,7 +44,8 @@ _WIDTH_KEYS = re.compile(
     r"^(hidden_size|d_model|n_embd|embed_dim|dim|model_dim|hidden_dim|d_embed|word_embed_proj_dim|"
     r"embedding_size|embedding_dim|projection_dim|proj_dim|text_embed_dim|vision_embed_dim|"
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
-    r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width)$"
+    r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width|"
+    r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim)$"
 )
 _FFN_KEYS = re.compile(
     r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
@@ -53,7 +54,7 @@ _FFN_KEYS = re.compile(
 )
 _HEAD_KEYS = re.compile(
     r"^(num_attention_heads|num_heads|n_head|n_heads|encoder_attention_heads|decoder_attention_heads|"
-    r"num_attention_heads_.*|.*_attention_heads|.*_num_heads)$"
+    r"num_attention_heads_.*|.*_attention_heads|.*_num_heads|.*num_.*_heads|.*_n_heads)$"
 )
 _KV_HEAD_KEYS = re.compile(
     r"^(num_key_value_heads|n_kv_heads|num_kv_heads|multi_query_group_num|.*_kv_heads)$"
@@ -62,10 +63,14 @@ _HEAD_DIM_KEYS = re.compile(r"^(head_dim|attention_head_dim|d_kv|kv_channels|.*_
 _EXPERT_KEYS = re.compile(
     r"^(num_experts|num_local_experts|n_routed_experts|moe_num_experts|num_routed_experts)$"
 )
-_TOPK_KEYS = re.compile(r"^(num_experts_per_tok|moe_topk|top_k|num_selected_experts|moe_k|router_topk)$")
+_TOPK_KEYS = re.compile(
+    r"^(num_experts_per_tok|num_experts_per_token|moe_topk|top_k|num_selected_experts|moe_k|router_topk|"
+    r"moe_top_k)$"
+)
 _TOKEN_ID_KEYS = re.compile(r"(_token_id|_token_index|_token_ids|_id)$")
 _STAGE_WIDTH_KEYS = re.compile(
-    r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels)$"
+    r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels|"
+    r"encoder_in_channels|in_channels|out_channels|backbone_out_channels)$"
 )
 
 # Scalar rules, first match wins: (key pattern or key set, ceiling).
@@ -84,6 +89,13 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (("topk_group", "n_shared_experts", "num_shared_experts", "first_k_dense_replace"), 1),
     (("state_size", "ssm_state_size", "d_state", "mamba_d_state"), 16),
     (("max_position_embeddings", "max_source_positions", "n_positions"), 4096),
+    # Audio codecs: residual quantizer codebooks dominate their size.
+    (("num_quantizers", "n_codebooks"), 4),
+    (("codebook_size",), 64),
+    # Detection heads rank this many queries among the tiny image's few positions.
+    (("num_queries", "num_object_queries", "two_stage_num_proposals"), 16),
+    # Grouped convolutions sized to the original width.
+    (re.compile(r".*_groups"), WIDTH),
 ]
 
 # Per-family corrections the rules cannot know: model_type -> {key: value} applied last
@@ -127,25 +139,48 @@ def _distinct_in_order(values: list[Any]) -> list[Any]:
     return kept
 
 
-_PER_LAYER_STRING = re.compile(r"pattern|layer|block|types?$")
+_PER_LAYER_KEY = re.compile(r"pattern|layer|block|types$")
+_PER_LAYER_STRING_KEY = re.compile(r"pattern|layer")
+MAX_KINDS = 2 * LAYERS  # more distinct values than this is data, not a layer-kind list
+
+
+def _per_layer_kinds(key: str, value: Any, original_layers: int) -> list[Any] | None:
+    """The distinct kinds of a per-layer list/string (one entry per layer), or None if it is not one."""
+    per_layer_key = _PER_LAYER_STRING_KEY if isinstance(value, str) else _PER_LAYER_KEY
+    if not (isinstance(value, list | str) and per_layer_key.search(key) and len(value) == original_layers):
+        return None
+    items = list(value)
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in items):
+        return None  # per-layer numbers (sizes, scales) are truncated, not sorted into kinds
+    kinds = _distinct_in_order(items)
+    return kinds if len(kinds) <= MAX_KINDS else None
+
+
+def _layers_needed(key: str, value: Any, original_layers: int, layers: int) -> int:
+    """Layers a per-layer list needs to keep every kind; a shorter pattern the model cycles
+    through (block types) needs its whole length when its first `layers` entries miss a kind."""
+    kinds = _per_layer_kinds(key, value, original_layers)
+    if kinds is not None:
+        return max(layers, len(kinds))
+    per_layer_key = _PER_LAYER_STRING_KEY if isinstance(value, str) else _PER_LAYER_KEY
+    if isinstance(value, list | str) and per_layer_key.search(key) and layers < len(value) < original_layers:
+        items = list(value)
+        if len(_distinct_in_order(items[:layers])) < len(_distinct_in_order(items)) <= MAX_KINDS:
+            return min(len(items), MAX_KINDS)
+    return layers
 
 
 def _shrink_per_layer(key: str, value: Any, original_layers: int, layers: int) -> Any:
-    """A list/string with one item per layer keeps one layer of each distinct kind."""
-    if (
-        isinstance(value, str)
-        and _PER_LAYER_STRING.search(key)
-        and len(value) == original_layers
-        and original_layers > layers
-    ):
-        kinds = _distinct_in_order(list(value))
-        return "".join((kinds + [value[0]] * layers)[: max(layers, len(kinds))])
-    if isinstance(value, list) and len(value) == original_layers and original_layers > layers:
-        if all(isinstance(v, bool) for v in value) or not all(isinstance(v, int | float) for v in value):
-            kinds = _distinct_in_order(value)
-            return (kinds + [value[0]] * layers)[: max(layers, len(kinds))]
-        return value[:layers]
-    return value
+    """A per-layer list/string cut to `layers` entries, one of each kind first, in order."""
+    if not isinstance(value, list | str) or len(value) != original_layers or original_layers <= layers:
+        return value
+    kinds = _per_layer_kinds(key, value, original_layers)
+    if kinds is None:
+        per_layer_key = _PER_LAYER_STRING_KEY if isinstance(value, str) else _PER_LAYER_KEY
+        return value[:layers] if per_layer_key.search(key) else value
+    items = list(value)
+    kept = (kinds + items[:layers])[:layers] if len(kinds) < layers else kinds[:layers]
+    return "".join(kept) if isinstance(value, str) else kept
 
 
 def _scale_stage_widths(widths: list[int]) -> list[int]:
@@ -190,12 +225,11 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         or (max(originals.values()) if originals else 0)
     )
     new_layers = LAYERS
-    for key, value in list(config.items()):
-        if isinstance(main, int) and main > LAYERS and isinstance(value, list | str):
-            shrunk = _shrink_per_layer(key, value, main, LAYERS)
-            if shrunk is not value:
-                config[key] = shrunk
-                new_layers = max(new_layers, len(shrunk))
+    if isinstance(main, int) and main > LAYERS:
+        for key, value in config.items():
+            new_layers = max(new_layers, _layers_needed(key, value, main, LAYERS))
+        for key, value in list(config.items()):
+            config[key] = _shrink_per_layer(key, value, main, new_layers)
     for key, value in originals.items():
         if value > 0:
             config[key] = min(value, new_layers if value == main else LAYERS)
@@ -230,10 +264,22 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         if isinstance(value, int):
             if _HEAD_KEYS.match(key) and value > HEADS:
                 heads_original = value
+            if key == "embed_dim" and isinstance(config.get("depths"), list) and value > 16:
+                # The first stage of a hierarchical tower: later stages double it.
+                config[key] = 16
+                continue
+            if key == "window_size" and "patch_size" in config and value > 2:
+                # Windowed vision attention (Swin): windows must tile the tiny feature maps.
+                config[key] = 2
+                continue
             if key in ("image_size", "img_size") and value > IMAGE:
                 patch = config.get("patch_size")
                 patch = patch[0] if isinstance(patch, list) else patch
-                config[key] = max(IMAGE, 4 * patch) if isinstance(patch, int) else IMAGE
+                size = max(IMAGE, 4 * patch) if isinstance(patch, int) else IMAGE
+                if isinstance(patch, int) and isinstance(config.get("depths"), list):
+                    # Hierarchical towers halve the map per stage: the last stage keeps 2x2.
+                    size = max(size, patch * 2 ** len(config["depths"]))
+                config[key] = size
                 continue
             for rule, ceiling in _SCALAR_RULES:
                 if (rule.match(key) if isinstance(rule, re.Pattern) else key in rule) and value > ceiling:

@@ -1,0 +1,135 @@
+"""The tiny-config shrinker: its rules on plain dicts, then on real transformers config families."""
+
+from __future__ import annotations
+
+import pytest
+
+from triagebot.corpus.shrink import HEAD_DIM, HEADS, LAYERS, VOCAB, WIDTH, shrink_dict, text_token_limit
+
+transformers = pytest.importorskip("transformers")
+
+from triagebot.corpus.shrink import tiny_config  # noqa: E402  (needs transformers)
+
+
+def test_mixed_layer_types_keep_one_layer_of_each_kind():
+    config = {
+        "model_type": "x",
+        "num_hidden_layers": 26,
+        "layer_types": ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 20,
+        "hybrid_override_pattern": "M-M-M*" + "-" * 20,
+        "attention_type": "block_sparse" + "x" * 14,  # a 26-character string that is not per-layer
+    }
+    tiny = shrink_dict(config)
+    # Three kinds in the hybrid pattern: three layers, and every per-layer list follows.
+    assert tiny["num_hidden_layers"] == 3
+    assert tiny["layer_types"] == ["sliding_attention", "full_attention", "sliding_attention"]
+    assert sorted(tiny["hybrid_override_pattern"]) == ["*", "-", "M"]
+    assert tiny["attention_type"] == config["attention_type"]
+    del config["hybrid_override_pattern"]
+    tiny = shrink_dict(config)
+    assert tiny["layer_types"] == ["sliding_attention", "full_attention"]
+    assert tiny["num_hidden_layers"] == 2
+
+
+def test_a_cycled_block_pattern_is_kept_whole_when_two_layers_would_lose_a_kind():
+    tiny = shrink_dict({"model_type": "x", "num_hidden_layers": 26, "block_types": ["rec", "rec", "attn"]})
+    assert tiny["block_types"] == ["rec", "rec", "attn"]
+    assert tiny["num_hidden_layers"] == 3
+
+
+def test_widths_heads_and_experts_keep_divisibility():
+    tiny = shrink_dict(
+        {
+            "model_type": "x",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "num_local_experts": 8,
+            "num_experts_per_tok": 2,
+            "num_hidden_layers": 32,
+        }
+    )
+    assert tiny["hidden_size"] == WIDTH and tiny["head_dim"] == HEAD_DIM
+    assert tiny["num_attention_heads"] == HEADS and HEADS % tiny["num_key_value_heads"] == 0
+    assert tiny["num_key_value_heads"] < HEADS  # grouped-query attention stays grouped
+    assert (tiny["num_local_experts"], tiny["num_experts_per_tok"]) == (4, 2)
+    assert tiny["num_hidden_layers"] == LAYERS
+
+
+def test_special_tokens_outside_the_tiny_vocabulary_move_inside_it():
+    tiny = shrink_dict(
+        {
+            "model_type": "vlm",
+            "image_token_index": 262144,
+            "boi_token_index": 255999,
+            "text_config": {
+                "model_type": "t",
+                "vocab_size": 262208,
+                "pad_token_id": 0,
+                "eos_token_id": [1, 106],
+            },
+        }
+    )
+    assert tiny["text_config"]["vocab_size"] == VOCAB
+    ids = {tiny["image_token_index"], tiny["boi_token_index"]}
+    assert len(ids) == 2 and all(VOCAB - 64 <= i < VOCAB for i in ids)
+    assert tiny["text_config"]["eos_token_id"] == [1, 106]  # ids already inside stay
+    assert text_token_limit(tiny) <= min(ids)
+
+
+def test_decoder_family():
+    tiny = tiny_config(transformers.LlamaConfig)
+    config = transformers.LlamaConfig.from_dict(tiny)
+    assert (config.num_hidden_layers, config.hidden_size, config.vocab_size) == (2, WIDTH, VOCAB)
+    assert config.num_attention_heads * config.head_dim == WIDTH
+
+
+def test_encoder_decoder_family():
+    tiny = tiny_config(transformers.BartConfig)
+    assert (tiny["encoder_layers"], tiny["decoder_layers"], tiny["d_model"]) == (2, 2, WIDTH)
+    assert tiny["decoder_start_token_id"] < tiny["vocab_size"]
+    assert tiny["d_model"] % tiny["encoder_attention_heads"] == 0
+
+
+def test_moe_family_keeps_linear_and_full_attention_layers():
+    tiny = tiny_config(transformers.Qwen3NextConfig)
+    assert sorted(set(tiny["layer_types"])) == ["full_attention", "linear_attention"]
+    assert tiny["num_hidden_layers"] == len(tiny["layer_types"])
+    assert tiny["num_experts"] == 4 and tiny["num_experts_per_tok"] <= 2
+
+
+def test_vlm_nested_configs_are_shrunk_and_their_tokens_planted_inside():
+    tiny = tiny_config(transformers.Gemma3Config)
+    text, vision = tiny["text_config"], tiny["vision_config"]
+    assert text["hidden_size"] == vision["hidden_size"] == WIDTH
+    assert text["num_hidden_layers"] == vision["num_hidden_layers"] == 2
+    assert sorted(set(text["layer_types"])) == ["full_attention", "sliding_attention"]
+    assert tiny["image_token_index"] < text["vocab_size"]
+    patches = (vision["image_size"] // vision["patch_size"]) ** 2
+    assert tiny["mm_tokens_per_image"] <= patches
+
+
+def test_hard_coded_rotary_sections_are_scaled_to_the_tiny_head():
+    tiny = tiny_config(transformers.Qwen2VLConfig)
+    text = tiny["text_config"]
+    sections = text["rope_parameters"]["mrope_section"]
+    assert len(sections) == 3
+    assert 2 * sum(sections) == text["hidden_size"] // text["num_attention_heads"]
+
+
+def test_audio_family():
+    tiny = tiny_config(transformers.WhisperConfig)
+    assert (tiny["encoder_layers"], tiny["decoder_layers"], tiny["d_model"]) == (2, 2, WIDTH)
+    assert tiny["num_mel_bins"] == 80  # the feature layout is an input contract, kept
+    tiny = tiny_config(transformers.Wav2Vec2Config)
+    assert len(tiny["conv_dim"]) == len(tiny["conv_kernel"]) == len(tiny["conv_stride"])
+    assert tiny["num_hidden_layers"] == 2
+
+
+def test_hierarchical_backbones_keep_their_stages():
+    tiny = tiny_config(transformers.SwinConfig)
+    assert len(tiny["depths"]) == 4 and max(tiny["depths"]) <= LAYERS
+    config = transformers.SwinConfig.from_dict(tiny)
+    assert config.out_features == [config.stage_names[-1]]
