@@ -50,7 +50,7 @@ class Stages:
         self.calls: list[str] = []
         self.published_dry: bool | None = None
 
-    def sweeper(self, config: Config) -> Snapshot:
+    def sweeper(self, config: Config, work: Path, resume: bool) -> Snapshot:
         self.calls.append("sweep")
         return self.swept
 

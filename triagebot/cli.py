@@ -332,6 +332,68 @@ def command(
         fail(str(error))
 
 
+# --- run: the nightly job end to end (triagebot.pipeline) ---
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [name.strip() for name in text.split(",") if name.strip()] if text else None
+
+
+@app.command()
+def run(
+    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: sweep.corpus).")] = None,
+    models: Annotated[str | None, typer.Option("--models", help="Comma-separated corpus models.")] = None,
+    flags: Annotated[str | None, typer.Option("--flags", help="Comma-separated configured flags.")] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="Models to draw (default: corpus.sample).")
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="cpu, cuda or auto (default: sweep.device).")
+    ] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Concurrent runs.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=1, help="Seconds per run.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for this run's files (default: .triagebot/runs/KEY).")
+    ] = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: tracker.repo).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan issue changes; no write.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Sweep even when this build is stored.")] = False,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option("--snapshot", help="A merged snapshot to store and publish instead of sweeping."),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only say if the installed build needs a sweep: sweep=true|false.")
+    ] = False,
+    token: TokenOption = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """The night's work: detect the installed torch, skip it if stored, sweep, store, diff, render,
+    publish (a dry run without a token), and print where everything went."""
+    from triagebot import pipeline
+    from triagebot.store import LocalStore, StoreError, open_store
+    from triagebot.sweep import StreamError, SweepError
+
+    if device not in (None, "auto", "cpu", "cuda"):
+        fail(f"--device {device!r}: expected cpu, cuda or auto")
+    selection = pipeline.Selection(
+        corpus=corpus, flags=_names(flags), sample=sample, device=device, jobs=jobs, timeout=timeout
+    )
+    settings = pipeline.configured(read_config(config), selection)
+    if repo:
+        settings.tracker.repo = repo
+    options = pipeline.RunOptions(
+        out=out, token=_token(token), dry_run=dry_run, force=force, snapshot=snapshot, check_only=check
+    )
+    try:
+        snapshots = LocalStore(store) if store else open_store(settings.store)
+        stages = pipeline.default_stages(settings, snapshots, _names(models))
+        pipeline.run(settings, options, store=snapshots, **stages)
+    except (pipeline.PipelineError, StoreError, SweepError, StreamError) as error:
+        fail(str(error))
+
+
 # --- sweep, merge: the flag sweep (triagebot.sweep) ---
 
 

@@ -60,9 +60,109 @@ class RunReport:
 
 
 # The stages, as functions of other packages; a test may replace any of them.
-Sweeper = Callable[[Config], Snapshot]
+Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
 Renderer = Callable[[Snapshot, list[Snapshot], Snapshot | None, Path], Path]
 Publisher = Callable[[Snapshot, list[Snapshot], Snapshot | None, Config, str | None, bool, Path], str]
+
+
+@dataclass
+class Selection:
+    """What to sweep, from the command line; None keeps triagebot.toml's choice."""
+
+    corpus: str | None = None
+    models: list[str] | None = None
+    flags: list[str] | None = None
+    sample: int | None = None
+    device: str | None = None
+    jobs: int | None = None
+    timeout: float | None = None
+
+
+def configured(config: Config, selection: Selection) -> Config:
+    """triagebot.toml with the command line's choices written over it."""
+    sweep = {
+        name: value
+        for name, value in (
+            ("corpus", selection.corpus),
+            ("device", selection.device),
+            ("jobs", selection.jobs),
+            ("timeout", selection.timeout),
+        )
+        if value is not None
+    }
+    corpus = {"sample": selection.sample} if selection.sample is not None else {}
+    return config.model_copy(
+        update={
+            "flags": config.select_flags(selection.flags),
+            "sweep": config.sweep.model_copy(update=sweep),
+            "corpus": config.corpus.model_copy(update=corpus),
+        }
+    )
+
+
+def sweep_configured(
+    config: Config, models: list[str] | None, work: Path, store: Store, *, resume: bool = False
+) -> Snapshot:
+    """Sweep the configured corpus (its sample, or the named models) with crashes confirmed;
+    the stream goes to `work`/sweep.jsonl and, with `resume`, an interrupted one is finished."""
+    from triagebot.corpus.sampling import SamplingError, sample
+    from triagebot.sweep import merge, run_sweep
+    from triagebot.sweep.command import select_models
+    from triagebot.sweep.progress import make_progress
+
+    name = config.sweep.corpus
+    specs, selection = select_models(name, models)
+    # Named models are swept as named; otherwise the configured sample, if any, is drawn.
+    if not models and (config.corpus.sample is not None or config.corpus.strata):
+        reference = None
+        if config.corpus.only_breaking_in:
+            try:
+                reference = store.get(config.corpus.only_breaking_in)
+            except StoreError as error:
+                raise PipelineError(f"corpus.only_breaking_in: {error}") from None
+        try:
+            specs, selection = sample(
+                specs,
+                config.corpus.sample or 0,
+                seed=config.corpus.seed,
+                strata=config.corpus.strata,
+                only_breaking_in=reference,
+                corpus=name,
+            )
+        except SamplingError as error:
+            raise PipelineError(f"corpus sample: {error}") from None
+    stream = work / "sweep.jsonl"
+    result = run_sweep(
+        specs,
+        config.flags,
+        stream,
+        corpus=selection,
+        device=config.sweep.device,
+        jobs=config.sweep.jobs,
+        timeout=config.sweep.timeout,
+        memory_limit_gb=config.sweep.memory_limit_gb,
+        resume=resume and stream.exists(),
+        confirm=config.sweep.confirm,
+        progress=make_progress(None),
+    )
+    return merge([result.path])
+
+
+def render_reports(config: Config) -> Renderer:
+    def render(snapshot: Snapshot, history: list[Snapshot], previous: Snapshot | None, out: Path) -> Path:
+        from triagebot.report import write_report
+
+        write_report(
+            snapshot,
+            out,
+            previous=previous,
+            history=history,
+            cc=config.tracker.cc,
+            dashboard_url=config.tracker.dashboard_url,
+        )
+        return out
+
+    return render
 
 
 _BUILD_PROBE = (
@@ -180,9 +280,11 @@ def run(
         github_output({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
         return report
 
-    snapshot = pre_swept if pre_swept is not None else sweeper(config)
-    out = options.out or Path(".triagebot") / "runs" / snapshot.key
+    out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
+    # A sweep of this build interrupted on this machine is finished rather than started over;
+    # --force starts over.
+    snapshot = pre_swept if pre_swept is not None else sweeper(config, out, not options.force)
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
 
     # Read the history before storing, so that `previous` is the newest other build.
@@ -228,9 +330,19 @@ def run(
         f"snapshot {snapshot.key}: {report.stored_file or 'stored'} (copy: {report.snapshot_file})",
         f"diff against {previous.key}: {report.diff_file}" if previous else "diff: none (first snapshot)",
         f"reports: {report.reports_dir}",
-        f"issues ({report.published}): {report.issues_dir}",
+        f"issues: {report.issues_dir} ({report.published})",
         f"summary: {report.summary_file}",
     ]
     for line in report.lines:
         say(line)
     return report
+
+
+def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
+    """The real sweep, renderer and publisher, for `run`."""
+    from triagebot.tracker import publish_snapshot
+
+    def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
+        return sweep_configured(settings, models, work, store, resume=resume)
+
+    return {"sweeper": sweeper, "renderer": render_reports(config), "publisher": publish_snapshot}
