@@ -346,7 +346,11 @@ def _stage(log: str) -> str | None:
 
 
 def _tail(log: str, lines: int = 30) -> str:
-    kept = [line for line in log.splitlines() if not line.startswith("[triagebot:stage]") and line.strip()]
+    kept = [
+        line
+        for line in log.splitlines()
+        if line.strip() and not line.startswith(("[triagebot:stage]", "Extension modules:"))
+    ]
     return "\n".join(kept[-lines:])[-4000:]
 
 

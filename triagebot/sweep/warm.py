@@ -15,13 +15,14 @@ modeling modules.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
+import importlib.util
 import inspect
+import linecache
 import os
-
-import torch
-import torch._dynamo
-import torch.fx
+import pickle
+import sys
 
 LAZY_MODULES = (
     "sympy",
@@ -83,6 +84,136 @@ LAZY_MODULES = (
 )
 
 
+# Source files Dynamo reads while tracing a transformers model: `linecache` for stack
+# summaries, and `funcname_cache`, which tokenizes a whole file to name the function at a line
+# (0.5 s of a first Llama compile in a fresh process). Both caches are plain dicts.
+SOURCE_MODULES = (
+    "torch._compile",
+    "torch._dynamo.bytecode_transformation",
+    "torch._dynamo.convert_frame",
+    "torch._dynamo.eval_frame",
+    "torch._dynamo.output_graph",
+    "torch._dynamo.polyfills",
+    "torch._dynamo.polyfills.builtins",
+    "torch._dynamo.symbolic_convert",
+    "torch._subclasses.fake_tensor",
+    "torch._utils_internal",
+    "torch.random",
+    "torch.cuda.random",
+    "torch.mtia",
+    "torch.xpu",
+    "torch.xpu.random",
+    "torch.utils._contextlib",
+    "torch.nn.modules.module",
+    "torch.nn.modules.container",
+    "torch.nn.modules.linear",
+    "torch.nn.modules.sparse",
+    "torch.nn.modules.activation",
+    "torch.nn.modules.dropout",
+    "torch.nn.modules.normalization",
+    "torch.nn.modules.conv",
+    "torch.nn.functional",
+    "transformers.activations",
+    "transformers.cache_utils",
+    "transformers.configuration_utils",
+    "transformers.integrations.sdpa_attention",
+    "transformers.masking_utils",
+    "transformers.modeling_layers",
+    "transformers.modeling_rope_utils",
+    "transformers.modeling_utils",
+    "transformers.pytorch_utils",
+    "transformers.utils.generic",
+    "transformers.utils.import_utils",
+    "transformers.utils.output_capturing",
+    "triagebot.corpus",
+    "triagebot.corpus.hf",
+    "triagebot.corpus.sentinels",
+    "triagebot.sweep.worker",
+)
+
+
+def _module_path(name: str) -> str | None:
+    """A module's file, found without importing it (nor its package)."""
+    top, *rest = name.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if not rest or not spec.submodule_search_locations:
+        return spec.origin
+    base = os.path.join(next(iter(spec.submodule_search_locations)), *rest)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _start_source_helper(modules: tuple[str, ...]) -> tuple[int, int] | None:
+    """Read and tokenize the sources in a helper process while this one imports torch (the two
+    take about as long, and the machine has a core for each). Forked before anything but the
+    standard library is imported; it sends both caches back through a pipe and exits."""
+    paths = [p for p in map(_module_path, modules) if p]
+    namer = _module_path("torch._dynamo.funcname_cache")
+    if not paths or not namer:
+        return None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper
+        try:
+            os.close(read)
+            spec = importlib.util.spec_from_file_location("_triagebot_funcname_cache", namer)
+            funcnames = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(funcnames)  # it imports only `tokenize`
+            for path in paths:
+                funcnames._add_file(path)
+                linecache.getlines(path)
+            lines = {p: linecache.cache[p] for p in paths if p in linecache.cache}
+            with os.fdopen(write, "wb") as out:
+                out.write(pickle.dumps((funcnames.cache, lines)))
+        finally:
+            os._exit(0)
+    os.close(write)
+    return pid, read
+
+
+def _finish_source_helper(helper: tuple[int, int] | None) -> bool:
+    if helper is None:
+        return False
+    pid, read = helper
+    try:
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        funcnames, lines = pickle.loads(data)
+    except Exception:
+        return False
+    from torch._dynamo import funcname_cache
+
+    for path, table in funcnames.items():
+        funcname_cache.cache.setdefault(path, table)
+    for path, entry in lines.items():
+        linecache.cache.setdefault(path, entry)
+    return True
+
+
+def _warm_sources(modules: tuple[str, ...]) -> None:
+    try:
+        from torch._dynamo import funcname_cache
+    except ImportError:
+        funcname_cache = None
+    for name in modules:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        linecache.getlines(path)
+        if funcname_cache is not None and path not in funcname_cache.cache:
+            with contextlib.suppress(Exception):
+                funcname_cache._add_file(path)
+
+
 def warm() -> list[str]:
     """Import what a first compile would import; returns the names that failed."""
     failed = []
@@ -98,18 +229,32 @@ def warm() -> list[str]:
             importlib.import_module(name)
         except Exception:
             failed.append(name)
+    model_modules = []
     for path in filter(None, os.environ.get("TRIAGEBOT_WARM_CLASSES", "").split(",")):
         module, _, attribute = path.partition(":")
         try:  # getattr on transformers imports the class's modeling module
-            getattr(importlib.import_module(module), attribute)
+            model_modules.append(getattr(importlib.import_module(module), attribute).__module__)
         except Exception:
             failed.append(path)
     with contextlib.suppress(Exception):  # a pure-Python table built on the first torch-function call
         torch.overrides.get_overridable_functions()
+    if not _finish_source_helper(_HELPER):
+        _warm_sources(SOURCE_MODULES)
+    _warm_sources(tuple(model_modules))
     # inspect's file -> module table, which Dynamo's first lookup of a code object builds by
     # resolving the path of every loaded module
     inspect.getmodule(warm.__code__)
     return failed
 
 
+_HELPER = _start_source_helper(SOURCE_MODULES)
+
+import torch  # noqa: E402
+import torch._dynamo  # noqa: E402
+import torch.fx  # noqa: E402
+
 FAILED = warm()
+# Everything imported so far lives as long as the parent: move it out of the collector's reach,
+# so that a child's collections do not walk (and copy-on-write) the parent's objects.
+gc.collect()
+gc.freeze()

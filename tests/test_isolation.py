@@ -1,0 +1,127 @@
+"""Isolation: a run forked from the warm parent records what a fresh interpreter records.
+
+The warm parent (the forkserver) has imported torch, transformers and what a first compile
+imports, and filled pure-Python caches; it must hold no CUDA context and no thread pool when it
+forks. These tests compare the records of the warm path with those of a fresh `python` per run,
+run by run, on the sentinels and on real transformers models from the smoke corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from triagebot.config import DEFAULT_FLAGS
+from triagebot.corpus import UnknownCorpus, load_corpus
+from triagebot.corpus.sentinels import COMPILING
+from triagebot.results import BASELINE, Outcome
+from triagebot.sweep import run_sweep
+from triagebot.sweep.pool import Pool, Task
+
+# A fresh interpreter running one (model, config) with plain Dynamo: the sweep's worker module
+# skips Dynamo's guard-latency measurement, so the fresh path puts it back.
+FRESH = r"""
+import json, sys
+import torch._dynamo.guards as guards
+measure = guards.profile_guard_manager
+from triagebot.results import ModelSpec
+from triagebot.sweep import worker
+guards.profile_guard_manager = measure
+outcome, _ = worker.run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loads(sys.argv[2]), "cpu")
+print(outcome.model_dump_json())
+"""
+REAL_MODELS = 3
+
+
+def real_models():
+    try:
+        specs = [s for s in load_corpus("smoke") if s.source == "transformers"]
+    except UnknownCorpus:
+        specs = []
+    return specs[:REAL_MODELS]
+
+
+def essence(outcome: Outcome) -> tuple:
+    return (
+        outcome.status.value,
+        outcome.graphs,
+        outcome.ops,
+        outcome.break_reasons,
+        outcome.error_type,
+        outcome.signature,
+    )
+
+
+def fresh(spec, patch) -> Outcome:
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH, spec.model_dump_json(), json.dumps(patch)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return Outcome.model_validate_json(done.stdout.strip().splitlines()[-1])
+
+
+def test_warm_path_records_equal_fresh_interpreters_run_by_run(tmp_path):
+    specs = [s for s in load_corpus("sentinels") if s.model in COMPILING] + real_models()
+    assert len(specs) >= len(COMPILING) + 1, "the smoke corpus has no transformers model"
+    configs = {BASELINE: {}, **DEFAULT_FLAGS}
+    warm = run_sweep(specs, dict(DEFAULT_FLAGS), tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300)
+    warm_by_run = {(r.model, r.config): essence(r.outcome) for r in warm.records if r.attempt == 0}
+
+    runs = [(spec, config, patch) for spec in specs for config, patch in configs.items()]
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(lambda run: fresh(run[0], run[2]), runs))
+    fresh_by_run = {
+        (spec.model, config): essence(o) for (spec, config, _), o in zip(runs, outcomes, strict=True)
+    }
+
+    assert warm_by_run.keys() == fresh_by_run.keys()
+    for run in fresh_by_run:
+        assert warm_by_run[run] == fresh_by_run[run], run
+    # the comparison means something: graph breaks, a flag that removes them, and a crash
+    statuses = {essence[0] for essence in fresh_by_run.values()}
+    assert statuses == {"ok", "crash"}
+    assert any(e[1] and e[1] > 1 for e in fresh_by_run.values())
+
+
+def test_warm_parent_forks_with_one_thread_and_no_cuda():
+    specs = [s for s in load_corpus("sentinels") if s.model == "ItemBreak"]
+    tasks = [Task(key="probe", kind="probe", payload={"device": "cpu", "flags": {}})]
+    tasks += [
+        Task(
+            key=i,
+            payload={"spec": specs[0].model_dump(mode="json"), "patch": {}, "compile": True},
+            spec=specs[0],
+        )
+        for i in range(2)
+    ]
+    with Pool(device="cpu", jobs=2, timeout=120) as pool:
+        results = list(pool.run(tasks))
+    assert len(results) == 3
+    for result in results:
+        assert result.message["fork"] == {"parent_threads": 1, "cuda_initialized": False}
+    runs = [r for r in results if r.outcome is not None]
+    assert [r.outcome.graphs for r in runs] == [2, 2]
+
+
+@pytest.mark.skipif(not real_models(), reason="the smoke corpus has no transformers model")
+def test_the_driver_process_never_imports_torch(tmp_path):
+    script = f"""
+import sys
+from triagebot.corpus import load_corpus
+from triagebot.sweep import run_sweep, merge
+spec = [s for s in load_corpus("smoke") if s.source == "transformers"][0]
+result = run_sweep([spec], {{}}, {str(tmp_path / "one.jsonl")!r}, device="cpu", jobs=1)
+assert result.records[0].outcome.status == "ok", result.records[0].outcome
+merge([result.path])
+assert "torch" not in sys.modules, "the driver imported torch"
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
