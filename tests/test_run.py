@@ -57,7 +57,7 @@ class Stages:
     def renderer(self, snap: Snapshot, history: list[Snapshot], previous: Snapshot | None, out: Path) -> Path:
         self.calls.append(f"render {snap.key} after {previous.key if previous else None}")
         out.mkdir(parents=True, exist_ok=True)
-        (out / "index.html").write_text("<html></html>", encoding="utf-8")
+        (out / "summary.md").write_text("## the report's own summary\n", encoding="utf-8")
         return out
 
     def publisher(self, snap, history, previous, config, token, dry_run, out) -> str:
@@ -93,9 +93,12 @@ def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path
     assert report.snapshot_file is not None and report.snapshot_file.exists()
     assert report.diff_file is None  # nothing to compare with
     assert stages.published_dry is True  # no token, no repo
+    assert lines[0] == f"torch {new.key} (bbb) is not in the store: sweeping corpus 'smoke' under 2 flags"
     assert any(line.startswith(f"snapshot {new.key}: ") for line in lines)
     assert any("diff: none (first snapshot)" in line for line in lines)
-    assert "publishing: dry run: 1 issue planned" in summary_file.read_text(encoding="utf-8")
+    step_summary = summary_file.read_text(encoding="utf-8")
+    assert "publishing: dry run: 1 issue planned" in step_summary
+    assert step_summary.rstrip().endswith("## the report's own summary")
     outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines())
     assert outputs["swept"] == "true" and Path(outputs["snapshot"]) == report.snapshot_file
 

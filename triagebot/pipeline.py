@@ -221,7 +221,8 @@ def step_summary(markdown: str) -> None:
             handle.write(markdown + "\n")
 
 
-def summary_markdown(report: RunReport, change: SnapshotDiff | None) -> str:
+def summary_markdown(report: RunReport, change: SnapshotDiff | None, details: str = "") -> str:
+    """The step summary: what this run did, then `details` (the report's own summary.md)."""
     build = report.build
     head = f"### triagebot run: torch {build.torch_version}"
     if build.torch_git_version:
@@ -241,6 +242,8 @@ def summary_markdown(report: RunReport, change: SnapshotDiff | None) -> str:
         if change.compare_url:
             rows.append(f"- commits: {change.compare_url}")
     rows.append(f"- publishing: {report.published}")
+    if details:
+        rows += ["", details.strip()]
     return "\n".join(rows)
 
 
@@ -284,6 +287,11 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     # A sweep of this build interrupted on this machine is finished rather than started over;
     # --force starts over.
+    if pre_swept is None:
+        say(
+            f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) is not in the "
+            f"store: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags"
+        )
     snapshot = pre_swept if pre_swept is not None else sweeper(config, out, not options.force)
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
 
@@ -313,7 +321,9 @@ def run(
         snapshot, history, previous, config, options.token, dry_run, report.issues_dir
     )
 
-    summary = summary_markdown(report, change)
+    rendered_summary = report.reports_dir / "summary.md"
+    details = rendered_summary.read_text(encoding="utf-8") if rendered_summary.is_file() else ""
+    summary = summary_markdown(report, change, details)
     report.summary_file = out / "summary.md"
     report.summary_file.write_text(summary + "\n", encoding="utf-8")
     step_summary(summary)

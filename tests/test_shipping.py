@@ -1,0 +1,91 @@
+"""What ships besides the package: the runner image's Dockerfile and the README's reference."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from triagebot.config import Config, parse_config
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def instructions(name: str) -> list[str]:
+    """The arguments of every `name` instruction, continuation lines joined."""
+    joined = DOCKERFILE.replace("\\\n", " ")
+    return re.findall(rf"^{name}\s+(.+)$", joined, flags=re.M)
+
+
+def test_image_base_is_a_pinned_cuda_tag():
+    (base,) = instructions("FROM")
+    image, _, tag = base.partition(":")
+    assert image == "nvidia/cuda"
+    assert re.fullmatch(r"\d+\.\d+\.\d+-[\w.-]+", tag.split("@")[0]), f"{base} is not pinned to a version tag"
+
+
+def test_torch_comes_from_the_pytorch_index_chosen_by_build_arguments():
+    arguments = {line.split("=", 1)[0] for line in instructions("ARG")}
+    assert {"TORCH_CHANNEL", "TORCH_VARIANT", "TORCH_VERSION"} <= arguments
+    assert "download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}" in DOCKERFILE
+    assert "python3.11" in DOCKERFILE
+
+
+def test_triagebot_is_installed_without_touching_the_nightly():
+    # The installed torch is pinned as a constraint while triagebot's dependencies resolve.
+    assert "pip install --constraint /tmp/keep-torch.txt" in DOCKERFILE
+    assert DOCKERFILE.index("pip install --pre") < DOCKERFILE.index("--constraint /tmp/keep-torch.txt")
+
+
+def test_image_runs_as_a_non_root_user_and_holds_no_secret():
+    users = instructions("USER")
+    assert users and users[-1] not in ("root", "0")
+    names = re.findall(r"(\w+)=", " ".join(instructions("ENV") + instructions("ARG")))
+    assert "HF_HUB_OFFLINE" in names  # the continuation lines were read
+    assert not [name for name in names if re.search(r"(?i)token|secret|passw|credential", name)]
+
+
+def test_build_context_is_only_what_the_image_needs():
+    ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    rules = [line for line in ignored if line and not line.startswith("#")]
+    assert rules[0] == "*"  # everything out by default, so no stray .env or token file goes in
+    allowed = {rule[1:].rstrip("/") for rule in rules if rule.startswith("!")}
+    copied = {part.rstrip("/") for line in instructions("COPY") for part in line.split()[:-1]}
+    assert copied <= allowed, f"COPY of files the build context leaves out: {copied - allowed}"
+
+
+def readme_section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, flags=re.M | re.S)
+    assert match, f"README has no section {title!r}"
+    return match[1]
+
+
+def test_readme_toml_example_is_a_valid_config():
+    section = readme_section("triagebot.toml reference")
+    example = re.search(r"```toml\n(.*?)```", section, flags=re.S)
+    assert example
+    config = parse_config(example[1], "README example")
+    assert config.sweep == Config().sweep and config.store == Config().store
+
+
+def test_readme_reference_names_every_config_key():
+    table = readme_section("triagebot.toml reference")
+    documented = set(re.findall(r"^\| `([\w.<>]+)` \|", table, flags=re.M))
+    keys = {"flags.<name>"}
+    for section, model in Config.model_fields.items():
+        if section == "flags":
+            continue
+        keys |= {f"{section}.{field}" for field in model.annotation.model_fields}
+    assert keys - documented == set(), "README's triagebot.toml reference misses keys"
+    assert documented - keys == set(), "README's triagebot.toml reference names keys that do not exist"
+
+
+def test_readme_lists_every_command():
+    import typer
+
+    from triagebot.cli import app
+
+    commands = readme_section("Commands")
+    for name in typer.main.get_command(app).commands:
+        assert f"`triagebot {name}" in commands, f"README's Commands section does not mention {name}"
