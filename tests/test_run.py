@@ -247,3 +247,20 @@ def test_summary_names_the_build(swept: bool):
     text = summary_markdown(report, None)
     assert text.startswith("### triagebot run: torch 2.12.0.dev20260409 (`0123456789ab`)")
     assert ("Already swept" in text) is not swept
+
+
+def test_an_unknown_corpus_is_refused_before_anything_is_written(tmp_path: Path):
+    from triagebot.pipeline import PipelineError
+
+    config = parse_config('[sweep]\ncorpus = "nope"\n')
+    new = snapshot("2.12.0.dev20260409", "bbb")
+    stages = Stages(new)
+    with pytest.raises(PipelineError, match=r"unknown corpus 'nope' \(known: .*sentinels"):
+        run(
+            config,
+            RunOptions(out=tmp_path / "out"),
+            store=MemoryStore(),
+            build=new.environment,
+            **stages.stages(),
+        )
+    assert stages.calls == [] and not (tmp_path / "out").exists()

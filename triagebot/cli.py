@@ -371,6 +371,8 @@ def run(
 ) -> None:
     """The night's work: detect the installed torch, skip it if stored, sweep, store, diff, render,
     publish (a dry run without a token), and print where everything went."""
+    import re
+
     from triagebot import pipeline
     from triagebot.store import LocalStore, StoreError, open_store
     from triagebot.sweep import StreamError, SweepError
@@ -380,6 +382,8 @@ def run(
     selection = pipeline.Selection(
         corpus=corpus, flags=_names(flags), sample=sample, device=device, jobs=jobs, timeout=timeout
     )
+    if repo and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+        fail(f"--repo {repo!r} is not OWNER/NAME")
     settings = pipeline.configured(read_config(config), selection)
     if repo:
         settings.tracker.repo = repo

@@ -283,6 +283,12 @@ def run(
         github_output({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
         return report
 
+    if pre_swept is None:
+        from triagebot.corpus import corpus_names
+
+        if config.sweep.corpus not in corpus_names():
+            known = ", ".join(corpus_names())
+            raise PipelineError(f"unknown corpus {config.sweep.corpus!r} (known: {known})")
     out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
     # A sweep of this build interrupted on this machine is finished rather than started over;
