@@ -17,7 +17,6 @@ import pytest
 
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import UnknownCorpus, load_corpus
-from triagebot.corpus.sentinels import COMPILING
 from triagebot.results import BASELINE, Outcome
 from triagebot.sweep import run_sweep
 from triagebot.sweep.pool import Pool, Task
@@ -35,6 +34,8 @@ outcome, _ = worker.run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loa
 print(outcome.model_dump_json())
 """
 REAL_MODELS = 3
+# The sentinels whose records depend on the flag: a break one removes, and a crash one causes.
+SENTINELS = ("ItemBreak", "NonzeroBreak", "NonzeroGuardCrash")
 
 
 def real_models():
@@ -69,8 +70,8 @@ def fresh(spec, patch) -> Outcome:
 
 
 def test_warm_path_records_equal_fresh_interpreters_run_by_run(tmp_path):
-    specs = [s for s in load_corpus("sentinels") if s.model in COMPILING] + real_models()
-    assert len(specs) >= len(COMPILING) + 1, "the smoke corpus has no transformers model"
+    specs = [s for s in load_corpus("sentinels") if s.model in SENTINELS] + real_models()
+    assert len(specs) >= len(SENTINELS) + 2, "the smoke corpus has fewer than two transformers models"
     configs = {BASELINE: {}, **DEFAULT_FLAGS}
     warm = run_sweep(specs, dict(DEFAULT_FLAGS), tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300)
     warm_by_run = {(r.model, r.config): essence(r.outcome) for r in warm.records if r.attempt == 0}

@@ -19,6 +19,9 @@ Public API (importing this package does not import torch; the children and the w
 - `read_stream(path) -> (SweepHeader, [RunRecord])`, tolerant of a torn last line.
 - `detect_environment(device) -> Environment` (in-process; on "cuda" it initialises CUDA, so the
   sweep calls it in a child), `validate_flags(flags)` (unknown torch._dynamo.config names).
+- `start_parent()`: start the warm parent before the models are known (call it before loading a
+  large corpus: its imports then overlap with the loading); the next sweep or check sends it the
+  model classes to warm up.
 - `worker.run_one(spec, patch, device, compile=True, fresh=False) -> (Outcome, ModelSpec)`: one
   run in the calling process (repro checks, benchmarks).
 
@@ -37,6 +40,7 @@ from triagebot.sweep.engine import (
     validate_flags,
 )
 from triagebot.sweep.environment import detect_environment
+from triagebot.sweep.pool import start_parent
 from triagebot.sweep.stream import StreamError, merge, parse_shard, read_stream, select_shard, write_snapshot
 
 __all__ = [
@@ -54,6 +58,7 @@ __all__ = [
     "read_stream",
     "run_sweep",
     "select_shard",
+    "start_parent",
     "validate_flags",
     "write_snapshot",
 ]

@@ -10,6 +10,7 @@ from rich.console import Console
 from triagebot.config import Config
 from triagebot.results import BASELINE, CorpusSelection, ModelSpec
 from triagebot.sweep.engine import SweepError, SweepResult, run_sweep
+from triagebot.sweep.pool import start_parent
 from triagebot.sweep.progress import crash_table, make_progress, summary_table
 from triagebot.sweep.stream import merge, write_snapshot
 
@@ -54,6 +55,7 @@ def sweep(
     interactive: bool | None = None,
 ) -> SweepResult:
     """Run a sweep with the options of `triagebot sweep` over the defaults of `settings`."""
+    start_parent()  # the warm parent imports torch while this process loads the corpus
     corpus = corpus or settings.sweep.corpus
     chosen_flags = settings.select_flags(_split(flags))
     specs, selection = select_models(corpus, _split(models))
@@ -77,6 +79,8 @@ def sweep(
         progress=progress,
     )
     console = Console(file=sys.stdout)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
     console.print(summary_table(result.records, [BASELINE, *chosen_flags]))
     crashes = crash_table(result.records)
     if crashes is not None:

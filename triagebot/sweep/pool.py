@@ -17,12 +17,14 @@ and each child may use 1/jobs of the GPU's memory.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
 import os
 import re
+import select
 import shutil
 import signal
 import tempfile
@@ -40,7 +42,9 @@ _FORKSERVER = multiprocessing.forkserver._forkserver
 # make any CUDA availability check use NVML rather than initialise the driver.
 PARENT_ENV = {"OPENBLAS_NUM_THREADS": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
 WARM_CLASSES = "TRIAGEBOT_WARM_CLASSES"
+WARM_FIFO = "TRIAGEBOT_WARM_FIFO"
 _preloaded: frozenset[str] | None = None
+_fifo: tuple[str, int] | None = None  # a parent started early waits for its classes on this FIFO
 _STAGE = re.compile(r"^\[triagebot:stage\] (\w+)$", re.M)
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
 
@@ -51,33 +55,81 @@ def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
     return sorted({spec.class_path for spec in specs if spec.class_path and spec.source != "sentinel"})
 
 
+def start_parent() -> None:
+    """Start the warm parent now, before the models are known, so that its imports overlap
+    with the caller's own work (loading a corpus). It waits for its model classes on a FIFO
+    once its generic warm-up is done; `ensure_parent(classes)` sends them."""
+    global _fifo, _preloaded
+    pid = _FORKSERVER._forkserver_pid
+    if pid is not None and _alive(pid):
+        return
+    folder = tempfile.mkdtemp(prefix="triagebot-warm-")
+    path = os.path.join(folder, "classes")
+    os.mkfifo(path, 0o600)
+    # Held open (read-write, so it never blocks) until this process exits: a FIFO's data lives
+    # only while some process has it open.
+    fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+    atexit.register(_drop_fifo, folder, path, fd)
+    _spawn({WARM_FIFO: path})
+    _fifo, _preloaded = (path, fd), None
+
+
+def _drop_fifo(folder: str, path: str, fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+    _remove(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
 def ensure_parent(classes: Iterable[str] = ()) -> int:
     """Start the warm parent (or restart it when it lacks some of `classes`); returns its pid.
 
-    The classes reach `triagebot.sweep.warm` through the parent's environment (WARM_CLASSES).
+    The classes reach `triagebot.sweep.warm` through the parent's environment (WARM_CLASSES),
+    or through its FIFO when it was started early by `start_parent`.
     """
-    global _preloaded
+    global _preloaded, _fifo
     wanted = frozenset(classes)
     pid = _FORKSERVER._forkserver_pid
-    if pid is not None and _alive(pid) and _preloaded is not None and wanted <= _preloaded:
+    alive = pid is not None and _alive(pid)
+    if alive and _fifo is not None:
+        _send(_fifo[1], ",".join(sorted(wanted)) + "\n")
+        _fifo, _preloaded = None, wanted
+        return pid
+    if alive and _preloaded is not None and wanted <= _preloaded:
         return pid
     if pid is not None:
         _FORKSERVER._stop()
     wanted = wanted | (_preloaded or frozenset())
+    _spawn({WARM_CLASSES: ",".join(sorted(wanted))})
+    _fifo, _preloaded = None, wanted
+    return _FORKSERVER._forkserver_pid
+
+
+def _spawn(extra_env: dict[str, str]) -> None:
     _FORKSERVER.set_forkserver_preload(["__main__", "triagebot.sweep.warm"])
-    env = {**PARENT_ENV, WARM_CLASSES: ",".join(sorted(wanted))}
-    saved = {k: os.environ.get(k) for k in env}
+    env = {**PARENT_ENV, **extra_env}
+    saved = {k: os.environ.get(k) for k in (*env, WARM_CLASSES, WARM_FIFO)}
+    for key in (WARM_CLASSES, WARM_FIFO):
+        os.environ.pop(key, None)
     os.environ.update(env)
     try:
-        _FORKSERVER.ensure_running()
+        _FORKSERVER.ensure_running()  # returns at once: the parent warms up in the background
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    _preloaded = wanted
-    return _FORKSERVER._forkserver_pid
+
+
+def _send(fd: int, text: str) -> None:
+    data = text.encode()
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
 
 
 def parent_pid() -> int | None:

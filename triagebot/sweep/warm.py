@@ -22,6 +22,7 @@ import inspect
 import linecache
 import os
 import pickle
+import select
 import sys
 
 LAZY_MODULES = (
@@ -214,6 +215,32 @@ def _warm_sources(modules: tuple[str, ...]) -> None:
                 funcname_cache._add_file(path)
 
 
+def _classes() -> list[str]:
+    """The model classes to resolve: from $TRIAGEBOT_WARM_CLASSES, or, for a parent started
+    before the models were known, one line read from the FIFO at $TRIAGEBOT_WARM_FIFO (given up
+    when the process that started this one goes away)."""
+    text = os.environ.get("TRIAGEBOT_WARM_CLASSES", "")
+    fifo = os.environ.get("TRIAGEBOT_WARM_FIFO")
+    if fifo:
+        starter, data = os.getppid(), b""
+        try:
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            fd = None
+        while fd is not None and not data.endswith(b"\n"):
+            if select.select([fd], [], [], 0.5)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+            elif os.getppid() != starter:
+                break
+        if fd is not None:
+            os.close(fd)
+        text = data.decode().strip()
+    return [path for path in text.split(",") if path]
+
+
 def warm() -> list[str]:
     """Import what a first compile would import; returns the names that failed."""
     failed = []
@@ -229,8 +256,10 @@ def warm() -> list[str]:
             importlib.import_module(name)
         except Exception:
             failed.append(name)
+    if not _finish_source_helper(_HELPER):
+        _warm_sources(SOURCE_MODULES)
     model_modules = []
-    for path in filter(None, os.environ.get("TRIAGEBOT_WARM_CLASSES", "").split(",")):
+    for path in _classes():
         module, _, attribute = path.partition(":")
         try:  # getattr on transformers imports the class's modeling module
             model_modules.append(getattr(importlib.import_module(module), attribute).__module__)
@@ -238,8 +267,6 @@ def warm() -> list[str]:
             failed.append(path)
     with contextlib.suppress(Exception):  # a pure-Python table built on the first torch-function call
         torch.overrides.get_overridable_functions()
-    if not _finish_source_helper(_HELPER):
-        _warm_sources(SOURCE_MODULES)
     _warm_sources(tuple(model_modules))
     # inspect's file -> module table, which Dynamo's first lookup of a code object builds by
     # resolving the path of every loaded module
