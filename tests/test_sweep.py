@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from triagebot.config import DEFAULT_FLAGS
-from triagebot.corpus import load_corpus
+from triagebot.corpus import UnknownCorpus, load_corpus
 from triagebot.results import BASELINE, RunRecord, Status
 from triagebot.sweep import (
     CHECK_CONFIG,
@@ -413,3 +413,16 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr == "triagebot: error: corpus 'sentinels' has no model 'Nope'\n"
+
+
+def test_memory_per_worker_is_bounded():
+    """RLIMIT_AS on CPU: a model too big for the limit fails to build instead of eating the machine."""
+    try:
+        spec = next(s for s in load_corpus("smoke") if s.model == "LlamaForCausalLM")
+    except (StopIteration, UnknownCorpus):
+        pytest.skip("the smoke corpus has no LlamaForCausalLM")
+    config = {**spec.config, "hidden_size": 4096, "vocab_size": 131072, "num_attention_heads": 32}
+    big = spec.model_copy(update={"model": "BigLlama", "config": {**config, "num_hidden_layers": 1}})
+    (record,) = check_models([big], device="cpu", memory_limit_gb=2, timeout=120)
+    assert record.outcome.status == Status.create_error
+    assert "can't allocate memory" in record.outcome.error

@@ -64,20 +64,23 @@ def sweep(
             f"sweep-{corpus}" + (f"-{shard.replace('/', 'of')}" if shard else "") + ".jsonl"
         )
     progress = make_progress(interactive)
-    result = run_sweep(
-        specs,
-        chosen_flags,
-        out,
-        corpus=selection,
-        device=device or settings.sweep.device,
-        jobs=jobs or settings.sweep.jobs,
-        timeout=timeout or settings.sweep.timeout,
-        memory_limit_gb=settings.sweep.memory_limit_gb,
-        resume=resume,
-        shard=shard,
-        confirm=settings.sweep.confirm,
-        progress=progress,
-    )
+    try:
+        result = run_sweep(
+            specs,
+            chosen_flags,
+            out,
+            corpus=selection,
+            device=device or settings.sweep.device,
+            jobs=jobs or settings.sweep.jobs,
+            timeout=timeout or settings.sweep.timeout,
+            memory_limit_gb=settings.sweep.memory_limit_gb,
+            resume=resume,
+            shard=shard,
+            confirm=settings.sweep.confirm,
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        raise SweepError(f"interrupted: the finished runs are in {out}; --resume finishes it") from None
     console = Console(file=sys.stdout)
     if not console.is_terminal:
         console.width = max(console.width, 120)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -63,8 +64,8 @@ class LiveProgress:
 
     def update(self, record: RunRecord) -> None:
         self.crashes += record.outcome.status == Status.crash
-        last = f"{record.model} [{record.config}] {describe(record)}"
-        self.bar.update(self.task, advance=1, crashes=self.crashes, last=last[:60])
+        last = escape(f"{record.model} [{record.config}] {describe(record)}"[:70])
+        self.bar.update(self.task, advance=1, crashes=self.crashes, last=last)
 
     def close(self) -> None:
         self.bar.stop()
