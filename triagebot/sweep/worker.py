@@ -177,7 +177,7 @@ def _fork_state() -> dict[str, Any]:
     return {"parent_threads": parent_threads, "cuda_initialized": torch.cuda.is_initialized()}
 
 
-def _set_up(settings: dict[str, Any]) -> None:
+def _set_up(settings: dict[str, Any], limit_memory: bool) -> None:
     log = os.open(settings["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -185,7 +185,7 @@ def _set_up(settings: dict[str, Any]) -> None:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     limit = settings.get("memory_bytes")
-    if limit and settings["device"] == "cpu":
+    if limit and limit_memory and settings["device"] == "cpu":
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     torch.set_num_threads(settings["threads"])
 
@@ -199,7 +199,7 @@ def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str
     code = 0
     try:
         state = _fork_state()
-        _set_up(settings)
+        _set_up(settings, limit_memory=kind == "run")  # the probe may initialise CUDA
         if kind == "run":
             if settings["device"] == "cuda" and settings.get("gpu_fraction"):
                 torch.cuda.set_per_process_memory_fraction(settings["gpu_fraction"])
