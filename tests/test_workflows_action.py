@@ -1,0 +1,204 @@
+"""action.yml's step scripts, run in bash against a stand-in interpreter that records its argv.
+
+They check what the linters cannot: which `triagebot` command line each input produces, that
+input text reaches it as data (never as shell), and that the data-branch token handed to git
+through the environment really answers git's credential requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+NIGHTLY = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text(encoding="utf-8"))
+RUN_STEP = next(step for step in ACTION["runs"]["steps"] if step.get("id") == "step")
+
+# The action's inputs as the runner hands them to the step: every input, defaults filled in.
+DEFAULTS = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+
+
+@pytest.fixture
+def runner(tmp_path: Path):
+    """Run the action's main step with `inputs`; returns (exit status, argv seen, outputs, stdout)."""
+    recorder = tmp_path / "python"
+    recorder.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "seen = {'argv': sys.argv[1:], 'git': os.environ.get('GIT_CONFIG_COUNT')}\n"
+        "with open(os.environ['ARGV_LOG'], 'a') as log:\n"
+        "    log.write(json.dumps(seen) + '\\n')\n",
+        encoding="utf-8",
+    )
+    recorder.chmod(0o755)
+
+    def run(event_name: str = "workflow_dispatch", **inputs: str):
+        values = {**DEFAULTS, **{name.replace("_", "-"): value for name, value in inputs.items()}}
+        values["python"] = str(recorder)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        for name, expression in RUN_STEP["env"].items():
+            # Each env entry is `${{ inputs.NAME }}`; the runner substitutes the input's value.
+            input_name = expression.removeprefix("${{ inputs.").removesuffix(" }}")
+            env[name] = values[input_name]
+        log, outputs = tmp_path / "argv.jsonl", tmp_path / "outputs"
+        for path in (log, outputs):
+            path.write_text("", encoding="utf-8")
+        env.update(
+            ARGV_LOG=str(log),
+            GITHUB_OUTPUT=str(outputs),
+            GITHUB_EVENT_NAME=event_name,
+            GITHUB_EVENT_PATH=str(tmp_path / "event.json"),
+            RUNNER_TEMP=str(tmp_path),
+            GITHUB_RUN_ID="7",
+            GITHUB_JOB="job",
+        )
+        done = subprocess.run(
+            ["bash", "-e", "-c", RUN_STEP["run"]],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        written = dict(line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines())
+        return done.returncode, calls, written, done.stdout
+
+    return run
+
+
+def test_every_input_of_the_step_comes_from_an_input():
+    for name, expression in RUN_STEP["env"].items():
+        assert expression.startswith("${{ inputs.") and expression.endswith(" }}"), name
+
+
+def test_run_passes_only_the_inputs_given(runner, tmp_path: Path):
+    status, calls, _, _ = runner(
+        command="run", corpus="smoke", flags="a,b", dry_run="true", out=str(tmp_path / "o")
+    )
+    assert status == 0
+    assert [call["argv"] for call in calls] == [
+        [
+            "-m",
+            "triagebot",
+            "run",
+            "--corpus",
+            "smoke",
+            "--flags",
+            "a,b",
+            "--dry-run",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    ]
+
+
+def test_input_text_reaches_triagebot_as_one_argument_and_never_runs(runner, tmp_path: Path):
+    hostile = "$(touch pwned) \"; touch pwned2; echo '`touch pwned3`"
+    status, calls, written, _ = runner(command="sweep", models=hostile, shard="2/4")
+    assert status == 0
+    (call,) = calls
+    assert call["argv"][:3] == ["-m", "triagebot", "sweep"]
+    assert call["argv"][call["argv"].index("--models") + 1] == hostile
+    assert call["argv"][call["argv"].index("--shard") + 1] == "2/4"
+    assert not list(tmp_path.glob("pwned*"))
+    assert written["snapshot"] == call["argv"][call["argv"].index("--out") + 1]
+
+
+def test_merge_takes_every_shard_file_in_order(runner, tmp_path: Path):
+    shards = tmp_path / "shards"
+    (shards / "nested").mkdir(parents=True)
+    for name in ("shard-2.jsonl", "shard-1.jsonl", "nested/shard-3.jsonl", "notes.txt"):
+        (shards / name).write_text("{}\n", encoding="utf-8")
+    status, calls, written, _ = runner(command="merge", shards=str(shards), out=str(tmp_path / "m"))
+    assert status == 0
+    (call,) = calls
+    assert call["argv"] == [
+        "-m",
+        "triagebot",
+        "merge",
+        str(shards / "nested" / "shard-3.jsonl"),
+        str(shards / "shard-1.jsonl"),
+        str(shards / "shard-2.jsonl"),
+        "--out",
+        str(tmp_path / "m" / "snapshot.json"),
+    ]
+    assert written["snapshot"] == str(tmp_path / "m" / "snapshot.json")
+
+
+def test_publish_without_a_token_is_a_dry_run(runner, tmp_path: Path):
+    status, calls, _, _ = runner(command="publish", snapshot="s.json", repo="o/n", out=str(tmp_path))
+    assert status == 0
+    argv = calls[0]["argv"]
+    assert argv[:4] == ["-m", "triagebot", "publish", "s.json"] and "--dry-run" in argv
+    status, calls, _, _ = runner(
+        command="publish", snapshot="s.json", repo="o/n", token="t", out=str(tmp_path)
+    )
+    assert "--dry-run" not in calls[0]["argv"]
+
+
+def test_command_reads_the_event_or_polls(runner, tmp_path: Path):
+    _, calls, _, _ = runner("issue_comment", command="command")
+    assert calls[0]["argv"] == ["-m", "triagebot", "command", "--event", str(tmp_path / "event.json")]
+    _, calls, _, _ = runner("schedule", command="command", repo="pytorch/pytorch")
+    assert calls[0]["argv"] == ["-m", "triagebot", "command", "--poll", "--repo", "pytorch/pytorch"]
+
+
+def test_a_missing_or_unknown_command_input_is_a_clear_error(runner):
+    status, calls, _, stdout = runner(command="sweeep")
+    assert status == 2 and calls == []
+    assert "::error::unknown command 'sweeep' (run, sweep, merge, publish, command)" in stdout
+    status, calls, _, stdout = runner(command="merge")
+    assert status == 2 and "needs the shards input" in stdout
+
+
+def test_git_gets_the_store_token_only_when_one_is_given(runner):
+    _, calls, _, _ = runner(command="run", store_token="secret-token")
+    assert calls[0]["git"] == "1"
+    _, calls, _, _ = runner(command="run")
+    assert calls[0]["git"] is None
+
+
+def git_credential(env: dict[str, str], home: Path) -> dict[str, str]:
+    if shutil.which("git") is None:
+        pytest.fail("git is needed to check the credential helper")
+    done = subprocess.run(
+        ["git", "credential", "fill"],
+        input="protocol=https\nhost=github.com\npath=owner/repo.git\n\n",
+        env={"PATH": os.environ["PATH"], "HOME": str(home), "GIT_TERMINAL_PROMPT": "0", **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+def test_the_action_credential_helper_answers_git_with_the_token(tmp_path: Path):
+    # The exports the step makes when store-token is set, read from the script itself.
+    exports = dict(
+        line.strip().removeprefix("export ").split("=", 1)
+        for line in RUN_STEP["run"].splitlines()
+        if line.strip().startswith("export GIT_CONFIG_")
+    )
+    env = {name: value.strip("'\"") for name, value in exports.items()}
+    env["TRIAGEBOT_STORE_TOKEN"] = "secret-token"
+    answer = git_credential(env, tmp_path)
+    assert answer["username"] == "x-access-token" and answer["password"] == "secret-token"
+
+
+def test_the_nightly_check_step_hands_git_the_token_the_same_way(tmp_path: Path):
+    step = next(s for s in NIGHTLY["jobs"]["plan"]["steps"] if s.get("id") == "check")
+    env = {name: str(value) for name, value in step["env"].items() if name.startswith("GIT_CONFIG_")}
+    env["TRIAGEBOT_STORE_TOKEN"] = "job-token"
+    answer = git_credential(env, tmp_path)
+    assert answer["username"] == "x-access-token" and answer["password"] == "job-token"
