@@ -202,3 +202,66 @@ def test_the_nightly_check_step_hands_git_the_token_the_same_way(tmp_path: Path)
     env["TRIAGEBOT_STORE_TOKEN"] = "job-token"
     answer = git_credential(env, tmp_path)
     assert answer["username"] == "x-access-token" and answer["password"] == "job-token"
+
+
+INSTALL_STEP = ACTION["runs"]["steps"][0]
+
+FAKE_INTERPRETER = """#!{python}
+import json, os, sys
+arguments = sys.argv[1:]
+with open(os.environ["ARGV_LOG"], "a") as log:
+    seen = {{"argv": arguments}}
+    if "--constraint" in arguments:
+        seen["constraint"] = open(arguments[arguments.index("--constraint") + 1]).read()
+    log.write(json.dumps(seen) + "\\n")
+if arguments[:2] == ["-c", "import triagebot"]:
+    sys.exit(0 if os.environ["HAS_TRIAGEBOT"] == "1" else 1)
+if arguments[:2] == ["-c", "import torch"]:
+    sys.exit(0 if os.environ["HAS_TORCH"] == "1" else 1)
+if arguments[0] == "-c":
+    print(os.environ["TORCH_VERSION"])
+"""
+
+
+def install(tmp_path: Path, *, has_triagebot: bool, has_torch: bool) -> list[dict]:
+    interpreter = tmp_path / "python"
+    interpreter.write_text(FAKE_INTERPRETER.format(python=sys.executable), encoding="utf-8")
+    interpreter.chmod(0o755)
+    log = tmp_path / "argv.jsonl"
+    log.write_text("", encoding="utf-8")
+    env = {
+        "PATH": os.environ["PATH"],
+        "ARGV_LOG": str(log),
+        "RUNNER_TEMP": str(tmp_path),
+        "TRIAGEBOT_PYTHON": str(interpreter),
+        "TRIAGEBOT_TORCH": DEFAULTS["torch"],
+        "TRIAGEBOT_SOURCE": str(ROOT),
+        "HAS_TRIAGEBOT": "1" if has_triagebot else "0",
+        "HAS_TORCH": "1" if has_torch else "0",
+        "TORCH_VERSION": "2.12.0.dev20260408+cu128",
+    }
+    done = subprocess.run(["bash", "-e", "-c", INSTALL_STEP["run"]], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def pip_installs(calls: list[dict]) -> list[dict]:
+    return [call for call in calls if call["argv"][:3] == ["-m", "pip", "install"]]
+
+
+def test_install_keeps_the_runner_images_triagebot(tmp_path: Path):
+    assert pip_installs(install(tmp_path, has_triagebot=True, has_torch=True)) == []
+
+
+def test_install_beside_a_self_hosted_nightly_pins_that_torch(tmp_path: Path):
+    (call,) = pip_installs(install(tmp_path, has_triagebot=False, has_torch=True))
+    assert call["constraint"].strip() == "torch==2.12.0.dev20260408+cu128"
+    assert call["argv"][-1] == str(ROOT)
+    assert not any(argument.startswith("torch") for argument in call["argv"])
+
+
+def test_install_on_a_hosted_runner_brings_the_pinned_cpu_torch_first(tmp_path: Path):
+    torch_call, triagebot_call = pip_installs(install(tmp_path, has_triagebot=False, has_torch=False))
+    assert DEFAULTS["torch"] == "torch==2.13.0" and DEFAULTS["torch"] in torch_call["argv"]
+    assert torch_call["argv"][-2:] == ["--index-url", "https://download.pytorch.org/whl/cpu"]
+    assert triagebot_call["argv"][-1] == str(ROOT)
