@@ -111,14 +111,19 @@ def modality_of(model_class: type) -> str:
     return found[0]
 
 
-def stratum_of(model_class: type, config_class: type, modality: str) -> str:
-    model_type = getattr(config_class, "model_type", "") or ""
+@functools.cache
+def _is_encoder_decoder(config_class: type) -> bool:
     try:
         defaults = config_class()
-    except Exception:
-        defaults = None
-    text = getattr(defaults, "text_config", None) if defaults is not None else None
-    if getattr(defaults, "is_encoder_decoder", False) or getattr(text, "is_encoder_decoder", False):
+    except Exception:  # a config that cannot be built with defaults says nothing here
+        return False
+    text = getattr(defaults, "text_config", None)
+    return bool(getattr(defaults, "is_encoder_decoder", False) or getattr(text, "is_encoder_decoder", False))
+
+
+def stratum_of(model_class: type, config_class: type, modality: str) -> str:
+    model_type = getattr(config_class, "model_type", "") or ""
+    if _is_encoder_decoder(config_class):
         return "encoder_decoder"
     sub_configs = _sub_config_keys(config_class)
     has_tower = bool(sub_configs & set(_TOWER_KEYS)) or modality.endswith("_text")

@@ -44,6 +44,10 @@ class NoRecipe(RuntimeError):
     """No recipe ran the model eagerly; the message carries each recipe's failure."""
 
 
+class NotApplicable(Exception):
+    """The recipe does not fit this model's forward() (it lacks the inputs the recipe makes)."""
+
+
 @dataclass
 class Context:
     spec: ModelSpec
@@ -169,7 +173,16 @@ def image_text(ctx: Context) -> list[InputSpec] | None:
     end = _token(ctx, "eoi_token_id", "eoi_token_index", "image_end_token_id")
     inputs = _planted(ctx, token, ctx.token_count, start, end)
     inputs.append(InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32"))
-    return inputs
+    return inputs + _decoder_ids(ctx)
+
+
+def image_text_with_sizes(ctx: Context) -> list[InputSpec] | None:
+    """image_text plus `image_sizes`, as Pixtral-style towers (any resolution) take."""
+    inputs = image_text(ctx) if "image_sizes" in ctx.params else None
+    if inputs is None:
+        return None
+    _, size = _image_shape(ctx)
+    return [*inputs, _values("image_sizes", [[size, size]])]
 
 
 def image_text_sized(ctx: Context) -> list[InputSpec] | None:
@@ -237,7 +250,8 @@ def _mel_bins(ctx: Context) -> int:
 
 def _audio_frames(ctx: Context) -> int:
     positions = _first_int(ctx.get("max_source_positions", None, "audio_config"), 0)
-    return 2 * positions if 0 < positions <= 1500 else 64
+    # 400 frames: a multiple of every common encoder window and subsampling (4, 8, 16, 80, 100).
+    return 2 * positions if 0 < positions <= 1500 else 400
 
 
 def _audio_masks(ctx: Context, frames: int) -> list[InputSpec]:
@@ -309,7 +323,21 @@ def audio_text(ctx: Context) -> list[InputSpec] | None:
     frames = _audio_frames(ctx)
     inputs = _planted(ctx, token, ctx.token_count, None, None)
     inputs.append(InputSpec(name="input_features", shape=[1, _mel_bins(ctx), frames], dtype="float32"))
-    return inputs + _audio_masks(ctx, frames)
+    return inputs + _audio_masks(ctx, frames) + _decoder_ids(ctx)
+
+
+def audio_text_by_frame(ctx: Context) -> list[InputSpec] | None:
+    """audio_text with features as (batch, frames, mel bins)."""
+    inputs = audio_text(ctx)
+    if inputs is None:
+        return None
+    frames = _audio_frames(ctx)
+    return [
+        InputSpec(name="input_features", shape=[1, frames, _mel_bins(ctx)], dtype="float32")
+        if item.name == "input_features"
+        else item
+        for item in inputs
+    ]
 
 
 def video(ctx: Context) -> list[InputSpec] | None:
@@ -356,6 +384,7 @@ RECIPES: dict[str, Recipe] = {
     "encoder_decoder": encoder_decoder,
     "image": image,
     "image_text": image_text,
+    "image_text_with_sizes": image_text_with_sizes,
     "image_text_sized": image_text_sized,
     "image_text_stacked": image_text_stacked,
     "image_grid": image_grid,
@@ -366,6 +395,7 @@ RECIPES: dict[str, Recipe] = {
     "audio_waveform_channels": audio_waveform_channels,
     "audio_spectrogram": audio_spectrogram,
     "audio_text": audio_text,
+    "audio_text_by_frame": audio_text_by_frame,
     "video": video,
     "time_series": time_series,
 }
@@ -377,6 +407,7 @@ LADDERS: dict[str, list[str]] = {
     "image": ["image", "image_grid", "video", "image_paired"],
     "image_text": [
         "image_text",
+        "image_text_with_sizes",
         "image_text_sized",
         "image_text_stacked",
         "image_grid",
@@ -389,6 +420,7 @@ LADDERS: dict[str, list[str]] = {
     "video_text": [
         "image_grid",
         "image_text",
+        "image_text_with_sizes",
         "image_text_sized",
         "image_text_stacked",
         "image_paired",
@@ -403,9 +435,28 @@ LADDERS: dict[str, list[str]] = {
         "audio_waveform_channels",
         "audio_spectrogram",
     ],
-    "audio_text": ["audio_text", "audio_features", "audio_features_by_frame", "audio_waveform", "text"],
+    "audio_text": [
+        "audio_text",
+        "audio_text_by_frame",
+        "audio_features",
+        "audio_features_by_frame",
+        "audio_waveform",
+        "text",
+    ],
     "time_series": ["time_series"],
 }
+
+
+def ladder_for(modality: str) -> list[str]:
+    """The recipes to try, in order: the modality's own, then every other full-modality recipe
+    (the catalog's modality is a guess from forward()'s arguments), then text-only ones."""
+    ladder = LADDERS.get(modality, LADDERS["text"])
+    others = [name for name in RECIPES if name not in ladder and name not in TEXT_ONLY]
+    if modality == "text":
+        return [*ladder, *others]
+    full = [name for name in ladder if name not in TEXT_ONLY]
+    text_only = [name for name in ladder if name in TEXT_ONLY] or ["encoder_decoder", "text"]
+    return [*full, *others, *text_only]
 
 
 def _forward_params(model: torch.nn.Module) -> set[str]:
@@ -425,7 +476,7 @@ def _attempt(model, ctx: Context, recipe: Recipe, device: str) -> list[InputSpec
     for _ in range(2):
         inputs = recipe(ctx)
         if inputs is None:
-            raise LookupError("not applicable")
+            raise NotApplicable(recipe.__name__)
         try:
             eager_run(model, materialize_inputs(inputs, ctx.spec.seed, device))
             return inputs
@@ -448,11 +499,13 @@ def complete_spec(spec: ModelSpec) -> ModelSpec:
 
     update: dict[str, Any] = {}
     name = spec.class_path.partition(":")[2] or spec.model
-    try:
-        known = entry(name)
-    except KeyError:
-        known = None
-    if known is not None and not spec.config_class:
+    known = None
+    if not spec.config_class:  # the catalog imports every model module: only when needed
+        try:
+            known = entry(name)
+        except KeyError:
+            known = None
+    if known is not None:
         update.update(
             config_class=known.config_class,
             model_type=known.model_type,
@@ -472,14 +525,12 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
     spec = complete_spec(spec)
     model = instantiate(spec, device)
     ctx = Context(spec=spec, config=model.config, params=_forward_params(model))
-    ladder = LADDERS.get(spec.modality, LADDERS["text"])
-    extra = [name for name in RECIPES if name not in ladder and name not in TEXT_ONLY]
     failures = []
-    for name in [*ladder, *extra]:
+    for name in ladder_for(spec.modality):
         ctx.token_count = 16
         try:
             inputs = _attempt(model, ctx, RECIPES[name], device)
-        except LookupError:
+        except NotApplicable:
             continue
         except ImportError as error:
             raise MissingDependency(_describe(error)) from error

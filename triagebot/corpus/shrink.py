@@ -45,7 +45,8 @@ _WIDTH_KEYS = re.compile(
     r"embedding_size|embedding_dim|projection_dim|proj_dim|text_embed_dim|vision_embed_dim|"
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
     r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width|"
-    r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim)$"
+    r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim|"
+    r"intra_bottleneck_size)$"
 )
 _FFN_KEYS = re.compile(
     r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
@@ -70,7 +71,7 @@ _TOPK_KEYS = re.compile(
 _TOKEN_ID_KEYS = re.compile(r"(_token_id|_token_index|_token_ids|_id)$")
 _STAGE_WIDTH_KEYS = re.compile(
     r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels|"
-    r"encoder_in_channels|in_channels|out_channels|backbone_out_channels)$"
+    r"encoder_in_channels)$"
 )
 
 # Scalar rules, first match wins: (key pattern or key set, ceiling).
@@ -90,12 +91,11 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (("state_size", "ssm_state_size", "d_state", "mamba_d_state"), 16),
     (("max_position_embeddings", "max_source_positions", "n_positions"), 4096),
     # Audio codecs: residual quantizer codebooks dominate their size.
-    (("num_quantizers", "n_codebooks"), 4),
     (("codebook_size",), 64),
     # Detection heads rank this many queries among the tiny image's few positions.
     (("num_queries", "num_object_queries", "two_stage_num_proposals"), 16),
-    # Grouped convolutions sized to the original width.
-    (re.compile(r".*_groups"), WIDTH),
+    # Grouped convolutions sized to the original width (codec upsamplers).
+    (("upsample_groups",), WIDTH),
 ]
 
 # Per-family corrections the rules cannot know: model_type -> {key: value} applied last
@@ -262,13 +262,13 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         if isinstance(value, bool) or value is None:
             continue
         if isinstance(value, int):
-            if _HEAD_KEYS.match(key) and value > HEADS:
+            if _HEAD_KEYS.match(key) and not _KV_HEAD_KEYS.match(key) and value > HEADS:
                 heads_original = value
             if key == "embed_dim" and isinstance(config.get("depths"), list) and value > 16:
                 # The first stage of a hierarchical tower: later stages double it.
                 config[key] = 16
                 continue
-            if key == "window_size" and "patch_size" in config and value > 2:
+            if key == "window_size" and isinstance(config.get("depths"), list) and value > 2:
                 # Windowed vision attention (Swin): windows must tile the tiny feature maps.
                 config[key] = 2
                 continue
@@ -281,6 +281,8 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                     size = max(size, patch * 2 ** len(config["depths"]))
                 config[key] = size
                 continue
+            if _KV_HEAD_KEYS.match(key):
+                continue  # set below, against the original head count
             for rule, ceiling in _SCALAR_RULES:
                 if (rule.match(key) if isinstance(rule, re.Pattern) else key in rule) and value > ceiling:
                     config[key] = ceiling
@@ -459,6 +461,29 @@ def _remap_special_tokens(config: dict[str, Any]) -> None:
     for owner, key in _token_id_keys(config):
         value = owner[key]
         owner[key] = [remap(v) for v in value] if isinstance(value, list) else remap(value)
+    # Placeholder ids a processor normally sets (None in the defaults) get free ids too.
+    for owner in _configs(config):
+        for key in _PLACEHOLDER_KEYS:
+            if key in owner and owner[key] is None:
+                owner[key] = vocab - 1 - len(mapping)
+                mapping[-len(mapping) - 1] = owner[key]
+
+
+_PLACEHOLDER_KEYS = (
+    "image_token_id",
+    "image_token_index",
+    "video_token_id",
+    "audio_token_id",
+    "audio_token_index",
+)
+
+
+def _configs(config: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [config]
+    for value in config.values():
+        if _is_sub_config(value):
+            found.extend(_configs(value))
+    return found
 
 
 def text_token_limit(config: dict[str, Any]) -> int:

@@ -1,0 +1,133 @@
+"""Building corpus models: the recipe ladder, determinism, spec round trips, the catalog."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from triagebot import corpus  # noqa: E402
+from triagebot.corpus import catalog, hf, recipes  # noqa: E402
+from triagebot.results import InputSpec, ModelSpec  # noqa: E402
+
+
+def resolved(name: str) -> corpus.Built:
+    return corpus.build(hf.spec_for(name), "cpu")
+
+
+@pytest.mark.parametrize(
+    ("model", "recipe"),
+    [
+        ("LlamaForCausalLM", "text"),
+        ("T5Model", "encoder_decoder"),
+        ("ViTModel", "image"),
+        ("WhisperForConditionalGeneration", "audio_features"),
+        ("Wav2Vec2Model", "audio_waveform"),
+        ("LlavaForConditionalGeneration", "image_text"),
+        ("Qwen2VLForConditionalGeneration", "image_grid"),
+        ("PatchTSTModel", "time_series"),
+    ],
+)
+def test_the_ladder_finds_a_full_modality_recipe(model, recipe):
+    built = resolved(model)
+    assert built.spec.recipe == recipe
+    assert not built.spec.partial
+    assert 0 < built.spec.params < 10_000_000
+    assert [i.name for i in built.spec.inputs] == list(built.inputs)
+    with torch.no_grad():
+        built.model(**built.inputs)
+
+
+def test_image_tokens_planted_match_the_vision_features():
+    built = resolved("LlavaForConditionalGeneration")
+    config = built.model.config
+    planted = int((built.inputs["input_ids"] == config.image_token_id).sum())
+    with torch.no_grad():
+        features = built.model.model.get_image_features(pixel_values=built.inputs["pixel_values"])
+    features = features.pooler_output if hasattr(features, "pooler_output") else features
+    count = (
+        sum(f.shape[0] for f in features)
+        if isinstance(features, list | tuple)
+        else features.shape[:-1].numel()
+    )
+    assert planted == count
+
+
+def test_a_multimodal_model_that_only_runs_on_text_is_partial():
+    # Declared image+text, but its forward takes no pixels: only the text recipe can serve.
+    spec = hf.spec_for("LlamaForCausalLM").model_copy(update={"modality": "image_text"})
+    built = corpus.build(spec, "cpu")
+    assert built.spec.recipe == "text"
+    assert built.spec.partial
+
+
+def test_no_recipe_is_a_clear_error_naming_each_failure():
+    spec = recipes.complete_spec(hf.spec_for("BertModel"))
+    # Builds, but only 8 positions: the 16-token text recipe fails in the eager run.
+    spec = spec.model_copy(update={"config": {**spec.config, "max_position_embeddings": 8}})
+    with pytest.raises(recipes.NoRecipe, match=r"^encoder_decoder|^text: "):
+        corpus.build(spec, "cpu")
+
+
+def test_build_is_deterministic_and_a_resolved_spec_skips_the_ladder(monkeypatch):
+    first = resolved("MixtralForCausalLM")
+    spec = ModelSpec.model_validate_json(first.spec.model_dump_json())  # as stored in a snapshot
+
+    def no_ladder(*args, **kwargs):
+        raise AssertionError("a resolved spec must not walk the recipe ladder again")
+
+    monkeypatch.setattr(recipes, "resolve", no_ladder)
+    again = corpus.build(spec, "cpu")
+    assert again.spec == spec
+    for name, tensor in first.inputs.items():
+        assert torch.equal(tensor, again.inputs[name])
+    with torch.no_grad():
+        assert torch.equal(first.model(**first.inputs).logits, again.model(**again.inputs).logits)
+
+
+def test_the_tiny_config_dict_rebuilds_the_same_model():
+    built = resolved("Gemma3ForConditionalGeneration")
+    assert recipes.config_round_trips(built.spec)
+    rebuilt = hf.instantiate(built.spec)
+    assert hf.count_params(rebuilt) == built.spec.params
+    assert rebuilt.config.to_dict() == built.model.config.to_dict()
+
+
+def test_inputs_are_rebuilt_from_input_specs_alone():
+    inputs = [
+        InputSpec(name="a", shape=[2, 3], dtype="float32", kind="randn"),
+        InputSpec(name="b", shape=[4], dtype="int64", kind="randint", low=5, high=9),
+        InputSpec(name="c", shape=[2], dtype="bool", kind="ones"),
+        InputSpec(name="d", shape=[1, 3], dtype="int64", kind="values", values=[[1, 4, 4]]),
+    ]
+    tensors = hf.materialize_inputs(inputs, seed=3)
+    torch.manual_seed(3)  # what a repro script does: seed, then draw in order
+    assert torch.equal(tensors["a"], torch.randn(2, 3))
+    assert torch.equal(tensors["b"], torch.randint(5, 9, (4,)))
+    assert tensors["c"].all() and tensors["d"].tolist() == [[1, 4, 4]]
+
+
+def test_missing_optional_dependencies_are_named():
+    with pytest.raises(hf.MissingDependency, match="timm"):
+        corpus.build(hf.spec_for("DetrModel"), "cpu")
+
+
+def test_the_population_follows_the_rule():
+    assert catalog.in_population("LlamaForCausalLM")
+    assert catalog.in_population("SiglipVisionModel")
+    assert not catalog.in_population("LlamaPreTrainedModel")
+    assert not catalog.in_population("PretrainedBartModel")
+    assert not catalog.in_population("LlamaForSequenceClassification")
+    population = catalog.population()
+    if transformers.__version__ == "5.23.0":
+        assert len(population) == 991
+    strata = {entry.stratum for entry in population}
+    assert strata == set(catalog.STRATA)
+    by_name = {entry.model: entry for entry in catalog.catalog()}
+    assert by_name["WhisperForConditionalGeneration"].stratum == "encoder_decoder"
+    assert by_name["Wav2Vec2Model"].stratum == "vision_other"
+    assert by_name["Qwen2AudioForConditionalGeneration"].stratum == "vl_multimodal"
+    assert by_name["MixtralForCausalLM"].stratum == "decoder_llm"
+    # A sub-tower the auto mappings never name is still in the catalog.
+    assert "Qwen2_5_VisionTransformerPretrainedModel" in by_name
