@@ -471,6 +471,121 @@ def merge_command(
         fail(str(error))
 
 
+# --- corpus list, corpus check: the model corpus (triagebot.corpus) ---
+
+corpus_app = typer.Typer(help="The model corpus: list it, check that every model builds and runs.")
+app.add_typer(corpus_app, name="corpus")
+
+CorpusNameOption = Annotated[
+    str, typer.Option("--corpus", help="Corpus: transformers (every model class), smoke, sentinels.")
+]
+StratumOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stratum", help="Only this stratum: vl_multimodal, decoder_llm, encoder_decoder, vision_other."
+    ),
+]
+
+
+def _corpus_specs(name: str, stratum: str | None, models: str = ""):
+    from triagebot.corpus import UnknownCorpus, load_corpus
+    from triagebot.corpus.coverage import SelectionError, select
+
+    try:
+        return select(load_corpus(name), stratum, [m.strip() for m in models.split(",") if m.strip()] or None)
+    except (UnknownCorpus, SelectionError) as error:
+        fail(str(error))
+
+
+@corpus_app.command("list")
+def corpus_list(
+    corpus: CorpusNameOption = "transformers",
+    stratum: StratumOption = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="Draw a stratified sample of N.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Sample seed (default: corpus.seed).")] = None,
+    only_breaking_in: Annotated[
+        Path | None,
+        typer.Option("--only-breaking-in", help="Snapshot JSON: sample only models that graph-break there."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: the models and the selection.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """The corpus's models with stratum and modality; optionally a stratified random sample."""
+    import json
+
+    from triagebot.corpus.sampling import SamplingError, sample
+    from triagebot.results import CorpusSelection, Snapshot
+
+    settings = read_config(config).corpus
+    specs = _corpus_specs(corpus, stratum)
+    selection = CorpusSelection(name=corpus, models=[spec.model for spec in specs])
+    breaking_path = only_breaking_in
+    if sample or settings.sample or breaking_path or settings.only_breaking_in:
+        snapshot = None
+        if breaking_path:
+            try:
+                snapshot = Snapshot.model_validate_json(breaking_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                fail(f"{breaking_path}: not a readable snapshot: {str(error).splitlines()[0]}")
+        try:
+            specs, selection = sample(
+                specs,
+                n=sample or settings.sample or len(specs),
+                seed=settings.seed if seed is None else seed,
+                strata=settings.strata or None,
+                only_breaking_in=snapshot,
+                corpus=corpus,
+            )
+        except SamplingError as error:
+            fail(str(error))
+    rows = [
+        {"model": s.model, "stratum": s.stratum, "modality": s.modality, "model_type": s.model_type}
+        for s in specs
+    ]
+    if as_json:
+        print(json.dumps({"selection": selection.model_dump(mode="json"), "models": rows}, indent=2))
+        return
+    for row in rows:
+        print(f"{row['model']:<56} {row['stratum']:<16} {row['modality']}")
+    print(f"{len(rows)} models")
+
+
+@corpus_app.command("check")
+def corpus_check(
+    corpus: CorpusNameOption = "transformers",
+    stratum: StratumOption = None,
+    models: Annotated[str | None, typer.Option("--models", help="Only these models: A,B,...")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Concurrent workers.")] = 2,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per model.")] = 120.0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: counts and one entry per model.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Build and eager-run every model, each in an isolated worker with a time limit; report coverage."""
+    import json
+
+    from triagebot.corpus.coverage import render, summarize
+    from triagebot.sweep import SweepError, check_models
+
+    settings = read_config(config).sweep
+    specs = _corpus_specs(corpus, stratum, models or "")
+    try:
+        records = list(
+            check_models(
+                specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=settings.memory_limit_gb
+            )
+        )
+    except SweepError as error:
+        fail(str(error))
+    summary = summarize(records, specs)
+    print(json.dumps(summary, indent=2) if as_json else render(summary))
+
+
 def main() -> None:
     try:
         app()
