@@ -8,8 +8,8 @@
 (c) the naive harness of existing sweep scripts: a fresh `python` per (model, config), two at a
     time, wall time.
 
-The runs: the sentinels that compile (not the ones that segfault or hang) and ten small real
-transformers models (the smoke corpus's spec where it has the model, else the tiny config
+The runs: the sentinels that compile (not the ones that segfault or hang) and fourteen small
+real transformers models (the smoke corpus's spec where it has the model, else the tiny config
 below), each under the baseline and both default flags. Targets on a 2-core machine with 2
 workers: (a)/(b) <= 1.3 and (c)/(a) >= 2.5. The last line is machine-readable:
 `overhead=<(a)/(b)> naive_speedup=<(c)/(a)>`.
@@ -60,6 +60,10 @@ TRANSFORMERS: dict[str, dict] = {
     "GPTNeoXForCausalLM": {**_SMALL, **_LAYERS},
     "RobertaModel": {**_SMALL, **_LAYERS, "pad_token_id": 1},
     "AlbertModel": {**_SMALL, **_LAYERS, "embedding_size": 32},
+    "ElectraModel": {**_SMALL, **_LAYERS, "embedding_size": 32},
+    "DistilBertModel": {"dim": 64, "hidden_dim": 128, "n_heads": 4, "n_layers": 2, "vocab_size": 128},
+    "BloomForCausalLM": {"hidden_size": 64, "n_head": 4, "n_layer": 2, "vocab_size": 128},
+    "PhiForCausalLM": {**_SMALL, **_LAYERS},
 }
 CORPUS = "sweep-overhead"
 
@@ -193,7 +197,7 @@ def way_c(jobs: int, models: int | None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--models", type=int, default=None, help="transformers models (default: all ten)")
+    parser.add_argument("--models", type=int, default=None, help="transformers models (default: all 14)")
     parser.add_argument("--out", type=Path, default=None, help="keep the (a) stream here")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="sweep-overhead-"))
