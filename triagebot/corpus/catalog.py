@@ -136,38 +136,41 @@ def stratum_of(model_class: type, config_class: type, modality: str) -> str:
     return "vision_other"
 
 
-@functools.cache
-def catalog() -> tuple[CatalogEntry, ...]:
-    """Every model class of the installed transformers, sorted by name."""
+def describe(name: str) -> CatalogEntry | None:
+    """The catalog entry of one class exported by transformers (None if it is not a model
+    class with a config class); imports only that model's module."""
     import transformers
     from transformers import PreTrainedModel
+
+    try:
+        model_class = getattr(transformers, name)
+    except (AttributeError, ImportError, RuntimeError):
+        return None
+    if not (isinstance(model_class, type) and issubclass(model_class, PreTrainedModel)):
+        return None
+    config_class = getattr(model_class, "config_class", None)
+    if not isinstance(config_class, type):
+        return None
+    modality = modality_of(model_class)
+    return CatalogEntry(
+        model=name,
+        config_class=config_class.__name__,
+        model_type=getattr(config_class, "model_type", "") or "",
+        stratum=stratum_of(model_class, config_class, modality),
+        modality=modality,
+        in_population=in_population(name),
+    )
+
+
+@functools.cache
+def catalog() -> tuple[CatalogEntry, ...]:
+    """Every model class of the installed transformers, sorted by name (imports every model module)."""
+    import transformers
 
     names = _auto_mapping_names() | {
         n for n in dir(transformers) if n.endswith(("Model", "LM", "Generation"))
     }
-    entries = []
-    for name in sorted(names):
-        try:
-            model_class = getattr(transformers, name)
-        except (AttributeError, ImportError, RuntimeError):
-            continue
-        if not (isinstance(model_class, type) and issubclass(model_class, PreTrainedModel)):
-            continue
-        config_class = getattr(model_class, "config_class", None)
-        if not isinstance(config_class, type):
-            continue
-        modality = modality_of(model_class)
-        entries.append(
-            CatalogEntry(
-                model=name,
-                config_class=config_class.__name__,
-                model_type=getattr(config_class, "model_type", "") or "",
-                stratum=stratum_of(model_class, config_class, modality),
-                modality=modality,
-                in_population=in_population(name),
-            )
-        )
-    return tuple(entries)
+    return tuple(entry for name in sorted(names) if (entry := describe(name)) is not None)
 
 
 def population() -> list[CatalogEntry]:
@@ -175,7 +178,7 @@ def population() -> list[CatalogEntry]:
 
 
 def entry(name: str) -> CatalogEntry:
-    for candidate in catalog():
-        if candidate.model == name:
-            return candidate
-    raise KeyError(f"{name!r} is not a model class of the installed transformers")
+    found = describe(name)
+    if found is None:
+        raise KeyError(f"{name!r} is not a model class of the installed transformers")
+    return found

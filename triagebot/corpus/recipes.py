@@ -17,7 +17,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -48,11 +48,15 @@ class NotApplicable(Exception):
     """The recipe does not fit this model's forward() (it lacks the inputs the recipe makes)."""
 
 
+WIDTH_GUESS = 64
+
+
 @dataclass
 class Context:
     spec: ModelSpec
     config: Any
     params: set[str]
+    required: list[str] = field(default_factory=list)  # forward() arguments without a default
     token_count: int = 16
 
     def sub(self, *names: str) -> Any:
@@ -377,6 +381,36 @@ def time_series(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+_EMBEDDING_INPUTS = ("hidden_states", "inputs_embeds", "encoder_hidden_states", "query_embeds", "states")
+
+
+def by_signature(ctx: Context) -> list[InputSpec] | None:
+    """Last resort for towers and blocks with unusual inputs: one tensor per required forward()
+    argument, guessed from its name (ids, masks, pixels, embeddings of the model's width)."""
+    required = [name for name in ctx.required if name not in ("self",)]
+    if not required and "inputs_embeds" in ctx.params:
+        required = ["inputs_embeds"]
+    if not required:
+        return None
+    width = _first_int(ctx.get("hidden_size", None), 0) or _first_int(ctx.get("d_model", None), WIDTH_GUESS)
+    channels, size = _image_shape(ctx)
+    inputs = []
+    for name in required:
+        if name.endswith("_ids") or name == "input":
+            inputs.append(_ids(name, [1, SEQ], _limit(ctx)))
+        elif "mask" in name:
+            inputs.append(_ones(name, [1, SEQ]))
+        elif name.startswith("pixel_values"):
+            inputs.append(InputSpec(name=name, shape=[1, channels, size, size], dtype="float32"))
+        elif name in _EMBEDDING_INPUTS or name.endswith("_embeds"):
+            inputs.append(InputSpec(name=name, shape=[1, SEQ, width], dtype="float32"))
+        elif name in ("input_values", "audio_values", "waveform"):
+            inputs.append(InputSpec(name=name, shape=[1, SAMPLES], dtype="float32"))
+        else:
+            return None  # an argument we cannot guess: not applicable rather than wrong
+    return inputs
+
+
 Recipe = Callable[[Context], list[InputSpec] | None]
 
 RECIPES: dict[str, Recipe] = {
@@ -398,6 +432,7 @@ RECIPES: dict[str, Recipe] = {
     "audio_text_by_frame": audio_text_by_frame,
     "video": video,
     "time_series": time_series,
+    "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}
 
@@ -457,6 +492,18 @@ def ladder_for(modality: str) -> list[str]:
     full = [name for name in ladder if name not in TEXT_ONLY]
     text_only = [name for name in ladder if name in TEXT_ONLY] or ["encoder_decoder", "text"]
     return [*full, *others, *text_only]
+
+
+def _required_params(model: torch.nn.Module) -> list[str]:
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in parameters
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def _forward_params(model: torch.nn.Module) -> set[str]:
@@ -524,7 +571,9 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
     """Build the model of `spec` and find inputs it runs on; the completed spec is in `Built.spec`."""
     spec = complete_spec(spec)
     model = instantiate(spec, device)
-    ctx = Context(spec=spec, config=model.config, params=_forward_params(model))
+    ctx = Context(
+        spec=spec, config=model.config, params=_forward_params(model), required=_required_params(model)
+    )
     failures = []
     for name in ladder_for(spec.modality):
         ctx.token_count = 16

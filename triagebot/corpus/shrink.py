@@ -100,7 +100,11 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
 
 # Per-family corrections the rules cannot know: model_type -> {key: value} applied last
 # (to the config whose model_type matches, nested or not).
-OVERRIDES: dict[str, dict[str, Any]] = {}
+OVERRIDES: dict[str, dict[str, Any]] = {
+    # GPT-Neo repeats a (global, local) attention pair a number of times that must equal the
+    # layer count: one pair for two layers.
+    "gpt_neo": {"attention_types": [[["global", "local"], 1]]},
+}
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
 # config has none (`rope_parameters.get("mrope_section", [16, 24, 24])`): sized for the
@@ -116,7 +120,6 @@ HARD_CODED_MROPE: dict[str, list[int]] = {
     "qwen3_vl_moe_text": [24, 20, 20],
     "qwen3_omni_moe_text": [24, 20, 20],
     "qwen3_omni_moe_talker_text": [24, 20, 20],
-    "cohere_compass_text": [24, 20, 20],
     "glm4v_text": [8, 12, 12],
     "glm4v_moe_text": [8, 12, 12],
     "glm_image_text": [8, 12, 12],
@@ -177,7 +180,12 @@ def _shrink_per_layer(key: str, value: Any, original_layers: int, layers: int) -
     kinds = _per_layer_kinds(key, value, original_layers)
     if kinds is None:
         per_layer_key = _PER_LAYER_STRING_KEY if isinstance(value, str) else _PER_LAYER_KEY
-        return value[:layers] if per_layer_key.search(key) else value
+        numeric = isinstance(value, list) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        )
+        if numeric and _FFN_KEYS.match(key):  # per-layer feed-forward widths (Gemma 3n)
+            return [min(v, FFN) for v in value[:layers]]
+        return value[:layers] if per_layer_key.search(key) or numeric else value
     items = list(value)
     kept = (kinds + items[:layers])[:layers] if len(kinds) < layers else kinds[:layers]
     return "".join(kept) if isinstance(value, str) else kept
@@ -214,15 +222,13 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         and _LAYER_COUNT.match(k)
         and not _NOT_LAYER_COUNT.search(k)
     ]
-    if "depths" in config or "stage_names" in config:
+    hierarchical = "depths" in config or "stage_names" in config
+    if hierarchical:
         # Stage counts of a hierarchical backbone, tied to stage_names/out_features: kept.
-        original_head_dim = _head_dim(config)
-    layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages")]
+        layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages")]
     originals = {k: config[k] for k in layer_keys}
-    main = (
-        config.get("num_hidden_layers")
-        or config.get("num_layers")
-        or (max(originals.values()) if originals else 0)
+    main = config.get("num_hidden_layers") or (
+        0 if hierarchical else config.get("num_layers") or max(originals.values(), default=0)
     )
     new_layers = LAYERS
     if isinstance(main, int) and main > LAYERS:
@@ -308,6 +314,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
 
     _fill_missing_sizes(config)
     _fit_image_tiles(config)
+    _narrow_conv_stacks(config)
     _scale_rotary_sections(config, original_head_dim)
     _keep_ssm_heads_consistent(config)
 
@@ -340,6 +347,17 @@ def _fill_missing_sizes(config: dict[str, Any]) -> None:
     for key, fill in fills.items():
         if key in config and config[key] is None:
             config[key] = fill
+    heads = config.get("num_attention_heads")
+    if isinstance(heads, int) and heads > 0:
+        if "head_dim" in config and config["head_dim"] is None and isinstance(config.get("hidden_size"), int):
+            config["head_dim"] = config["hidden_size"] // heads
+        if "num_key_value_heads" in config and config["num_key_value_heads"] is None:
+            config["num_key_value_heads"] = heads
+    if isinstance(config.get("moe_intermediate_size"), int):
+        # A mixture of experts whose expert counts come only from a checkpoint.
+        for key, fill in (("n_routed_experts", EXPERTS), ("num_experts_per_tok", 2)):
+            if key in config and config[key] is None:
+                config[key] = fill
     if any(isinstance(config.get(k), int) for k in ("n_routed_experts", "num_experts", "num_local_experts")):
         for key in ("num_experts_per_tok",):
             if key in config and config[key] is None:
@@ -359,6 +377,25 @@ def _fit_image_tiles(config: dict[str, Any]) -> None:
         size = vision.get("image_size")
         if isinstance(size, int):
             config["image_grid_pinpoints"] = [[size, size]]
+
+
+def _narrow_conv_stacks(config: dict[str, Any]) -> None:
+    """Convolutional codecs and VQ autoencoders double their channels at every stage, from a
+    base width: the base shrinks so that the last stage stays near `WIDTH`."""
+    for ratios_key in ("downsampling_ratios", "upsampling_ratios", "ratios"):
+        ratios = config.get(ratios_key)
+        filters = config.get("num_filters")
+        if isinstance(ratios, list) and isinstance(filters, int) and filters > 2:
+            config["num_filters"] = max(2, min(filters, WIDTH >> len(ratios)))
+            break
+    multipliers = config.get("channel_multiplier") or config.get("channel_multipliers")
+    if isinstance(multipliers, list) and multipliers and isinstance(config.get("base_channels"), int):
+        # 32 at least: their GroupNorms use 32 groups.
+        config["base_channels"] = max(32, min(config["base_channels"], WIDTH // max(multipliers)))
+        if isinstance(config.get("latent_channels"), int):
+            config["latent_channels"] = min(config["latent_channels"], 16)
+        if isinstance(config.get("num_embeddings"), int):  # the VQ codebook
+            config["num_embeddings"] = min(config["num_embeddings"], 256)
 
 
 def _split_evenly(sections: list[int], total: int) -> list[int]:
