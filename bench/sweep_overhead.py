@@ -69,8 +69,11 @@ CORPUS = "sweep-overhead"
 
 
 def specs(models: int | None = None) -> list[ModelSpec]:
-    """The benchmark's corpus (also registered as a corpus for the (a) run)."""
-    models = models or _models_from_env()
+    """The benchmark's corpus (also registered as a corpus for the (a) run, where it is read
+    from the JSON the benchmark wrote, as a stored corpus would be)."""
+    stored = os.environ.get("SWEEP_OVERHEAD_SPECS")
+    if stored:
+        return [ModelSpec.model_validate(item) for item in json.loads(Path(stored).read_text())]
     from triagebot.corpus import UnknownCorpus, load_corpus
 
     chosen = [s for s in load_corpus("sentinels") if s.model in SENTINELS]
@@ -95,11 +98,6 @@ def specs(models: int | None = None) -> list[ModelSpec]:
     return chosen
 
 
-def _models_from_env() -> int | None:
-    value = os.environ.get("SWEEP_OVERHEAD_MODELS")
-    return int(value) if value else None
-
-
 def _configs() -> dict[str, dict]:
     return {BASELINE: {}, **DEFAULT_FLAGS}
 
@@ -117,9 +115,10 @@ main()
 
 
 def way_a(out: Path, jobs: int, models: int | None) -> tuple[float, list]:
-    stream, config = out / "a.jsonl", out / "triagebot.toml"
+    stream, config, corpus = out / "a.jsonl", out / "triagebot.toml", out / "specs.json"
     config.write_text("[sweep]\nconfirm = 0\n")  # (b) and (c) confirm nothing either
-    env = {**os.environ, "SWEEP_OVERHEAD_MODELS": str(models or "")}
+    corpus.write_text(json.dumps([spec.model_dump(mode="json") for spec in specs(models)]))
+    env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(corpus)}
     command = [
         sys.executable,
         "-c",
@@ -133,12 +132,18 @@ def way_a(out: Path, jobs: int, models: int | None) -> tuple[float, list]:
         str(config),
     ]
     command += ["--device", "cpu", "--timeout", "600", "--out", str(stream)]
+    launched = time.time()
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     if done.returncode:
         sys.exit(f"(a) failed:\n{done.stderr[-3000:]}")
     from triagebot.sweep import read_stream
+
+    header = read_stream(stream)[0]
+    startup = header.started.timestamp() - launched
+    last = stream.stat().st_mtime - launched
+    print(f"    (a): runs start at {startup:.1f} s, last record at {last:.1f} s, exit at {seconds:.1f} s")
 
     return seconds, read_stream(stream)[1]
 
