@@ -101,6 +101,25 @@ def _text_inputs(ctx: Context, seq: int = SEQ) -> list[InputSpec]:
     inputs = [_ids("input_ids", [BATCH, seq], _limit(ctx))]
     if "attention_mask" in ctx.params:
         inputs.append(_ones("attention_mask", [BATCH, seq]))
+    return inputs + _companions(ctx, BATCH, seq)
+
+
+def _companions(ctx: Context, batch: int, seq: int) -> list[InputSpec]:
+    """Required side inputs some text towers take next to their ids: layout boxes, language
+    ids, the Q-Former's own prompt."""
+    inputs = []
+    if "bbox" in ctx.params:
+        # Boxes as (x0, y0, x1, y1) with x0 <= x1: ones then the page corner, i.e. [1, 1, 2, 2].
+        boxes = [[[1, 1, 2, 2]] * seq] * batch
+        inputs.append(
+            InputSpec(name="bbox", shape=[batch, seq, 4], dtype="int64", kind="values", values=boxes)
+        )
+    if "lang_ids" in ctx.params:
+        inputs.append(InputSpec(name="lang_ids", shape=[batch], dtype="int64", kind="zeros"))
+    if "qformer_input_ids" in ctx.params:
+        inputs.append(_ids("qformer_input_ids", [batch, 8], _limit(ctx)))
+        if "qformer_attention_mask" in ctx.params:
+            inputs.append(_ones("qformer_attention_mask", [batch, 8]))
     return inputs
 
 
@@ -177,7 +196,7 @@ def image_text(ctx: Context) -> list[InputSpec] | None:
     end = _token(ctx, "eoi_token_id", "eoi_token_index", "image_end_token_id")
     inputs = _planted(ctx, token, ctx.token_count, start, end)
     inputs.append(InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32"))
-    return inputs + _decoder_ids(ctx)
+    return inputs + _decoder_ids(ctx) + _companions(ctx, 1, 0)
 
 
 def image_text_with_sizes(ctx: Context) -> list[InputSpec] | None:
@@ -306,6 +325,13 @@ def audio_waveform_channels(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name="input_values", shape=[1, channels, SAMPLES], dtype="float32"), *_decoder_ids(ctx)]
 
 
+def audio_paired(ctx: Context) -> list[InputSpec] | None:
+    """Dual encoders of text and audio (CLAP-style, raw samples): text and audio, no placeholders."""
+    if not {"input_values", "input_ids"} <= ctx.params:
+        return None
+    return [*_text_inputs(ctx), InputSpec(name="input_values", shape=[BATCH, SAMPLES], dtype="float32")]
+
+
 def audio_spectrogram(ctx: Context) -> list[InputSpec] | None:
     """A spectrogram passed as `input_values` (batch, frames, mel bins), as AST takes."""
     if "input_values" not in ctx.params:
@@ -371,6 +397,12 @@ def time_series(ctx: Context) -> list[InputSpec] | None:
         )
     if "past_observed_mask" in ctx.params:
         inputs.append(_ones("past_observed_mask", shape, "bool"))
+    if "past_values_padding" in ctx.params:  # TimesFM: which steps are padding (none)
+        inputs.append(
+            InputSpec(name="past_values_padding", shape=[BATCH, history], dtype="float32", kind="zeros")
+        )
+    if "freq" in ctx.params:
+        inputs.append(InputSpec(name="freq", shape=[BATCH, 1], dtype="int64", kind="zeros"))
     prediction = _first_int(ctx.get("prediction_length", None), 8)
     if "future_values" in ctx.params and "past_time_features" in ctx.params:
         future = [BATCH, prediction] + ([channels] if per_channel else [])
@@ -428,6 +460,7 @@ RECIPES: dict[str, Recipe] = {
     "audio_waveform": audio_waveform,
     "audio_waveform_channels": audio_waveform_channels,
     "audio_spectrogram": audio_spectrogram,
+    "audio_paired": audio_paired,
     "audio_text": audio_text,
     "audio_text_by_frame": audio_text_by_frame,
     "video": video,
@@ -435,6 +468,7 @@ RECIPES: dict[str, Recipe] = {
     "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}
+LAST_RESORT = "by_signature"  # after text: a text model fed embeddings is not a full-modality run
 
 # The ladder per modality (catalog.modality_of): full-modality recipes first, text last.
 LADDERS: dict[str, list[str]] = {
@@ -484,14 +518,17 @@ LADDERS: dict[str, list[str]] = {
 
 def ladder_for(modality: str) -> list[str]:
     """The recipes to try, in order: the modality's own, then every other full-modality recipe
-    (the catalog's modality is a guess from forward()'s arguments), then text-only ones."""
+    (the catalog's modality is a guess from forward()'s arguments), then text-only ones, then
+    inputs guessed from forward()'s signature (towers that take embeddings)."""
     ladder = LADDERS.get(modality, LADDERS["text"])
-    others = [name for name in RECIPES if name not in ladder and name not in TEXT_ONLY]
+    others = [
+        name for name in RECIPES if name not in ladder and name not in TEXT_ONLY and name != LAST_RESORT
+    ]
     if modality == "text":
-        return [*ladder, *others]
+        return [*ladder, *others, LAST_RESORT]
     full = [name for name in ladder if name not in TEXT_ONLY]
     text_only = [name for name in ladder if name in TEXT_ONLY] or ["encoder_decoder", "text"]
-    return [*full, *others, *text_only]
+    return [*full, *others, *text_only, LAST_RESORT]
 
 
 def _required_params(model: torch.nn.Module) -> list[str]:

@@ -250,6 +250,10 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
             config[key] = new_layers
         elif key.endswith("_offset") and value >= new_layers:
             config[key] = new_layers - 1
+    if "attn_layer_indices" in config and config["attn_layer_indices"] is None and "mamba_d_state" in config:
+        # Hybrid Mamba stacks (Bamba) place attention only where a checkpoint says: without
+        # one attention layer their cache has nothing to measure the sequence by.
+        config["attn_layer_indices"] = [new_layers - 1]
     for key, value in list(config.items()):
         if (
             key.endswith(("_layer_indices", "_layers_idx", "_layer_ids", "_layers_indices"))
