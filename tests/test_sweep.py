@@ -21,6 +21,7 @@ from triagebot.sweep import (
     StreamError,
     SweepError,
     check_models,
+    confirm_crashes,
     merge,
     parse_shard,
     read_stream,
@@ -431,3 +432,34 @@ def test_memory_per_worker_is_bounded():
     (record,) = check_models([big], device="cpu", memory_limit_gb=2, timeout=120)
     assert record.outcome.status == Status.create_error
     assert "can't allocate memory" in record.outcome.error
+
+
+def test_merge_refuses_an_incomplete_stream_and_a_model_in_two_streams(full, tmp_path):
+    lines = full[0].read_text().splitlines()
+    incomplete = tmp_path / "incomplete.jsonl"
+    incomplete.write_text(
+        "\n".join(line for line in lines if '"model":"Plain","config":"baseline"' not in line) + "\n"
+    )
+    with pytest.raises(StreamError, match="model 'Plain' has no 'baseline' run"):
+        merge([incomplete])
+    halves = []
+    for i in (1, 2):
+        header = json.loads(lines[0])
+        header["shard"] = f"{i}/2"
+        halves.append(tmp_path / f"half{i}.jsonl")
+        halves[-1].write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with pytest.raises(StreamError, match="is in both"):
+        merge(halves)
+
+
+def test_confirm_crashes_appends_more_attempts_to_a_stream(full, tmp_path):
+    stream = tmp_path / "confirm.jsonl"
+    stream.write_bytes(full[0].read_bytes())
+    new = confirm_crashes(stream, 2, jobs=2, timeout=TIMEOUT)
+    assert [(r.model, r.config, r.attempt, r.outcome.status) for r in new] == [
+        ("NonzeroGuardCrash", DYNAMIC, 2, Status.crash)
+    ]
+    snapshot = merge([stream])
+    assert [o.status for o in snapshot.result("NonzeroGuardCrash").confirmations[DYNAMIC]] == [
+        Status.crash
+    ] * 2
