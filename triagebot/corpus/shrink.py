@@ -104,6 +104,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # GPT-Neo repeats a (global, local) attention pair a number of times that must equal the
     # layer count: one pair for two layers.
     "gpt_neo": {"attention_types": [[["global", "local"], 1]]},
+    # Aria maps the tower's patch count to a query count, for the original image sizes only:
+    # the tiny tower sees 4 x 4 patches.
+    "aria": {"projector_patch_to_query_dict": {16: 4}},
 }
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
@@ -264,8 +267,9 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
             kept = [v for v in value if 0 <= v < new_layers]
             config[key] = kept or [new_layers - 1]
     for key, value in list(config.items()):
-        if _is_layer_indexed(value):
+        if "layer" in key and _is_layer_indexed(value):
             config[key] = _shrink_layer_indexed(value, new_layers)
+    _clamp_feature_layers(config)
 
     heads_original = None
     for key, value in list(config.items()):
@@ -325,6 +329,22 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     overrides = OVERRIDES.get(str(config.get("model_type", "")))
     if overrides:
         config.update(copy.deepcopy(overrides))
+
+
+def _clamp_feature_layers(config: dict[str, Any]) -> None:
+    """Which tower layers feed a projector (`vision_feature_layer(s)`, `select_layer`): indices
+    into the tower's hidden states, which a shrunk tower has LAYERS + 1 of."""
+
+    def clamp(index: int) -> int:
+        return max(index, -(LAYERS + 1)) if index < 0 else min(index, LAYERS - 1)
+
+    for key, value in list(config.items()):
+        if not ("feature_layer" in key or key == "select_layer"):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            config[key] = clamp(value)
+        elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+            config[key] = _distinct_in_order([clamp(v) for v in value])
 
 
 def _is_layer_indexed(value: Any) -> bool:
