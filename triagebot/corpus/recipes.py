@@ -196,6 +196,11 @@ def image_text(ctx: Context) -> list[InputSpec] | None:
     end = _token(ctx, "eoi_token_id", "eoi_token_index", "image_end_token_id")
     inputs = _planted(ctx, token, ctx.token_count, start, end)
     inputs.append(InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32"))
+    if "high_res_pixel_values" in ctx.params:  # hybrid towers: a second, high-resolution view
+        high = _first_int(getattr(ctx.sub("high_res_vision_config"), "image_size", None), 2 * size)
+        inputs.append(
+            InputSpec(name="high_res_pixel_values", shape=[1, channels, high, high], dtype="float32")
+        )
     return inputs + _decoder_ids(ctx) + _companions(ctx, 1, 0)
 
 
@@ -224,14 +229,23 @@ def image_text_stacked(ctx: Context) -> list[InputSpec] | None:
     if inputs is None:
         return None
     channels, size = _image_shape(ctx)
-    inputs[-1] = InputSpec(name="pixel_values", shape=[1, 1, channels, size, size], dtype="float32")
+    inputs = [
+        InputSpec(name="pixel_values", shape=[1, 1, channels, size, size], dtype="float32")
+        if item.name == "pixel_values"
+        else item
+        for item in inputs
+    ]
+    if "pixel_attention_mask" in ctx.params:  # every pixel is real: no padding
+        inputs.append(
+            InputSpec(name="pixel_attention_mask", shape=[1, 1, size, size], dtype="bool", kind="ones")
+        )
     return inputs
 
 
 def _grid(ctx: Context) -> tuple[int, int, int, int]:
     vision = ctx.sub("vision_config")
     patch = _first_int(getattr(vision, "patch_size", None), 14)
-    temporal = _first_int(getattr(vision, "temporal_patch_size", None), 2)
+    temporal = _first_int(getattr(vision, "temporal_patch_size", None), 1)
     merge = _first_int(getattr(vision, "spatial_merge_size", None), 2)
     channels = _first_int(getattr(vision, "in_channels", None) or getattr(vision, "num_channels", None), 3)
     return patch, temporal, merge, channels
