@@ -23,7 +23,7 @@ MODELS: tuple[str, ...] = (
     # vl_multimodal
     "LlavaForConditionalGeneration",  # capture_scalar_outputs reduces graphs (4 -> 1)
     "Qwen2VLForConditionalGeneration",  # capture_dynamic_output_shape_ops crashes
-    "Idefics3Model",  # capture_dynamic_output_shape_ops reduces graphs (8 -> 7)
+    "Idefics3Model",  # capture_dynamic_output_shape_ops reduces graphs (9 -> 7)
     "Qwen2AudioForConditionalGeneration",  # both flags reduce graphs (4 -> 3)
     "CLIPModel",  # dual encoder
     # vision_other
