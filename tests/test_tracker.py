@@ -328,3 +328,29 @@ def test_desired_state_is_records():
     assert scalar.open and [n.kind for n in scalar.notices] == ["regression", "close", "reopen"]
     dynamic = next(i for i in desired if i.flag == DYNAMIC)
     assert not dynamic.open
+
+
+def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch, tmp_path):
+    import functools
+
+    from triagebot import tracker
+    from triagebot.config import Config
+    from triagebot.tracker import github
+
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
+    monkeypatch.setattr(
+        github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
+    )
+    nightly = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"], DYNAMIC: ["Bert"]})
+    config = Config(tracker=TrackerSettings(repo=REPO))
+
+    tracker.publish_snapshot(nightly, [], None, config, "bot-token", False, tmp_path, say=lambda _: None)
+    issues = {issue["body"].splitlines()[0]: issue for issue in fake.issues(REPO)}
+    scalar, dynamic = issues[flag_marker(SCALAR)], issues[flag_marker(DYNAMIC)]
+    assert f"https://github.example/{REPO}/issues/{dynamic['number']}" in scalar["body"]
+    assert f"https://github.example/{REPO}/issues/{scalar['number']}" in dynamic["body"]
+
+    writes = len(fake.writes)
+    tracker.publish_snapshot(nightly, [], None, config, "bot-token", False, tmp_path, say=lambda _: None)
+    assert len(fake.writes) == writes  # the links were already there: nothing to write

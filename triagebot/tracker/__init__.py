@@ -27,6 +27,12 @@ from triagebot.config import Config
 from triagebot.results import Snapshot
 
 
+def issue_url(repo: str, number: int) -> str:
+    """The web address of an issue; `GITHUB_SERVER_URL` (set by Actions) for Enterprise Server."""
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    return f"{server}/{repo}/issues/{number}"
+
+
 def publish_snapshot(
     snapshot: Snapshot,
     history: Sequence[Snapshot],
@@ -45,14 +51,24 @@ def publish_snapshot(
     `dry_run`, nothing is written to GitHub: the plan and bodies go to `out_dir`."""
     from triagebot.tracker.desired import desired_issues
     from triagebot.tracker.github import connect
-    from triagebot.tracker.publish import publish
+    from triagebot.tracker.plan import Verb
+    from triagebot.tracker.publish import publish, relink_bodies
+    from triagebot.tracker.remote import tracked_issue_numbers
 
     repo = repo or config.tracker.repo or ""
     cap = max_writes if max_writes is not None else config.tracker.max_writes
     token = token or os.environ.get("GITHUB_TOKEN") or None
     gh = connect(token) if token and repo else None
     author = gh.login if gh else None
-    desired = desired_issues(snapshot, history, config.tracker, previous=previous, author=author)
+    numbers = tracked_issue_numbers(gh, repo, snapshot.flags) if gh else {}
+
+    def desired_with_links() -> list:
+        urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
+        return desired_issues(
+            snapshot, history, config.tracker, previous=previous, author=author, issue_urls=urls
+        )
+
+    desired = desired_with_links()
     publication = publish(
         desired,
         key=snapshot.key,
@@ -62,6 +78,13 @@ def publish_snapshot(
         dry_run=dry_run,
         out_dir=out_dir,
     )
+    created = {a.action.flag: a.number for a in publication.applied if a.action.verb == Verb.create and a.number}
+    if created and gh is not None:
+        # Issues opened just now were not linked from their siblings' bodies: link them in this
+        # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
+        numbers.update(created)
+        relinked = relink_bodies(gh, repo, desired, desired_with_links(), numbers)
+        say(f"linked {relinked} issue(s) to the ones opened now")
     if publication.held:
         say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
     for line in publication.plan.describe():

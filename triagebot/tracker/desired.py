@@ -42,6 +42,7 @@ class Texts(Protocol):
         flag: str,
         *,
         history: Sequence[Snapshot] = (),
+        issue_urls: dict[str, str] | None = None,
         cc: Sequence[str] = (),
         dashboard_url: str | None = None,
     ) -> str: ...
@@ -92,10 +93,12 @@ def desired_issues(
     *,
     previous: Snapshot | None = None,
     author: str | None = None,
+    issue_urls: dict[str, str] | None = None,
 ) -> list[TrackedIssue]:
     """One `TrackedIssue` per flag of `snapshot`. `history`: stored snapshots older than
     `snapshot`, oldest first (it is appended if missing). `previous` defaults to the newest of
-    them. `author`: the bot's login, never cc'd."""
+    them. `author`: the bot's login, never cc'd. `issue_urls`: flag -> its tracking issue, for
+    the overlap section's links."""
     older = [s for s in history if s.key != snapshot.key]
     if previous is None and older:
         previous = older[-1]
@@ -139,7 +142,12 @@ def desired_issues(
                 marker=report_markers.flag_marker(flag),
                 title=title_for(settings, stats, snapshot.key),
                 body=texts.issue_body(
-                    snapshot, flag, history=older, cc=people, dashboard_url=settings.dashboard_url
+                    snapshot,
+                    flag,
+                    history=older,
+                    issue_urls=issue_urls,
+                    cc=people,
+                    dashboard_url=settings.dashboard_url,
                 ),
                 labels=list(settings.labels),
                 open=should_open,

@@ -14,8 +14,8 @@ from pathlib import Path
 from triagebot.results import TrackedIssue
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.markers import alert_marker
-from triagebot.tracker.plan import Plan, RemoteState, Verb, make_plan
-from triagebot.tracker.remote import Applied, apply_plan, read_state
+from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
+from triagebot.tracker.remote import Applied, apply_plan, read_state, update_issue
 from triagebot.tracker.render import render
 
 
@@ -97,3 +97,19 @@ def publish(
         gh.max_writes = gh.writes + max(max_writes, len(plan.writes))
         publication.applied = apply_plan(gh, repo, plan)
     return publication
+
+
+def relink_bodies(
+    gh: GitHub, repo: str, written: list[TrackedIssue], relinked: list[TrackedIssue], numbers: dict[str, int]
+) -> int:
+    """Edit, by number, each body that changed between `written` and `relinked`; returns the count."""
+    bodies = {issue.flag: issue.body for issue in written}
+    edits = 0
+    for issue in relinked:
+        number = numbers.get(issue.flag)
+        if number is None or bodies.get(issue.flag) == issue.body:
+            continue
+        action = Action(Verb.edit, marker=issue.marker, flag=issue.flag, number=number, body=issue.body)
+        update_issue(gh, repo, number, action, fresh=True)
+        edits += 1
+    return edits

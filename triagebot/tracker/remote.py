@@ -14,6 +14,7 @@ from typing import Any
 
 from github import GithubException
 
+from triagebot.report.markers import flag_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, Plan, RemoteIssue, RemoteState, Verb
@@ -61,6 +62,13 @@ def find_by_marker(issues: Iterable[BotIssue], marker: str) -> BotIssue | None:
     """The oldest of the bot's issues whose body carries `marker`."""
     matching = [issue for issue in issues if marker in issue.body]
     return min(matching, key=lambda issue: issue.number) if matching else None
+
+
+def tracked_issue_numbers(gh: GitHub, repo_name: str, flags: Iterable[str]) -> dict[str, int]:
+    """flag -> number of the bot's tracking issue for it, for those that exist."""
+    bot_issues = list_bot_issues(gh, repo_name)
+    found = {flag: find_by_marker(bot_issues, flag_marker(flag)) for flag in flags}
+    return {flag: issue.number for flag, issue in found.items() if issue is not None}
 
 
 def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool = False) -> list[str]:
@@ -117,7 +125,7 @@ def apply_plan(gh: GitHub, repo_name: str, plan: Plan) -> list[Applied]:
             created[action.marker] = number
         else:
             assert number is not None, action
-            _update_issue(gh, repo_name, number, action, fresh=action.marker in created)
+            update_issue(gh, repo_name, number, action, fresh=action.marker in created)
         done.append(Applied(action, number))
     return done
 
@@ -166,7 +174,7 @@ def _create_label(gh: GitHub, repo: Any, name: str) -> None:
             raise
 
 
-def _update_issue(gh: GitHub, repo_name: str, number: int, action: Action, *, fresh: bool) -> None:
+def update_issue(gh: GitHub, repo_name: str, number: int, action: Action, *, fresh: bool) -> None:
     issue = gh.repo(repo_name).get_issue(number)
     if action.verb == Verb.edit:
         fields = {k: v for k, v in (("title", action.title), ("body", action.body)) if v is not None}
