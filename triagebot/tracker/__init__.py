@@ -78,7 +78,11 @@ def publish_snapshot(
         dry_run=dry_run,
         out_dir=out_dir,
     )
-    created = {a.action.flag: a.number for a in publication.applied if a.action.verb == Verb.create and a.number}
+    created = {
+        done.action.flag: done.number
+        for done in publication.applied
+        if done.action.verb == Verb.create and done.number
+    }
     if created and gh is not None:
         # Issues opened just now were not linked from their siblings' bodies: link them in this
         # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
