@@ -511,12 +511,17 @@ def _remap_special_tokens(config: dict[str, Any]) -> None:
     """Special-token ids that fall outside the tiny vocabulary move to distinct ids at its top."""
     vocab = _vocab_of(config) or VOCAB
     mapping: dict[int, int] = {}
+    assigned: list[int] = []  # ids handed out from the top of the vocabulary, in order
+
+    def next_free() -> int:
+        assigned.append(vocab - 1 - len(assigned))
+        return assigned[-1]
 
     def remap(token: int) -> int:
         if token < vocab - 64 or token < 0:
             return token
         if token not in mapping:
-            mapping[token] = vocab - 1 - len(mapping)
+            mapping[token] = next_free()
         return mapping[token]
 
     for owner, key in _token_id_keys(config):
@@ -526,8 +531,7 @@ def _remap_special_tokens(config: dict[str, Any]) -> None:
     for owner in _configs(config):
         for key in _PLACEHOLDER_KEYS:
             if key in owner and owner[key] is None:
-                owner[key] = vocab - 1 - len(mapping)
-                mapping[-len(mapping) - 1] = owner[key]
+                owner[key] = next_free()
 
 
 _PLACEHOLDER_KEYS = (
