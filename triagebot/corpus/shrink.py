@@ -87,7 +87,9 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (("mm_tokens_per_image", "image_seq_length", "num_image_tokens"), 4),
     (("kv_lora_rank", "q_lora_rank"), 2 * HEAD_DIM),
     (("n_group", "num_expert_groups"), 2),
-    (("topk_group", "n_shared_experts", "num_shared_experts", "first_k_dense_replace"), 1),
+    (("topk_group", "n_shared_experts", "num_shared_experts"), 1),
+    # Dense layers before the first MoE layer: one, so that two layers still reach an MoE one.
+    (("first_k_dense_replace", "num_dense_layers"), 1),
     (("state_size", "ssm_state_size", "d_state", "mamba_d_state"), 16),
     (("max_position_embeddings", "max_source_positions", "n_positions"), 4096),
     # Audio codecs: residual quantizer codebooks dominate their size.
@@ -107,6 +109,23 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Aria maps the tower's patch count to a query count, for the original image sizes only:
     # the tiny tower sees 4 x 4 patches.
     "aria": {"projector_patch_to_query_dict": {16: 4}},
+    # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
+    # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
+    "cohere_compass_text": {
+        "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    },
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
+    "deepseek_ocr2_text": {"mlp_layer_types": ["dense", "sparse"]},
+    "diffusion_gemma_text": {"num_experts": EXPERTS, "top_k_experts": 2, "moe_intermediate_size": FFN},
+    # Qwen4-Exp's sparse-attention indexer: one KV head, a budget that its compress ratio divides,
+    # an index head as wide as the attention head's rotary part.
+    "qwen4_exp_text": {
+        "indexer_n_heads": 2,
+        "indexer_kv_heads": 1,
+        "indexer_head_dim": HEAD_DIM,
+        "indexer_budget": 8,
+        "indexer_compress_ratio": 4,
+    },
 }
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
@@ -379,7 +398,7 @@ def _fill_missing_sizes(config: dict[str, Any]) -> None:
             config["num_key_value_heads"] = heads
     if isinstance(config.get("moe_intermediate_size"), int):
         # A mixture of experts whose expert counts come only from a checkpoint.
-        for key, fill in (("n_routed_experts", EXPERTS), ("num_experts_per_tok", 2)):
+        for key, fill in (("n_routed_experts", EXPERTS), ("num_experts_per_tok", 2), ("n_shared_experts", 1)):
             if key in config and config[key] is None:
                 config[key] = fill
     if any(isinstance(config.get(k), int) for k in ("n_routed_experts", "num_experts", "num_local_experts")):
