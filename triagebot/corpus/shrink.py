@@ -71,8 +71,11 @@ _TOPK_KEYS = re.compile(
 _TOKEN_ID_KEYS = re.compile(r"(_token_id|_token_index|_token_ids|_id)$")
 _STAGE_WIDTH_KEYS = re.compile(
     r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels|"
-    r"encoder_in_channels)$"
+    r"encoder_in_channels|embed_dim_per_stage|backbone_channel_list)$"
 )
+# Scalars that feed a hierarchical tower's first stage (its stem, or the width the config
+# repeats next to the stage list): they follow that stage's scaled width.
+_STEM_WIDTH_KEYS = re.compile(r"^(hidden_size|embed_dim|stem_out_channels|stem_channels|embedding_size)$")
 
 # Scalar rules, first match wins: (key pattern or key set, ceiling).
 _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
@@ -109,6 +112,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Aria maps the tower's patch count to a query count, for the original image sizes only:
     # the tiny tower sees 4 x 4 patches.
     "aria": {"projector_patch_to_query_dict": {16: 4}},
+    # SAM 2's Hiera places global attention by block index, for the original stage depths: with
+    # two blocks a stage, the second block of the third stage (a first block pools queries,
+    # which a global block cannot).
+    "sam2_hiera_det_model": {"global_attention_blocks": [4], "image_size": [64, 64]},
+    # Its neck's feature-map sizes, for a 64-pixel image (strides 4, 8, 16), as the prompt
+    # encoder's shrunk image size expects.
+    "sam2_vision_model": {"backbone_feature_sizes": [[16, 16], [8, 8], [4, 4]]},
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
@@ -291,6 +301,8 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     _clamp_feature_layers(config)
 
     heads_original = None
+    stem_widths: dict[int, int] = {}  # a stage list's original first width -> its scaled one
+    originals_all = dict(config)
     for key, value in list(config.items()):
         if isinstance(value, bool) or value is None:
             continue
@@ -325,10 +337,11 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
             and value
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
-            if key == "depths" or key.endswith("_depths"):
+            if key == "depths" or key.endswith("_depths") or key == "blocks_per_stage":
                 config[key] = [min(v, LAYERS) for v in value]
             elif _STAGE_WIDTH_KEYS.match(key) and max(value) > WIDTH:
                 config[key] = _scale_stage_widths(value)
+                stem_widths[value[0]] = config[key][0]
             elif key in ("num_heads", "num_attention_heads", "heads") and max(value) > 2:
                 config[key] = [min(v, 2) for v in value]
 
@@ -338,6 +351,10 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                 config[key] = HEADS
             elif value > 1:
                 config[key] = min(2, HEADS)
+
+    for key, value in originals_all.items():
+        if stem_widths and _STEM_WIDTH_KEYS.match(key) and value in stem_widths:
+            config[key] = stem_widths[value]
 
     _fill_missing_sizes(config)
     _fit_image_tiles(config)
