@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from triagebot.config import DEFAULT_FLAGS
-from triagebot.corpus import UnknownCorpus, load_corpus
-from triagebot.results import BASELINE, RunRecord, Status
+from triagebot.corpus import load_corpus
+from triagebot.results import BASELINE, InputSpec, ModelSpec, RunRecord, Status
 from triagebot.sweep import (
     CHECK_CONFIG,
     StreamError,
@@ -423,12 +423,12 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
 
 def test_memory_per_worker_is_bounded():
     """RLIMIT_AS on CPU: a model too big for the limit fails to build instead of eating the machine."""
-    try:
-        spec = next(s for s in load_corpus("smoke") if s.model == "LlamaForCausalLM")
-    except (StopIteration, UnknownCorpus):
-        pytest.skip("the smoke corpus has no LlamaForCausalLM")
-    config = {**spec.config, "hidden_size": 4096, "vocab_size": 131072, "num_attention_heads": 32}
-    big = spec.model_copy(update={"model": "BigLlama", "config": {**config, "num_hidden_layers": 1}})
+    big = ModelSpec(
+        model="BigLlama",
+        class_path="transformers:LlamaForCausalLM",
+        config={"hidden_size": 4096, "vocab_size": 131072, "num_attention_heads": 32, "num_hidden_layers": 1},
+        inputs=[InputSpec(name="input_ids", shape=[1, 4], dtype="int64", kind="ones")],
+    )
     (record,) = check_models([big], device="cpu", memory_limit_gb=2, timeout=120)
     assert record.outcome.status == Status.create_error
     assert "can't allocate memory" in record.outcome.error
