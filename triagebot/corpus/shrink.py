@@ -46,7 +46,7 @@ _WIDTH_KEYS = re.compile(
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
     r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width|"
     r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim|"
-    r"intra_bottleneck_size)$"
+    r"intra_bottleneck_size|adapter_(in|out)_dim|adapter_(input|output)_size)$"
 )
 _FFN_KEYS = re.compile(
     r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
@@ -127,6 +127,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
     "deepseek_ocr2_text": {"mlp_layer_types": ["dense", "sparse"]},
     "diffusion_gemma_text": {"num_experts": EXPERTS, "top_k_experts": 2, "moe_intermediate_size": FFN},
+    # Dots 3 Note's sliding layers split their head into rotary and plain parts that must sum
+    # to the head dim: 16 + 16.
+    "dots3_note_text": {"head_dim": 2 * HEAD_DIM},
+    # Fun-ASR-Nano's adaptor narrows to a quarter of the text width.
+    "fun_asr_nano": {"adaptor_config": {"intermediate_size": WIDTH // 4}},
     # Qwen4-Exp's sparse-attention indexer: one KV head, a budget that its compress ratio divides,
     # an index head as wide as the attention head's rotary part.
     "qwen4_exp_text": {
@@ -363,8 +368,11 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     _keep_ssm_heads_consistent(config)
 
     overrides = OVERRIDES.get(str(config.get("model_type", "")))
-    if overrides:
-        config.update(copy.deepcopy(overrides))
+    for key, value in copy.deepcopy(overrides or {}).items():
+        if isinstance(value, dict) and _is_sub_config(config.get(key)):
+            config[key].update(value)  # into a sub-config that has no model type of its own
+        else:
+            config[key] = value
 
 
 def _clamp_feature_layers(config: dict[str, Any]) -> None:
@@ -398,6 +406,9 @@ def _shrink_layer_indexed(value: dict, layers: int) -> dict:
     if not kept:
         first = min(value, key=int)
         kept = {(str(layers - 1) if isinstance(first, str) else layers - 1): value[first]}
+    for setting in kept.values():
+        if isinstance(setting, dict):  # per-layer overrides of sizes (heads, ranks) shrink too
+            _shrink_in_place(setting)
     return kept
 
 
@@ -512,6 +523,8 @@ def _keep_ssm_heads_consistent(config: dict[str, Any]) -> None:
         heads = min(int(config[heads_key]), HEADS)
         config[heads_key] = heads
         config[dim_key] = int(config[expand_key] * width) // heads
+        if isinstance(config.get("mamba_d_ssm"), int):  # an explicit SSM width (Falcon-H1) follows
+            config["mamba_d_ssm"] = heads * config[dim_key]
         if isinstance(config.get(groups_key), int):
             config[groups_key] = 1
 
