@@ -119,6 +119,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Its neck's feature-map sizes, for a 64-pixel image (strides 4, 8, 16), as the prompt
     # encoder's shrunk image size expects.
     "sam2_vision_model": {"backbone_feature_sizes": [[16, 16], [8, 8], [4, 4]]},
+    # EfficientNet sizes its last stage from `width_coefficient` but its norm from `hidden_dim`:
+    # a coefficient that makes the rounded 1280-channel head exactly WIDTH.
+    "efficientnet": {"width_coefficient": WIDTH / 1280, "depth_coefficient": 1.0},
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
@@ -262,7 +265,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     hierarchical = "depths" in config or "stage_names" in config
     if hierarchical:
         # Stage counts of a hierarchical backbone, tied to stage_names/out_features: kept.
-        layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages")]
+        layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages", "num_encoder_blocks")]
     originals = {k: config[k] for k in layer_keys}
     main = config.get("num_hidden_layers") or (
         0 if hierarchical else config.get("num_layers") or max(originals.values(), default=0)
