@@ -144,8 +144,18 @@ def _image_shape(ctx: Context) -> tuple[int, int]:
 def image(ctx: Context) -> list[InputSpec] | None:
     if "pixel_values" not in ctx.params:
         return None
+    return [InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32")]
+
+
+def _image_chw(ctx: Context) -> list[int]:
     channels, size = _image_shape(ctx)
-    return [InputSpec(name="pixel_values", shape=[1, channels, size, size], dtype="float32")]
+    sizes = ctx.get("image_size", None, "vision_config")
+    # Towers for non-square inputs (text-line recognisers, SegGPT) state (height, width).
+    return [channels, *sizes] if _is_pair(sizes) else [channels, size, size]
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int) for v in value)
 
 
 def image_paired(ctx: Context) -> list[InputSpec] | None:
@@ -315,9 +325,13 @@ def audio_features_by_frame(ctx: Context) -> list[InputSpec] | None:
     if "input_features" not in ctx.params:
         return None
     frames = _audio_frames(ctx)
-    features = _first_int(ctx.get("input_feat_per_channel", None), 0) * _first_int(
-        ctx.get("input_channels", None), 1
-    ) or _mel_bins(ctx)
+    features = (
+        _first_int(ctx.get("input_feat_per_channel", None), 0)
+        * _first_int(ctx.get("input_channels", None), 1)
+        # Stacked frames (w2v-BERT): the projection takes several mel frames at once.
+        or _first_int(ctx.get("feature_projection_input_dim", None), 0)
+        or _mel_bins(ctx)
+    )
     inputs = [InputSpec(name="input_features", shape=[1, frames, features], dtype="float32")]
     return [*inputs, *_audio_masks(ctx, frames), *_decoder_ids(ctx)]
 
@@ -387,11 +401,78 @@ def audio_text_by_frame(ctx: Context) -> list[InputSpec] | None:
 
 
 def video(ctx: Context) -> list[InputSpec] | None:
-    if "pixel_values" not in ctx.params:
+    name = next((n for n in ("pixel_values", "pixel_values_videos") if n in ctx.params), None)
+    if name is None:
         return None
     channels, size = _image_shape(ctx)
     frames = _first_int(ctx.get("num_frames", None, "vision_config"), 8)
-    return [InputSpec(name="pixel_values", shape=[1, frames, channels, size, size], dtype="float32")]
+    return [InputSpec(name=name, shape=[1, frames, channels, size, size], dtype="float32")]
+
+
+def image_patches(ctx: Context) -> list[InputSpec] | None:
+    """Variable-resolution towers fed patches already flattened: SigLIP 2's (patches, mask and the
+    patch grid's shape), Pix2Struct's (each patch led by its row and column index)."""
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 16)
+    channels, _ = _image_shape(ctx)
+    side = 4  # a 4 x 4 grid of patches
+    if {"pixel_values", "spatial_shapes"} <= ctx.params:
+        return [
+            InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
+            _ones("pixel_attention_mask", [1, side * side]),
+            _values("spatial_shapes", [[side, side]]),
+        ]
+    if "flattened_patches" in ctx.params:
+        width = _first_int(ctx.get("patch_embed_hidden_size", None, "vision_config"), 0) or (
+            channels * patch * patch
+        )
+        # Indices are read back from the floats, so the tensor is literal: 1-based row and column
+        # (0 marks padding), then pixels in [-1, 1).
+        rows = [
+            [float(1 + i // side), float(1 + i % side)] + [((i * 7 + j) % 20) / 10 - 1 for j in range(width)]
+            for i in range(side * side)
+        ]
+        return [
+            InputSpec(
+                name="flattened_patches",
+                shape=[1, side * side, 2 + width],
+                dtype="float32",
+                kind="values",
+                values=[rows],
+            ),
+            _ones("attention_mask", [1, side * side], "float32"),
+        ]
+    return None
+
+
+def image_tiles(ctx: Context) -> list[InputSpec] | None:
+    """One image cut into the tower's tiles, with its aspect-ratio id and tile mask, as Mllama's
+    vision tower takes (batch, images, tiles, C, H, W)."""
+    if not {"pixel_values", "aspect_ratio_ids", "aspect_ratio_mask"} <= ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    tiles = _first_int(ctx.get("max_num_tiles", None, "vision_config"), 1)
+    return [
+        InputSpec(name="pixel_values", shape=[1, 1, tiles, channels, size, size], dtype="float32"),
+        _values("aspect_ratio_ids", [[1]]),
+        _ones("aspect_ratio_mask", [1, 1, tiles]),
+    ]
+
+
+def video_frames_batched(ctx: Context) -> list[InputSpec] | None:
+    """Video frames folded into the batch (batch x frames, C, H, W), as X-CLIP's tower takes."""
+    frames = _first_int(ctx.get("num_frames", None, "vision_config"), 0)
+    if "pixel_values" not in ctx.params or frames < 2:
+        return None
+    channels, size = _image_shape(ctx)
+    return [InputSpec(name="pixel_values", shape=[frames, channels, size, size], dtype="float32")]
+
+
+def audio_features_channel(ctx: Context) -> list[InputSpec] | None:
+    """Filterbank features with a channel axis (batch, 1, frames, mel bins), as CLAP's tower takes."""
+    if "input_features" not in ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    return [InputSpec(name="input_features", shape=[1, 1, frames, _mel_bins(ctx)], dtype="float32")]
 
 
 def time_series(ctx: Context) -> list[InputSpec] | None:
@@ -446,6 +527,8 @@ def by_signature(ctx: Context) -> list[InputSpec] | None:
     for name in required:
         if name.endswith("_ids") or name == "input":
             inputs.append(_ids(name, [1, SEQ], _limit(ctx)))
+        elif "pixel_values" in name or name == "prompt_masks":  # SegGPT's prompt image and mask
+            inputs.append(InputSpec(name=name, shape=[1, *_image_chw(ctx)], dtype="float32"))
         elif "mask" in name:
             inputs.append(_ones(name, [1, SEQ]))
         elif name.startswith("pixel_values"):
@@ -480,6 +563,10 @@ RECIPES: dict[str, Recipe] = {
     "audio_text": audio_text,
     "audio_text_by_frame": audio_text_by_frame,
     "video": video,
+    "video_frames_batched": video_frames_batched,
+    "image_patches": image_patches,
+    "image_tiles": image_tiles,
+    "audio_features_channel": audio_features_channel,
     "time_series": time_series,
     "by_signature": by_signature,
 }
