@@ -53,6 +53,12 @@ def test_run_twice_sweeps_once_and_says_where_everything_is(tmp_path: Path):
     crasher = next(r for r in snapshot["results"] if r["model"] == "NonzeroGuardCrash")
     assert crasher["outcomes"]["capture_dynamic_output_shape_ops"]["status"] == "crash"
     assert crasher["confirmations"]["capture_dynamic_output_shape_ops"]
+    # ...and its reproduction script was run and raised the same signature, so the issue shows it.
+    (repro,) = snapshot["reproductions"]
+    assert repro["model"] == "NonzeroGuardCrash" and repro["verified"]
+    assert repro["observed"] == crasher["outcomes"]["capture_dynamic_output_shape_ops"]["signature"]
+    issue = (night / "issues" / "issue-capture_dynamic_output_shape_ops.md").read_text(encoding="utf-8")
+    assert "verified to raise this signature" in issue
     assert (night / "report" / "dashboard.html").exists()
     assert (night / "report" / "issue-capture_dynamic_output_shape_ops.md").exists()
     assert (night / "issues" / "plan.txt").exists()  # the dry run's plan

@@ -471,6 +471,25 @@ def merge_command(
         fail(str(error))
 
 
+@app.command()
+def reproduce(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot JSON file, e.g. from `triagebot merge`.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write it (default: in place).")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per reproduction script.")] = 300.0,
+) -> None:
+    """Write a reproduction script per confirmed crash group and run it to verify it (needs torch)."""
+    from triagebot.pipeline import with_reproductions
+    from triagebot.store import StoreError, read_snapshot, write_snapshot
+
+    try:
+        current = with_reproductions(read_snapshot(snapshot), timeout=timeout)
+    except StoreError as error:
+        fail(str(error))
+    path = write_snapshot(current, out or snapshot)
+    verified = sum(repro.verified for repro in current.reproductions)
+    print(f"{verified} of {len(current.reproductions)} reproductions verified: {path}")
+
+
 # --- corpus list, corpus check: the model corpus (triagebot.corpus) ---
 
 corpus_app = typer.Typer(help="The model corpus: list it, check that every model builds and runs.")

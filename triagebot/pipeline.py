@@ -145,7 +145,15 @@ def sweep_configured(
         confirm=config.sweep.confirm,
         progress=make_progress(None),
     )
-    return merge([result.path])
+    return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
+
+
+def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout: float = 300.0) -> Snapshot:
+    """`snapshot` with a reproduction script per confirmed crash group, each run once with
+    `python` (which must have torch) to verify that it raises the recorded signature."""
+    from triagebot.report.repro import reproduce
+
+    return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
 
 
 def render_reports(config: Config) -> Renderer:

@@ -1,0 +1,45 @@
+"""`triagebot reproduce`: a merged snapshot gains verified reproduction scripts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from triagebot.store import read_snapshot
+
+FIXTURE = Path(__file__).parent / "data" / "2.12.0.dev20260409+cu128.json"
+
+
+@pytest.mark.slow
+def test_reproduce_verifies_a_script_per_confirmed_crash_group(tmp_path: Path):
+    out = tmp_path / "snapshot.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "triagebot", "reproduce", str(FIXTURE), "--out", str(out), "--timeout", "120"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = read_snapshot(FIXTURE), read_snapshot(out)
+    assert after.results == before.results  # only the reproductions were added
+    (repro,) = after.reproductions  # the only crash group whose model the snapshot can rebuild
+    crash = after.result("NonzeroGuardCrash").outcomes["capture_dynamic_output_shape_ops"]
+    assert repro.verified and repro.observed == crash.signature
+    assert "class NonzeroGuardCrash" in repro.script
+    assert f"1 of 1 reproductions verified: {out}" in done.stdout
+
+
+def test_reproduce_names_a_missing_snapshot(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "triagebot", "reproduce", str(tmp_path / "absent.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "absent.json" in done.stderr and len(done.stderr.strip().splitlines()) == 1
