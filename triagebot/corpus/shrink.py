@@ -130,6 +130,21 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
     "deepseek_ocr2_text": {"mlp_layer_types": ["dense", "sparse"]},
     "diffusion_gemma_text": {"num_experts": EXPERTS, "top_k_experts": 2, "moe_intermediate_size": FFN},
+    # Attributes the modeling code reads and only checkpoints carry (the default configs lack them).
+    "dbrx": {"attn_config": {"rope_theta": 10000.0, "clip_qkv": 8.0}},
+    "pix2struct_text_model": {"initializer_range": 0.02},  # set by the parent config only
+    # BiT's group norms split its bottleneck channels, a quarter of the scaled stage widths.
+    "bit": {"num_groups": 2},
+    # Zamba ties the shared transformer of its first hybrid layer to the later ones: two of them.
+    # Zamba's attention reads the hidden state concatenated with the embeddings: twice the width.
+    "zamba": {
+        "num_hidden_layers": 3,
+        "layers_block_type": ["linear_attention", "hybrid", "hybrid"],
+        "attention_hidden_size": 2 * WIDTH,
+    },
+    "zamba2": {"attention_hidden_size": 2 * WIDTH},
+    "moonshine_streaming": {"num_key_value_heads": HEADS},
+    "qwen3_omni_moe_talker_text": {"shared_expert_intermediate_size": FFN},
     # Dots 3 Note's sliding layers split their head into rotary and plain parts that must sum
     # to the head dim: 16 + 16.
     "dots3_note_text": {"head_dim": 2 * HEAD_DIM},
@@ -254,6 +269,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                     _shrink_in_place(item)
 
     original_head_dim = _head_dim(config)
+    original_width = config.get("hidden_size")
     layer_keys = [
         k
         for k, v in config.items()
@@ -307,6 +323,10 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         if "layer" in key and _is_layer_indexed(value):
             config[key] = _shrink_layer_indexed(value, new_layers)
     _clamp_feature_layers(config)
+    shared, types = config.get("num_kv_shared_layers"), config.get("layer_types")
+    if isinstance(shared, int) and shared > 0 and isinstance(types, list) and types:
+        # Layers reusing an earlier layer's KV cache: every layer type keeps a layer that makes one.
+        config["num_kv_shared_layers"] = min(shared, len(types) - len(_distinct_in_order(types)))
 
     heads_original = None
     stem_widths: dict[int, int] = {}  # a stage list's original first width -> its scaled one
@@ -365,6 +385,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
             config[key] = stem_widths[value]
 
     _fill_missing_sizes(config)
+    _keep_width_splits(config, original_width)
     _fit_image_tiles(config)
     _narrow_conv_stacks(config)
     _scale_rotary_sections(config, original_head_dim)
@@ -443,6 +464,23 @@ def _fill_missing_sizes(config: dict[str, Any]) -> None:
         config["rotary_dim"] = HEAD_DIM
 
 
+def _keep_width_splits(config: dict[str, Any], original_width: Any) -> None:
+    """Per-part dims that split the width between them (Reformer's axial position embeddings)
+    keep summing to it."""
+    width = config.get("hidden_size")
+    if not (isinstance(original_width, int) and isinstance(width, int) and width != original_width):
+        return
+    for key, value in list(config.items()):
+        if (
+            key.endswith(("_dim", "_dims"))
+            and isinstance(value, list)
+            and len(value) > 1
+            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+            and sum(value) == original_width
+        ):
+            config[key] = _split_evenly(value, width)
+
+
 def _fit_image_tiles(config: dict[str, Any]) -> None:
     """Tilers (LLaVA-NeXT) pick a tile grid from `image_grid_pinpoints` in pixels of the
     original tower: the tiny tower gets one 1x1 tile grid of its own size."""
@@ -517,6 +555,7 @@ def _keep_ssm_heads_consistent(config: dict[str, Any]) -> None:
     for heads_key, dim_key, expand_key, groups_key in (
         ("mamba_n_heads", "mamba_d_head", "mamba_expand", "mamba_n_groups"),
         ("num_heads", "head_dim", "expand", "n_groups"),
+        ("n_mamba_heads", "mamba_headdim", "mamba_expand", "mamba_ngroups"),
     ):
         if not all(isinstance(config.get(k), int | float) for k in (heads_key, dim_key, expand_key)):
             continue
