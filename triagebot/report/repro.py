@@ -73,6 +73,7 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
         class_path=spec.class_path,
         config=spec.config or {},
         seed=spec.seed,
+        device=snapshot.environment.device,
         patch=snapshot.flags[flag],
         inputs=[item.model_dump() for item in spec.inputs],
     )
