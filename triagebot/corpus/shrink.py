@@ -122,6 +122,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # EfficientNet sizes its last stage from `width_coefficient` but its norm from `hidden_dim`:
     # a coefficient that makes the rounded 1280-channel head exactly WIDTH.
     "efficientnet": {"width_coefficient": WIDTH / 1280, "depth_coefficient": 1.0},
+    # EnCodec's codebook vectors are its encoder's width (the config copies the default).
+    "encodec": {"codebook_dim": WIDTH},
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
