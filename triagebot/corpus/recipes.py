@@ -255,8 +255,11 @@ def image_text_stacked(ctx: Context) -> list[InputSpec] | None:
 def _grid(ctx: Context) -> tuple[int, int, int, int]:
     vision = ctx.sub("vision_config")
     patch = _first_int(getattr(vision, "patch_size", None), 14)
-    temporal = _first_int(getattr(vision, "temporal_patch_size", None), 1)
-    merge = _first_int(getattr(vision, "spatial_merge_size", None), 2)
+    # The same sizes under other families' names (MuseGlimmer: patch_temporal, merge_size).
+    temporal = _first_int(
+        getattr(vision, "temporal_patch_size", None) or getattr(vision, "patch_temporal", None), 1
+    )
+    merge = _first_int(getattr(vision, "spatial_merge_size", None) or getattr(vision, "merge_size", None), 2)
     channels = _first_int(getattr(vision, "in_channels", None) or getattr(vision, "num_channels", None), 3)
     return patch, temporal, merge, channels
 
@@ -280,6 +283,8 @@ def image_grid(ctx: Context) -> list[InputSpec] | None:
         InputSpec(name=pixel_name, shape=[patches, channels * temporal * patch * patch], dtype="float32"),
         _values(grid_name, [[1, side, side]]),
     ]
+    if "merge_sizes" in ctx.params:  # VideoLLaMA 3: each image's merge size
+        inputs.append(_values("merge_sizes", [merge]))
     token = _image_token(ctx)
     if "input_ids" in ctx.params and token is not None:
         start = _token(ctx, "vision_start_token_id", "image_start_token_id", "boi_token_id")
