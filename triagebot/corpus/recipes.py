@@ -426,6 +426,20 @@ def image_patches(ctx: Context) -> list[InputSpec] | None:
             _ones("pixel_attention_mask", [1, side * side]),
             _values("spatial_shapes", [[side, side]]),
         ]
+    if {"pixel_values", "pixel_position_ids"} <= ctx.params:
+        # Gemma 4: patches with their (x, y) positions, a grid its pooling kernel tiles twice.
+        side = 2 * _first_int(ctx.get("pooling_kernel_size", None, "vision_config"), 2)
+        positions = [[x, y] for y in range(side) for x in range(side)]
+        return [
+            InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
+            InputSpec(
+                name="pixel_position_ids",
+                shape=[1, side * side, 2],
+                dtype="int64",
+                kind="values",
+                values=[positions],
+            ),
+        ]
     if "flattened_patches" in ctx.params:
         width = _first_int(ctx.get("patch_embed_hidden_size", None, "vision_config"), 0) or (
             channels * patch * patch
