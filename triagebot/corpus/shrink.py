@@ -89,7 +89,7 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     # Placeholder tokens per image must not outnumber the tiny tower's patches.
     (("mm_tokens_per_image", "image_seq_length", "num_image_tokens"), 4),
     (("kv_lora_rank", "q_lora_rank"), 2 * HEAD_DIM),
-    (("n_group", "num_expert_groups"), 2),
+    (("n_group", "num_expert_groups", "num_expert_group"), 2),
     (("topk_group", "n_shared_experts", "num_shared_experts"), 1),
     # Dense layers before the first MoE layer: one, so that two layers still reach an MoE one.
     (("first_k_dense_replace", "num_dense_layers"), 1),
@@ -135,6 +135,14 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Attributes the modeling code reads and only checkpoints carry (the default configs lack them).
     "dbrx": {"attn_config": {"rope_theta": 10000.0, "clip_qkv": 8.0}},
     "pix2struct_text_model": {"initializer_range": 0.02},  # set by the parent config only
+    # HRM runs its stack of layers H x (L + 1) times, one cache slot per run of a layer.
+    "hrm_text": {
+        "num_layers_per_stack": 1,
+        "H_cycles": 1,
+        "L_cycles": 1,
+        "L_bp_cycles": [1],
+        "num_hidden_layers": 2,
+    },
     # BiT's group norms split its bottleneck channels, a quarter of the scaled stage widths.
     "bit": {"num_groups": 2},
     # Zamba ties the shared transformer of its first hybrid layer to the later ones: two of them.
@@ -272,6 +280,9 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
 
     original_head_dim = _head_dim(config)
     original_width = config.get("hidden_size")
+    original_split = {
+        k: config.get(k) for k in ("head_dim", "qk_head_dim", "qk_nope_head_dim", "qk_rope_head_dim")
+    }
     layer_keys = [
         k
         for k, v in config.items()
@@ -312,6 +323,10 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         # Hybrid Mamba stacks (Bamba) place attention only where a checkpoint says: without
         # one attention layer their cache has nothing to measure the sequence by.
         config["attn_layer_indices"] = [new_layers - 1]
+    kinds = config.get("layer_types")
+    if isinstance(kinds, list) and kinds and set(kinds) == {"linear_attention"} and "mamba_d_state" in config:
+        # The same where a default lists Mamba layers only (Granite MoE hybrid).
+        config["layer_types"] = [*kinds[:-1], "full_attention"]
     for key, value in list(config.items()):
         if (
             key.endswith(("_layer_indices", "_layers_idx", "_layer_ids", "_layers_indices"))
@@ -388,6 +403,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
 
     _fill_missing_sizes(config)
     _keep_width_splits(config, original_width)
+    _keep_head_split(config, original_split)
     _fit_image_tiles(config)
     _narrow_conv_stacks(config)
     _scale_rotary_sections(config, original_head_dim)
@@ -483,6 +499,20 @@ def _keep_width_splits(config: dict[str, Any], original_width: Any) -> None:
             config[key] = _split_evenly(value, width)
 
 
+def _keep_head_split(config: dict[str, Any], original: dict[str, Any]) -> None:
+    """Latent attention (MLA) heads made of a plain and a rotary part: a head dim that was their
+    sum stays their sum."""
+    nope, rope = config.get("qk_nope_head_dim"), config.get("qk_rope_head_dim")
+    if not (isinstance(nope, int) and isinstance(rope, int)):
+        return
+    for key in ("head_dim", "qk_head_dim"):
+        if (
+            isinstance(config.get(key), int)
+            and original[key] == original["qk_nope_head_dim"] + original["qk_rope_head_dim"]
+        ):
+            config[key] = nope + rope
+
+
 def _fit_image_tiles(config: dict[str, Any]) -> None:
     """Tilers (LLaVA-NeXT) pick a tile grid from `image_grid_pinpoints` in pixels of the
     original tower: the tiny tower gets one 1x1 tile grid of its own size."""
@@ -571,6 +601,12 @@ def _keep_ssm_heads_consistent(config: dict[str, Any]) -> None:
             config["mamba_d_ssm"] = heads * config[dim_key]
         if isinstance(config.get(groups_key), int):
             config[groups_key] = 1
+    ssm_heads = next(
+        (config[k] for k in ("mamba_num_heads", "mamba_n_heads") if isinstance(config.get(k), int)), 0
+    )
+    for key in ("n_groups", "mamba_n_groups"):
+        if ssm_heads and isinstance(config.get(key), int) and ssm_heads % config[key]:
+            config[key] = 1  # SSM groups divide the (shrunk) SSM heads
 
 
 def _token_id_keys(config: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
