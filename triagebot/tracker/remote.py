@@ -23,28 +23,18 @@ LABEL_COLOR = "ededed"
 STATE_KINDS = CLOSE_KINDS | REOPEN_KINDS
 
 
-@dataclass
-class BotIssue:
-    number: int
-    title: str
-    body: str
-    labels: set[str]
-    open: bool
-    author: str
-
-
-def list_bot_issues(gh: GitHub, repo_name: str) -> list[BotIssue]:
+def list_bot_issues(gh: GitHub, repo_name: str) -> list[RemoteIssue]:
     """Every issue (open or closed, pull requests left out) the bot's account opened."""
     repo = gh.repo(repo_name)
 
-    def read() -> list[BotIssue]:
+    def read() -> list[RemoteIssue]:
         found = []
         for issue in repo.get_issues(state="all", creator=gh.login, sort="created", direction="asc"):
             author = issue.user.login if issue.user else ""
             if issue.pull_request is not None or author.lower() != gh.login.lower():
                 continue
             found.append(
-                BotIssue(
+                RemoteIssue(
                     number=issue.number,
                     title=issue.title or "",
                     body=issue.body or "",
@@ -58,7 +48,7 @@ def list_bot_issues(gh: GitHub, repo_name: str) -> list[BotIssue]:
     return gh.read(read)
 
 
-def find_by_marker(issues: Iterable[BotIssue], marker: str) -> BotIssue | None:
+def find_by_marker(issues: Iterable[RemoteIssue], marker: str) -> RemoteIssue | None:
     """The oldest of the bot's issues whose body carries `marker`."""
     matching = [issue for issue in issues if marker in issue.body]
     return min(matching, key=lambda issue: issue.number) if matching else None
@@ -90,7 +80,7 @@ def read_state(gh: GitHub, repo_name: str, desired: list[TrackedIssue]) -> Remot
         found = find_by_marker(bot_issues, tracked.marker)
         if found is None:
             continue
-        remote = RemoteIssue(found.number, found.title, found.body, found.labels, found.open, found.author)
+        remote = found
         changes_state = found.open != tracked.open
         owed = [n for n in tracked.notices if n.kind not in STATE_KINDS or changes_state]
         if owed:
