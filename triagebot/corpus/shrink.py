@@ -124,6 +124,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "efficientnet": {"width_coefficient": WIDTH / 1280, "depth_coefficient": 1.0},
     # EnCodec's codebook vectors are its encoder's width (the config copies the default).
     "encodec": {"codebook_dim": WIDTH},
+    # Gemma 4's audio tower sizes its input projection for 128 mel bins without naming them:
+    # stated here so that the recipes feed 128.
+    "gemma4_audio": {"num_mel_bins": 128},
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
@@ -398,7 +401,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                 config[key] = min(2, HEADS)
 
     for key, value in originals_all.items():
-        if stem_widths and _STEM_WIDTH_KEYS.match(key) and value in stem_widths:
+        if stem_widths and _STEM_WIDTH_KEYS.match(key) and isinstance(value, int) and value in stem_widths:
             config[key] = stem_widths[value]
 
     _fill_missing_sizes(config)
