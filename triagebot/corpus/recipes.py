@@ -295,9 +295,9 @@ def image_grid(ctx: Context) -> list[InputSpec] | None:
 
 
 def _mel_bins(ctx: Context) -> int:
-    bins = _first_int(ctx.get("num_mel_bins", None, "audio_config", "encoder_config"), 0) or _first_int(
-        ctx.get("feature_size", None, "audio_config"), 80
-    )
+    bins = _first_int(
+        ctx.get("num_mel_bins", None, "audio_config", "encoder_config", "asr_config"), 0
+    ) or _first_int(ctx.get("feature_size", None, "audio_config"), 80)
     # Low-frame-rate encoders (Fun-ASR) take consecutive frames stacked into one feature vector.
     return bins * _first_int(ctx.get("num_stacked_frames", None, "audio_config"), 1)
 
