@@ -146,6 +146,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "L_bp_cycles": [1],
         "num_hidden_layers": 2,
     },
+    # xLSTM's recurrent step allocates its state with the value head dim on both axes, which
+    # matches its query/key head dim only when both factors agree.
+    "xlstm": {"qk_dim_factor": 1.0},
     # BiT's group norms split its bottleneck channels, a quarter of the scaled stage widths.
     "bit": {"num_groups": 2},
     # Zamba ties the shared transformer of its first hybrid layer to the later ones: two of them.
@@ -409,6 +412,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     _keep_head_split(config, original_split)
     _fit_image_tiles(config)
     _narrow_conv_stacks(config)
+    _narrow_stage_channels(config)
     _scale_rotary_sections(config, original_head_dim)
     _keep_ssm_heads_consistent(config)
 
@@ -543,6 +547,26 @@ def _narrow_conv_stacks(config: dict[str, Any]) -> None:
             config["latent_channels"] = min(config["latent_channels"], 16)
         if isinstance(config.get("num_embeddings"), int):  # the VQ codebook
             config["num_embeddings"] = min(config["num_embeddings"], 256)
+
+
+def _narrow_stage_channels(config: dict[str, Any]) -> None:
+    """Stage channel lists that chain into each other (HGNetV2: a stage's input is the previous
+    stage's output, the stem's output the first input) share one scale, so the chain holds."""
+    out = config.get("stage_out_channels")
+    if not (isinstance(out, list) and out and all(isinstance(v, int) for v in out)) or max(out) <= WIDTH:
+        return
+    scale = WIDTH / max(out)
+
+    def narrow(width: int) -> int:
+        return max(8, round(width * scale / 8) * 8)
+
+    for key in ("stage_in_channels", "stage_mid_channels", "stage_out_channels"):
+        value = config.get(key)
+        if isinstance(value, list) and all(isinstance(v, int) for v in value):
+            config[key] = [narrow(v) for v in value]
+    stem = config.get("stem_channels")
+    if isinstance(stem, list) and len(stem) > 1 and all(isinstance(v, int) for v in stem):
+        config["stem_channels"] = [stem[0], *(narrow(v) for v in stem[1:])]  # the first: image channels
 
 
 def _split_evenly(sections: list[int], total: int) -> list[int]:
