@@ -127,6 +127,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Gemma 4's audio tower sizes its input projection for 128 mel bins without naming them:
     # stated here so that the recipes feed 128.
     "gemma4_audio": {"num_mel_bins": 128},
+    # SAM's neck outputs image embeddings as wide as the mask decoder (the rules miss the key),
+    # and its positional embedding's sine/cosine pairs fill that width.
+    "sam_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
+    "sam_hq_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
@@ -376,6 +380,9 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                     # Hierarchical towers halve the map per stage: the last stage keeps 2x2.
                     size = max(size, patch * 2 ** len(config["depths"]))
                 config[key] = size
+                if isinstance(patch, int) and isinstance(config.get("image_embedding_size"), int):
+                    # The patch grid a prompt encoder (SAM) sizes its dense embeddings by.
+                    config["image_embedding_size"] = size // patch
                 continue
             if _KV_HEAD_KEYS.match(key):
                 continue  # set below, against the original head count
