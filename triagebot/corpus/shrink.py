@@ -150,6 +150,27 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "L_bp_cycles": [1],
         "num_hidden_layers": 2,
     },
+    # Chameleon and Emu3 map VQ codes to text tokens through a vocabulary map that only a
+    # checkpoint's tokenizer provides: a generated one for a 64-code codebook, below the specials.
+    "chameleon": {
+        "vq_config": {"num_embeddings": 64},
+        "image_token_id": VOCAB - 65,
+        "vocabulary_map": {
+            "<image>": VOCAB - 65,
+            **{
+                f"IMGIMG{''.join(chr(ord('A') + int(d)) for d in str(i))}Z": VOCAB - 129 + i
+                for i in range(64)
+            },
+        },
+    },
+    "emu3": {
+        "image_token_id": VOCAB - 65,
+        "vocabulary_map": {
+            "<image>": VOCAB - 65,
+            "<|extra_200|>": VOCAB - 66,
+            **{f"<|visual token {i:06d}|>": VOCAB - 130 + i for i in range(64)},
+        },
+    },
     # xLSTM's recurrent step allocates its state with the value head dim on both axes, which
     # matches its query/key head dim only when both factors agree.
     "xlstm": {"qk_dim_factor": 1.0},
