@@ -131,6 +131,14 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # and its positional embedding's sine/cosine pairs fill that width.
     "sam_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
     "sam_hq_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
+    # Llama 4's vision adapter feeds the pixel-shuffled patches (width / ratio^2 = 4 x width)
+    # to an MLP sized by `intermediate_size`; its projector dims are checkpoint widths.
+    "llama4_vision_model": {
+        "intermediate_size": 4 * WIDTH,
+        "projector_input_dim": WIDTH,
+        "projector_output_dim": WIDTH,
+        "vision_output_dim": WIDTH,
+    },
     # Settings these defaults leave to a checkpoint (None), which the modeling code reads as is:
     # Cohere Compass reads RoPE per layer type; Lfm2-MoE and DeepSeek-OCR 2 read per-layer kinds.
     "cohere_compass_text": {
