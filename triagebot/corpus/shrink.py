@@ -131,6 +131,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # and its positional embedding's sine/cosine pairs fill that width.
     "sam_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
     "sam_hq_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
+    # MobileViT v2 unfolds 2 x 2 patches at stride 32: its last map needs 2 x 2 pixels.
+    "mobilevitv2": {"image_size": 64},
+    # PP-OCRv5 mobile's recogniser pools its last map with a 3-row kernel: text lines at least
+    # 96 pixels high (the config names no size; stated for the recipes).
+    "pp_ocrv5_mobile_rec": {"image_size": [96, 96]},
     # Llama 4's vision adapter feeds the pixel-shuffled patches (width / ratio^2 = 4 x width)
     # to an MLP sized by `intermediate_size`; its projector dims are checkpoint widths.
     "llama4_vision_model": {
