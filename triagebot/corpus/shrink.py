@@ -136,6 +136,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # PP-OCRv5 mobile's recogniser pools its last map with a 3-row kernel: text lines at least
     # 96 pixels high (the config names no size; stated for the recipes).
     "pp_ocrv5_mobile_rec": {"image_size": [96, 96]},
+    # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
+    # down to a quarter: the image is four patches wide.
+    # Its hooks read two intermediate layers of the patch tower, deepest first.
+    "depth_pro": {"patch_size": 56, "image_size": 224, "intermediate_hook_ids": [1, 0]},
     # Llama 4's vision adapter feeds the pixel-shuffled patches (width / ratio^2 = 4 x width)
     # to an MLP sized by `intermediate_size`; its projector dims are checkpoint widths.
     "llama4_vision_model": {
