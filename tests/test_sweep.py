@@ -463,3 +463,15 @@ def test_confirm_crashes_appends_more_attempts_to_a_stream(full, tmp_path):
     assert [o.status for o in snapshot.result("NonzeroGuardCrash").confirmations[DYNAMIC]] == [
         Status.crash
     ] * 2
+
+
+def test_a_dead_warm_parent_is_started_again():
+    spec = sentinels(["Plain"])[0]
+    task = pool_module.Task(
+        key=0, payload={"spec": spec.model_dump(mode="json"), "patch": {}, "compile": True}
+    )
+    with pool_module.Pool(jobs=1, timeout=60) as pool:
+        assert [r.outcome.status for r in pool.run([task])] == [Status.ok]
+        os.kill(pool_module.parent_pid(), signal.SIGKILL)
+        time.sleep(0.2)
+        assert [r.outcome.status for r in pool.run([task, task])] == [Status.ok, Status.ok]

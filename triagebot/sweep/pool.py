@@ -99,11 +99,22 @@ def ensure_parent(classes: Iterable[str] = ()) -> int:
     if alive and _preloaded is not None and wanted <= _preloaded:
         return pid
     if pid is not None:
-        _FORKSERVER._stop()
+        _stop_parent()
     wanted = wanted | (_preloaded or frozenset())
     _spawn({WARM_CLASSES: ",".join(sorted(wanted))})
     _fifo, _preloaded = None, wanted
     return _FORKSERVER._forkserver_pid
+
+
+def _stop_parent() -> None:
+    """Stop the warm parent, or forget it when it is already gone (and reaped)."""
+    try:
+        _FORKSERVER._stop()
+    except ChildProcessError:
+        _FORKSERVER._forkserver_pid = None
+        if _FORKSERVER._forkserver_address and os.path.exists(_FORKSERVER._forkserver_address):
+            _remove(_FORKSERVER._forkserver_address)
+        _FORKSERVER._forkserver_address = None
 
 
 def _spawn(extra_env: dict[str, str]) -> None:
@@ -254,7 +265,14 @@ class Pool:
             target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
         )
         start = time.monotonic()
-        process.start()
+        try:
+            process.start()
+        except (OSError, EOFError):  # the warm parent itself died (e.g. the OOM killer): restart it
+            ensure_parent(self.preload)
+            process = _CTX.Process(
+                target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
+            )
+            process.start()
         writer.close()
         return _Running(task, process, reader, log, start, start + self.timeout)
 
