@@ -1,0 +1,54 @@
+"""Shards from runners of one pool merge; shards from different builds or devices do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Environment,
+    Outcome,
+    RunRecord,
+    Status,
+    SweepHeader,
+)
+from triagebot.sweep.stream import StreamError, merge
+
+FLAGS = {"capture_scalar_outputs": {"capture_scalar_outputs": True}}
+
+
+def shard(path: Path, index: int, model: str, **environment) -> Path:
+    env = Environment(torch_version="2.12.0.dev20260408+cu128", torch_git_version="abc", device="cuda")
+    header = SweepHeader(
+        environment=env.model_copy(update=environment),
+        flags=FLAGS,
+        corpus=CorpusSelection(name="smoke", models=["A", "B"]),
+        shard=f"{index}/2",
+    )
+    lines = [header.model_dump_json()]
+    for config in (BASELINE, *FLAGS):
+        run = RunRecord(model=model, config=config, outcome=Outcome(status=Status.ok, graphs=1))
+        lines.append(run.model_dump_json())
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_shards_from_hosts_with_other_kernels_merge(tmp_path: Path):
+    first = shard(tmp_path / "1.jsonl", 1, "A", platform="Linux-6.8.0-1015-aws-x86_64")
+    second = shard(tmp_path / "2.jsonl", 2, "B", platform="Linux-6.8.0-1021-aws-x86_64")
+    snapshot = merge([first, second])
+    assert [r.model for r in snapshot.results] == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    "difference",
+    [{"torch_git_version": "def"}, {"device": "cpu"}, {"gpu_name": "NVIDIA A10G"}, {"cuda_version": "12.6"}],
+)
+def test_shards_from_other_builds_or_devices_are_refused(tmp_path: Path, difference):
+    first = shard(tmp_path / "1.jsonl", 1, "A")
+    second = shard(tmp_path / "2.jsonl", 2, "B", **difference)
+    with pytest.raises(StreamError, match="another environment"):
+        merge([first, second])
