@@ -9,6 +9,7 @@ transformers = pytest.importorskip("transformers")
 
 from triagebot import corpus  # noqa: E402
 from triagebot.corpus import catalog, hf, recipes  # noqa: E402
+from triagebot.corpus.inputs import materialize_inputs  # noqa: E402
 from triagebot.results import InputSpec, ModelSpec  # noqa: E402
 
 
@@ -101,7 +102,7 @@ def test_inputs_are_rebuilt_from_input_specs_alone():
         InputSpec(name="c", shape=[2], dtype="bool", kind="ones"),
         InputSpec(name="d", shape=[1, 3], dtype="int64", kind="values", values=[[1, 4, 4]]),
     ]
-    tensors = hf.materialize_inputs(inputs, seed=3)
+    tensors = materialize_inputs(inputs, seed=3)
     torch.manual_seed(3)  # what a repro script does: seed, then draw in order
     assert torch.equal(tensors["a"], torch.randn(2, 3))
     assert torch.equal(tensors["b"], torch.randint(5, 9, (4,)))

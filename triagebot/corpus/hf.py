@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from triagebot.corpus import Built
-from triagebot.results import InputSpec, ModelSpec
+from triagebot.corpus.inputs import materialize_inputs
+from triagebot.results import ModelSpec
 
 # The corpus never reaches the hub: models come from config classes only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,43 +57,6 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
     except ImportError as error:
         raise MissingDependency(str(error).strip().splitlines()[0]) from error
     return model.eval().to(device)
-
-
-_DTYPES = {
-    name: getattr(torch, name)
-    for name in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool", "uint8")
-}
-
-
-def torch_dtype(name: str) -> torch.dtype:
-    try:
-        return _DTYPES[name]
-    except KeyError:
-        raise ValueError(f"unsupported input dtype {name!r}") from None
-
-
-def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
-    """Tensors for `inputs`, random kinds drawn in order from `torch.manual_seed(seed)`.
-
-    Drawn on the CPU and then moved, so the values do not depend on the device.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    tensors: dict[str, torch.Tensor] = {}
-    for item in inputs:
-        dtype = torch_dtype(item.dtype)
-        if item.kind == "randn":
-            tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
-        elif item.kind == "randint":
-            high = item.high if item.high is not None else item.low + 2
-            tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
-        elif item.kind == "ones":
-            tensor = torch.ones(item.shape, dtype=dtype)
-        elif item.kind == "zeros":
-            tensor = torch.zeros(item.shape, dtype=dtype)
-        else:
-            tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
-        tensors[item.name] = tensor.to(device)
-    return tensors
 
 
 def count_params(model: torch.nn.Module) -> int:

@@ -29,8 +29,8 @@ from triagebot.corpus.hf import (
     count_params,
     import_object,
     instantiate,
-    materialize_inputs,
 )
+from triagebot.corpus.inputs import materialize_inputs
 from triagebot.corpus.shrink import text_token_limit, tiny_config
 from triagebot.results import InputSpec, ModelSpec
 

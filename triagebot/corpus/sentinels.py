@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from triagebot.corpus import Built
+from triagebot.corpus.inputs import materialize_inputs
 from triagebot.results import InputSpec, ModelSpec
 
 # Four positive and four negative values: nonzero(x > 0) has four rows, so every
@@ -155,20 +156,6 @@ def specs() -> list[ModelSpec]:
     return [_spec(cls) for cls in SENTINELS]
 
 
-def _tensor(spec: InputSpec, device: str) -> torch.Tensor:
-    dtype = getattr(torch, spec.dtype)
-    if spec.kind == "values":
-        return torch.tensor(spec.values, dtype=dtype, device=device).reshape(spec.shape)
-    if spec.kind == "ones":
-        return torch.ones(spec.shape, dtype=dtype, device=device)
-    if spec.kind == "zeros":
-        return torch.zeros(spec.shape, dtype=dtype, device=device)
-    if spec.kind == "randint":
-        high = spec.high if spec.high is not None else 2
-        return torch.randint(spec.low, high, spec.shape, dtype=dtype, device=device)
-    return torch.randn(spec.shape, dtype=dtype, device=device)
-
-
 def build(spec: ModelSpec, device: str) -> Built:
     name = spec.class_path.rpartition(":")[2] or spec.model
     cls = globals().get(name)
@@ -176,6 +163,6 @@ def build(spec: ModelSpec, device: str) -> Built:
         raise KeyError(f"no sentinel named {name!r}")
     torch.manual_seed(spec.seed)
     model = cls().to(device).eval()
-    inputs = {i.name: _tensor(i, device) for i in spec.inputs}
+    inputs = materialize_inputs(spec.inputs, spec.seed, device)
     params = sum(p.numel() for p in model.parameters())
     return Built(model, inputs, spec.model_copy(update={"params": params}))

@@ -1,0 +1,48 @@
+"""Input tensors from their `InputSpec`s: the one place that turns a spec into tensors.
+
+Random kinds are drawn in order from one CPU generator seeded with the model's seed and then
+moved to the device, so values do not depend on the device, and the reproduction scripts
+(`templates/repro.py.j2`) rebuild the very same tensors with the same rule.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from triagebot.results import InputSpec
+
+_DTYPES = {
+    name: getattr(torch, name)
+    for name in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool", "uint8")
+}
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise ValueError(f"unsupported input dtype {name!r}") from None
+
+
+def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
+    """Tensors for `inputs`, random kinds drawn in order from `torch.manual_seed(seed)`.
+
+    Drawn on the CPU and then moved, so the values do not depend on the device.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    tensors: dict[str, torch.Tensor] = {}
+    for item in inputs:
+        dtype = torch_dtype(item.dtype)
+        if item.kind == "randn":
+            tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
+        elif item.kind == "randint":
+            high = item.high if item.high is not None else item.low + 2
+            tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
+        elif item.kind == "ones":
+            tensor = torch.ones(item.shape, dtype=dtype)
+        elif item.kind == "zeros":
+            tensor = torch.zeros(item.shape, dtype=dtype)
+        else:
+            tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+        tensors[item.name] = tensor.to(device)
+    return tensors
