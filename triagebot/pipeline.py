@@ -108,8 +108,10 @@ def sweep_configured(
     from triagebot.corpus.sampling import SamplingError, sample
     from triagebot.sweep import merge, run_sweep
     from triagebot.sweep.command import select_models
+    from triagebot.sweep.pool import start_parent
     from triagebot.sweep.progress import make_progress
 
+    start_parent()  # the warm parent imports torch while this process loads the corpus
     name = config.sweep.corpus
     specs, selection = select_models(name, models)
     # Named models are swept as named; otherwise the configured sample, if any, is drawn.
