@@ -462,13 +462,15 @@ def merge_command(
     out: Annotated[Path, typer.Option("--out", help="Snapshot JSON file to write.")],
 ) -> None:
     """Join shard streams of one sweep into one snapshot; refuses streams of different sweeps."""
-    from triagebot.sweep import StreamError
-    from triagebot.sweep.command import merge_streams
+    from triagebot.store import write_snapshot
+    from triagebot.sweep import StreamError, merge
 
     try:
-        print(merge_streams(shards, out))
+        snapshot = merge(shards)
     except StreamError as error:
         fail(str(error))
+    write_snapshot(snapshot, out)
+    print(f"snapshot {snapshot.key}: {len(snapshot.results)} models from {len(shards)} streams -> {out}")
 
 
 @app.command()

@@ -13,9 +13,10 @@ Public API (importing this package does not import torch; the children and the w
   -> Iterator[RunRecord]`: build + eager run only (no compile), isolated and time-limited like a
   sweep run; one record per spec as each finishes, `config="eager"`, the completed spec, and
   status ok / create_error / eager_error / timeout / signal. For checking a corpus.
-- `merge(paths) -> Snapshot` and `write_snapshot(snapshot, path)`: shard streams into one
-  snapshot keyed by the torch version; shards of different environments, flag sets or corpora,
-  duplicated shards or models, and incomplete streams are refused with a one-line `StreamError`.
+- `merge(paths) -> Snapshot`: shard streams into one snapshot keyed by the torch version
+  (`triagebot.store.write_snapshot` writes it); shards of different environments, flag sets or
+  corpora, duplicated shards or models, and incomplete streams are refused with a one-line
+  `StreamError`.
 - `read_stream(path) -> (SweepHeader, [RunRecord])`, tolerant of a torn last line.
 - `detect_environment(device) -> Environment` (in-process; on "cuda" it initialises CUDA, so the
   sweep calls it in a child), `validate_flags(flags)` (unknown torch._dynamo.config names).
@@ -41,7 +42,7 @@ from triagebot.sweep.engine import (
 )
 from triagebot.sweep.environment import detect_environment
 from triagebot.sweep.pool import start_parent
-from triagebot.sweep.stream import StreamError, merge, parse_shard, read_stream, select_shard, write_snapshot
+from triagebot.sweep.stream import StreamError, merge, parse_shard, read_stream, select_shard
 
 __all__ = [
     "CHECK_CONFIG",
@@ -60,5 +61,4 @@ __all__ = [
     "select_shard",
     "start_parent",
     "validate_flags",
-    "write_snapshot",
 ]

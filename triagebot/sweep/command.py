@@ -12,7 +12,6 @@ from triagebot.results import BASELINE, CorpusSelection, ModelSpec
 from triagebot.sweep.engine import SweepError, SweepResult, run_sweep
 from triagebot.sweep.pool import start_parent
 from triagebot.sweep.progress import crash_table, make_progress, summary_table
-from triagebot.sweep.stream import merge, write_snapshot
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -96,10 +95,3 @@ def sweep(
         soft_wrap=True,
     )
     return result
-
-
-def merge_streams(paths: list[Path], out: Path) -> str:
-    """Merge shard streams into a snapshot file; returns the line to print."""
-    snapshot = merge(paths)
-    write_snapshot(snapshot, out)
-    return f"snapshot {snapshot.key}: {len(snapshot.results)} models from {len(paths)} streams -> {out}"

@@ -340,30 +340,23 @@ class Pool:
             time.sleep(DUMP_GRACE)
         self._kill(job.process)
         job.conn.close()
-        _close(job.process)
-        log = _read(job.log)
-        stage = _stage(log)
-        where = f" in {stage}" if stage else ""
-        outcome = Outcome(
-            status=Status.timeout,
-            error_type="Timeout",
-            error=f"no result after {self.timeout:g} s{where}: killed",
-            signature=f"Timeout{where}",
-            traceback=_tail(log) or None,
-            seconds=round(time.monotonic() - job.start, 4),
-        )
-        _remove(job.log)
-        return Result(job.task, outcome=outcome, spec=job.task.spec)
+        return self._without_result(job, Status.timeout, "Timeout", f"no result after {self.timeout:g} s")
 
     def _lost(self, job: _Running, error_type: str, cause: str) -> Result:
+        return self._without_result(job, Status.signal, error_type, cause)
+
+    @staticmethod
+    def _without_result(job: _Running, status: Status, error_type: str, cause: str) -> Result:
+        """The record of a child that gave no result: its cause, the stage it was in, its log tail."""
+        _close(job.process)
         log = _read(job.log)
         stage = _stage(log)
         where = f" in {stage}" if stage else ""
-        _close(job.process)
+        error = f"{cause}{where}" + (": killed" if status == Status.timeout else "")
         outcome = Outcome(
-            status=Status.signal,
+            status=status,
             error_type=error_type,
-            error=f"{cause}{where}",
+            error=error,
             signature=f"{error_type}{where}",
             traceback=_tail(log) or None,
             seconds=round(time.monotonic() - job.start, 4),

@@ -7,7 +7,6 @@ when the stream is resumed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
@@ -222,11 +221,3 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
         corpus=first.corpus,
         results=model_results(records, configs, order),
     )
-
-
-def write_snapshot(snapshot: Snapshot, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(snapshot.model_dump_json(indent=1, exclude_none=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
