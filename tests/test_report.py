@@ -150,3 +150,25 @@ def test_the_repro_for_the_sentinel_crash_reproduces_it() -> None:
     assert repro.model == "NonzeroGuardCrash"
     assert repro.verified, repro.observed
     assert "import triagebot" not in repro.script and "from_pretrained" not in repro.script
+
+
+def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
+    from triagebot.corpus.inputs import materialize_inputs
+    from triagebot.results import InputSpec
+
+    snapshot = OLD.model_copy(deep=True)
+    result = snapshot.result("NonzeroGuardCrash")
+    result.spec.inputs = [
+        InputSpec(name="x", shape=[2, 3], dtype="float32"),
+        InputSpec(name="ids", shape=[4], dtype="int64", kind="randint", low=1, high=7),
+        InputSpec(name="grid", shape=[1, 3], dtype="int64", kind="values", values=[[1, 2, 2]]),
+        InputSpec(name="codebook_idx", shape=[], dtype="int64", kind="literal", values=3),
+    ]
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(repro_script(snapshot, "capture_dynamic_output_shape_ops", "NonzeroGuardCrash"), namespace)
+    rebuilt = namespace["build_inputs"]()
+    expected = materialize_inputs(result.spec.inputs, result.spec.seed)
+    assert rebuilt.keys() == expected.keys()
+    assert rebuilt["codebook_idx"] == 3 and not hasattr(rebuilt["codebook_idx"], "shape")
+    for name in ("x", "ids", "grid"):
+        assert rebuilt[name].equal(expected[name])

@@ -80,14 +80,15 @@ class InputSpec(Record):
     """One input tensor fed to a model: enough to rebuild it, so that a repro needs no corpus code.
 
     `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
-    `ones`, `zeros`, or `values` (the literal nested list in `values`, e.g. an image grid).
+    `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid), or
+    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index).
     Random kinds are drawn in input order from `torch.manual_seed(ModelSpec.seed)`.
     """
 
     name: str
     shape: list[int]
     dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
-    kind: Literal["randn", "randint", "ones", "zeros", "values"] = "randn"
+    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal"] = "randn"
     low: int = 0
     high: int | None = None
     values: Any = None

@@ -30,8 +30,11 @@ def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.d
     Drawn on the CPU and then moved, so the values do not depend on the device.
     """
     generator = torch.Generator().manual_seed(seed)
-    tensors: dict[str, torch.Tensor] = {}
+    tensors: dict[str, object] = {}
     for item in inputs:
+        if item.kind == "literal":
+            tensors[item.name] = item.values
+            continue
         dtype = torch_dtype(item.dtype)
         if item.kind == "randn":
             tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
