@@ -17,7 +17,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -216,10 +216,18 @@ def image_text(ctx: Context) -> list[InputSpec] | None:
 
 def image_text_with_sizes(ctx: Context) -> list[InputSpec] | None:
     """image_text plus `image_sizes`, as Pixtral-style towers (any resolution) take."""
-    inputs = image_text(ctx) if "image_sizes" in ctx.params else None
-    if inputs is None:
+    if "image_sizes" not in ctx.params:
         return None
     _, size = _image_shape(ctx)
+    if ctx.token_count == 16:
+        # One token per merged patch: (size / (patch x merge))^2. Mistral 3's mismatch error
+        # reports features times width, which the retry cannot read back.
+        patch = _first_int(ctx.get("patch_size", None, "vision_config"), 14)
+        merge = _first_int(ctx.get("spatial_merge_size", None), 1)
+        ctx = replace(ctx, token_count=max(1, size // (patch * merge)) ** 2)
+    inputs = image_text(ctx)
+    if inputs is None:
+        return None
     return [*inputs, _values("image_sizes", [[size, size]])]
 
 
@@ -470,11 +478,20 @@ def image_tiles(ctx: Context) -> list[InputSpec] | None:
         return None
     channels, size = _image_shape(ctx)
     tiles = _first_int(ctx.get("max_num_tiles", None, "vision_config"), 1)
-    return [
+    inputs = [
         InputSpec(name="pixel_values", shape=[1, 1, tiles, channels, size, size], dtype="float32"),
         _values("aspect_ratio_ids", [[1]]),
         _ones("aspect_ratio_mask", [1, 1, tiles]),
     ]
+    token = _image_token(ctx)
+    if "input_ids" in ctx.params and token is not None:
+        # The full model: one image token, and every text token attending to every tile.
+        text = _planted(ctx, token, 1, None, None)
+        seq = text[0].shape[1]
+        if "cross_attention_mask" in ctx.params:
+            text.append(_ones("cross_attention_mask", [1, seq, 1, tiles]))
+        inputs = text + inputs
+    return inputs
 
 
 def video_frames_batched(ctx: Context) -> list[InputSpec] | None:

@@ -188,6 +188,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
             **{f"<|visual token {i:06d}|>": VOCAB - 130 + i for i in range(64)},
         },
     },
+    # Mllama's text stack places cross-attention to the image by layer index (from layer 3 on):
+    # the second of two layers. Its projector takes the tower's last state concatenated with
+    # the one intermediate layer kept: twice the tower's width.
+    "mllama_text_model": {"cross_attention_layers": [1]},
+    "mllama_vision_model": {"vision_output_dim": 2 * WIDTH},
     # xLSTM's recurrent step allocates its state with the value head dim on both axes, which
     # matches its query/key head dim only when both factors agree.
     "xlstm": {"qk_dim_factor": 1.0},
