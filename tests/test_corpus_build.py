@@ -28,6 +28,8 @@ def resolved(name: str) -> corpus.Built:
         ("LlavaForConditionalGeneration", "image_text"),
         ("Qwen2VLForConditionalGeneration", "image_grid"),
         ("PatchTSTModel", "time_series"),
+        # A timm backbone by default: built on the transformers ResNet its config also accepts.
+        ("DetrModel", "image"),
     ],
 )
 def test_the_ladder_finds_a_full_modality_recipe(model, recipe):
@@ -110,8 +112,8 @@ def test_inputs_are_rebuilt_from_input_specs_alone():
 
 
 def test_missing_optional_dependencies_are_named():
-    with pytest.raises(hf.MissingDependency, match="timm"):
-        corpus.build(hf.spec_for("DetrModel"), "cpu")
+    with pytest.raises(hf.MissingDependency, match="natten"):
+        corpus.build(hf.spec_for("DinatModel"), "cpu")
 
 
 def test_the_population_follows_the_rule():

@@ -322,7 +322,25 @@ def shrink_dict(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+def _timm_backbone_as_resnet(backbone: dict[str, Any]) -> dict[str, Any]:
+    """A timm backbone (DETR-style detectors default to timm's ResNet-50, and timm is optional)
+    as the transformers ResNet those configs also accept: same input channels and feature
+    stages (timm's and transformers' indices both count the stem as 0)."""
+    from transformers import ResNetConfig
+
+    kwargs = {"num_channels": backbone.get("num_channels") or 3}
+    if isinstance(backbone.get("out_indices"), list):
+        kwargs["out_indices"] = backbone["out_indices"]
+    resnet = ResNetConfig(**kwargs).to_dict()
+    for key in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
+        resnet.pop(key, None)
+    return resnet
+
+
 def _shrink_in_place(config: dict[str, Any]) -> None:
+    for key, value in list(config.items()):
+        if _is_sub_config(value) and value["model_type"] == "timm_backbone":
+            config[key] = _timm_backbone_as_resnet(value)
     for value in config.values():
         if _is_sub_config(value):
             _shrink_in_place(value)
