@@ -30,6 +30,8 @@ def resolved(name: str) -> corpus.Built:
         ("PatchTSTModel", "time_series"),
         # A timm backbone by default: built on the transformers ResNet its config also accepts.
         ("DetrModel", "image"),
+        # A text-video dual encoder: text and a clip of frames in one call.
+        ("XCLIPModel", "video_paired"),
     ],
 )
 def test_the_ladder_finds_a_full_modality_recipe(model, recipe):

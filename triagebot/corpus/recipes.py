@@ -97,11 +97,11 @@ def _first_int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _text_inputs(ctx: Context, seq: int = SEQ) -> list[InputSpec]:
-    inputs = [_ids("input_ids", [BATCH, seq], _limit(ctx))]
+def _text_inputs(ctx: Context, seq: int = SEQ, batch: int = BATCH) -> list[InputSpec]:
+    inputs = [_ids("input_ids", [batch, seq], _limit(ctx))]
     if "attention_mask" in ctx.params:
-        inputs.append(_ones("attention_mask", [BATCH, seq]))
-    return inputs + _companions(ctx, BATCH, seq)
+        inputs.append(_ones("attention_mask", [batch, seq]))
+    return inputs + _companions(ctx, batch, seq)
 
 
 def _companions(ctx: Context, batch: int, seq: int) -> list[InputSpec]:
@@ -136,7 +136,9 @@ def encoder_decoder(ctx: Context) -> list[InputSpec] | None:
 
 
 def _image_shape(ctx: Context) -> tuple[int, int]:
-    size = _first_int(ctx.get("image_size", None, "vision_config", "backbone_config"), 64)
+    size = _first_int(ctx.get("image_size", None, "vision_config", "backbone_config"), 0)
+    # TVP names no image size, only the size its frame prompts are cut for.
+    size = size or _first_int(ctx.get("max_img_size", None), 64)
     channels = _first_int(ctx.get("num_channels", None, "vision_config"), 3)
     return channels, size
 
@@ -422,9 +424,31 @@ def video(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name=name, shape=[1, frames, channels, size, size], dtype="float32")]
 
 
+def video_paired(ctx: Context) -> list[InputSpec] | None:
+    """Text and a clip of frames (batch, frames, C, H, W), one of each, no placeholder tokens (a
+    model with them is a video VLM): dual encoders (X-CLIP, VideoPrism's CLIP) and single-stream
+    models that join both sequences (TVP)."""
+    if "input_ids" not in ctx.params or _token(ctx, "video_token_id", "video_token_index") is not None:
+        return None
+    inputs = video(ctx)
+    if inputs is None or _image_token(ctx) is not None:
+        return None
+    return [*_text_inputs(ctx, batch=1), *inputs]
+
+
 def image_patches(ctx: Context) -> list[InputSpec] | None:
-    """Variable-resolution towers fed patches already flattened: SigLIP 2's (patches, mask and the
-    patch grid's shape), Pix2Struct's (each patch led by its row and column index)."""
+    """Variable-resolution towers fed patches already flattened, with the text of a dual encoder
+    (SigLIP 2) or the decoder ids of an image-to-text model (Pix2Struct) where forward() takes them."""
+    inputs = _flat_patches(ctx)
+    if inputs is None:
+        return None
+    text_inputs = _text_inputs(ctx) if "input_ids" in ctx.params else []
+    return [*text_inputs, *inputs, *_decoder_ids(ctx)]
+
+
+def _flat_patches(ctx: Context) -> list[InputSpec] | None:
+    """SigLIP 2's patches (patches, mask and the patch grid's shape), Pix2Struct's (each patch led
+    by its row and column index)."""
     patch = _first_int(ctx.get("patch_size", None, "vision_config"), 16)
     channels, _ = _image_shape(ctx)
     side = 4  # a 4 x 4 grid of patches
@@ -600,6 +624,7 @@ RECIPES: dict[str, Recipe] = {
     "audio_text_by_frame": audio_text_by_frame,
     "video": video,
     "video_frames_batched": video_frames_batched,
+    "video_paired": video_paired,
     "image_patches": image_patches,
     "image_tiles": image_tiles,
     "audio_features_channel": audio_features_channel,

@@ -46,7 +46,7 @@ _WIDTH_KEYS = re.compile(
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
     r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width|"
     r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim|"
-    r"intra_bottleneck_size|adapter_(in|out)_dim|adapter_(input|output)_size)$"
+    r"intra_bottleneck_size|adapter_(in|out)_dim|adapter_(input|output)_size|pooler_output_size)$"
 )
 _FFN_KEYS = re.compile(
     r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
@@ -122,6 +122,12 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # EfficientNet sizes its last stage from `width_coefficient` but its norm from `hidden_dim`:
     # a coefficient that makes the rounded 1280-channel head exactly WIDTH.
     "efficientnet": {"width_coefficient": WIDTH / 1280, "depth_coefficient": 1.0},
+    # ALIGN's EfficientNet tower has no head: its image embeddings are its last stage (320
+    # channels scaled by `width_coefficient`), which must be exactly the projection width.
+    "align_vision_model": {"width_coefficient": WIDTH / 320, "depth_coefficient": 1.0},
+    # TVP's frame prompts are parameters of (frames, 448 x 448) pixels: a two-frame, 64-pixel
+    # clip whose prompt border leaves a 48-pixel centre.
+    "tvp": {"max_img_size": 64, "visual_prompt_size": 8, "num_frames": 2},
     # EnCodec's codebook vectors are its encoder's width (the config copies the default).
     "encodec": {"codebook_dim": WIDTH},
     # Gemma 4's audio tower sizes its input projection for 128 mel bins without naming them:
