@@ -30,6 +30,9 @@ def resolved(name: str) -> corpus.Built:
         ("PatchTSTModel", "time_series"),
         # A timm backbone by default: built on the transformers ResNet its config also accepts.
         ("DetrModel", "image"),
+        # Grid patches kept as small images; flattened patches with no grid, one per placeholder.
+        ("PaddleOCRVLForConditionalGeneration", "image_grid_patches"),
+        ("NeoMMEModel", "image_text_patches"),
         # A text-video dual encoder: text and a clip of frames in one call.
         ("XCLIPModel", "video_paired"),
     ],

@@ -293,8 +293,9 @@ def image_grid(ctx: Context) -> list[InputSpec] | None:
         InputSpec(name=pixel_name, shape=[patches, channels * temporal * patch * patch], dtype="float32"),
         _values(grid_name, [[1, side, side]]),
     ]
-    if "merge_sizes" in ctx.params:  # VideoLLaMA 3: each image's merge size
-        inputs.append(_values("merge_sizes", [merge]))
+    for name in ("merge_sizes", "image_merge_sizes"):  # VideoLLaMA 3: each image's merge size
+        if name in ctx.params:
+            inputs.append(_values(name, [merge]))
     token = _image_token(ctx)
     if "input_ids" in ctx.params and token is not None:
         start = _token(ctx, "vision_start_token_id", "image_start_token_id", "boi_token_id")
@@ -302,6 +303,36 @@ def image_grid(ctx: Context) -> list[InputSpec] | None:
         count = ctx.token_count if ctx.token_count != 16 else patches // (merge * merge)
         inputs = _planted(ctx, token, count, start, end) + inputs
     return inputs
+
+
+def image_grid_patches(ctx: Context) -> list[InputSpec] | None:
+    """image_grid with each patch kept as a small image (patches, C, patch, patch), as
+    PaddleOCR-VL's tower embeds them with a convolution; the tower alone takes them batched."""
+    inputs = image_grid(ctx)
+    if inputs is None:
+        return None
+    patch, _, _, channels = _grid(ctx)
+    batch = [] if "input_ids" in ctx.params else [1]
+    return [
+        InputSpec(name=item.name, shape=[*batch, item.shape[0], channels, patch, patch], dtype="float32")
+        if item.name == "pixel_values"
+        else item
+        for item in inputs
+    ]
+
+
+def image_text_patches(ctx: Context) -> list[InputSpec] | None:
+    """Flattened patches (patches, C x patch x patch), one per placeholder token and no grid, as
+    NeoMME embeds them straight into its text stream."""
+    token = _image_token(ctx)
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 0)
+    if token is None or not patch or not {"pixel_values", "input_ids"} <= ctx.params:
+        return None
+    channels, _ = _image_shape(ctx)
+    return [
+        *_planted(ctx, token, ctx.token_count, None, None),
+        InputSpec(name="pixel_values", shape=[ctx.token_count, channels * patch * patch], dtype="float32"),
+    ]
 
 
 def _mel_bins(ctx: Context) -> int:
@@ -613,6 +644,7 @@ RECIPES: dict[str, Recipe] = {
     "image_text_sized": image_text_sized,
     "image_text_stacked": image_text_stacked,
     "image_grid": image_grid,
+    "image_grid_patches": image_grid_patches,
     "image_paired": image_paired,
     "audio_features": audio_features,
     "audio_features_by_frame": audio_features_by_frame,
@@ -628,6 +660,7 @@ RECIPES: dict[str, Recipe] = {
     "image_patches": image_patches,
     "image_tiles": image_tiles,
     "audio_features_channel": audio_features_channel,
+    "image_text_patches": image_text_patches,
     "time_series": time_series,
     "by_signature": by_signature,
 }

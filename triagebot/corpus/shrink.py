@@ -228,6 +228,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "indexer_budget": 8,
         "indexer_compress_ratio": 4,
     },
+    # MuseGlimmer / MuseSpark's vision tower folds 2 x 2 patches into channels (pixel shuffle): the
+    # adapter takes 4 x the tower's width, a key the rules shrink like any other width.
+    "muse_glimmer": {"out_hidden_size": 4 * WIDTH},
+    "muse_spark": {"out_hidden_size": 4 * WIDTH},
 }
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
