@@ -30,6 +30,8 @@ def resolved(name: str) -> corpus.Built:
         ("PatchTSTModel", "time_series"),
         # A timm backbone by default: built on the transformers ResNet its config also accepts.
         ("DetrModel", "image"),
+        # Its forward() names the pixels `hidden_states`.
+        ("PPOCRV5MobileDetModel", "image_unnamed"),
         # Grid patches kept as small images; flattened patches with no grid, one per placeholder.
         ("PaddleOCRVLForConditionalGeneration", "image_grid_patches"),
         ("NeoMMEModel", "image_text_patches"),

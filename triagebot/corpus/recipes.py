@@ -149,6 +149,14 @@ def image(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32")]
 
 
+def image_unnamed(ctx: Context) -> list[InputSpec] | None:
+    """Image models whose forward() takes the pixels under another name, as its one required
+    argument (PP-OCRv5's mobile detector: `hidden_states`)."""
+    if "pixel_values" in ctx.params or ctx.spec.modality != "image" or len(ctx.required) != 1:
+        return None
+    return [InputSpec(name=ctx.required[0], shape=[1, *_image_chw(ctx)], dtype="float32")]
+
+
 def _image_chw(ctx: Context) -> list[int]:
     channels, size = _image_shape(ctx)
     sizes = ctx.get("image_size", None, "vision_config")
@@ -639,6 +647,7 @@ RECIPES: dict[str, Recipe] = {
     "text": text,
     "encoder_decoder": encoder_decoder,
     "image": image,
+    "image_unnamed": image_unnamed,
     "image_text": image_text,
     "image_text_with_sizes": image_text_with_sizes,
     "image_text_sized": image_text_sized,

@@ -103,6 +103,43 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (("upsample_groups",), WIDTH),
 ]
 
+# PP-OCR detectors' large-kernel neck blocks, as the released checkpoints configure them (the
+# default configs leave them None): (kernel, stride, padding) per convolution.
+_PP_OCR_INTRACLASS_BLOCK = {
+    "reduce_channel": [1, 1, 0],
+    "return_channel": [1, 1, 0],
+    "vertical_long_to_small_conv_longratio": [[7, 1], [1, 1], [3, 0]],
+    "vertical_long_to_small_conv_midratio": [[5, 1], [1, 1], [2, 0]],
+    "vertical_long_to_small_conv_shortratio": [[3, 1], [1, 1], [1, 0]],
+    "horizontal_small_to_long_conv_longratio": [[1, 7], [1, 1], [0, 3]],
+    "horizontal_small_to_long_conv_midratio": [[1, 5], [1, 1], [0, 2]],
+    "horizontal_small_to_long_conv_shortratio": [[1, 3], [1, 1], [0, 1]],
+    "symmetric_conv_long_longratio": [[7, 7], [1, 1], [3, 3]],
+    "symmetric_conv_long_midratio": [[5, 5], [1, 1], [2, 2]],
+    "symmetric_conv_long_shortratio": [[3, 3], [1, 1], [1, 1]],
+}
+# The PP-LCNetV4 default is a text-line recogniser's (stride 2 x 1, one feature map); the
+# PP-OCRv6 detectors' checkpoints use its detection layout: stride 2 per stage from the second,
+# four feature maps. Here at the tiny widths (8 to 64 channels).
+_PP_LCNET_V4_DETECTION = {
+    "stem_channels": [3, 8, 8],
+    "block_configs": [
+        [[3, 8, 8, 1, True]],
+        [[3, 8, 16, 2, False]],
+        [[3, 16, 32, 2, False], [3, 32, 32, 1, True]],
+        [[3, 32, 64, 2, False]],
+    ],
+    "stage_out_channels": [8, 16, 32, 64],
+    "out_indices": [1, 2, 3, 4],
+    "out_features": ["stage1", "stage2", "stage3", "stage4"],
+}
+_PP_OCR_LARGE_KERNEL_NECK = {
+    "intraclass_block_config": _PP_OCR_INTRACLASS_BLOCK,
+    "scale_factor_list": [1, 2, 4, 8],
+    "kernel_list": [3, 2, 2],
+    "neck_out_channels": WIDTH,
+}
+
 # Per-family corrections the rules cannot know: model_type -> {key: value} applied last
 # (to the config whose model_type matches, nested or not).
 OVERRIDES: dict[str, dict[str, Any]] = {
@@ -142,6 +179,15 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # PP-OCRv5 mobile's recogniser pools its last map with a 3-row kernel: text lines at least
     # 96 pixels high (the config names no size; stated for the recipes).
     "pp_ocrv5_mobile_rec": {"image_size": [96, 96]},
+    # PP-OCR detectors: settings only the released checkpoints carry (neck blocks, upsampling
+    # factors, head kernels; PP-OCRv6's detection backbone, whose stage widths the small
+    # detector's neck takes as they are).
+    "pp_ocrv5_server_det": _PP_OCR_LARGE_KERNEL_NECK,
+    "pp_ocrv6_medium_det": {**_PP_OCR_LARGE_KERNEL_NECK, "backbone_config": _PP_LCNET_V4_DETECTION},
+    "pp_ocrv6_small_det": {
+        "backbone_config": _PP_LCNET_V4_DETECTION,
+        "layer_list_out_channels": _PP_LCNET_V4_DETECTION["stage_out_channels"],
+    },
     # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
     # down to a quarter: the image is four patches wide.
     # Its hooks read two intermediate layers of the patch tower, deepest first.
@@ -645,6 +691,20 @@ def _narrow_stage_channels(config: dict[str, Any]) -> None:
     stem = config.get("stem_channels")
     if isinstance(stem, list) and len(stem) > 1 and all(isinstance(v, int) for v in stem):
         config["stem_channels"] = [stem[0], *(narrow(v) for v in stem[1:])]  # the first: image channels
+    blocks = config.get("block_configs")
+    if isinstance(blocks, list) and all(isinstance(stage, list) for stage in blocks):
+        # PP-LCNet's blocks, stage by stage: (kernel, in channels, out channels, stride, SE), the
+        # source its stage_out_channels are derived from: the same scale.
+        config["block_configs"] = [
+            [
+                [block[0], narrow(block[1]), narrow(block[2]), *block[3:]]
+                if isinstance(block, list) and len(block) > 2 and all(isinstance(v, int) for v in block[1:3])
+                else block
+                for block in stage
+            ]
+            for stage in blocks
+        ]
+
 
 
 def _split_evenly(sections: list[int], total: int) -> list[int]:
