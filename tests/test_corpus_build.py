@@ -37,6 +37,8 @@ def resolved(name: str) -> corpus.Built:
         ("NeoMMEModel", "image_text_patches"),
         # A text-video dual encoder: text and a clip of frames in one call.
         ("XCLIPModel", "video_paired"),
+        # Retrieval-augmented generation with the retrieved documents as inputs (no retriever).
+        ("RagModel", "retrieved_context"),
     ],
 )
 def test_the_ladder_finds_a_full_modality_recipe(model, recipe):

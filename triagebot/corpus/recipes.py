@@ -108,7 +108,13 @@ def _companions(ctx: Context, batch: int, seq: int) -> list[InputSpec]:
     """Required side inputs some text towers take next to their ids: layout boxes, language
     ids, the Q-Former's own prompt."""
     inputs = []
-    if "bbox" in ctx.params:
+    if "bbox" in ctx.params and _normalized_boxes(ctx):
+        # Boxes as fractions of the page, (x0, y0, x1, y1) with x0 <= x1 and y0 <= y1.
+        boxes = [[[0.1, 0.2, 0.4, 0.5]] * seq] * batch
+        inputs.append(
+            InputSpec(name="bbox", shape=[batch, seq, 4], dtype="float32", kind="values", values=boxes)
+        )
+    elif "bbox" in ctx.params:
         # Boxes as (x0, y0, x1, y1) with x0 <= x1: ones then the page corner, i.e. [1, 1, 2, 2].
         boxes = [[[1, 1, 2, 2]] * seq] * batch
         inputs.append(
@@ -121,6 +127,13 @@ def _companions(ctx: Context, batch: int, seq: int) -> list[InputSpec]:
         if "qformer_attention_mask" in ctx.params:
             inputs.append(_ones("qformer_attention_mask", [batch, 8]))
     return inputs
+
+
+def _normalized_boxes(ctx: Context) -> bool:
+    """Whether layout boxes are fractions of the page (BROS: sinusoidal, no position table; UDOP:
+    scaled to its cell table and its relative-position buckets) rather than indices into 2-D
+    position tables (LayoutLM, LiLT)."""
+    return ctx.get("max_2d_position_embeddings", None) is None or ctx.get("relative_bias_args", None) is not None
 
 
 def text(ctx: Context) -> list[InputSpec] | None:
@@ -137,8 +150,11 @@ def encoder_decoder(ctx: Context) -> list[InputSpec] | None:
 
 def _image_shape(ctx: Context) -> tuple[int, int]:
     size = _first_int(ctx.get("image_size", None, "vision_config", "backbone_config"), 0)
-    # TVP names no image size, only the size its frame prompts are cut for.
-    size = size or _first_int(ctx.get("max_img_size", None), 64)
+    # The size under other names: TVP's frame prompts (max_img_size), LayoutLMv3's patch tower.
+    size = size or _first_int(ctx.get("max_img_size", None), 0)
+    if not size and ctx.get("patch_size", None) is not None:
+        size = _first_int(ctx.get("input_size", None), 0)
+    size = size or 64
     channels = _first_int(ctx.get("num_channels", None, "vision_config"), 3)
     return channels, size
 
@@ -146,7 +162,8 @@ def _image_shape(ctx: Context) -> tuple[int, int]:
 def image(ctx: Context) -> list[InputSpec] | None:
     if "pixel_values" not in ctx.params:
         return None
-    return [InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32")]
+    # Image-to-text encoder-decoders (VisionEncoderDecoder) also take the decoder's ids.
+    return [InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32"), *_decoder_ids(ctx)]
 
 
 def image_unnamed(ctx: Context) -> list[InputSpec] | None:
@@ -169,13 +186,15 @@ def _is_pair(value: Any) -> bool:
 
 
 def image_paired(ctx: Context) -> list[InputSpec] | None:
-    """Dual encoders (CLIP-style): text and an image, no placeholder tokens."""
+    """Dual encoders (CLIP-style): text and an image, no placeholder tokens; the decoder's ids of
+    an encoder-decoder that reads both (UDOP)."""
     if not {"pixel_values", "input_ids"} <= ctx.params:
         return None
     channels, size = _image_shape(ctx)
     return [
         *_text_inputs(ctx),
         InputSpec(name="pixel_values", shape=[BATCH, channels, size, size], dtype="float32"),
+        *_decoder_ids(ctx, BATCH),
     ]
 
 
@@ -424,9 +443,9 @@ def audio_spectrogram(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name="input_values", shape=[1, frames, _mel_bins(ctx)], dtype="float32")]
 
 
-def _decoder_ids(ctx: Context) -> list[InputSpec]:
+def _decoder_ids(ctx: Context, batch: int = 1) -> list[InputSpec]:
     if "decoder_input_ids" in ctx.params:
-        return [_ids("decoder_input_ids", [1, SEQ // 2], _limit(ctx))]
+        return [_ids("decoder_input_ids", [batch, SEQ // 2], _limit(ctx))]
     return []
 
 
@@ -574,6 +593,21 @@ def audio_features_channel(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name="input_features", shape=[1, 1, frames, _mel_bins(ctx)], dtype="float32")]
 
 
+def retrieved_context(ctx: Context) -> list[InputSpec] | None:
+    """A question with the documents a retriever returned for it, as RAG takes them when it has no
+    retriever object: n_docs tokenised contexts, their scores, and the answer's decoder ids."""
+    if not {"context_input_ids", "context_attention_mask", "doc_scores"} <= ctx.params:
+        return None
+    docs = _first_int(ctx.get("n_docs", None), 5)
+    return [
+        *_text_inputs(ctx, batch=1),
+        _ids("context_input_ids", [docs, SEQ], _limit(ctx)),
+        _ones("context_attention_mask", [docs, SEQ]),
+        InputSpec(name="doc_scores", shape=[1, docs], dtype="float32"),
+        *_decoder_ids(ctx),
+    ]
+
+
 def time_series(ctx: Context) -> list[InputSpec] | None:
     if "past_values" not in ctx.params:
         return None
@@ -671,6 +705,7 @@ RECIPES: dict[str, Recipe] = {
     "audio_features_channel": audio_features_channel,
     "image_text_patches": image_text_patches,
     "time_series": time_series,
+    "retrieved_context": retrieved_context,
     "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}

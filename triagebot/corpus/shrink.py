@@ -165,6 +165,12 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # TVP's frame prompts are parameters of (frames, 448 x 448) pixels: a two-frame, 64-pixel
     # clip whose prompt border leaves a 48-pixel centre.
     "tvp": {"max_img_size": 64, "visual_prompt_size": 8, "num_frames": 2},
+    # LiLT's layout stream concatenates six box embeddings of width // 6 each, and narrows by
+    # `channel_shrink_ratio` (4): a width that 6 and 4 x heads divide.
+    "lilt": {"hidden_size": 48},
+    # BROS projects relative box positions onto one attention head (its default, 64, is the
+    # original 768 / 12 heads).
+    "bros": {"dim_bbox_projection": HEAD_DIM},
     # EnCodec's codebook vectors are its encoder's width (the config copies the default).
     "encodec": {"codebook_dim": WIDTH},
     # Gemma 4's audio tower sizes its input projection for 128 mel bins without naming them:
@@ -489,7 +495,9 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                 # Windowed vision attention (Swin): windows must tile the tiny feature maps.
                 config[key] = 2
                 continue
-            if key in ("image_size", "img_size") and value > IMAGE:
+            # LayoutLMv3 names its patch tower's image size `input_size`.
+            image_key = key in ("image_size", "img_size") or (key == "input_size" and "patch_size" in config)
+            if image_key and value > IMAGE:
                 patch = config.get("patch_size")
                 patch = patch[0] if isinstance(patch, list) else patch
                 size = max(IMAGE, 4 * patch) if isinstance(patch, int) else IMAGE
@@ -628,6 +636,11 @@ def _keep_width_splits(config: dict[str, Any], original_width: Any) -> None:
             and sum(value) == original_width
         ):
             config[key] = _split_evenly(value, width)
+    coordinate, shape = config.get("coordinate_size"), config.get("shape_size")
+    if isinstance(coordinate, int) and isinstance(shape, int) and 4 * coordinate + 2 * shape == original_width:
+        # LayoutLM v2/v3 concatenate four coordinate and two shape embeddings to the width.
+        config["shape_size"] = width // 8
+        config["coordinate_size"] = (width - 2 * config["shape_size"]) // 4
 
 
 def _keep_head_split(config: dict[str, Any], original: dict[str, Any]) -> None:
