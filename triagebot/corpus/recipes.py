@@ -133,7 +133,8 @@ def _normalized_boxes(ctx: Context) -> bool:
     """Whether layout boxes are fractions of the page (BROS: sinusoidal, no position table; UDOP:
     scaled to its cell table and its relative-position buckets) rather than indices into 2-D
     position tables (LayoutLM, LiLT)."""
-    return ctx.get("max_2d_position_embeddings", None) is None or ctx.get("relative_bias_args", None) is not None
+    table = ctx.get("max_2d_position_embeddings", None)
+    return table is None or ctx.get("relative_bias_args", None) is not None
 
 
 def text(ctx: Context) -> list[InputSpec] | None:

@@ -637,7 +637,8 @@ def _keep_width_splits(config: dict[str, Any], original_width: Any) -> None:
         ):
             config[key] = _split_evenly(value, width)
     coordinate, shape = config.get("coordinate_size"), config.get("shape_size")
-    if isinstance(coordinate, int) and isinstance(shape, int) and 4 * coordinate + 2 * shape == original_width:
+    split = isinstance(coordinate, int) and isinstance(shape, int)
+    if split and 4 * coordinate + 2 * shape == original_width:
         # LayoutLM v2/v3 concatenate four coordinate and two shape embeddings to the width.
         config["shape_size"] = width // 8
         config["coordinate_size"] = (width - 2 * config["shape_size"]) // 4
