@@ -194,6 +194,29 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "backbone_config": _PP_LCNET_V4_DETECTION,
         "layer_list_out_channels": _PP_LCNET_V4_DETECTION["stage_out_channels"],
     },
+    # UVDoc's head concatenates the maps of all six bridge stages (the default backbone returns
+    # only the last, as no checkpoint does).
+    "uvdoc": {
+        "backbone_config": {
+            "out_indices": [1, 2, 3, 4, 5, 6],
+            "out_features": ["stage1", "stage2", "stage3", "stage4", "stage5", "stage6"],
+        }
+    },
+    # PP-DocLayoutV3's mask branch takes the backbone's first-stage map: as wide as the tiny
+    # HGNetV2's first stage (8 channels), not the original 128.
+    "pp_doclayout_v3": {"x4_feat_dim": 8},
+    # LW-DETR's projector scales are a checkpoint setting (none by default: no feature level
+    # reaches the decoder); the counts derived from them are stated too, as the config dict
+    # carries them. One P4-scale level, as the small checkpoints use.
+    "lw_detr": {
+        "projector_scale_factors": [1.0],
+        "projector_in_channels": [WIDTH],
+        "projector_out_channels": WIDTH,
+        "num_feature_levels": 1,
+    },
+    # Its ViT interleaves windowed and global blocks and feeds several of them to the projector:
+    # one of each, both fed.
+    "lw_detr_vit": {"window_block_indices": [0], "out_indices": [1, 2]},
     # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
     # down to a quarter: the image is four patches wide.
     # Its hooks read two intermediate layers of the patch tower, deepest first.
