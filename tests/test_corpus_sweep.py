@@ -12,6 +12,7 @@ from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import load_corpus
 from triagebot.results import BASELINE, Status
 from triagebot.sweep import read_stream, run_sweep
+from triagebot.sweep.pool import Pool
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -23,10 +24,24 @@ def smoke(*names: str):
     return [by_name[name] for name in names]
 
 
-def test_a_sweep_of_corpus_models_records_graph_counts(tmp_path):
+def test_a_sweep_of_corpus_models_records_graph_counts(tmp_path, monkeypatch):
     specs = smoke("LlamaForCausalLM", "LlavaForConditionalGeneration")
     out = tmp_path / "sweep.jsonl"
+    started = []  # (model, config, whether the task came with inputs) as each child starts
+    start = Pool._start
+
+    def spy(pool, task):
+        if task.kind == "run":
+            model, config, _ = task.key
+            started.append((model, config, bool(task.payload["spec"]["inputs"])))
+        return start(pool, task)
+
+    monkeypatch.setattr(Pool, "_start", spy)
     run_sweep(specs, DEFAULT_FLAGS, out, corpus="smoke", device="cpu", jobs=2, timeout=240)
+    # Baselines resolve the recipe ladder; the flag runs get the spec their baseline completed.
+    assert sorted(started) == sorted(
+        (spec.model, config, config != BASELINE) for spec in specs for config in [BASELINE, *DEFAULT_FLAGS]
+    )
     header, records = read_stream(out)
     assert header.corpus.models == [spec.model for spec in specs]
     runs = {(r.model, r.config): r for r in records if r.attempt == 0}

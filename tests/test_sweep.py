@@ -125,6 +125,16 @@ def test_every_sentinel_outcome_under_every_config(full, model):
             assert set(outcome.stage_seconds) == {"build", "eager", "compile"}
 
 
+def test_a_model_untestable_at_baseline_is_not_run_again_under_the_flags(full):
+    _, records = full
+    for model in ("EagerError", "BuildError"):
+        runs = {r.config: r for r in records if r.model == model}
+        # The flags' records are the baseline's, times included: build and eager do not depend
+        # on the Dynamo patch, so nothing is run again.
+        for flag in DEFAULT_FLAGS:
+            assert runs[flag].outcome == runs[BASELINE].outcome, (model, flag)
+
+
 def test_crash_keeps_type_first_line_signature_and_traceback(full):
     _, records = full
     crash = next(r for r in records if r.model == "NonzeroGuardCrash" and r.config == DYNAMIC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,33 +138,73 @@ def run_sweep(
         else:
             writer, records = StreamWriter.create(out, header), []
         try:
-            done = {run_key(r) for r in records}
-            configs = {BASELINE: {}, **flags}
-            tasks = [
-                _task(spec, config, patch)
-                for spec in chosen
-                for config, patch in configs.items()
-                if (spec.model, config, 0) not in done
-            ]
             first = [r for r in records if r.attempt == 0]
             progress.start(
-                total=len(chosen) * len(configs),
+                total=len(chosen) * (1 + len(flags)),
                 done=len(first),
                 crashes=sum(r.outcome.status == Status.crash for r in first),
             )
+            plan = _Plan(chosen, flags, {(r.model, r.config) for r in first})
+            baselines = {r.model: r for r in first if r.config == BASELINE}
+            for spec in chosen:
+                if spec.model in baselines:
+                    plan.after_baseline(baselines[spec.model])
+                else:
+                    plan.tasks.append(_task(spec, BASELINE, {}))
             ran = 0
-            for result in pool.run(tasks):
-                record = _record(result)
+
+            def keep(record: RunRecord) -> None:
+                nonlocal ran
                 writer.write(record)
                 records.append(record)
                 progress.update(record)
                 ran += 1
+
+            for record in plan.take_copies():
+                keep(record)
+            for result in pool.run(plan.tasks):  # consumed in place: the runs queued meanwhile join
+                record = _record(result)
+                keep(record)
+                if record.config == BASELINE:
+                    plan.after_baseline(record)
+                    for copy in plan.take_copies():
+                        keep(copy)
             if confirm:
                 ran += _confirm(pool, writer, records, flags, confirm, progress)
         finally:
             writer.close()
             progress.close()
     return SweepResult(out, header, records, ran)
+
+
+class _Plan:
+    """The runs still to do. A model's flag runs are queued when its baseline finishes, with the
+    spec the baseline completed (its config, recipe and inputs), so that no flag run repeats the
+    recipe ladder and every config runs on the very same inputs. A baseline that could not build
+    or run eagerly makes every flag untestable too (the Dynamo patch applies only to the compiled
+    call): its outcome is recorded for each flag rather than run again."""
+
+    def __init__(
+        self, specs: list[ModelSpec], flags: dict[str, dict[str, Any]], recorded: set[tuple[str, str]]
+    ) -> None:
+        self.specs = {spec.model: spec for spec in specs}
+        self.flags = flags
+        self.recorded = recorded
+        self.tasks: deque[Task] = deque()
+        self.copies: list[RunRecord] = []
+
+    def after_baseline(self, baseline: RunRecord) -> None:
+        spec = baseline.spec or self.specs[baseline.model]
+        todo = [flag for flag in self.flags if (baseline.model, flag) not in self.recorded]
+        if baseline.outcome.untestable:
+            self.copies += [baseline.model_copy(update={"config": flag}, deep=True) for flag in todo]
+        else:
+            # to the front: a model's runs stay together, and its flags start while it is fresh
+            self.tasks.extendleft(_task(spec, flag, self.flags[flag]) for flag in reversed(todo))
+
+    def take_copies(self) -> list[RunRecord]:
+        copies, self.copies = self.copies, []
+        return copies
 
 
 def _confirm(

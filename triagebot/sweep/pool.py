@@ -244,9 +244,10 @@ class Pool:
             self.timeout = saved
 
     def run(self, tasks: Iterable[Task]) -> Iterator[Result]:
-        """Yield a Result per task as each finishes (completion order)."""
+        """Yield a Result per task as each finishes (completion order). A deque is consumed in
+        place: tasks the caller adds to it while iterating run too."""
         ensure_parent(self.preload)
-        pending = deque(tasks)
+        pending = tasks if isinstance(tasks, deque) else deque(tasks)
         running: dict[int, _Running] = {}
         try:
             while pending or running:
