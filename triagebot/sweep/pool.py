@@ -118,9 +118,9 @@ def _stop_parent() -> None:
 
 
 def _spawn(extra_env: dict[str, str]) -> None:
-    # Not "__main__" (the multiprocessing default): the children's entry point lives in this
-    # module, and re-importing the driver's main script (the CLI) would delay the first fork.
-    _FORKSERVER.set_forkserver_preload(["triagebot.sweep.warm"])
+    # "__main__" too: multiprocessing makes every child import the driver's main script (the
+    # console script, hence the CLI) unless the parent already did.
+    _FORKSERVER.set_forkserver_preload(["__main__", "triagebot.sweep.warm"])
     env = {**PARENT_ENV, **extra_env}
     saved = {k: os.environ.get(k) for k in (*env, WARM_CLASSES, WARM_FIFO)}
     for key in (WARM_CLASSES, WARM_FIFO):
