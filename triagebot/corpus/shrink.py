@@ -44,7 +44,7 @@ _WIDTH_KEYS = re.compile(
     r"^(hidden_size|d_model|n_embd|embed_dim|dim|model_dim|hidden_dim|d_embed|word_embed_proj_dim|"
     r"embedding_size|embedding_dim|projection_dim|proj_dim|text_embed_dim|vision_embed_dim|"
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
-    r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|n_embed|emb_dim|d_hidden|width|"
+    r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|hidden_size_global|n_embed|emb_dim|d_hidden|width|"
     r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim|"
     r"intra_bottleneck_size|adapter_(in|out)_dim|adapter_(input|output)_size|pooler_output_size)$"
 )
@@ -86,6 +86,8 @@ _SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (_EXPERT_KEYS, EXPERTS),
     (_TOPK_KEYS, 2),
     (re.compile(r".*vocab_size"), VOCAB),
+    # Hashed n-gram embedding tables (BLT's byte groups): buckets, sized like a vocabulary.
+    (re.compile(r".*_hash_.*vocab$"), VOCAB),
     # Placeholder tokens per image must not outnumber the tiny tower's patches.
     (("mm_tokens_per_image", "image_seq_length", "num_image_tokens"), 4),
     (("kv_lora_rank", "q_lora_rank"), 2 * HEAD_DIM),
@@ -307,6 +309,36 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # adapter takes 4 x the tower's width, a key the rules shrink like any other width.
     "muse_glimmer": {"out_hidden_size": 4 * WIDTH},
     "muse_spark": {"out_hidden_size": 4 * WIDTH},
+    # HunYuanVL's multimodal RoPE axes (position, width, height, image index) come only from a
+    # checkpoint (HunyuanOCR: four equal sections of the half head); the code needs at least three.
+    "hunyuan_vl_text": {
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [HEAD_DIM // 8] * 4,
+        }
+    },
+    # Granite 4 Vision's projector settings come only from a checkpoint (None by default): which
+    # tower layers feed which text layers, the Q-Former's query/key window sides (halving the
+    # tiny tower's 4 x 4 patch grid), and the text layers of its four spatial groups.
+    "granite4_vision": {
+        "downsample_rate": "2/4",
+        "deepstack_layer_map": [[-2, 1], [-1, 0]],
+        "spatial_target_layers": [0, 1, 0, 1],
+    },
+    # Step 3.5 / 3.7's text model always builds a sliding-window mask, but its window (like its
+    # mix of sliding and full layers) comes only from a checkpoint: one layer of each, window 8.
+    "step3p5": {
+        "sliding_window": 8,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "rope_parameters": {
+            kind: {"rope_type": "default", "rope_theta": 10000.0}
+            for kind in ("sliding_attention", "full_attention")
+        },
+    },
+    # BLT builds its cache from the top-level config, which has no `num_hidden_layers` (an upstream
+    # bug in transformers 5.23, huggingface/transformers#47916): run without a cache.
+    "blt": {"use_cache": False},
 }
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
