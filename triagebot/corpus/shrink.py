@@ -589,6 +589,15 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
                 config[key] = HEADS
             elif value > 1:
                 config[key] = min(2, HEADS)
+        elif (
+            re.search(r"key_value_heads|kv_heads", key)
+            and isinstance(value, list)
+            and value
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            and heads_original
+        ):
+            # Per-layer KV head counts (Sapiens 2): the same rule, layer by layer.
+            config[key] = [HEADS if v >= heads_original else min(v, 2) for v in value]
 
     for key, value in originals_all.items():
         if stem_widths and _STEM_WIDTH_KEYS.match(key) and isinstance(value, int) and value in stem_widths:
