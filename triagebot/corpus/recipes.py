@@ -175,6 +175,19 @@ def image_unnamed(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name=ctx.required[0], shape=[1, *_image_chw(ctx)], dtype="float32")]
 
 
+def image_prompted(ctx: Context) -> list[InputSpec] | None:
+    """An image with a prompt image and its mask, as SegGPT takes them: the model stacks prompt
+    and image on height, so each is half the configured (height, width)."""
+    if not {"pixel_values", "prompt_pixel_values", "prompt_masks"} <= ctx.params:
+        return None
+    channels, height, width = _image_chw(ctx)
+    shape = [1, channels, height // 2, width]
+    return [
+        InputSpec(name=name, shape=shape, dtype="float32")
+        for name in ("pixel_values", "prompt_pixel_values", "prompt_masks")
+    ]
+
+
 def _image_chw(ctx: Context) -> list[int]:
     channels, size = _image_shape(ctx)
     sizes = ctx.get("image_size", None, "vision_config")
@@ -683,6 +696,7 @@ RECIPES: dict[str, Recipe] = {
     "encoder_decoder": encoder_decoder,
     "image": image,
     "image_unnamed": image_unnamed,
+    "image_prompted": image_prompted,
     "image_text": image_text,
     "image_text_with_sizes": image_text_with_sizes,
     "image_text_sized": image_text_sized,

@@ -219,6 +219,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Its ViT interleaves windowed and global blocks and feeds several of them to the projector:
     # one of each, both fed.
     "lw_detr_vit": {"window_block_indices": [0], "out_indices": [1, 2]},
+    # SegGPT sees the prompt and the input image stacked on height (896 x 448: two squares, a
+    # pair the rules leave alone): two 64-pixel squares. Its layer indices are for 24 layers:
+    # the prompt/input halves merge after the first layer, and the decoder reads both layers.
+    "seggpt": {"image_size": [128, 64], "merge_index": 0, "intermediate_hidden_state_indices": [0, 1]},
     # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
     # down to a quarter: the image is four patches wide.
     # Its hooks read two intermediate layers of the patch tower, deepest first.
