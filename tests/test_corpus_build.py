@@ -37,6 +37,12 @@ def resolved(name: str) -> corpus.Built:
         ("NeoMMEModel", "image_text_patches"),
         # A text-video dual encoder: text and a clip of frames in one call.
         ("XCLIPModel", "video_paired"),
+        # Codec decoders take latents, vocoders a mel spectrogram; Dia's decoder takes audio codes
+        # with a codebook axis, Bark's fine model every codebook and the index of the one to predict.
+        ("MimiDecoderModel", "audio_latents"),
+        ("Qwen2_5OmniToken2WavBigVGANModel", "mel_spectrogram"),
+        ("DiaModel", "text_to_audio_codes"),
+        ("BarkFineModel", "codebook_ids"),
         # Retrieval-augmented generation with the retrieved documents as inputs (no retriever).
         ("RagModel", "retrieved_context"),
     ],

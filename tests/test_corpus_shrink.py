@@ -126,6 +126,12 @@ def test_audio_family():
     tiny = tiny_config(transformers.Wav2Vec2Config)
     assert len(tiny["conv_dim"]) == len(tiny["conv_kernel"]) == len(tiny["conv_stride"])
     assert tiny["num_hidden_layers"] == 2
+    # A codec encoder's channels double at every stage, a vocoder's halve: both stay near WIDTH.
+    tiny = tiny_config(transformers.DacConfig)
+    assert tiny["encoder_hidden_size"] * 2 ** len(tiny["downsampling_ratios"]) <= WIDTH
+    tiny = tiny_config(transformers.SeamlessM4TConfig)
+    assert tiny["upsample_initial_channel"] <= WIDTH
+    assert (tiny["t2u_encoder_layers"], tiny["t2u_encoder_ffn_dim"]) == (LAYERS, 128)
 
 
 def test_hierarchical_backbones_keep_their_stages():

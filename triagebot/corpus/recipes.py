@@ -436,10 +436,17 @@ def audio_waveform(ctx: Context) -> list[InputSpec] | None:
 
 def audio_waveform_channels(ctx: Context) -> list[InputSpec] | None:
     """Raw samples with a channel axis (batch, channels, samples), as codecs (EnCodec, Mimi) take."""
-    if "input_values" not in ctx.params:
+    name = "input_values" if "input_values" in ctx.params else _unnamed_audio_input(ctx)
+    if name is None:
         return None
     channels = _first_int(ctx.get("audio_channels", None), 1)
-    return [InputSpec(name="input_values", shape=[1, channels, SAMPLES], dtype="float32"), *_decoder_ids(ctx)]
+    return [InputSpec(name=name, shape=[1, channels, SAMPLES], dtype="float32"), *_decoder_ids(ctx)]
+
+
+def _unnamed_audio_input(ctx: Context) -> str | None:
+    """An audio model's one required argument when forward() calls it `hidden_states`: samples
+    or latents, whichever runs (VibeVoice's acoustic tokenizer halves)."""
+    return "hidden_states" if ctx.spec.modality == "audio" and ctx.required == ["hidden_states"] else None
 
 
 def audio_paired(ctx: Context) -> list[InputSpec] | None:
@@ -657,6 +664,105 @@ def time_series(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+def audio_latents(ctx: Context) -> list[InputSpec] | None:
+    """Continuous latents (batch, width, frames), as codec decoders take them (Mimi's and
+    Pocket TTS's `latents`, VibeVoice's acoustic decoder)."""
+    name = "latents" if "latents" in ctx.required else _unnamed_audio_input(ctx)
+    if name is None:
+        return None
+    width = _first_int(ctx.get("hidden_size", None), WIDTH_GUESS)
+    return [InputSpec(name=name, shape=[1, width, SEQ // 2], dtype="float32")]
+
+
+def audio_waveform_features(ctx: Context) -> list[InputSpec] | None:
+    """Codecs with an acoustic branch on raw samples and a semantic branch on filterbank
+    features (X-Codec 2, NeuCodec): both, with one feature frame per acoustic frame."""
+    if not {"input_values", "input_features"} <= set(ctx.required):
+        return None
+    semantic = ctx.sub("semantic_model_config")
+    features = _first_int(getattr(semantic, "feature_projection_input_dim", None), 0) or _mel_bins(ctx)
+    hop = 1
+    for ratio in ctx.get("downsampling_ratios", None) or []:
+        hop *= ratio
+    frames = SAMPLES // hop if hop > 1 else _audio_frames(ctx)
+    return [
+        InputSpec(name="input_values", shape=[1, 1, SAMPLES], dtype="float32"),
+        InputSpec(name="input_features", shape=[1, frames, features], dtype="float32"),
+    ]
+
+
+def mel_spectrogram(ctx: Context) -> list[InputSpec] | None:
+    """A mel spectrogram (batch, mel bins, frames), as vocoders take (Qwen2.5-Omni's BigVGAN)."""
+    if "mel_spectrogram" not in ctx.required:
+        return None
+    bins = _first_int(ctx.get("mel_dim", None), 0) or _mel_bins(ctx)
+    return [InputSpec(name="mel_spectrogram", shape=[1, bins, SEQ], dtype="float32")]
+
+
+def speech_codes_to_mel(ctx: Context) -> list[InputSpec] | None:
+    """Speech codes to a mel spectrogram by flow matching (Qwen2.5-Omni's Token2Wav): codes, a
+    reference mel and a speaker vector; its DiT alone also takes the noisy mel and the time step.
+    The whole model integrates over `num_steps` DiT calls: two."""
+    dit = ctx.sub("dit_config")
+    bins = _first_int(getattr(dit, "mel_dim", None), 80)
+    speaker = _first_int(getattr(dit, "enc_emb_dim", None), WIDTH_GUESS)
+    codes = SEQ // 2
+    code_ids = InputSpec(
+        name="code",
+        shape=[1, codes],
+        dtype="int64",
+        kind="randint",
+        low=0,
+        high=_first_int(getattr(dit, "num_embeds", None), 2),
+    )
+    reference = InputSpec(name="reference_mel", shape=[1, SEQ, bins], dtype="float32")
+    if {"code", "conditioning", "reference_mel"} <= set(ctx.required):
+        return [
+            code_ids,
+            InputSpec(name="conditioning", shape=[1, speaker], dtype="float32"),
+            reference,
+            InputSpec(name="num_steps", shape=[], dtype="int64", kind="literal", values=2),
+        ]
+    if {"hidden_states", "quantized_code", "condition_vector", "speaker_embedding", "time_step"} <= set(
+        ctx.required
+    ):
+        frames = codes * _first_int(getattr(dit, "repeats", None), 1)
+        return [
+            InputSpec(name="hidden_states", shape=[1, frames, bins], dtype="float32"),
+            reference.model_copy(update={"name": "condition_vector"}),
+            InputSpec(name="speaker_embedding", shape=[1, frames, speaker], dtype="float32"),
+            code_ids.model_copy(update={"name": "quantized_code"}),
+            InputSpec(name="time_step", shape=[1], dtype="float32", kind="values", values=[0.5]),
+        ]
+    return None
+
+
+def text_to_audio_codes(ctx: Context) -> list[InputSpec] | None:
+    """Text-to-speech encoder-decoders (Dia): text ids into the encoder, audio codes with a
+    codebook axis (batch, frames, codebooks) into the decoder."""
+    decoder = ctx.sub("decoder_config")
+    codebooks = _first_int(getattr(decoder, "num_channels", None), 0)
+    if not codebooks or decoder is ctx.config or not {"input_ids", "decoder_input_ids"} <= ctx.params:
+        return None
+    text_vocab = _first_int(getattr(ctx.sub("encoder_config"), "vocab_size", None), _limit(ctx))
+    inputs = [_ids("input_ids", [1, SEQ], min(text_vocab, _limit(ctx)))]
+    if "attention_mask" in ctx.params:
+        inputs.append(_ones("attention_mask", [1, SEQ]))
+    return [*inputs, _ids("decoder_input_ids", [1, SEQ // 2, codebooks], _limit(ctx))]
+
+
+def codebook_ids(ctx: Context) -> list[InputSpec] | None:
+    """Codes of every codebook (batch, frames, codebooks) and the index of the codebook to
+    predict, as Bark's fine acoustics model takes: the last, which sums all the others."""
+    codebooks = _first_int(ctx.get("n_codes_total", None), 0)
+    if "codebook_idx" not in ctx.required or not codebooks or "input_ids" not in ctx.params:
+        return None
+    return [
+        InputSpec(name="codebook_idx", shape=[], dtype="int64", kind="literal", values=codebooks - 1),
+        _ids("input_ids", [1, SEQ, codebooks], _limit(ctx)),
+    ]
+
+
 _EMBEDDING_INPUTS = ("hidden_states", "inputs_embeds", "encoder_hidden_states", "query_embeds", "states")
 
 
@@ -666,6 +772,8 @@ def by_signature(ctx: Context) -> list[InputSpec] | None:
     required = [name for name in ctx.required if name not in ("self",)]
     if not required and "inputs_embeds" in ctx.params:
         required = ["inputs_embeds"]
+        if "decoder_input_ids" in ctx.params:  # encoder-decoders fed embeddings (SeamlessM4T's units)
+            required.append("decoder_input_ids")
     if not required:
         return None
     width = _first_int(ctx.get("hidden_size", None), 0) or _first_int(ctx.get("d_model", None), WIDTH_GUESS)
@@ -721,6 +829,12 @@ RECIPES: dict[str, Recipe] = {
     "image_text_patches": image_text_patches,
     "time_series": time_series,
     "retrieved_context": retrieved_context,
+    "audio_latents": audio_latents,
+    "audio_waveform_features": audio_waveform_features,
+    "mel_spectrogram": mel_spectrogram,
+    "speech_codes_to_mel": speech_codes_to_mel,
+    "text_to_audio_codes": text_to_audio_codes,
+    "codebook_ids": codebook_ids,
     "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}

@@ -34,7 +34,7 @@ IMAGE = 32
 _LAYER_COUNT = re.compile(
     r"^(num_)?((hidden|encoder|decoder|text|vision|audio|speech|backbone|transformer|mamba|attention|"
     r"cross_attention|global|local|prediction|predictor|thinker|talker|conformer|enc|dec|sub|"
-    r"fusion|adapter|projector|qformer|perceiver|refiner|post|pre)_)*(hidden_)?(layers|blocks|layer)$|"
+    r"fusion|adapter|projector|qformer|perceiver|refiner|post|pre|t2u)_)*(hidden_)?(layers|blocks|layer)$|"
     r"^n_layers?$|^depth$|^num_.*_layers$|^.*_num_layers$|^.*_depth$|^max_window_layers$"
 )
 _NOT_LAYER_COUNT = re.compile(
@@ -51,7 +51,7 @@ _WIDTH_KEYS = re.compile(
 _FFN_KEYS = re.compile(
     r"^(intermediate_size|ffn_dim|d_ff|n_inner|encoder_ffn_dim|decoder_ffn_dim|ffn_hidden_size|"
     r"mlp_dim|ff_dim|feed_forward_size|d_inner|projector_intermediate_size|.*_intermediate_size|"
-    r"intermediate_dim|dim_feedforward|encoder_feedforward_dim|decoder_feedforward_dim)$"
+    r"intermediate_dim|dim_feedforward|encoder_feedforward_dim|decoder_feedforward_dim|.*_ffn_dim)$"
 )
 _HEAD_KEYS = re.compile(
     r"^(num_attention_heads|num_heads|n_head|n_heads|encoder_attention_heads|decoder_attention_heads|"
@@ -175,6 +175,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "bros": {"dim_bbox_projection": HEAD_DIM},
     # EnCodec's codebook vectors are its encoder's width (the config copies the default).
     "encodec": {"codebook_dim": WIDTH},
+    # X-Codec's codebook vectors, and X-Codec 2's / NeuCodec's quantizer input, are the acoustic
+    # and semantic widths concatenated (the configs state the checkpoints' sum).
+    "xcodec": {"codebook_dim": 2 * WIDTH},
+    "xcodec2": {"quantization_dim": 2 * WIDTH},
+    "neucodec": {"quantization_dim": 2 * WIDTH},
     # Gemma 4's audio tower sizes its input projection for 128 mel bins without naming them:
     # stated here so that the recipes feed 128.
     "gemma4_audio": {"num_mel_bins": 128},
@@ -343,6 +348,14 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # BLT builds its cache from the top-level config, which has no `num_hidden_layers` (an upstream
     # bug in transformers 5.23, huggingface/transformers#47916): run without a cache.
     "blt": {"use_cache": False},
+}
+
+# The same, for config classes whose model type is empty (so OVERRIDES cannot name them):
+# class name -> {key: value}, applied to the top-level tiny config.
+CLASS_OVERRIDES: dict[str, dict[str, Any]] = {
+    # Qwen3-Omni's talker reads `spatial_merge_size` (its 3D RoPE over vision tokens), which its
+    # config class lacks and only checkpoints carry (the vision tower's value).
+    "Qwen3OmniMoeTalkerConfig": {"spatial_merge_size": 2},
 }
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
@@ -745,6 +758,15 @@ def _narrow_conv_stacks(config: dict[str, Any]) -> None:
         if isinstance(ratios, list) and isinstance(filters, int) and filters > 2:
             config["num_filters"] = max(2, min(filters, WIDTH >> len(ratios)))
             break
+    ratios, base = config.get("downsampling_ratios"), config.get("encoder_hidden_size")
+    if isinstance(ratios, list) and isinstance(base, int) and base > 2:
+        # DAC and X-Codec 2 name their encoder's base width `encoder_hidden_size`.
+        config["encoder_hidden_size"] = max(2, min(base, WIDTH >> len(ratios)))
+    rates, initial = config.get("upsample_rates"), config.get("upsample_initial_channel")
+    if isinstance(rates, list) and isinstance(initial, int):
+        # HiFi-GAN-style vocoders halve their channels at every upsampling stage from the first:
+        # WIDTH, or enough for two channels at the last stage.
+        config["upsample_initial_channel"] = min(initial, max(WIDTH, 2 ** (len(rates) + 1)))
     multipliers = config.get("channel_multiplier") or config.get("channel_multipliers")
     if isinstance(multipliers, list) and multipliers and isinstance(config.get("base_channels"), int):
         # 32 at least: their GroupNorms use 32 groups.
@@ -944,4 +966,6 @@ def tiny_config(config_class: type) -> dict[str, Any]:
     defaults = config_class().to_dict()
     for key in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
         defaults.pop(key, None)
-    return shrink_dict(defaults)
+    tiny = shrink_dict(defaults)
+    tiny.update(copy.deepcopy(CLASS_OVERRIDES.get(config_class.__name__, {})))
+    return tiny
