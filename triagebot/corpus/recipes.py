@@ -188,6 +188,18 @@ def image_prompted(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
+def image_task(ctx: Context) -> list[InputSpec] | None:
+    """An image with its task prompt's token ids ("the task is semantic"), as OneFormer takes
+    them: `task_seq_len` ids."""
+    if not {"pixel_values", "task_inputs"} <= ctx.params:
+        return None
+    length = _first_int(ctx.get("task_seq_len", None), SEQ)
+    return [
+        InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32"),
+        _ids("task_inputs", [1, length], _limit(ctx)),
+    ]
+
+
 def _image_chw(ctx: Context) -> list[int]:
     channels, size = _image_shape(ctx)
     sizes = ctx.get("image_size", None, "vision_config")
@@ -805,6 +817,7 @@ RECIPES: dict[str, Recipe] = {
     "image": image,
     "image_unnamed": image_unnamed,
     "image_prompted": image_prompted,
+    "image_task": image_task,
     "image_text": image_text,
     "image_text_with_sizes": image_text_with_sizes,
     "image_text_sized": image_text_sized,
