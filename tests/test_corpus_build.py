@@ -37,6 +37,12 @@ def resolved(name: str) -> corpus.Built:
         ("NeoMMEModel", "image_text_patches"),
         # A text-video dual encoder: text and a clip of frames in one call.
         ("XCLIPModel", "video_paired"),
+        # Pixtral-style towers given image sizes; Mllama's tiles with cross-attention to them;
+        # a mask of real tiles (Granite Docling); SigLIP 2 patches behind placeholders (LFM2-VL).
+        ("Mistral3ForConditionalGeneration", "image_text_with_sizes"),
+        ("MllamaForConditionalGeneration", "image_tiles"),
+        ("GraniteDoclingModel", "image_text_tile_mask"),
+        ("Lfm2VlModel", "image_text_patch_grid"),
         # Codec decoders take latents, vocoders a mel spectrogram; Dia's decoder takes audio codes
         # with a codebook axis, Bark's fine model every codebook and the index of the one to predict.
         ("MimiDecoderModel", "audio_latents"),

@@ -349,6 +349,10 @@ def image_grid(ctx: Context) -> list[InputSpec] | None:
     for name in ("merge_sizes", "image_merge_sizes"):  # VideoLLaMA 3: each image's merge size
         if name in ctx.params:
             inputs.append(_values(name, [merge]))
+    if "images_per_sample" in ctx.params:
+        # GLM-Image: a sample's grids end with the image it generates (no pixels): two in all.
+        inputs[1] = _values(grid_name, [[1, side, side], [1, side, side]])
+        inputs.append(_values("images_per_sample", [2]))
     token = _image_token(ctx)
     if "input_ids" in ctx.params and token is not None:
         start = _token(ctx, "vision_start_token_id", "image_start_token_id", "boi_token_id")
@@ -386,6 +390,39 @@ def image_text_patches(ctx: Context) -> list[InputSpec] | None:
         *_planted(ctx, token, ctx.token_count, None, None),
         InputSpec(name="pixel_values", shape=[ctx.token_count, channels * patch * patch], dtype="float32"),
     ]
+
+
+def image_text_tile_mask(ctx: Context) -> list[InputSpec] | None:
+    """image_text_stacked with a mask of real tiles (batch, tiles) rather than of real pixels, as
+    Granite Docling takes."""
+    inputs = image_text_stacked(ctx) if "pixel_attention_mask" in ctx.params else None
+    if inputs is None:
+        return None
+    return [
+        InputSpec(name=item.name, shape=[1, 1], dtype="bool", kind="ones")
+        if item.name == "pixel_attention_mask"
+        else item
+        for item in inputs
+    ]
+
+
+def image_text_patch_grid(ctx: Context) -> list[InputSpec] | None:
+    """SigLIP 2 (NaFlex) patches with their grid and mask, behind placeholder tokens (one per
+    pooled patch, the count read back from the model), as LFM2-VL takes them."""
+    token = _image_token(ctx)
+    if token is None or not {"pixel_values", "spatial_shapes", "input_ids"} <= ctx.params:
+        return None
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 16)
+    channels, _ = _image_shape(ctx)
+    side = 4  # a 4 x 4 grid of patches
+    inputs = [
+        *_planted(ctx, token, ctx.token_count, None, None),
+        InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
+        _values("spatial_shapes", [[side, side]]),
+    ]
+    if "pixel_attention_mask" in ctx.params:
+        inputs.append(_ones("pixel_attention_mask", [1, side * side]))
+    return inputs
 
 
 def _mel_bins(ctx: Context) -> int:
@@ -840,6 +877,8 @@ RECIPES: dict[str, Recipe] = {
     "image_tiles": image_tiles,
     "audio_features_channel": audio_features_channel,
     "image_text_patches": image_text_patches,
+    "image_text_patch_grid": image_text_patch_grid,
+    "image_text_tile_mask": image_text_tile_mask,
     "time_series": time_series,
     "retrieved_context": retrieved_context,
     "audio_latents": audio_latents,
@@ -939,8 +978,8 @@ def eager_run(model: torch.nn.Module, inputs: dict[str, Any]) -> Any:
 
 
 def _attempt(model, ctx: Context, recipe: Recipe, device: str) -> list[InputSpec]:
-    """Run `recipe` eagerly; retry once with the placeholder count the model asked for."""
-    for _ in range(2):
+    """Run `recipe` eagerly; retry with the placeholder count the model asked for."""
+    for _ in range(3):
         inputs = recipe(ctx)
         if inputs is None:
             raise NotApplicable(recipe.__name__)
@@ -949,9 +988,17 @@ def _attempt(model, ctx: Context, recipe: Recipe, device: str) -> list[InputSpec
             return inputs
         except Exception as error:
             wanted = _FEATURES.search(str(error))
-            if not wanted or int(wanted.group(1)) == ctx.token_count:
+            if not wanted:
                 raise
-            ctx.token_count = int(wanted.group(1))
+            count = int(wanted.group(1))
+            if count == ctx.token_count:
+                # "tokens: N, features: N" and still a mismatch: the model (Mistral 3, Emu3)
+                # counted features times the text width.
+                width = _first_int(ctx.get("hidden_size", None, "text_config"), 0)
+                if not width or count % width or count == width:
+                    raise
+                count //= width
+            ctx.token_count = count
     raise RuntimeError("placeholder count did not settle")
 
 

@@ -71,7 +71,7 @@ _TOPK_KEYS = re.compile(
 _TOKEN_ID_KEYS = re.compile(r"(_token_id|_token_index|_token_ids|_id)$")
 _STAGE_WIDTH_KEYS = re.compile(
     r"^(hidden_sizes|embed_dims|dims|embed_dim|num_channels_per_stage|widths|channels|"
-    r"encoder_in_channels|embed_dim_per_stage|backbone_channel_list)$"
+    r"encoder_in_channels|embed_dim_per_stage|backbone_channel_list|downsample_channels)$"
 )
 # Scalars that feed a hierarchical tower's first stage (its stem, or the width the config
 # repeats next to the stage list): they follow that stage's scaled width.
@@ -187,6 +187,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # and its positional embedding's sine/cosine pairs fill that width.
     "sam_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
     "sam_hq_vision_model": {"output_channels": WIDTH, "num_pos_feats": WIDTH // 2},
+    # SAM-HQ's mask decoder also reads the tower's first global-attention layer: the tower's width.
+    "sam_hq_mask_decoder": {"vit_dim": WIDTH},
     # MobileViT v2 unfolds 2 x 2 patches at stride 32: its last map needs 2 x 2 pixels.
     "mobilevitv2": {"image_size": 64},
     # PP-OCRv5 mobile's recogniser pools its last map with a 3-row kernel: text lines at least
@@ -280,6 +282,12 @@ OVERRIDES: dict[str, dict[str, Any]] = {
             **{f"<|visual token {i:06d}|>": VOCAB - 130 + i for i in range(64)},
         },
     },
+    # Emu3's VQ attention blocks sit at the deepest stage and are `hidden_size` wide: that
+    # stage's width (32 base channels x 4).
+    "emu3_vqgan": {"hidden_size": 2 * WIDTH},
+    # GLM-Image's VQ model quantizes the vision tower's features (its latent is the tower's
+    # width) into codes that become text ids: a codebook below the tiny vocabulary.
+    "glm_image_vqmodel": {"latent_channels": WIDTH, "num_embeddings": 256},
     # Mllama's text stack places cross-attention to the image by layer index (from layer 3 on):
     # the second of two layers. Its projector takes the tower's last state concatenated with
     # the one intermediate layer kept: twice the tower's width.
@@ -534,7 +542,8 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         config["layer_types"] = [*kinds[:-1], "full_attention"]
     for key, value in list(config.items()):
         if (
-            key.endswith(("_layer_indices", "_layers_idx", "_layer_ids", "_layers_indices"))
+            # SAM-style towers name their global-attention layers `global_attn_indexes`.
+            key.endswith(("_layer_indices", "_layers_idx", "_layer_ids", "_layers_indices", "_attn_indexes"))
             and isinstance(value, list)
             and value
             and all(isinstance(v, int) for v in value)
