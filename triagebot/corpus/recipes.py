@@ -812,7 +812,15 @@ def codebook_ids(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
-_EMBEDDING_INPUTS = ("hidden_states", "inputs_embeds", "encoder_hidden_states", "query_embeds", "states")
+# `inputs`: Perceiver's arrays, already embedded to `d_model` when no preprocessor is attached.
+_EMBEDDING_INPUTS = (
+    "hidden_states",
+    "inputs_embeds",
+    "encoder_hidden_states",
+    "query_embeds",
+    "states",
+    "inputs",
+)
 
 
 def by_signature(ctx: Context) -> list[InputSpec] | None:

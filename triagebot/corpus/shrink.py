@@ -230,6 +230,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # pair the rules leave alone): two 64-pixel squares. Its layer indices are for 24 layers:
     # the prompt/input halves merge after the first layer, and the decoder reads both layers.
     "seggpt": {"image_size": [128, 64], "merge_index": 0, "intermediate_hidden_state_indices": [0, 1]},
+    # Perceiver's latent array is sized by keys of its own (1280 wide, 26 self-attention layers).
+    "perceiver": {"d_latents": WIDTH, "num_self_attends_per_block": LAYERS, "num_latents": 16},
     # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
     # down to a quarter: the image is four patches wide.
     # Its hooks read two intermediate layers of the patch tower, deepest first.
