@@ -35,6 +35,8 @@ def resolved(name: str) -> corpus.Built:
         # Grid patches kept as small images; flattened patches with no grid, one per placeholder.
         ("PaddleOCRVLForConditionalGeneration", "image_grid_patches"),
         ("NeoMMEModel", "image_text_patches"),
+        # A drafter fed a block to denoise and the target model's context states.
+        ("MuseGlimmerAssistantModel", "draft_block"),
         # A text-video dual encoder: text and a clip of frames in one call.
         ("XCLIPModel", "video_paired"),
         # Pixtral-style towers given image sizes; Mllama's tiles with cross-attention to them;

@@ -813,6 +813,22 @@ def codebook_ids(ctx: Context) -> list[InputSpec] | None:
 
 
 # `inputs`: Perceiver's arrays, already embedded to `d_model` when no preprocessor is attached.
+def draft_block(ctx: Context) -> list[InputSpec] | None:
+    """Block-diffusion drafters (MuseGlimmer's assistant, DFlash-style): embeddings of the block to
+    denoise, next to the target model's hidden states of the accepted context, the states of each
+    target layer it reads concatenated."""
+    if not {"noise_embeds", "context_hidden_states"} <= set(ctx.required):
+        return None
+    width = _first_int(ctx.get("hidden_size", None), WIDTH_GUESS)
+    block = _first_int(ctx.get("block_size", None), SEQ)
+    layers = ctx.get("target_layer_ids", None)
+    read = len(layers) if isinstance(layers, list) and layers else 1
+    return [
+        InputSpec(name="noise_embeds", shape=[1, block, width], dtype="float32"),
+        InputSpec(name="context_hidden_states", shape=[1, SEQ // 2, width * read], dtype="float32"),
+    ]
+
+
 _EMBEDDING_INPUTS = (
     "hidden_states",
     "inputs_embeds",
@@ -895,6 +911,7 @@ RECIPES: dict[str, Recipe] = {
     "speech_codes_to_mel": speech_codes_to_mel,
     "text_to_audio_codes": text_to_audio_codes,
     "codebook_ids": codebook_ids,
+    "draft_block": draft_block,
     "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}
@@ -1038,7 +1055,12 @@ def complete_spec(spec: ModelSpec) -> ModelSpec:
         update["class_path"] = f"transformers:{name}"
     if spec.config is None:
         model_class = import_object(update.get("class_path", spec.class_path))
-        update["config"] = tiny_config(model_class.config_class)
+        config = tiny_config(model_class.config_class)
+        if model_class.__name__.endswith("EncoderModel") and config.get("is_encoder_decoder"):
+            # The encoder alone of an encoder-decoder family: T5Gemma's refuses a config that
+            # says encoder-decoder (T5's turns the flag off itself).
+            config["is_encoder_decoder"] = False
+        update["config"] = config
     return spec.model_copy(update=update) if update else spec
 
 
