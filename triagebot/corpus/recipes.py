@@ -678,6 +678,26 @@ def retrieved_context(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
+def trajectory(ctx: Context) -> list[InputSpec] | None:
+    """An episode of states, actions, rewards, returns-to-go and timesteps, as Decision
+    Transformer takes it (batch, steps, state_dim / act_dim / 1)."""
+    if not {"states", "actions", "returns_to_go", "timesteps"} <= ctx.params:
+        return None
+    steps = 8
+    state_dim = _first_int(ctx.get("state_dim", None), 4)
+    act_dim = _first_int(ctx.get("act_dim", None), 2)
+    inputs = [
+        InputSpec(name="states", shape=[1, steps, state_dim], dtype="float32"),
+        InputSpec(name="actions", shape=[1, steps, act_dim], dtype="float32"),
+        InputSpec(name="rewards", shape=[1, steps, 1], dtype="float32"),
+        InputSpec(name="returns_to_go", shape=[1, steps, 1], dtype="float32"),
+        _values("timesteps", [list(range(steps))]),
+    ]
+    if "attention_mask" in ctx.params:
+        inputs.append(_ones("attention_mask", [1, steps]))
+    return [item for item in inputs if item.name in ctx.params]
+
+
 def time_series(ctx: Context) -> list[InputSpec] | None:
     if "past_values" not in ctx.params:
         return None
@@ -904,6 +924,7 @@ RECIPES: dict[str, Recipe] = {
     "image_text_patch_grid": image_text_patch_grid,
     "image_text_tile_mask": image_text_tile_mask,
     "time_series": time_series,
+    "trajectory": trajectory,
     "retrieved_context": retrieved_context,
     "audio_latents": audio_latents,
     "audio_waveform_features": audio_waveform_features,
