@@ -425,10 +425,29 @@ def image_text_patch_grid(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+def _nested(config: Any, key: str, depth: int = 3) -> Any:
+    """`key` from the shallowest sub-config that has it (breadth first through nested configs),
+    for towers nested twice (Nemotron 3.5 Transcribe: audio_config.asr_config)."""
+    level = [config]
+    for _ in range(depth):
+        for owner in level:
+            value = getattr(owner, key, None)
+            if value is not None:
+                return value
+        level = [
+            value
+            for owner in level
+            for value in vars(owner).values()
+            if hasattr(value, "to_dict") and hasattr(value, "model_type")
+        ]
+    return None
+
+
 def _mel_bins(ctx: Context) -> int:
     bins = _first_int(
         ctx.get("num_mel_bins", None, "audio_config", "encoder_config", "asr_config"), 0
-    ) or _first_int(ctx.get("feature_size", None, "audio_config"), 80)
+    ) or _first_int(ctx.get("feature_size", None, "audio_config"), 0)
+    bins = bins or _first_int(_nested(ctx.config, "num_mel_bins"), 80)
     # Low-frame-rate encoders (Fun-ASR) take consecutive frames stacked into one feature vector.
     return bins * _first_int(ctx.get("num_stacked_frames", None, "audio_config"), 1)
 
@@ -505,6 +524,44 @@ def audio_paired(ctx: Context) -> list[InputSpec] | None:
     return [*_text_inputs(ctx), InputSpec(name="input_values", shape=[BATCH, SAMPLES], dtype="float32")]
 
 
+def _literal(name: str, value: Any) -> InputSpec:
+    return InputSpec(name=name, shape=[], dtype="int64", kind="literal", values=value)
+
+
+def _samples_per_token(ctx: Context) -> int:
+    """Samples behind one audio placeholder: the audio tokenizer's hop, or its sampling rate over
+    its frame rate (Mimi)."""
+    hop = _first_int(_nested(ctx.config, "hop_length"), 0)
+    rate, frame_rate = _nested(ctx.config, "sampling_rate"), _nested(ctx.config, "frame_rate")
+    if not hop and isinstance(rate, int | float) and isinstance(frame_rate, int | float) and frame_rate > 0:
+        hop = round(rate / frame_rate)
+    return hop
+
+
+def audio_waveform_text(ctx: Context) -> list[InputSpec] | None:
+    """Raw samples and text with one placeholder per audio-tokenizer frame (between the audio
+    start and end markers), as speech LLMs over a codec or acoustic tokenizer take them: samples
+    as (batch, channels, samples), with a padding mask (VibeVoice-ASR) or cut into clips by
+    `input_values_cutoffs` (CSM)."""
+    token = _token(ctx, "audio_token_id", "audio_token_index")
+    hop = _samples_per_token(ctx)
+    if token is None or not hop or not {"input_values", "input_ids"} <= ctx.params:
+        return None
+    start = _token(ctx, "audio_bos_token_id", "audio_start_token_id")
+    end = _token(ctx, "audio_eos_token_id", "audio_end_token_id")
+    count = -(-SAMPLES // hop)
+    samples = count * hop  # whole frames, as processors pad the audio
+    inputs = _planted(ctx, token, count, start, end)
+    inputs.append(InputSpec(name="input_values", shape=[1, 1, samples], dtype="float32"))
+    if "input_values_cutoffs" in ctx.params:  # where each clip ends in its row of samples
+        inputs.append(_values("input_values_cutoffs", [[samples]]))
+    if "padding_mask" in ctx.params:  # every sample is real
+        inputs.append(_ones("padding_mask", [1, samples], "bool"))
+    if "sample" in ctx.params:  # the latents as encoded, without the sampled VAE noise
+        inputs.append(_literal("sample", False))
+    return inputs
+
+
 def audio_spectrogram(ctx: Context) -> list[InputSpec] | None:
     """A spectrogram passed as `input_values` (batch, frames, mel bins), as AST takes."""
     if "input_values" not in ctx.params:
@@ -541,6 +598,46 @@ def audio_text_by_frame(ctx: Context) -> list[InputSpec] | None:
         else item
         for item in inputs
     ]
+
+
+def audio_text_streamed(ctx: Context) -> list[InputSpec] | None:
+    """Mel features and one text token per audio embedding, the two streams added position by
+    position rather than audio spliced in at placeholders (Voxtral Realtime): a Whisper-style stem
+    (stride 2) then `downsample_factor` frames stacked per embedding."""
+    factor = _first_int(ctx.get("downsample_factor", None), 0)
+    if not factor or _token(ctx, "audio_token_id", "audio_token_index") is not None:
+        return None
+    if not {"input_features", "input_ids"} <= ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    inputs = [
+        _ids("input_ids", [1, frames // (2 * factor)], _limit(ctx)),
+        InputSpec(name="input_features", shape=[1, _mel_bins(ctx), frames], dtype="float32"),
+    ]
+    delay = _first_int(ctx.get("default_num_delay_tokens", None), -1)
+    if "num_delay_tokens" in ctx.params and delay >= 0:  # how far the text lags the audio
+        inputs.append(_literal("num_delay_tokens", delay))
+    return inputs
+
+
+def audio_text_windowed(ctx: Context) -> list[InputSpec] | None:
+    """audio_text_by_frame for a projector that pools fixed windows of encoder frames (Granite
+    Speech's windowed Q-Former): ceil(frames / window_size) * window_size / downsample_rate
+    placeholders, and `input_features_mask` marks those projected features, not the frames."""
+    window = _first_int(ctx.get("window_size", None), 0)
+    rate = _first_int(ctx.get("downsample_rate", None), 0)
+    token = _token(ctx, "audio_token_id", "audio_token_index")
+    if not window or not rate or token is None or not {"input_features", "input_ids"} <= ctx.params:
+        return None
+    frames = _audio_frames(ctx)
+    count = -(-frames // window) * window // rate
+    inputs = [
+        *_planted(ctx, token, count, None, None),
+        InputSpec(name="input_features", shape=[1, frames, _mel_bins(ctx)], dtype="float32"),
+    ]
+    if "input_features_mask" in ctx.params:
+        inputs.append(_ones("input_features_mask", [1, count], "bool"))
+    return inputs
 
 
 def video(ctx: Context) -> list[InputSpec] | None:
@@ -914,6 +1011,9 @@ RECIPES: dict[str, Recipe] = {
     "audio_paired": audio_paired,
     "audio_text": audio_text,
     "audio_text_by_frame": audio_text_by_frame,
+    "audio_waveform_text": audio_waveform_text,
+    "audio_text_streamed": audio_text_streamed,
+    "audio_text_windowed": audio_text_windowed,
     "video": video,
     "video_frames_batched": video_frames_batched,
     "video_paired": video_paired,
@@ -975,6 +1075,9 @@ LADDERS: dict[str, list[str]] = {
     "audio_text": [
         "audio_text",
         "audio_text_by_frame",
+        "audio_text_windowed",
+        "audio_text_streamed",
+        "audio_waveform_text",
         "audio_features",
         "audio_features_by_frame",
         "audio_waveform",
