@@ -310,6 +310,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "zamba2": {"attention_hidden_size": 2 * WIDTH},
     "moonshine_streaming": {"num_key_value_heads": HEADS},
     "qwen3_omni_moe_talker_text": {"shared_expert_intermediate_size": FFN},
+    # Its talker's checkpoint-only `spatial_merge_size` (see CLASS_OVERRIDES), where it is nested.
+    "qwen3_omni_moe": {"talker_config": {"spatial_merge_size": 2}},
     # Dots 3 Note's sliding layers split their head into rotary and plain parts that must sum
     # to the head dim: 16 + 16.
     "dots3_note_text": {"head_dim": 2 * HEAD_DIM},
