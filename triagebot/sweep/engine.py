@@ -128,7 +128,11 @@ def run_sweep(
     chosen = select_shard(list(specs), parse_shard(shard))
     out = Path(out)
     with Pool(
-        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(chosen)
+        jobs=jobs,
+        timeout=timeout,
+        memory_limit_gb=memory_limit_gb,
+        preload=preload_modules(chosen),
+        warm_compile=flags.values(),
     ) as pool:
         environment = probe(pool, device, flags)
         header = SweepHeader(environment=environment, flags=flags, corpus=selection, shard=shard)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
@@ -41,9 +42,10 @@ _FORKSERVER = multiprocessing.forkserver._forkserver
 # The warm parent's environment: keep numpy's BLAS from starting a thread pool at import, and
 # make any CUDA availability check use NVML rather than initialise the driver.
 PARENT_ENV = {"OPENBLAS_NUM_THREADS": "1", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
-WARM_CLASSES = "TRIAGEBOT_WARM_CLASSES"
+WARM_REQUEST = "TRIAGEBOT_WARM"
 WARM_FIFO = "TRIAGEBOT_WARM_FIFO"
 _preloaded: frozenset[str] | None = None
+_warm_compile_crashed = False  # a parent died while it warmed up: the next one compiles nothing
 _fifo: tuple[str, int] | None = None  # a parent started early waits for its classes on this FIFO
 _STAGE = re.compile(r"^\[triagebot:stage\] (\w+)$", re.M)
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
@@ -58,7 +60,7 @@ def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
 def start_parent() -> None:
     """Start the warm parent now, before the models are known, so that its imports overlap
     with the caller's own work (loading a corpus). It waits for its model classes on a FIFO
-    once its generic warm-up is done; `ensure_parent(classes)` sends them."""
+    once its generic warm-up is done; `ensure_parent(classes, compile)` sends them."""
     global _fifo, _preloaded
     pid = _FORKSERVER._forkserver_pid
     if pid is not None and _alive(pid):
@@ -82,18 +84,25 @@ def _drop_fifo(folder: str, path: str, fd: int) -> None:
         os.rmdir(folder)
 
 
-def ensure_parent(classes: Iterable[str] = ()) -> int:
+def ensure_parent(classes: Iterable[str] = (), compile: list[dict] | None = None) -> int:
     """Start the warm parent (or restart it when it lacks some of `classes`); returns its pid.
 
-    The classes reach `triagebot.sweep.warm` through the parent's environment (WARM_CLASSES),
-    or through its FIFO when it was started early by `start_parent`.
+    `compile`: the Dynamo config patches of a sweep, under which (and the baseline) the parent
+    compiles a tiny model before it forks (None: no warm-up compile, as for eager-only checks).
+    The request reaches `triagebot.sweep.warm` through the parent's environment (WARM_REQUEST),
+    or through its FIFO when it was started early by `start_parent`. A parent that died is
+    replaced by one that compiles nothing, in case its warm-up compile is what killed it.
     """
-    global _preloaded, _fifo
+    global _preloaded, _fifo, _warm_compile_crashed
     wanted = frozenset(classes)
     pid = _FORKSERVER._forkserver_pid
     alive = pid is not None and _alive(pid)
+    if pid is not None and not alive and compile is not None:
+        _warm_compile_crashed = True
+    if _warm_compile_crashed:
+        compile = None
     if alive and _fifo is not None:
-        _send(_fifo[1], ",".join(sorted(wanted)) + "\n")
+        _send(_fifo[1], _warm_request(wanted, compile) + "\n")
         _fifo, _preloaded = None, wanted
         return pid
     if alive and _preloaded is not None and wanted <= _preloaded:
@@ -101,9 +110,13 @@ def ensure_parent(classes: Iterable[str] = ()) -> int:
     if pid is not None:
         _stop_parent()
     wanted = wanted | (_preloaded or frozenset())
-    _spawn({WARM_CLASSES: ",".join(sorted(wanted))})
+    _spawn({WARM_REQUEST: _warm_request(wanted, compile)})
     _fifo, _preloaded = None, wanted
     return _FORKSERVER._forkserver_pid
+
+
+def _warm_request(classes: Iterable[str], compile: list[dict] | None) -> str:
+    return json.dumps({"classes": sorted(classes), "compile": compile})
 
 
 def _stop_parent() -> None:
@@ -122,8 +135,8 @@ def _spawn(extra_env: dict[str, str]) -> None:
     # console script, hence the CLI) unless the parent already did.
     _FORKSERVER.set_forkserver_preload(["__main__", "triagebot.sweep.warm"])
     env = {**PARENT_ENV, **extra_env}
-    saved = {k: os.environ.get(k) for k in (*env, WARM_CLASSES, WARM_FIFO)}
-    for key in (WARM_CLASSES, WARM_FIFO):
+    saved = {k: os.environ.get(k) for k in (*env, WARM_REQUEST, WARM_FIFO)}
+    for key in (WARM_REQUEST, WARM_FIFO):
         os.environ.pop(key, None)
     os.environ.update(env)
     try:
@@ -204,6 +217,7 @@ class Pool:
         timeout: float = 300.0,
         memory_limit_gb: float | None = None,
         preload: Iterable[str] = (),
+        warm_compile: Iterable[dict] | None = None,
         threads: int | None = None,
     ) -> None:
         self.device = device
@@ -213,11 +227,12 @@ class Pool:
         cores = len(os.sched_getaffinity(0))
         self.threads = threads or max(1, cores // self.jobs)
         self.preload = list(preload)
+        self.warm_compile = None if warm_compile is None else list(warm_compile)
         self._logs = tempfile.mkdtemp(prefix="triagebot-sweep-")
         self._serial = 0
 
     def __enter__(self) -> Pool:
-        ensure_parent(self.preload)
+        ensure_parent(self.preload, self.warm_compile)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -246,7 +261,7 @@ class Pool:
     def run(self, tasks: Iterable[Task]) -> Iterator[Result]:
         """Yield a Result per task as each finishes (completion order). A deque is consumed in
         place: tasks the caller adds to it while iterating run too."""
-        ensure_parent(self.preload)
+        ensure_parent(self.preload, self.warm_compile)
         pending = tasks if isinstance(tasks, deque) else deque(tasks)
         running: dict[int, _Running] = {}
         try:
@@ -271,7 +286,7 @@ class Pool:
         try:
             process.start()
         except (OSError, EOFError):  # the warm parent itself died (e.g. the OOM killer): restart it
-            ensure_parent(self.preload)
+            ensure_parent(self.preload, self.warm_compile)
             process = _CTX.Process(
                 target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
             )

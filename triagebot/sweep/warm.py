@@ -1,15 +1,16 @@
 """Imported once by the warm parent (the forkserver) before it forks any child.
 
-Everything here is an import or a pure-Python cache: no tensor is made and no torch op runs,
-so neither CUDA nor torch's intra-op thread pool is initialised in the parent (numpy's BLAS
-pool is kept from starting by OPENBLAS_NUM_THREADS=1 in the parent's environment; the pool
+Everything here is an import or a pure-Python cache, except a warm-up compile on the CPU with
+one thread: neither CUDA nor torch's intra-op thread pool is initialised in the parent (numpy's
+BLAS pool is kept from starting by OPENBLAS_NUM_THREADS=1 in the parent's environment; the pool
 tests check that the parent has exactly one thread when it forks).
 
 The module list is what a first `torch.compile` with a custom backend imports lazily on torch
 2.13 (measured: 0.52 s of a first compile of a small module, against 0.07 s warm). Names that
 a torch build lacks are skipped. The classes of the models about to be swept (`module:Class`,
-in $TRIAGEBOT_WARM_CLASSES, set by the pool) are resolved too, which imports transformers'
-modeling modules.
+sent by the pool) are resolved too, which imports transformers' modeling modules. Last, for a
+sweep, one tiny model is compiled under each config (`_warm_compile`): the one step that runs
+torch ops, on the CPU and with one thread.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import gc
 import importlib
 import importlib.util
 import inspect
+import json
 import linecache
 import os
 import pickle
@@ -289,11 +291,13 @@ def _warm_bytecode(modules: tuple[str, ...]) -> None:
                 bt._cached_cleaned_instructions(code, False)
 
 
-def _classes() -> list[str]:
-    """The model classes to resolve: from $TRIAGEBOT_WARM_CLASSES, or, for a parent started
-    before the models were known, one line read from the FIFO at $TRIAGEBOT_WARM_FIFO (given up
-    when the process that started this one goes away)."""
-    text = os.environ.get("TRIAGEBOT_WARM_CLASSES", "")
+def _request() -> dict:
+    """What to warm for the sweep about to run: `classes` (`module:Class` to resolve) and
+    `compile` (Dynamo config patches to run a warm-up compile under, or None for none). From
+    $TRIAGEBOT_WARM, or, for a parent started before the models were known, one JSON line read
+    from the FIFO at $TRIAGEBOT_WARM_FIFO (given up when the process that started this one goes
+    away)."""
+    text = os.environ.get("TRIAGEBOT_WARM", "")
     fifo = os.environ.get("TRIAGEBOT_WARM_FIFO")
     if fifo:
         starter, data = os.getppid(), b""
@@ -312,7 +316,40 @@ def _classes() -> list[str]:
         if fd is not None:
             os.close(fd)
         text = data.decode().strip()
-    return [path for path in text.split(",") if path]
+    try:
+        request = json.loads(text) if text else {}
+    except ValueError:
+        request = {}
+    return request if isinstance(request, dict) else {}
+
+
+# A tiny dense decoder, shrunk by the corpus rules: the shapes most corpus models share.
+WARM_UP_MODEL = ("transformers:LlamaForCausalLM", "LlamaConfig")
+
+
+def _warm_compile(patches: list[dict]) -> None:
+    """Run one tiny model through the sweep's own `run_one`, under the baseline and each patch.
+
+    A forked child starts with what its parent holds, and a first compile fills pure caches that
+    every later one reuses: above all FakeTensorMode's dispatch cache (keyed by op, shapes,
+    dtypes, device and the ShapeEnv settings a flag changes). It runs on the CPU with one
+    thread, so no thread pool is started (the pool tests check the parent's thread count), and
+    ends with `torch._dynamo.reset()`: no compiled code or guard outlives it. The isolation tests
+    check that the records of children forked after it equal those of fresh interpreters."""
+    from triagebot.results import ModelSpec
+    from triagebot.sweep.worker import run_one
+
+    class_path, config_class = WARM_UP_MODEL
+    spec = ModelSpec(
+        model="warm-up", class_path=class_path, config_class=config_class, modality="text", stratum="warm-up"
+    )
+    torch.set_num_threads(1)
+    try:
+        for patch in [{}, *patches]:
+            run_one(spec, patch, "cpu", fresh=True)
+    finally:
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
 
 
 def warm() -> list[str]:
@@ -332,8 +369,9 @@ def warm() -> list[str]:
             failed.append(name)
     if not _finish_source_helper(_HELPER):
         _warm_sources(SOURCE_MODULES)
+    request = _request()
     model_modules = []
-    for path in _classes():
+    for path in request.get("classes", []):
         module, _, attribute = path.partition(":")
         try:  # getattr on transformers imports the class's modeling module
             model_modules.append(getattr(importlib.import_module(module), attribute).__module__)
@@ -346,6 +384,11 @@ def warm() -> list[str]:
     # inspect's file -> module table, which Dynamo's first lookup of a code object builds by
     # resolving the path of every loaded module
     inspect.getmodule(warm.__code__)
+    if request.get("compile") is not None:
+        try:
+            _warm_compile(request["compile"])
+        except Exception:
+            failed.append("warm-up compile")
     return failed
 
 
