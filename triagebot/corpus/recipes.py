@@ -929,6 +929,14 @@ def codebook_ids(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
+def image_pair(ctx: Context) -> list[InputSpec] | None:
+    """Two images to match, stacked as (batch, 2, C, H, W), as keypoint matchers (EfficientLoFTR)
+    take them; after every other image recipe, since nothing in forward() tells a matcher apart."""
+    if "pixel_values" not in ctx.params or "input_ids" in ctx.params or ctx.spec.modality != "image":
+        return None
+    return [InputSpec(name="pixel_values", shape=[1, 2, *_image_chw(ctx)], dtype="float32")]
+
+
 # `inputs`: Perceiver's arrays, already embedded to `d_model` when no preprocessor is attached.
 def draft_block(ctx: Context) -> list[InputSpec] | None:
     """Block-diffusion drafters (MuseGlimmer's assistant, DFlash-style): embeddings of the block to
@@ -1033,6 +1041,7 @@ RECIPES: dict[str, Recipe] = {
     "text_to_audio_codes": text_to_audio_codes,
     "codebook_ids": codebook_ids,
     "draft_block": draft_block,
+    "image_pair": image_pair,
     "by_signature": by_signature,
 }
 TEXT_ONLY = {"text", "encoder_decoder"}

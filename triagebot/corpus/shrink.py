@@ -232,6 +232,21 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "seggpt": {"image_size": [128, 64], "merge_index": 0, "intermediate_hidden_state_indices": [0, 1]},
     # Perceiver's latent array is sized by keys of its own (1280 wide, 26 self-attention layers).
     "perceiver": {"d_latents": WIDTH, "num_self_attends_per_block": LAYERS, "num_latents": 16},
+    # EfficientLoFTR's RepVGG stages end at its width (16 to 64 channels here), and its config
+    # dict carries the per-block lists it derives from them, stated to match. Its 2-D RoPE
+    # (a partial factor of 4) fills half the width only with 8 heads.
+    "efficientloftr": {
+        "out_features": [16, 16, 32, 64],
+        "stage_num_blocks": [1, 2, 2, 2],
+        "stage_in_channels": [1, 16, 16, 32],
+        "stage_block_stride": [[2], [1, 1], [2, 1], [2, 1]],
+        "stage_block_out_channels": [[16], [16, 16], [32, 32], [64, 64]],
+        "stage_block_in_channels": [[1], [16, 16], [16, 32], [32, 64]],
+        "fine_fusion_dims": [64, 32, 16],
+        "num_attention_layers": LAYERS,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 8,
+    },
     # DepthPro crops patches the size of its (shrunk) patch tower's images from the image scaled
     # down to a quarter: the image is four patches wide.
     # Its hooks read two intermediate layers of the patch tower, deepest first.
