@@ -795,6 +795,18 @@ def trajectory(ctx: Context) -> list[InputSpec] | None:
     return [item for item in inputs if item.name in ctx.params]
 
 
+def watermark_scores(ctx: Context) -> list[InputSpec] | None:
+    """Per-token g-values of a watermarked text (0 or 1 for each tournament layer) and which
+    tokens count, as SynthID's Bayesian detector takes them."""
+    if not {"g_values", "mask"} <= ctx.params:
+        return None
+    depth = _first_int(ctx.get("watermarking_depth", None), 4)
+    return [
+        InputSpec(name="g_values", shape=[BATCH, SEQ, depth], dtype="float32", kind="randint", low=0, high=2),
+        _ones("mask", [BATCH, SEQ], "float32"),
+    ]
+
+
 def time_series(ctx: Context) -> list[InputSpec] | None:
     if "past_values" not in ctx.params:
         return None
@@ -1033,6 +1045,7 @@ RECIPES: dict[str, Recipe] = {
     "image_text_tile_mask": image_text_tile_mask,
     "time_series": time_series,
     "trajectory": trajectory,
+    "watermark_scores": watermark_scores,
     "retrieved_context": retrieved_context,
     "audio_latents": audio_latents,
     "audio_waveform_features": audio_waveform_features,

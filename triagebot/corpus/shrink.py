@@ -704,7 +704,8 @@ def _shrink_layer_indexed(value: dict, layers: int) -> dict:
 
 def _fill_missing_sizes(config: dict[str, Any]) -> None:
     """Defaults that are None but required once a model is built (checkpoints normally set them)."""
-    fills = {"vocab_size": VOCAB, "prediction_length": 8, "context_length": 32}
+    # watermarking_depth: SynthID's tournament layers, which its Bayesian detector scores.
+    fills = {"vocab_size": VOCAB, "prediction_length": 8, "context_length": 32, "watermarking_depth": 4}
     for key, fill in fills.items():
         if key in config and config[key] is None:
             config[key] = fill
