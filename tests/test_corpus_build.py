@@ -53,6 +53,13 @@ def resolved(name: str) -> corpus.Built:
         ("BarkFineModel", "codebook_ids"),
         # Retrieval-augmented generation with the retrieved documents as inputs (no retriever).
         ("RagModel", "retrieved_context"),
+        # Optional towers left out by the default config are built; patches with (x, y) positions.
+        ("Gemma4UnifiedModel", "image_text_positioned"),
+        # NaViT-packed patches in one strip, with each image's patch grid.
+        ("MiniCPMV4_7Model", "image_packed"),
+        # Patches pooled into tokens by index; a grid counted in tokens, one small image per token.
+        ("Molmo2Model", "image_text_pooled"),
+        ("Inkling2Model", "image_grid_merged"),
     ],
 )
 def test_the_ladder_finds_a_full_modality_recipe(model, recipe):

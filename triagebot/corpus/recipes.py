@@ -269,6 +269,33 @@ def image_text(ctx: Context) -> list[InputSpec] | None:
     return inputs + _decoder_ids(ctx) + _companions(ctx, 1, 0)
 
 
+def image_text_masked(ctx: Context) -> list[InputSpec] | None:
+    """Text with a run of positions that the image's latent queries fill, marked by a mask rather
+    than by placeholder ids (Kosmos-2's `image_embeds_position_mask`)."""
+    if not {"pixel_values", "input_ids", "image_embeds_position_mask"} <= ctx.params:
+        return None
+    count = _first_int(ctx.get("latent_query_num", None), 0) or ctx.token_count
+    limit = _limit(ctx)
+    row = [4 + (i * 7) % max(1, limit - 4) for i in range(count + 8)]
+    mask = [0] * 4 + [1] * count + [0] * 4
+    inputs = [_values("input_ids", [row]), _values("image_embeds_position_mask", [mask])]
+    if "attention_mask" in ctx.params:
+        inputs.append(_ones("attention_mask", [1, len(row)]))
+    return [*inputs, InputSpec(name="pixel_values", shape=[1, *_image_chw(ctx)], dtype="float32")]
+
+
+def image_text_cross(ctx: Context) -> list[InputSpec] | None:
+    """Text cross-attending to images stacked per sample (batch, images, C, H, W), with the mask
+    of which text tokens see which image (batch, tokens, images), as IDEFICS takes them."""
+    if not {"pixel_values", "input_ids", "image_attention_mask"} <= ctx.params:
+        return None
+    return [
+        *_text_inputs(ctx, batch=1),
+        InputSpec(name="pixel_values", shape=[1, 1, *_image_chw(ctx)], dtype="float32"),
+        _ones("image_attention_mask", [1, SEQ, 1]),
+    ]
+
+
 def image_text_with_sizes(ctx: Context) -> list[InputSpec] | None:
     """image_text plus `image_sizes`, as Pixtral-style towers (any resolution) take."""
     if "image_sizes" not in ctx.params:
@@ -378,6 +405,36 @@ def image_grid_patches(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
+def image_grid_patches_unbatched(ctx: Context) -> list[InputSpec] | None:
+    """image_grid_patches for a tower alone that takes the patches unbatched, as its parent passes
+    them (Kimi K2.5's tower: patches, C, patch, patch)."""
+    inputs = image_grid_patches(ctx) if "input_ids" not in ctx.params else None
+    if inputs is None:
+        return None
+    return [
+        item.model_copy(update={"shape": item.shape[1:]}) if item.name == "pixel_values" else item
+        for item in inputs
+    ]
+
+
+def image_grid_merged(ctx: Context) -> list[InputSpec] | None:
+    """image_grid with the grid counted in placeholder tokens, each token's merge x merge patches
+    one small channels-last image (tokens, merge x patch, merge x patch, C), as Inkling 2 takes them."""
+    inputs = image_grid(ctx)
+    if inputs is None:
+        return None
+    patch, _, merge, channels = _grid(ctx)
+    grid = next(item for item in inputs if item.name in ("image_grid_thw", "grid_thw"))
+    _, height, width = grid.values[0]
+    tokens = [1, height // merge, width // merge]
+    pixels = [tokens[1] * tokens[2], merge * patch, merge * patch, channels]
+    replaced = {
+        grid.name: _values(grid.name, [tokens]),
+        "pixel_values": InputSpec(name="pixel_values", shape=pixels, dtype="float32"),
+    }
+    return [replaced.get(item.name, item) for item in inputs]
+
+
 def image_text_patches(ctx: Context) -> list[InputSpec] | None:
     """Flattened patches (patches, C x patch x patch), one per placeholder token and no grid, as
     NeoMME embeds them straight into its text stream."""
@@ -425,6 +482,32 @@ def image_text_patch_grid(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+def image_text_positioned(ctx: Context) -> list[InputSpec] | None:
+    """Flattened patches with their (x, y) positions (`image_position_ids`) behind placeholder
+    tokens (the count read back from the model), as Gemma 4 takes them: a grid its pooling kernel
+    tiles twice; Gemma 4 Unified's patches are already pooled (`model_patch_size` pixels wide)."""
+    token = _image_token(ctx)
+    if token is None or not {"pixel_values", "image_position_ids", "input_ids"} <= ctx.params:
+        return None
+    patch = _first_int(ctx.get("model_patch_size", None, "vision_config"), 0) or _first_int(
+        ctx.get("patch_size", None, "vision_config"), 16
+    )
+    channels, _ = _image_shape(ctx)
+    side = 2 * _first_int(ctx.get("pooling_kernel_size", None, "vision_config"), 2)
+    positions = [[x, y] for y in range(side) for x in range(side)]
+    return [
+        *_planted(ctx, token, ctx.token_count, None, None),
+        InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
+        InputSpec(
+            name="image_position_ids",
+            shape=[1, side * side, 2],
+            dtype="int64",
+            kind="values",
+            values=[positions],
+        ),
+    ]
+
+
 def _nested(config: Any, key: str, depth: int = 3) -> Any:
     """`key` from the shallowest sub-config that has it (breadth first through nested configs),
     for towers nested twice (Nemotron 3.5 Transcribe: audio_config.asr_config)."""
@@ -441,6 +524,83 @@ def _nested(config: Any, key: str, depth: int = 3) -> Any:
             if hasattr(value, "to_dict") and hasattr(value, "model_type")
         ]
     return None
+
+
+def image_packed(ctx: Context) -> list[InputSpec] | None:
+    """NaViT-packed patches side by side in one strip (images, C, patch, patch x patches) with
+    each image's patch grid (`target_sizes`), as MiniCPM-V takes them (behind placeholder tokens,
+    the count read back from the model, where forward() takes text): a grid its window and merge
+    kernels tile twice."""
+    if not {"pixel_values", "target_sizes"} <= ctx.params:
+        return None
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 14)
+    channels, _ = _image_shape(ctx)
+    window = _first_int(ctx.get("window_kernel_size", None, "vision_config"), 1)
+    merge = _first_int(getattr(ctx.config, "merge_kernel_size", None), 1)
+    side = 2 * window * merge ** _first_int(getattr(ctx.config, "merger_times", None), 1)
+    inputs = [
+        InputSpec(name="pixel_values", shape=[1, channels, patch, patch * side * side], dtype="float32"),
+        _values("target_sizes", [[side, side]]),
+    ]
+    token = _image_token(ctx)
+    if "input_ids" in ctx.params and token is not None:
+        inputs = _planted(ctx, token, ctx.token_count, None, None) + inputs
+    elif "input_ids" in ctx.params:
+        return None
+    return inputs
+
+
+def _crop_patches(ctx: Context) -> InputSpec | None:
+    """One crop as the tower's whole sequence of flattened patches (crops, patches, C x patch x
+    patch): towers with a fixed positional table, one entry a patch (Molmo 2)."""
+    positions = _first_int(ctx.get("num_position_embeddings", None, "vision_config"), 0)
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 0)
+    if not positions or not patch or "pixel_values" not in ctx.params:
+        return None
+    channels, _ = _image_shape(ctx)
+    return InputSpec(name="pixel_values", shape=[1, positions, channels * patch * patch], dtype="float32")
+
+
+def image_crop_patches(ctx: Context) -> list[InputSpec] | None:
+    """A vision tower fed one crop of flattened patches (see `_crop_patches`)."""
+    if "input_ids" in ctx.params or ctx.required != ["pixel_values"]:
+        return None
+    crop = _crop_patches(ctx)
+    return None if crop is None else [crop]
+
+
+def image_text_pooled(ctx: Context) -> list[InputSpec] | None:
+    """One crop of flattened patches, pooled into placeholder tokens by index (`image_token_pooling`:
+    each token's patches) over a token grid (`image_grids`: low-res rows and columns, then
+    high-res ones), as Molmo 2 takes it: a 2 x 2 grid of tokens, four patches each."""
+    token = _image_token(ctx)
+    crop = _crop_patches(ctx)
+    if token is None or crop is None or not {"input_ids", "image_token_pooling", "image_grids"} <= ctx.params:
+        return None
+    tokens, pooled = 4, 4
+    return [
+        *_planted(ctx, token, tokens, None, None),
+        crop,
+        _values("image_token_pooling", [[t * pooled + i for i in range(pooled)] for t in range(tokens)]),
+        _values("image_grids", [[2, 2, 0, 0]]),
+    ]
+
+
+def image_patch_volumes(ctx: Context) -> list[InputSpec] | None:
+    """Patches as channels-last space-time volumes (patches, temporal patch, patch, patch, C), one
+    per placeholder token where forward() takes text, as Inkling's convolution-free tower folds them."""
+    temporal = _first_int(ctx.get("temporal_patch_size", None, "vision_config"), 0)
+    patch = _first_int(ctx.get("patch_size", None, "vision_config"), 0)
+    if not temporal or not patch or "pixel_values" not in ctx.params:
+        return None
+    channels, _ = _image_shape(ctx)
+    count = 4
+    shape = [count, temporal, patch, patch, channels]
+    inputs = [InputSpec(name="pixel_values", shape=shape, dtype="float32")]
+    if "input_ids" not in ctx.params:
+        return inputs
+    token = _image_token(ctx)
+    return None if token is None else [*_planted(ctx, token, count, None, None), *inputs]
 
 
 def _mel_bins(ctx: Context) -> int:
@@ -518,10 +678,17 @@ def _unnamed_audio_input(ctx: Context) -> str | None:
 
 
 def audio_paired(ctx: Context) -> list[InputSpec] | None:
-    """Dual encoders of text and audio (CLAP-style, raw samples): text and audio, no placeholders."""
+    """Text and raw samples (batch, channels, samples), no placeholders: dual encoders (PE Audio)
+    and text-to-music models prompted with audio they encode into codes (MusicGen)."""
     if not {"input_values", "input_ids"} <= ctx.params:
         return None
-    return [*_text_inputs(ctx), InputSpec(name="input_values", shape=[BATCH, SAMPLES], dtype="float32")]
+    if _token(ctx, "audio_token_id", "audio_token_index") is not None:
+        return None  # placeholders to plant: audio_waveform_text
+    channels = _first_int(_nested(ctx.config, "audio_channels"), 1)
+    return [
+        *_text_inputs(ctx),
+        InputSpec(name="input_values", shape=[BATCH, channels, SAMPLES], dtype="float32"),
+    ]
 
 
 def _literal(name: str, value: Any) -> InputSpec:
@@ -649,6 +816,30 @@ def video(ctx: Context) -> list[InputSpec] | None:
     return [InputSpec(name=name, shape=[1, frames, channels, size, size], dtype="float32")]
 
 
+def video_text(ctx: Context) -> list[InputSpec] | None:
+    """Text around video placeholder tokens (the count read back from the model) and a clip of
+    frames (batch, frames, C, H, W), as video VLMs take them (InstructBLIP-Video, with its
+    Q-Former's prompt)."""
+    token = _token(ctx, "video_token_id", "video_token_index")
+    name = next((n for n in ("pixel_values_videos", "pixel_values") if n in ctx.params), None)
+    if token is None or name is None or "input_ids" not in ctx.params:
+        return None
+    channels, size = _image_shape(ctx)
+    frames = _first_int(ctx.get("num_frames", None, "vision_config"), 4)
+    count = ctx.token_count
+    queries = _first_int(ctx.get("num_query_tokens", None), 0)
+    if queries and count == 16:
+        # A Q-Former's queries per frame fill the placeholders, which the model scatters without
+        # counting them: as many as it has features.
+        count = queries * frames
+    return [
+        *_planted(ctx, token, count, None, None),
+        InputSpec(name=name, shape=[1, frames, channels, size, size], dtype="float32"),
+        *_decoder_ids(ctx),
+        *_companions(ctx, 1, 0),
+    ]
+
+
 def video_paired(ctx: Context) -> list[InputSpec] | None:
     """Text and a clip of frames (batch, frames, C, H, W), one of each, no placeholder tokens (a
     model with them is a video VLM): dual encoders (X-CLIP, VideoPrism's CLIP) and single-stream
@@ -758,6 +949,79 @@ def audio_features_channel(ctx: Context) -> list[InputSpec] | None:
         return None
     frames = _audio_frames(ctx)
     return [InputSpec(name="input_features", shape=[1, 1, frames, _mel_bins(ctx)], dtype="float32")]
+
+
+def region_features(ctx: Context) -> list[InputSpec] | None:
+    """Text with an image given as detected regions (LXMERT): one feature vector per region, as an
+    object detector's pooled features, and its box as page fractions (x0, y0, x1, y1)."""
+    if not {"input_ids", "visual_feats", "visual_pos"} <= ctx.params:
+        return None
+    regions = 8
+    corners = [(0.1 * (i % 4), 0.1 * (i // 4)) for i in range(regions)]
+    boxes = [[[x, y, x + 0.5, y + 0.5] for x, y in corners]]
+    return [
+        *_text_inputs(ctx, batch=1),
+        InputSpec(
+            name="visual_feats",
+            shape=[1, regions, _first_int(ctx.get("visual_feat_dim", None), 2048)],
+            dtype="float32",
+        ),
+        InputSpec(name="visual_pos", shape=[1, regions, 4], dtype="float32", kind="values", values=boxes),
+    ]
+
+
+def query_tokens(ctx: Context) -> list[InputSpec] | None:
+    """A Q-Former alone (BLIP-2's): its learned queries as embeddings, cross-attending to the
+    image features of a vision tower (patches x the tower's width)."""
+    if not {"query_embeds", "encoder_hidden_states"} <= ctx.params:
+        return None
+    width = _first_int(ctx.get("hidden_size", None), WIDTH_GUESS)
+    vision = _first_int(ctx.get("encoder_hidden_size", None), width)
+    queries = _first_int(ctx.get("num_query_tokens", None), 8)
+    return [
+        InputSpec(name="query_embeds", shape=[1, queries, width], dtype="float32"),
+        InputSpec(name="encoder_hidden_states", shape=[1, SEQ + 1, vision], dtype="float32"),
+    ]
+
+
+def robot_actions(ctx: Context) -> list[InputSpec] | None:
+    """Vision-language-action models (PI0): camera images behind their placeholder tokens, which
+    cameras are present, and the action expert's input: the robot's state, the noisy action chunk
+    and the flow-matching timestep, or (the bare model) their embeddings."""
+    vlm = getattr(ctx.config, "vlm_config", None)
+    expert = getattr(ctx.config, "dit_config", None)
+    needed = {"input_ids", "pixel_values", "pixel_attention_mask"}
+    if vlm is None or expert is None or not needed <= ctx.params:
+        return None
+    vision = getattr(vlm, "vision_config", vlm)
+    token = _first_int(getattr(vlm, "image_token_id", None), -1)
+    size = _first_int(getattr(vision, "image_size", None), 64)
+    patch = _first_int(getattr(vision, "patch_size", None), 14)
+    channels = _first_int(getattr(vision, "num_channels", None), 3)
+    chunk = _first_int(getattr(ctx.config, "chunk_size", None), 8)
+    if token < 0:
+        return None
+    # One placeholder per patch of each camera image: the model gathers features by placeholder
+    # rank without counting them.
+    inputs = [
+        *_planted(ctx, token, (size // patch) ** 2, None, None),
+        InputSpec(name="pixel_values", shape=[1, 1, channels, size, size], dtype="float32"),
+        _ones("pixel_attention_mask", [1, 1], "bool"),
+    ]
+    if "state" in ctx.params:
+        state = _first_int(getattr(ctx.config, "max_state_dim", None), 32)
+        actions = _first_int(getattr(ctx.config, "max_action_dim", None), 32)
+        return [
+            *inputs,
+            InputSpec(name="state", shape=[1, state], dtype="float32"),
+            InputSpec(name="noise", shape=[1, chunk, actions], dtype="float32"),
+            _values("timestep", [0.5], "float32"),
+        ]
+    if "action_embeds" in ctx.params:
+        # The state token, then the chunk of noisy actions, at the expert's width.
+        width = _first_int(getattr(expert, "hidden_size", None), WIDTH_GUESS)
+        return [*inputs, InputSpec(name="action_embeds", shape=[1, chunk + 1, width], dtype="float32")]
+    return None
 
 
 def retrieved_context(ctx: Context) -> list[InputSpec] | None:
@@ -941,15 +1205,6 @@ def codebook_ids(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
-def image_pair(ctx: Context) -> list[InputSpec] | None:
-    """Two images to match, stacked as (batch, 2, C, H, W), as keypoint matchers (EfficientLoFTR)
-    take them; after every other image recipe, since nothing in forward() tells a matcher apart."""
-    if "pixel_values" not in ctx.params or "input_ids" in ctx.params or ctx.spec.modality != "image":
-        return None
-    return [InputSpec(name="pixel_values", shape=[1, 2, *_image_chw(ctx)], dtype="float32")]
-
-
-# `inputs`: Perceiver's arrays, already embedded to `d_model` when no preprocessor is attached.
 def draft_block(ctx: Context) -> list[InputSpec] | None:
     """Block-diffusion drafters (MuseGlimmer's assistant, DFlash-style): embeddings of the block to
     denoise, next to the target model's hidden states of the accepted context, the states of each
@@ -966,6 +1221,15 @@ def draft_block(ctx: Context) -> list[InputSpec] | None:
     ]
 
 
+def image_pair(ctx: Context) -> list[InputSpec] | None:
+    """Two images to match, stacked as (batch, 2, C, H, W), as keypoint matchers (EfficientLoFTR)
+    take them; after every other image recipe, since nothing in forward() tells a matcher apart."""
+    if "pixel_values" not in ctx.params or "input_ids" in ctx.params or ctx.spec.modality != "image":
+        return None
+    return [InputSpec(name="pixel_values", shape=[1, 2, *_image_chw(ctx)], dtype="float32")]
+
+
+# `inputs`: Perceiver's arrays, already embedded to `d_model` when no preprocessor is attached.
 _EMBEDDING_INPUTS = (
     "hidden_states",
     "inputs_embeds",
@@ -1018,10 +1282,14 @@ RECIPES: dict[str, Recipe] = {
     "image_task": image_task,
     "image_text": image_text,
     "image_text_with_sizes": image_text_with_sizes,
+    "image_text_masked": image_text_masked,
+    "image_text_cross": image_text_cross,
     "image_text_sized": image_text_sized,
     "image_text_stacked": image_text_stacked,
     "image_grid": image_grid,
     "image_grid_patches": image_grid_patches,
+    "image_grid_patches_unbatched": image_grid_patches_unbatched,
+    "image_grid_merged": image_grid_merged,
     "image_paired": image_paired,
     "audio_features": audio_features,
     "audio_features_by_frame": audio_features_by_frame,
@@ -1037,16 +1305,25 @@ RECIPES: dict[str, Recipe] = {
     "video": video,
     "video_frames_batched": video_frames_batched,
     "video_paired": video_paired,
+    "video_text": video_text,
     "image_patches": image_patches,
     "image_tiles": image_tiles,
     "audio_features_channel": audio_features_channel,
     "image_text_patches": image_text_patches,
     "image_text_patch_grid": image_text_patch_grid,
+    "image_text_positioned": image_text_positioned,
+    "image_packed": image_packed,
+    "image_crop_patches": image_crop_patches,
+    "image_text_pooled": image_text_pooled,
+    "image_patch_volumes": image_patch_volumes,
     "image_text_tile_mask": image_text_tile_mask,
     "time_series": time_series,
     "trajectory": trajectory,
     "watermark_scores": watermark_scores,
     "retrieved_context": retrieved_context,
+    "robot_actions": robot_actions,
+    "region_features": region_features,
+    "query_tokens": query_tokens,
     "audio_latents": audio_latents,
     "audio_waveform_features": audio_waveform_features,
     "mel_spectrogram": mel_spectrogram,

@@ -45,7 +45,7 @@ _WIDTH_KEYS = re.compile(
     r"embedding_size|embedding_dim|projection_dim|proj_dim|text_embed_dim|vision_embed_dim|"
     r"(encoder|decoder|text|vision|audio|out|output|projector|speech|mm|context|cross_attention)_"
     r"(hidden_size|dim|embed_dim)|hidden_size_per_head_unused|hidden_size_global|n_embed|emb_dim|d_hidden|width|"
-    r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dim|condition_dim|"
+    r"projection_size|proj_size|lru_width|.*_hidden_size|.*_embed_dim|.*_proj_dims?|condition_dim|"
     r"intra_bottleneck_size|adapter_(in|out)_dim|adapter_(input|output)_size|pooler_output_size)$"
 )
 _FFN_KEYS = re.compile(
@@ -173,6 +173,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # BROS projects relative box positions onto one attention head (its default, 64, is the
     # original 768 / 12 heads).
     "bros": {"dim_bbox_projection": HEAD_DIM},
+    # LXMERT counts its language, cross-modal and object-relation layers under one-letter names.
+    "lxmert": {"l_layers": LAYERS, "x_layers": LAYERS, "r_layers": LAYERS},
     # EnCodec's codebook vectors are its encoder's width (the config copies the default).
     "encodec": {"codebook_dim": WIDTH},
     # X-Codec's codebook vectors, and X-Codec 2's / NeuCodec's quantizer input, are the acoustic
@@ -375,6 +377,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # BLT builds its cache from the top-level config, which has no `num_hidden_layers` (an upstream
     # bug in transformers 5.23, huggingface/transformers#47916): run without a cache.
     "blt": {"use_cache": False},
+    # MusicGen's decoder reads one code stream per EnCodec codebook used at the codec's first
+    # target bandwidth (checkpoints: 2.2 kbps of 2048-entry books at 50 Hz, 4 books); the tiny
+    # 64-entry books at 75 Hz give the decoder's 4 books at 1.8 kbps.
+    "musicgen": {"audio_encoder": {"target_bandwidths": [1.8]}},
 }
 
 # The same, for config classes whose model type is empty (so OVERRIDES cannot name them):
@@ -550,6 +556,10 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
         if key.endswith("_period") and value > new_layers:
             config[key] = new_layers
         elif key.endswith("_offset") and value >= new_layers:
+            config[key] = new_layers - 1
+        elif key.endswith("_layer_id") and value >= new_layers:
+            # The layer after which a tower merges its patches (MiniCPM-V's insert_layer_id, also
+            # stated on the parent config, which copies it into the tower): the last one left.
             config[key] = new_layers - 1
     if "attn_layer_indices" in config and config["attn_layer_indices"] is None and "mamba_d_state" in config:
         # Hybrid Mamba stacks (Bamba) place attention only where a checkpoint says: without
@@ -839,7 +849,6 @@ def _narrow_stage_channels(config: dict[str, Any]) -> None:
         ]
 
 
-
 def _split_evenly(sections: list[int], total: int) -> list[int]:
     """Rescale `sections` to sum to `total`, keeping their proportions (largest remainder)."""
     whole = sum(sections) or 1
@@ -965,6 +974,7 @@ _PLACEHOLDER_KEYS = (
     "image_token_id",
     "image_token_index",
     "video_token_id",
+    "video_token_index",
     "audio_token_id",
     "audio_token_index",
 )
@@ -995,6 +1005,32 @@ def tiny_config(config_class: type) -> dict[str, Any]:
     defaults = config_class().to_dict()
     for key in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
         defaults.pop(key, None)
+    _fill_optional_towers(config_class, defaults)
     tiny = shrink_dict(defaults)
     tiny.update(copy.deepcopy(CLASS_OVERRIDES.get(config_class.__name__, {})))
     return tiny
+
+
+def _fill_optional_towers(config_class: type, defaults: dict[str, Any]) -> None:
+    """Towers a multimodal config declares optional and leaves out by default (Gemma 4's vision
+    and audio towers, None until a checkpoint sets them): their own defaults, so the model is
+    built with the towers it is made for."""
+    from transformers import AutoConfig
+
+    for key, sub in (getattr(config_class, "sub_configs_defaults", None) or {}).items():
+        if not (key in _TOWER_KEYS and defaults.get(key, 0) is None and getattr(sub, "optional", False)):
+            continue
+        kwargs = getattr(sub, "init_kwargs", None) or {}
+        model_type = getattr(sub, "model_type", None)
+        if model_type:  # the class may be AutoConfig (EmbeddingGemma 2): built from the type
+            tower = AutoConfig.for_model(model_type, **kwargs).to_dict()
+        elif getattr(sub, "config_class", None) is not None:
+            tower = sub.config_class(**kwargs).to_dict()
+        else:
+            continue
+        for name in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
+            tower.pop(name, None)
+        defaults[key] = tower
+
+
+_TOWER_KEYS = ("vision_config", "audio_config", "video_config", "speech_config")
