@@ -662,6 +662,7 @@ def _shrink_in_place(config: dict[str, Any]) -> None:
     _keep_width_splits(config, original_width)
     _keep_head_split(config, original_split)
     _fit_image_tiles(config)
+    _fit_feature_sizes(config)
     _narrow_conv_stacks(config)
     _narrow_stage_channels(config)
     _scale_rotary_sections(config, original_head_dim)
@@ -786,6 +787,19 @@ def _fit_image_tiles(config: dict[str, Any]) -> None:
         size = vision.get("image_size")
         if isinstance(size, int):
             config["image_grid_pinpoints"] = [[size, size]]
+
+
+def _fit_feature_sizes(config: dict[str, Any]) -> None:
+    """Necks that state their feature maps' sizes (SAM 3: `backbone_feature_sizes`, the ViT's
+    patch grid times each `scale_factors` entry) get the sizes of the shrunk image."""
+    sizes, scales = config.get("backbone_feature_sizes"), config.get("scale_factors")
+    backbone = config.get("backbone_config")
+    if not (isinstance(sizes, list) and isinstance(scales, list) and _is_sub_config(backbone)):
+        return
+    image, patch = backbone.get("image_size"), backbone.get("patch_size")
+    if isinstance(image, int) and isinstance(patch, int) and patch > 0 and len(scales) >= len(sizes):
+        grid = image // patch
+        config["backbone_feature_sizes"] = [[int(grid * s)] * 2 for s in scales[: len(sizes)]]
 
 
 def _narrow_conv_stacks(config: dict[str, Any]) -> None:
