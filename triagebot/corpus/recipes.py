@@ -729,6 +729,24 @@ def audio_waveform_text(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+def _paired_features(ctx: Context, audio: Recipe) -> list[InputSpec] | None:
+    """Text and one clip's filterbank features as `audio` lays them out, no placeholders."""
+    if "input_ids" not in ctx.params or _token(ctx, "audio_token_id", "audio_token_index") is not None:
+        return None
+    inputs = audio(ctx)
+    return None if inputs is None else [*_text_inputs(ctx, batch=1), *inputs]
+
+
+def audio_paired_features(ctx: Context) -> list[InputSpec] | None:
+    """Text and features as (batch, mel bins, frames): CLVP (its conditioning encoder reads both)."""
+    return _paired_features(ctx, audio_features)
+
+
+def audio_paired_features_channel(ctx: Context) -> list[InputSpec] | None:
+    """Text and features as (batch, 1, frames, mel bins): CLAP's dual encoder."""
+    return _paired_features(ctx, audio_features_channel)
+
+
 def audio_spectrogram(ctx: Context) -> list[InputSpec] | None:
     """A spectrogram passed as `input_values` (batch, frames, mel bins), as AST takes."""
     if "input_values" not in ctx.params:
@@ -1297,6 +1315,8 @@ RECIPES: dict[str, Recipe] = {
     "audio_waveform_channels": audio_waveform_channels,
     "audio_spectrogram": audio_spectrogram,
     "audio_paired": audio_paired,
+    "audio_paired_features": audio_paired_features,
+    "audio_paired_features_channel": audio_paired_features_channel,
     "audio_text": audio_text,
     "audio_text_by_frame": audio_text_by_frame,
     "audio_waveform_text": audio_waveform_text,

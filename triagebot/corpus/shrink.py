@@ -381,6 +381,16 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # target bandwidth (checkpoints: 2.2 kbps of 2048-entry books at 50 Hz, 4 books); the tiny
     # 64-entry books at 75 Hz give the decoder's 4 books at 1.8 kbps.
     "musicgen": {"audio_encoder": {"target_bandwidths": [1.8]}},
+    # CLAP's audio tower (a Swin) doubles its patch width per stage after the first and ends at
+    # the `hidden_size` its projection takes, a relation its config states twice: two stages
+    # end at 64 from 32.
+    "clap_audio_model": {"patch_embeds_hidden_size": WIDTH // 2},
+    # CLVP's speech encoder embeds the speech ids its decoder predicts: checkpoints give it the
+    # decoder's vocabulary, the default config the text encoder's (256, below the decoder's).
+    "clvp": {"speech_config": {"vocab_size": VOCAB}},
+    # CLVP's encoders rotate max(projection_dim / (2 x heads), 32) dims of each head, at least 32
+    # whatever the width: two heads of 32.
+    "clvp_encoder": {"num_attention_heads": 2},
 }
 
 # The same, for config classes whose model type is empty (so OVERRIDES cannot name them):
