@@ -169,10 +169,15 @@ def image(ctx: Context) -> list[InputSpec] | None:
 
 def image_unnamed(ctx: Context) -> list[InputSpec] | None:
     """Image models whose forward() takes the pixels under another name, as its one required
-    argument (PP-OCRv5's mobile detector: `hidden_states`)."""
+    argument (PP-OCRv5's mobile detector: `hidden_states`), when it is annotated as a tensor (SAM 2
+    Video's one required argument is its inference session)."""
     if "pixel_values" in ctx.params or ctx.spec.modality != "image" or len(ctx.required) != 1:
         return None
-    return [InputSpec(name=ctx.required[0], shape=[1, *_image_chw(ctx)], dtype="float32")]
+    name = ctx.required[0]
+    forward = import_object(ctx.spec.class_path).forward
+    if "Tensor" not in str(inspect.signature(forward).parameters[name].annotation):
+        return None
+    return [InputSpec(name=name, shape=[1, *_image_chw(ctx)], dtype="float32")]
 
 
 def image_prompted(ctx: Context) -> list[InputSpec] | None:
