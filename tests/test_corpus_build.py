@@ -60,6 +60,14 @@ def resolved(name: str) -> corpus.Built:
         # Patches pooled into tokens by index; a grid counted in tokens, one small image per token.
         ("Molmo2Model", "image_text_pooled"),
         ("Inkling2Model", "image_grid_merged"),
+        # Speech LLMs: placeholders per pooled window (Granite Speech), per codec frame of raw
+        # samples (CSM), or text and audio added position by position (Voxtral Realtime); a
+        # text-audio dual encoder (CLAP) and a melody-conditioned music decoder (MusicGen Melody).
+        ("GraniteSpeechModel", "audio_text_windowed"),
+        ("CsmForConditionalGeneration", "audio_waveform_text"),
+        ("VoxtralRealtimeModel", "audio_text_streamed"),
+        ("ClapModel", "audio_paired_features_channel"),
+        ("MusicgenMelodyForConditionalGeneration", "chroma_text_to_codes"),
     ],
 )
 def test_the_ladder_finds_a_full_modality_recipe(model, recipe):

@@ -637,6 +637,9 @@ def audio_features(ctx: Context) -> list[InputSpec] | None:
         return None
     frames = _audio_frames(ctx)
     inputs = [InputSpec(name="input_features", shape=[1, _mel_bins(ctx), frames], dtype="float32")]
+    if "chunk_sample_lengths" in ctx.params:  # Dots 3 Note: the samples behind each clip's frames
+        hop = _first_int(ctx.get("hop_length", None, "audio_config"), 160)
+        inputs.append(_values("chunk_sample_lengths", [frames * hop]))
     return [*inputs, *_audio_masks(ctx, frames), *_decoder_ids(ctx)]
 
 
@@ -972,6 +975,70 @@ def audio_features_channel(ctx: Context) -> list[InputSpec] | None:
         return None
     frames = _audio_frames(ctx)
     return [InputSpec(name="input_features", shape=[1, 1, frames, _mel_bins(ctx)], dtype="float32")]
+
+
+def audio_features_hidden(ctx: Context) -> list[InputSpec] | None:
+    """Filterbank features (batch, frames, input_size) passed as `hidden_states`, with a mask of
+    real frames, as Phi-4-multimodal's Conformer audio encoder takes them."""
+    size = _first_int(ctx.get("input_size", None), 0)
+    if not size or ctx.required != ["hidden_states", "mask"]:
+        return None
+    frames = _audio_frames(ctx)
+    return [
+        InputSpec(name="hidden_states", shape=[1, frames, size], dtype="float32"),
+        _ones("mask", [1, frames], "bool"),
+    ]
+
+
+def audio_mel_ids(ctx: Context) -> list[InputSpec] | None:
+    """Mel values quantized into `mel_vocab_size` levels and embedded like tokens, as
+    (batch, frames, mel bins), as Inkling's audio tower takes `audio_input_ids`."""
+    if "audio_input_ids" not in ctx.required:
+        return None
+    bins = _first_int(ctx.get("n_mel_bins", None, "audio_config"), 0) or _mel_bins(ctx)
+    levels = _first_int(ctx.get("mel_vocab_size", None, "audio_config"), 2)
+    shape = [1, SEQ, bins]
+    return [InputSpec(name="audio_input_ids", shape=shape, dtype="int64", kind="randint", low=0, high=levels)]
+
+
+def audio_features_embedded(ctx: Context) -> list[InputSpec] | None:
+    """Spectrogram frames (batch, frames, width) taken as the encoder's input embeddings, as
+    Pop2Piano takes them (its feature extractor makes as many mel bins as the model is wide)."""
+    if not {"input_features", "inputs_embeds"} <= ctx.params:
+        return None
+    width = _first_int(ctx.get("d_model", None), 0) or _first_int(ctx.get("hidden_size", None), WIDTH_GUESS)
+    frames = _audio_frames(ctx)
+    inputs = [InputSpec(name="input_features", shape=[1, frames, width], dtype="float32")]
+    return [*inputs, *_decoder_ids(ctx)]
+
+
+def chroma_text_to_codes(ctx: Context) -> list[InputSpec] | None:
+    """Text, a chromagram (batch, frames, num_chroma) of the melody to follow, and audio codes
+    with one row per codebook (batch x codebooks, steps), as MusicGen Melody's decoder takes them."""
+    chroma = _first_int(ctx.get("num_chroma", None), 0)
+    if not chroma or not {"input_ids", "input_features", "decoder_input_ids"} <= ctx.params:
+        return None
+    decoder = ctx.sub("decoder")
+    codebooks = _first_int(getattr(decoder, "num_codebooks", None), 1)
+    frames = min(_first_int(ctx.get("chroma_length", None), SEQ), SEQ)
+    return [
+        *_text_inputs(ctx, batch=1),
+        InputSpec(name="input_features", shape=[1, frames, chroma], dtype="float32"),
+        _ids("decoder_input_ids", [codebooks, SEQ // 2], _limit(ctx)),
+    ]
+
+
+def embedded_seq2seq(ctx: Context) -> list[InputSpec] | None:
+    """The bare SpeechT5 transformer, built without its speech and text pre-nets: encoder and
+    decoder each take a sequence already embedded at the model width (batch, steps, width), as a
+    pre-net hands it on."""
+    if not {"input_values", "decoder_input_values"} <= set(ctx.params):
+        return None
+    width = _first_int(ctx.get("hidden_size", None), WIDTH_GUESS)
+    return [
+        InputSpec(name="input_values", shape=[1, SEQ, width], dtype="float32"),
+        InputSpec(name="decoder_input_values", shape=[1, SEQ // 2, width], dtype="float32"),
+    ]
 
 
 def region_features(ctx: Context) -> list[InputSpec] | None:
@@ -1334,6 +1401,11 @@ RECIPES: dict[str, Recipe] = {
     "image_patches": image_patches,
     "image_tiles": image_tiles,
     "audio_features_channel": audio_features_channel,
+    "audio_features_hidden": audio_features_hidden,
+    "audio_mel_ids": audio_mel_ids,
+    "embedded_seq2seq": embedded_seq2seq,
+    "audio_features_embedded": audio_features_embedded,
+    "chroma_text_to_codes": chroma_text_to_codes,
     "image_text_patches": image_text_patches,
     "image_text_patch_grid": image_text_patch_grid,
     "image_text_positioned": image_text_positioned,

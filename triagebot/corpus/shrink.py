@@ -391,6 +391,16 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # CLVP's encoders rotate max(projection_dim / (2 x heads), 32) dims of each head, at least 32
     # whatever the width: two heads of 32.
     "clvp_encoder": {"num_attention_heads": 2},
+    # Dots 3 Note's audio stem width (downsample_hidden_size x ceil(mel bins / 8)) is derived once
+    # and kept in the config dict at its original value (480 x 16): restated for the tiny width.
+    "dots3_note_audio_encoder": {"conv_output_size": WIDTH * 16},
+    # Phi-4-multimodal's Conformer convolutions run at the model width (1024 in checkpoints),
+    # stated again under channel names of its own.
+    "phi4_multimodal_audio": {
+        "ext_pw_out_channel": WIDTH,
+        "depthwise_separable_out_channel": WIDTH,
+        "nemo_conv_channels": WIDTH,
+    },
 }
 
 # The same, for config classes whose model type is empty (so OVERRIDES cannot name them):
