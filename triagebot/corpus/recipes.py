@@ -1588,6 +1588,9 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
     """Build the model of `spec` and find inputs it runs on; the completed spec is in `Built.spec`."""
     spec = complete_spec(spec)
     model = instantiate(spec, device)
+    if type(model).forward is torch.nn.Module.forward:
+        # Omni wrappers and abstract bases: no recipe can feed a forward() that only raises.
+        raise NoRecipe(f"{type(model).__name__} has no forward() but nn.Module's unimplemented one")
     ctx = Context(
         spec=spec, config=model.config, params=_forward_params(model), required=_required_params(model)
     )
