@@ -132,7 +132,7 @@ def run_sweep(
         timeout=timeout,
         memory_limit_gb=memory_limit_gb,
         preload=preload_modules(chosen),
-        warm_compile=flags.values(),
+        warm_compile=True,
     ) as pool:
         environment = probe(pool, device, flags)
         header = SweepHeader(environment=environment, flags=flags, corpus=selection, shard=shard)

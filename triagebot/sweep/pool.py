@@ -84,11 +84,11 @@ def _drop_fifo(folder: str, path: str, fd: int) -> None:
         os.rmdir(folder)
 
 
-def ensure_parent(classes: Iterable[str] = (), compile: list[dict] | None = None) -> int:
+def ensure_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
     """Start the warm parent (or restart it when it lacks some of `classes`); returns its pid.
 
-    `compile`: the Dynamo config patches of a sweep, under which (and the baseline) the parent
-    compiles a tiny model before it forks (None: no warm-up compile, as for eager-only checks).
+    `compile`: whether the parent compiles a tiny model before it forks (a sweep's children
+    compile; an eager-only check's do not).
     The request reaches `triagebot.sweep.warm` through the parent's environment (WARM_REQUEST),
     or through its FIFO when it was started early by `start_parent`. A parent that died is
     replaced by one that compiles nothing, in case its warm-up compile is what killed it.
@@ -97,10 +97,9 @@ def ensure_parent(classes: Iterable[str] = (), compile: list[dict] | None = None
     wanted = frozenset(classes)
     pid = _FORKSERVER._forkserver_pid
     alive = pid is not None and _alive(pid)
-    if pid is not None and not alive and compile is not None:
+    if pid is not None and not alive and compile:
         _warm_compile_crashed = True
-    if _warm_compile_crashed:
-        compile = None
+    compile = compile and not _warm_compile_crashed
     if alive and _fifo is not None:
         _send(_fifo[1], _warm_request(wanted, compile) + "\n")
         _fifo, _preloaded = None, wanted
@@ -115,7 +114,7 @@ def ensure_parent(classes: Iterable[str] = (), compile: list[dict] | None = None
     return _FORKSERVER._forkserver_pid
 
 
-def _warm_request(classes: Iterable[str], compile: list[dict] | None) -> str:
+def _warm_request(classes: Iterable[str], compile: bool) -> str:
     return json.dumps({"classes": sorted(classes), "compile": compile})
 
 
@@ -217,7 +216,7 @@ class Pool:
         timeout: float = 300.0,
         memory_limit_gb: float | None = None,
         preload: Iterable[str] = (),
-        warm_compile: Iterable[dict] | None = None,
+        warm_compile: bool = False,
         threads: int | None = None,
     ) -> None:
         self.device = device
@@ -227,7 +226,7 @@ class Pool:
         cores = len(os.sched_getaffinity(0))
         self.threads = threads or max(1, cores // self.jobs)
         self.preload = list(preload)
-        self.warm_compile = None if warm_compile is None else list(warm_compile)
+        self.warm_compile = warm_compile
         self._logs = tempfile.mkdtemp(prefix="triagebot-sweep-")
         self._serial = 0
 
