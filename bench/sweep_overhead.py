@@ -8,13 +8,15 @@
 (c) the naive harness of existing sweep scripts: a fresh `python` per (model, config), two at a
     time, wall time.
 
-The runs: the sentinels that compile (not the ones that segfault or hang) and fourteen small
-real transformers models (the smoke corpus's spec where it has the model, else the tiny config
-below), each under the baseline and both default flags. Targets on a 2-core machine with 2
+The runs: the sentinels that compile (not the ones that segfault or hang) and real transformers
+models, each under the baseline and both default flags. `--list wide` (the default): the smoke
+corpus (sixteen models of every stratum, with the corpus's own tiny configs and inputs,
+resolved beforehand) and fourteen small text models (the tiny configs below); `--list small`:
+those fourteen only. Targets on a 2-core machine with 2
 workers: (a)/(b) <= 1.3 and (c)/(a) >= 2.5. The last line is machine-readable:
 `overhead=<(a)/(b)> naive_speedup=<(c)/(a)>`.
 
-    python bench/sweep_overhead.py [--jobs 2] [--models N] [--out DIR]
+    python bench/sweep_overhead.py [--jobs 2] [--list wide|small] [--models N] [--out DIR]
 """
 
 from __future__ import annotations
@@ -68,34 +70,52 @@ TRANSFORMERS: dict[str, dict] = {
 CORPUS = "sweep-overhead"
 
 
-def specs(models: int | None = None) -> list[ModelSpec]:
-    """The benchmark's corpus (also registered as a corpus for the (a) run, where it is read
-    from the JSON the benchmark wrote, as a stored corpus would be)."""
+def _small(names: list[str]) -> list[ModelSpec]:
+    return [
+        ModelSpec(
+            model=name,
+            class_path=f"transformers:{name}",
+            config_class=f"{name.removesuffix('ForCausalLM').removesuffix('LMHeadModel')}Config",
+            stratum="bench",
+            config=TRANSFORMERS[name],
+            recipe="text",
+            inputs=_TEXT,
+        )
+        for name in names
+    ]
+
+
+_RESOLVE = """
+import json, sys
+from triagebot.corpus import build, load_corpus
+print(json.dumps([build(spec, "cpu").spec.model_dump(mode="json") for spec in load_corpus("smoke")]))
+"""
+
+
+def _smoke() -> list[ModelSpec]:
+    """The smoke corpus, resolved beforehand (tiny config, recipe, inputs), so that every way
+    runs the same inputs and none pays the recipe ladder."""
+    done = subprocess.run([sys.executable, "-c", _RESOLVE], capture_output=True, text=True, check=True)
+    return [ModelSpec.model_validate(item) for item in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def specs(models: int | None = None, corpus: str = "small") -> list[ModelSpec]:
+    """The benchmark's list (registered as a corpus for the (a) run, where it is read from the
+    JSON the benchmark wrote, as a stored corpus would be): the sentinels that compile, then
+    `small` (fourteen small text models) or `wide` (those and the smoke corpus: every stratum,
+    the corpus's own tiny configs). `models` keeps the first N transformers models."""
     stored = os.environ.get("SWEEP_OVERHEAD_SPECS")
     if stored:
         return [ModelSpec.model_validate(item) for item in json.loads(Path(stored).read_text())]
-    from triagebot.corpus import UnknownCorpus, load_corpus
+    from triagebot.corpus import load_corpus
 
     chosen = [s for s in load_corpus("sentinels") if s.model in SENTINELS]
-    try:
-        smoke = {s.model: s for s in load_corpus("smoke") if s.source == "transformers" and s.inputs}
-    except UnknownCorpus:
-        smoke = {}
-    names = list(TRANSFORMERS)[: models or len(TRANSFORMERS)]
-    for name in names:
-        chosen.append(
-            smoke.get(name)
-            or ModelSpec(
-                model=name,
-                class_path=f"transformers:{name}",
-                config_class=f"{name.removesuffix('ForCausalLM').removesuffix('LMHeadModel')}Config",
-                stratum="bench",
-                config=TRANSFORMERS[name],
-                recipe="text",
-                inputs=_TEXT,
-            )
-        )
-    return chosen
+    real = _small(list(TRANSFORMERS))
+    if corpus == "wide":
+        smoke = _smoke()
+        names = {spec.model for spec in smoke}
+        real = smoke + [spec for spec in real if spec.model not in names]
+    return chosen + real[: models or len(real)]
 
 
 def _configs() -> dict[str, dict]:
@@ -114,11 +134,11 @@ main()
 """
 
 
-def way_a(out: Path, jobs: int, models: int | None) -> tuple[float, list]:
-    stream, config, corpus = out / "a.jsonl", out / "triagebot.toml", out / "specs.json"
+def way_a(out: Path, listed: Path, jobs: int) -> tuple[float, float, list]:
+    """Wall seconds of the command, seconds until its first run started, and its records."""
+    stream, config = out / "a.jsonl", out / "triagebot.toml"
     config.write_text("[sweep]\nconfirm = 0\n")  # (b) and (c) confirm nothing either
-    corpus.write_text(json.dumps([spec.model_dump(mode="json") for spec in specs(models)]))
-    env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(corpus)}
+    env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(listed)}
     command = [
         sys.executable,
         "-c",
@@ -140,12 +160,8 @@ def way_a(out: Path, jobs: int, models: int | None) -> tuple[float, list]:
         sys.exit(f"(a) failed:\n{done.stderr[-3000:]}")
     from triagebot.sweep import read_stream
 
-    header = read_stream(stream)[0]
-    startup = header.started.timestamp() - launched
-    last = stream.stat().st_mtime - launched
-    print(f"    (a): runs start at {startup:.1f} s, last record at {last:.1f} s, exit at {seconds:.1f} s")
-
-    return seconds, read_stream(stream)[1]
+    header, records = read_stream(stream)
+    return seconds, header.started.timestamp() - launched, records
 
 
 # (b): one process, every run in turn.
@@ -156,7 +172,7 @@ sys.path.insert(0, sys.argv[2])
 import sweep_overhead as bench
 import triagebot.sweep.warm
 from triagebot.sweep.worker import run_one
-runs = [(s, c, p) for s in bench.specs(int(sys.argv[3]) or None) for c, p in bench._configs().items()]
+runs = [(s, c, p) for s in bench.specs() for c, p in bench._configs().items()]
 run_one(runs[0][0], runs[0][2], "cpu", fresh=True)  # untimed warm-up
 total, stages = 0.0, {}
 for spec, config, patch in runs:
@@ -166,10 +182,11 @@ print(json.dumps({"seconds": total, "runs": len(runs)}))
 """
 
 
-def way_b(jobs: int, models: int | None) -> float:
+def way_b(listed: Path, jobs: int) -> float:
     threads = max(1, len(os.sched_getaffinity(0)) // jobs)
-    command = [sys.executable, "-c", _INPROCESS, str(threads), str(ROOT / "bench"), str(models or 0)]
-    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    command = [sys.executable, "-c", _INPROCESS, str(threads), str(ROOT / "bench")]
+    env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(listed)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode:
         sys.exit(f"(b) failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])["seconds"] / jobs
@@ -185,8 +202,8 @@ print(outcome.status.value)
 """
 
 
-def way_c(jobs: int, models: int | None) -> float:
-    runs = [(s, p) for s in specs(models) for p in _configs().values()]
+def way_c(chosen: list[ModelSpec], jobs: int) -> float:
+    runs = [(s, p) for s in chosen for p in _configs().values()]
 
     def one(run):
         spec, patch = run
@@ -202,25 +219,34 @@ def way_c(jobs: int, models: int | None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--models", type=int, default=None, help="transformers models (default: all 14)")
+    parser.add_argument("--list", choices=("small", "wide"), default="wide", help="models: see specs()")
+    parser.add_argument("--models", type=int, default=None, help="only the first N transformers models")
     parser.add_argument("--out", type=Path, default=None, help="keep the (a) stream here")
     parser.add_argument("--skip-naive", action="store_true", help="leave (c) out (no last line)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="sweep-overhead-"))
     out.mkdir(parents=True, exist_ok=True)
-    runs = len(specs(args.models)) * len(_configs())
-    print(f"{runs} runs ({len(specs(args.models))} models x {len(_configs())} configs), {args.jobs} workers")
+    chosen = specs(args.models, args.list)
+    listed = out / "specs.json"
+    listed.write_text(json.dumps([spec.model_dump(mode="json") for spec in chosen]))
+    runs = len(chosen) * len(_configs())
+    print(f"{runs} runs ({len(chosen)} models x {len(_configs())} configs), {args.jobs} workers")
 
-    a, records = way_a(out, args.jobs, args.models)
+    a, startup, records = way_a(out, listed, args.jobs)
     bad = [f"{r.model}[{r.config}]: {r.outcome.status.value}" for r in records if r.outcome.status != "ok"]
     note = "; not ok: " + ", ".join(bad) if bad else ""
     print(f"(a) triagebot sweep:        {a:7.1f} s  ({len(records)} records{note})")
-    b = way_b(args.jobs, args.models)
+    b = way_b(listed, args.jobs)
     print(f"(b) in-process lower bound: {b:7.1f} s  (sum of build+eager+compile / {args.jobs})")
+    # What isolation costs, split: the warm parent's start (imports, warm-up compile) is paid
+    # once per sweep; the rest scales with the runs.
+    runs_part = a - startup
+    share = runs_part / b
+    print(f"    (a) = {startup:.1f} s to the first run + {runs_part:.1f} s of runs = {share:.2f} (b)")
     if args.skip_naive:
         print(f"overhead={a / b:.2f}")
         return
-    c = way_c(args.jobs, args.models)
+    c = way_c(chosen, args.jobs)
     print(f"(c) fresh python per run:   {c:7.1f} s")
     print(f"overhead={a / b:.2f} naive_speedup={c / a:.2f}")
 
