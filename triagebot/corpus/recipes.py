@@ -487,6 +487,19 @@ def image_text_patch_grid(ctx: Context) -> list[InputSpec] | None:
     return inputs
 
 
+def _positioned_patches(ctx: Context, positions_name: str, channels: int, patch: int) -> list[InputSpec]:
+    """Flattened patches with their (x, y) positions (Gemma 4's towers): a square grid that the
+    tower's pooling kernel tiles twice per side."""
+    side = 2 * _first_int(ctx.get("pooling_kernel_size", None, "vision_config"), 2)
+    positions = [[x, y] for y in range(side) for x in range(side)]
+    return [
+        InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
+        InputSpec(
+            name=positions_name, shape=[1, side * side, 2], dtype="int64", kind="values", values=[positions]
+        ),
+    ]
+
+
 def image_text_positioned(ctx: Context) -> list[InputSpec] | None:
     """Flattened patches with their (x, y) positions (`image_position_ids`) behind placeholder
     tokens (the count read back from the model), as Gemma 4 takes them: a grid its pooling kernel
@@ -498,18 +511,9 @@ def image_text_positioned(ctx: Context) -> list[InputSpec] | None:
         ctx.get("patch_size", None, "vision_config"), 16
     )
     channels, _ = _image_shape(ctx)
-    side = 2 * _first_int(ctx.get("pooling_kernel_size", None, "vision_config"), 2)
-    positions = [[x, y] for y in range(side) for x in range(side)]
     return [
         *_planted(ctx, token, ctx.token_count, None, None),
-        InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
-        InputSpec(
-            name="image_position_ids",
-            shape=[1, side * side, 2],
-            dtype="int64",
-            kind="values",
-            values=[positions],
-        ),
+        *_positioned_patches(ctx, "image_position_ids", channels, patch),
     ]
 
 
@@ -901,19 +905,8 @@ def _flat_patches(ctx: Context) -> list[InputSpec] | None:
             _values("spatial_shapes", [[side, side]]),
         ]
     if {"pixel_values", "pixel_position_ids"} <= ctx.params:
-        # Gemma 4: patches with their (x, y) positions, a grid its pooling kernel tiles twice.
-        side = 2 * _first_int(ctx.get("pooling_kernel_size", None, "vision_config"), 2)
-        positions = [[x, y] for y in range(side) for x in range(side)]
-        return [
-            InputSpec(name="pixel_values", shape=[1, side * side, channels * patch * patch], dtype="float32"),
-            InputSpec(
-                name="pixel_position_ids",
-                shape=[1, side * side, 2],
-                dtype="int64",
-                kind="values",
-                values=[positions],
-            ),
-        ]
+        # Gemma 4: patches with their (x, y) positions.
+        return _positioned_patches(ctx, "pixel_position_ids", channels, patch)
     if "flattened_patches" in ctx.params:
         width = _first_int(ctx.get("patch_embed_hidden_size", None, "vision_config"), 0) or (
             channels * patch * patch
