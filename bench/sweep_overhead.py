@@ -10,7 +10,7 @@
 
 The runs: the sentinels that compile (not the ones that segfault or hang) and real transformers
 models, each under the baseline and both default flags. `--list wide` (the default): the smoke
-corpus (sixteen models of every stratum, with the corpus's own tiny configs and inputs,
+corpus (seventeen models of every stratum, with the corpus's own tiny configs and inputs,
 resolved beforehand) and fourteen small text models (the tiny configs below); `--list small`:
 those fourteen only. Targets on a 2-core machine with 2
 workers: (a)/(b) <= 1.3 and (c)/(a) >= 2.5. The last line is machine-readable:

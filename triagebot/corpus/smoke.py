@@ -22,9 +22,10 @@ MODELS: tuple[str, ...] = (
     "WhisperForConditionalGeneration",  # audio features in, text out
     # vl_multimodal
     "LlavaForConditionalGeneration",  # capture_scalar_outputs reduces graphs (4 -> 1)
-    "Qwen2VLForConditionalGeneration",  # capture_dynamic_output_shape_ops crashes
-    "Idefics3Model",  # capture_dynamic_output_shape_ops reduces graphs (9 -> 7)
+    "Qwen2VLForConditionalGeneration",  # dynamic_output_shape_ops crashes; scalar_outputs 25 -> 11
+    "Idefics3Model",  # both flags reduce graphs (9 -> 5 scalar outputs, 9 -> 7 dynamic shapes)
     "Qwen2AudioForConditionalGeneration",  # both flags reduce graphs (4 -> 3)
+    "Mistral3ForConditionalGeneration",  # capture_scalar_outputs crashes (PendingUnbackedSymbolNotFound)
     "CLIPModel",  # dual encoder
     # vision_other
     "BertModel",
