@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from fakegithub import serve
-from fakegithub.recorded import WEBHOOK_FIXTURES
+from fakegithub.recorded import API_FIXTURES, WEBHOOK_FIXTURES
 from typer.testing import CliRunner
 
 from triagebot.report.markers import find_flag, flag_marker
@@ -119,11 +120,17 @@ def test_hundred_hostile_strings_run_nothing():
 # --- real payloads ---
 
 
+def test_the_kept_github_data_matches_its_source():
+    source = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+    if not source.is_dir():
+        pytest.skip(f"the source of tests/data/github is not at {source}")
+    for kept, folder in ((API_FIXTURES, "github-api"), (WEBHOOK_FIXTURES, "github-webhooks")):
+        for path in kept.iterdir():
+            assert path.read_bytes() == (source / folder / path.name).read_bytes(), path.name
+
+
 def payload(name: str) -> dict:
-    path = WEBHOOK_FIXTURES / name
-    if not path.exists():
-        pytest.skip(f"recorded webhook payloads not found at {WEBHOOK_FIXTURES}")
-    return json.loads(path.read_text())
+    return json.loads((WEBHOOK_FIXTURES / name).read_text())
 
 
 def command_payload(

@@ -6,14 +6,7 @@ __all__ = ["ACTIONS_TOKEN", "FakeGitHub", "Fault", "serve"]
 
 
 def serve(**options: object):
-    """Start a fake GitHub for one test and stop it afterwards (a generator for pytest fixtures).
-    Skips the test when the recorded exchanges its answers are built from are not there."""
-    import pytest
-
-    from fakegithub.recorded import API_FIXTURES, available
-
-    if not available():
-        pytest.skip(f"recorded GitHub exchanges not found at {API_FIXTURES}")
+    """Start a fake GitHub for one test and stop it afterwards (a generator for pytest fixtures)."""
     fake = FakeGitHub(**options)  # type: ignore[arg-type]
     fake.start()
     try:

@@ -1,8 +1,9 @@
 """Real GitHub answers, recorded by PyGithub's test suite, used as the fake's response templates.
 
-Files live in ../shared/fixtures/github-api/ (outside the repository): each is a sequence of
-records of ten lines (scheme, method, host, port, path, request headers, request body, status,
-response headers, response body) separated by a blank line.
+The files the tests use are kept in tests/data/github/ (see its README for where they come
+from): each API file is a sequence of records of ten lines (scheme, method, host, port, path,
+request headers, request body, status, response headers, response body) separated by a blank
+line.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
-API_FIXTURES = FIXTURES / "github-api"
-WEBHOOK_FIXTURES = FIXTURES / "github-webhooks"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "github"
+API_FIXTURES = FIXTURES / "api"
+WEBHOOK_FIXTURES = FIXTURES / "webhooks"
 
 
 @dataclass
@@ -81,7 +81,3 @@ def _templates() -> dict[str, Any]:
 def template(name: str) -> Any:
     """A fresh copy of the recorded JSON body called `name`."""
     return copy.deepcopy(_templates()[name])
-
-
-def available() -> bool:
-    return API_FIXTURES.is_dir()
