@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import UnknownCorpus, load_corpus
 from triagebot.results import BASELINE, Outcome
+from triagebot.sweep import pool as pool_module
 from triagebot.sweep import run_sweep
 from triagebot.sweep.pool import Pool, Task
 
@@ -103,11 +104,13 @@ def test_warm_parent_forks_with_one_thread_and_no_cuda():
         )
         for i in range(2)
     ]
-    with Pool(device="cpu", jobs=2, timeout=120) as pool:
+    pool_module._stop_parent()  # a parent of its own, started for a sweep: with its warm-up compile
+    with Pool(device="cpu", jobs=2, timeout=120, warm_compile=True) as pool:
         results = list(pool.run(tasks))
     assert len(results) == 3
     for result in results:
-        assert result.message["fork"] == {"parent_threads": 1, "cuda_initialized": False}
+        fork = result.message["fork"]
+        assert fork == {"parent_threads": 1, "cuda_initialized": False, "warm_compiled": True}
     runs = [r for r in results if r.outcome is not None]
     assert [r.outcome.graphs for r in runs] == [2, 2]
 

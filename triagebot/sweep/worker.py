@@ -174,7 +174,13 @@ def _fork_state() -> dict[str, Any]:
         parent_threads = len(os.listdir(f"/proc/{os.getppid()}/task"))
     except OSError:
         parent_threads = None
-    return {"parent_threads": parent_threads, "cuda_initialized": torch.cuda.is_initialized()}
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return {
+        "parent_threads": parent_threads,
+        "cuda_initialized": torch.cuda.is_initialized(),
+        "warm_compiled": bool(FakeTensorMode.cache),  # the parent's warm-up compile filled it
+    }
 
 
 def _set_up(settings: dict[str, Any], limit_memory: bool) -> None:
