@@ -704,6 +704,7 @@ def audio_paired(ctx: Context) -> list[InputSpec] | None:
 
 
 def _literal(name: str, value: Any) -> InputSpec:
+    """A plain value passed as it is (the dtype is not read)."""
     return InputSpec(name=name, shape=[], dtype="int64", kind="literal", values=value)
 
 
@@ -1246,7 +1247,7 @@ def speech_codes_to_mel(ctx: Context) -> list[InputSpec] | None:
             code_ids,
             InputSpec(name="conditioning", shape=[1, speaker], dtype="float32"),
             reference,
-            InputSpec(name="num_steps", shape=[], dtype="int64", kind="literal", values=2),
+            _literal("num_steps", 2),
         ]
     if {"hidden_states", "quantized_code", "condition_vector", "speaker_embedding", "time_step"} <= set(
         ctx.required
@@ -1283,7 +1284,7 @@ def codebook_ids(ctx: Context) -> list[InputSpec] | None:
     if "codebook_idx" not in ctx.required or not codebooks or "input_ids" not in ctx.params:
         return None
     return [
-        InputSpec(name="codebook_idx", shape=[], dtype="int64", kind="literal", values=codebooks - 1),
+        _literal("codebook_idx", codebooks - 1),
         _ids("input_ids", [1, SEQ, codebooks], _limit(ctx)),
     ]
 

@@ -1034,11 +1034,19 @@ def text_token_limit(config: dict[str, Any]) -> int:
     return max(4, min([vocab - 64, *specials]))
 
 
+# What a config dict carries about the checkpoint it came from, not about the model.
+_CHECKPOINT_KEYS = ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id")
+
+
+def _without_checkpoint_keys(config: dict[str, Any]) -> dict[str, Any]:
+    for key in _CHECKPOINT_KEYS:
+        config.pop(key, None)
+    return config
+
+
 def tiny_config(config_class: type) -> dict[str, Any]:
     """The shrunk config of `config_class` as a dict that `config_class.from_dict` accepts."""
-    defaults = config_class().to_dict()
-    for key in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
-        defaults.pop(key, None)
+    defaults = _without_checkpoint_keys(config_class().to_dict())
     _fill_optional_towers(config_class, defaults)
     tiny = shrink_dict(defaults)
     tiny.update(copy.deepcopy(CLASS_OVERRIDES.get(config_class.__name__, {})))
@@ -1057,14 +1065,12 @@ def _fill_optional_towers(config_class: type, defaults: dict[str, Any]) -> None:
         kwargs = getattr(sub, "init_kwargs", None) or {}
         model_type = getattr(sub, "model_type", None)
         if model_type:  # the class may be AutoConfig (EmbeddingGemma 2): built from the type
-            tower = AutoConfig.for_model(model_type, **kwargs).to_dict()
+            tower = AutoConfig.for_model(model_type, **kwargs)
         elif getattr(sub, "config_class", None) is not None:
-            tower = sub.config_class(**kwargs).to_dict()
+            tower = sub.config_class(**kwargs)
         else:
             continue
-        for name in ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id"):
-            tower.pop(name, None)
-        defaults[key] = tower
+        defaults[key] = _without_checkpoint_keys(tower.to_dict())
 
 
 _TOWER_KEYS = ("vision_config", "audio_config", "video_config", "speech_config")

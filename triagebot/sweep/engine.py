@@ -155,30 +155,38 @@ def run_sweep(
                     plan.after_baseline(baselines[spec.model])
                 else:
                     plan.tasks.append(_task(spec, BASELINE, {}))
-            ran = 0
-
-            def keep(record: RunRecord) -> None:
-                nonlocal ran
-                writer.write(record)
-                records.append(record)
-                progress.update(record)
-                ran += 1
-
+            before = len(records)
+            keep = _Keeper(writer, records, progress)
             for record in plan.take_copies():
                 keep(record)
             for result in pool.run(plan.tasks):  # consumed in place: the runs queued meanwhile join
-                record = _record(result)
-                keep(record)
+                record = keep(_record(result))
                 if record.config == BASELINE:
                     plan.after_baseline(record)
                     for copy in plan.take_copies():
                         keep(copy)
+            ran = len(records) - before
             if confirm:
                 ran += _confirm(pool, writer, records, flags, confirm, progress)
         finally:
             writer.close()
             progress.close()
     return SweepResult(out, header, records, ran)
+
+
+@dataclass
+class _Keeper:
+    """Where each finished record goes: the stream, the list of records, the progress display."""
+
+    writer: StreamWriter
+    records: list[RunRecord]
+    progress: Progress
+
+    def __call__(self, record: RunRecord) -> RunRecord:
+        self.writer.write(record)
+        self.records.append(record)
+        self.progress.update(record)
+        return record
 
 
 class _Plan:
@@ -231,11 +239,9 @@ def _confirm(
     if not tasks:
         return 0
     progress.add(len(tasks))
+    keep = _Keeper(writer, records, progress)
     for result in pool.run(tasks):
-        record = _record(result)
-        writer.write(record)
-        records.append(record)
-        progress.update(record)
+        keep(_record(result))
     return len(tasks)
 
 
