@@ -31,10 +31,16 @@ def result(baseline: Outcome, flagged: Outcome, confirmations: dict | None = Non
 
 
 def expected_effect(baseline: Status, flagged: Status) -> Effect:
-    """The rule, written as a table: untestable, then hang, then death, then crashes, then graphs."""
+    """The rule, written as a table: untestable, the sweep's own faults, skipped, then hang, then
+    death, then crashes, then graphs."""
     pair = {baseline, flagged}
-    if pair & {Status.create_error, Status.eager_error}:
+    untestable = {Status.create_error, Status.eager_error}
+    if baseline in untestable | {Status.skipped, Status.engine_error}:
         return Effect.create_error
+    if flagged in untestable | {Status.engine_error}:
+        return Effect.engine_error
+    if flagged == Status.skipped:
+        return Effect.skipped
     if Status.timeout in pair:
         return Effect.timeout
     if Status.signal in pair:
@@ -192,3 +198,21 @@ def test_diff_of_two_nightlies() -> None:
 def test_diff_of_one_build_with_itself_has_no_changes() -> None:
     same = diff(OLD, OLD)
     assert same.same_build and same.compare_url is None and not same.has_changes
+
+
+@pytest.mark.parametrize("status", [Status.timeout, Status.signal])
+@pytest.mark.parametrize(
+    ("stage", "testable"), [("build", False), ("eager", False), ("compile", True), (None, True)]
+)
+def test_a_hang_or_death_before_the_compiled_call_is_untestable(status, stage, testable) -> None:
+    """Testable means built and ran eagerly: a timeout or a signal in build or eager is not."""
+    died = Outcome(status=status, error_type="X", error="x", stage=stage)
+    effect = effect_of(result(died, outcome(Status.ok, 2)), "f")
+    assert (effect != Effect.create_error) == testable
+    assert effect_of(result(outcome(Status.ok, 2), died), "f") == (
+        Effect.timeout
+        if status == Status.timeout and testable
+        else Effect.signal
+        if testable
+        else Effect.engine_error
+    )

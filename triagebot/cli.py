@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from triagebot.config import Config, ConfigError, load_config
+from triagebot.config import Config, load_config
+from triagebot.errors import TriagebotError, UsageError
 
 app = typer.Typer(
     name="triagebot",
@@ -28,12 +29,8 @@ ConfigOption = Annotated[
 ]
 
 
-class UserError(Exception):
-    """An error in what the user asked for: printed as one line, exit status 2."""
-
-
 def fail(message: str) -> None:
-    raise UserError(message)
+    raise UsageError(message)
 
 
 def read_config(path: Path | None) -> Config:
@@ -610,6 +607,6 @@ def corpus_check(
 def main() -> None:
     try:
         app()
-    except (UserError, ConfigError) as error:
+    except TriagebotError as error:
         print(f"triagebot: error: {error}", file=sys.stderr)
         sys.exit(2)

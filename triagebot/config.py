@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from triagebot.errors import ConfigError
 from triagebot.results import BASELINE
 
 DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
@@ -21,8 +22,6 @@ DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
 }
 
 
-class ConfigError(ValueError):
-    """A bad `triagebot.toml`; its message is one line that names what is wrong."""
 
 
 class Section(BaseModel):

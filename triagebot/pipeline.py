@@ -19,12 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triagebot.config import Config
+from triagebot.errors import PipelineError
 from triagebot.results import Environment, Snapshot, SnapshotDiff
 from triagebot.store import LocalStore, Store, StoreError, open_store, read_snapshot, write_snapshot
-
-
-class PipelineError(ValueError):
-    """A run that cannot go on; the message is one line that says why."""
 
 
 @dataclass

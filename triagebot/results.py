@@ -51,6 +51,16 @@ class Status(StrEnum):
     crash = "crash"  # an exception under torch.compile
     timeout = "timeout"  # the run outlived its time limit
     signal = "signal"  # the worker died: a signal, an OOM kill, or it vanished
+    # A flag run not made because it cannot matter: the flag's `when = "graph_breaks"` and the
+    # baseline compiled to one graph with no break. Recorded, never absent.
+    skipped = "skipped"
+    # A flag run that could not build or run eagerly although its baseline did: a fault of the
+    # sweep (the recorded spec did not rebuild the model), never a property of the model.
+    engine_error = "engine_error"
+
+
+PRE_COMPILE_STAGES = frozenset({"build", "eager"})
+"""Stages of a run before the compiled call: failing in one of them makes a model untestable."""
 
 
 class Outcome(Record):
@@ -66,6 +76,9 @@ class Outcome(Record):
     traceback: str | None = None  # tail of the traceback
     seconds: float = 0.0  # wall time of the whole run
     stage_seconds: dict[str, float] = Field(default_factory=dict)  # build, eager, compile
+    # Where a run that gave no result (timeout, signal) was: build, eager or compile. None for
+    # the other statuses, and in snapshots older than this field (read as compile).
+    stage: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -73,7 +86,11 @@ class Outcome(Record):
 
     @property
     def untestable(self) -> bool:
-        return self.status in (Status.create_error, Status.eager_error)
+        """The model could not be built or run eagerly: an error, or a hang or a death before the
+        compiled call. Testable means built and ran eagerly, nothing less."""
+        if self.status in (Status.create_error, Status.eager_error):
+            return True
+        return self.status in (Status.timeout, Status.signal) and self.stage in PRE_COMPILE_STAGES
 
 
 class InputSpec(Record):
@@ -181,6 +198,15 @@ class Snapshot(Record):
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
 
+    def model_seconds(self) -> dict[str, float]:
+        """Each model's recorded wall seconds over all its runs (every config, confirmations
+        included): the cost estimate that orders and shards the next sweep of the corpus."""
+        return {
+            result.model: sum(outcome.seconds for outcome in result.outcomes.values())
+            + sum(rerun.seconds for reruns in result.confirmations.values() for rerun in reruns)
+            for result in self.results
+        }
+
 
 class Effect(StrEnum):
     """A flag's effect on one model, against its baseline."""
@@ -195,6 +221,9 @@ class Effect(StrEnum):
     timeout = "timeout"  # the baseline or the flag run hung
     signal = "signal"  # the baseline or the flag run died
     flaky = "flaky"  # a crash that did not repeat when run again
+    wrong_result = "wrong_result"  # ran, but its outputs differ from eager beyond tolerance (confirmed)
+    skipped = "skipped"  # the flag run was skipped: the baseline had nothing the flag acts on
+    engine_error = "engine_error"  # the flag run failed to rebuild what its baseline built: our fault
 
 
 class ModelEffect(Record):

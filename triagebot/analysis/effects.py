@@ -18,15 +18,21 @@ def _repeated(confirmations: list[Outcome]) -> bool:
 def effect_of(result: ModelResult, flag: str) -> Effect | None:
     """The effect of `flag` on one model, or None when the model has no run for the flag or baseline.
 
-    Untestable (build or eager failure) wins over everything, then a hang, then a death, so a
-    timeout or a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`.
+    Untestable (the baseline could not build or run eagerly) wins over everything. A flag run
+    that could not build or run eagerly though its baseline did is the sweep's fault, an
+    `engine_error`, never untestable. Then a skipped flag run, a hang, a death, so a timeout or
+    a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`.
     """
     baseline = result.outcomes.get(BASELINE)
     flagged = result.outcomes.get(flag)
     if baseline is None or flagged is None:
         return None
-    if baseline.untestable or flagged.untestable:
+    if baseline.untestable or baseline.status in (Status.skipped, Status.engine_error):
         return Effect.create_error
+    if flagged.untestable or flagged.status == Status.engine_error:
+        return Effect.engine_error
+    if flagged.status == Status.skipped:
+        return Effect.skipped
     if Status.timeout in (baseline.status, flagged.status):
         return Effect.timeout
     if Status.signal in (baseline.status, flagged.status):

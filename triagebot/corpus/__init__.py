@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from triagebot.errors import SelectionError
 from triagebot.results import ModelSpec
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ BUILDERS: dict[str, str] = {
 }
 
 
-class UnknownCorpus(ValueError):
-    pass
+class UnknownCorpus(SelectionError):
+    """A corpus name that no module provides."""
 
 
 class Built(NamedTuple):

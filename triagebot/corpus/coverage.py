@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from triagebot.errors import SelectionError
 from triagebot.results import ModelSpec, RunRecord, Status
 
 COVERED = "covered"
@@ -99,8 +100,6 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
     }
 
 
-class SelectionError(ValueError):
-    pass
 
 
 def select(

@@ -13,11 +13,12 @@ import hashlib
 import random
 from collections.abc import Iterable, Mapping
 
+from triagebot.errors import SelectionError
 from triagebot.results import BASELINE, CorpusSelection, ModelSpec, Snapshot
 
 
-class SamplingError(ValueError):
-    pass
+class SamplingError(SelectionError):
+    """A sample that cannot be drawn (too few models, an unknown stratum)."""
 
 
 def breaking_models(snapshot: Snapshot) -> set[str]:

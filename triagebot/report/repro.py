@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from triagebot.analysis import flag_stats
+from triagebot.errors import ReproError
 from triagebot.report.render import render
 from triagebot.results import Reproduction, Snapshot, error_signature
 
@@ -44,8 +45,6 @@ except BaseException as error:
 _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
 
-class ReproError(ValueError):
-    """A repro cannot be built from the snapshot (the model has no spec)."""
 
 
 def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | None = None) -> str:

@@ -8,14 +8,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from triagebot.errors import StoreError
 from triagebot.results import Snapshot
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-]*$")
 _DEV = re.compile(r"^(?P<release>[\d.]*\d)(?:\.?(?P<pre>a|b|rc)(?P<pre_n>\d+))?(?:\.dev(?P<dev>\d+))?")
 
 
-class StoreError(ValueError):
-    """A store or snapshot file that cannot be used; the message is one line naming what is wrong."""
 
 
 def check_key(key: str) -> str:

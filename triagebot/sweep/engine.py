@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from triagebot.errors import SweepError
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
@@ -22,10 +23,6 @@ from triagebot.sweep.stream import StreamWriter, parse_shard, read_stream, run_k
 
 CHECK_CONFIG = "eager"
 """`RunRecord.config` of a check-mode record (build and eager run only)."""
-
-
-class SweepError(ValueError):
-    """A sweep that cannot start (unknown flag, no worker, a stream of another sweep): one line."""
 
 
 class Progress(Protocol):

@@ -377,6 +377,7 @@ class Pool:
             signature=f"{error_type}{where}",
             traceback=_tail(log) or None,
             seconds=round(time.monotonic() - job.start, 4),
+            stage=stage,
         )
         _remove(job.log)
         return Result(job.task, outcome=outcome, spec=job.task.spec)

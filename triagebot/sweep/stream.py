@@ -13,11 +13,8 @@ from typing import IO, TypeVar
 
 from pydantic import ValidationError
 
+from triagebot.errors import StreamError
 from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader
-
-
-class StreamError(ValueError):
-    """A stream that cannot be read, resumed or merged; the message is one line."""
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

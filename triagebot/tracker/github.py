@@ -28,6 +28,8 @@ import github
 import requests
 from github import Auth, GithubException
 
+from triagebot.errors import TrackerError
+
 T = TypeVar("T")
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -41,11 +43,11 @@ CONNECTION_ERRORS = (
 )
 
 
-class GitHubFault(RuntimeError):
+class GitHubFault(TrackerError):
     """GitHub kept failing after every retry, or asked for a wait longer than allowed."""
 
 
-class WriteBudgetExceeded(RuntimeError):
+class WriteBudgetExceeded(TrackerError):
     """A run tried more writes than `max_writes`: something produced a flood, stop it."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from github import GithubException
 
 from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
+from triagebot.errors import TrackerError
 from triagebot.results import Effect, RerunRequest, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
@@ -53,7 +54,7 @@ class Decision:
     request: RerunRequest | None = None
 
 
-class EventError(ValueError):
+class EventError(TrackerError):
     """A payload that is not a usable issue_comment event; the message says what is missing."""
 
 
