@@ -265,3 +265,26 @@ def test_markdown_problems_finds_what_is_not_whole() -> None:
     assert markdown_problems("</details>") == ["line 1: </details> without <details>"]
     assert markdown_problems("a\n<!-- x -->") == ["line 2: an HTML comment past the marker line"]
     assert Detail(rows=2).head([1, 2, 3]) == [1, 2] and Detail(rows=2).more([1, 2, 3]) == 1
+
+
+def test_a_repro_with_headings_and_backtick_runs_stays_inside_its_fence() -> None:
+    """A small night, so the script is shown: its `## ` lines and backtick runs stay code."""
+    from pathlib import Path
+
+    from triagebot.analysis import night
+    from triagebot.store import read_snapshot
+
+    snapshot = read_snapshot(Path(__file__).parent / "data" / "2.12.0.dev20260409+cu128.json")
+    group = night(snapshot).flags[DYNAMIC].stats.crash_groups[0]
+    repro = Reproduction(
+        flag=DYNAMIC, signature=group.signature, model=group.models[0], script=SCRIPT, verified=True
+    )
+    body, detail = report.issue_rendering(
+        night(snapshot.model_copy(update={"reproductions": [repro]})), DYNAMIC
+    )
+    assert detail.reproductions and "## step 399" in body
+    assert_whole(body)
+    fence = "`" * 5  # one longer than the longest run in the script
+    start = body.index(f"{fence}python\n")
+    end = body.index(f"\n{fence}\n", start)
+    assert body[start:end].count("\n## step ") == 400  # every heading-like line inside the fence

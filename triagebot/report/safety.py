@@ -30,6 +30,8 @@ _REFERENCE = re.compile(r"#(?=\d)")
 _BACKTICKS = re.compile(r"`+")
 # HTML that could open or close a comment or a block around the text, whatever the case.
 _MARKUP = re.compile(r"<(?=!|/|\?|details|summary|pre|code)|(?<=-)-(?=>)|(?<=--)!(?=>)", re.IGNORECASE)
+# The installation prefix of a file in a traceback: where it was installed says nothing.
+_INSTALLED = re.compile(r'(?<=File ")[^"\n]*?[\\/](?=(?:site|dist)-packages[\\/])')
 # Line endings as CommonMark reads them (a lone \r ends a line too), and Unicode's own.
 _LINE_END = re.compile(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]")
 
@@ -70,8 +72,8 @@ def prose(text: object, limit: int = MAX_INLINE) -> str:
 
 def tail(text: object, lines: int = 30, limit: int = 4_000) -> str:
     """The last `lines` lines of `text` (at most `limit` characters, cut at a line), with a note
-    of what was left out."""
-    all_lines = _LINE_END.sub("\n", str(text or "")).rstrip().split("\n")
+    of what was left out; installed files are named from `site-packages/` on."""
+    all_lines = _INSTALLED.sub(".../", _LINE_END.sub("\n", str(text or ""))).rstrip().split("\n")
     kept = all_lines[-lines:]
     while len(kept) > 1 and sum(len(line) + 1 for line in kept) > limit:
         kept = kept[1:]
