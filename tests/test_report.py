@@ -80,6 +80,7 @@ def test_issue_body_golden(flag: str) -> None:
     body = issue_body(fixture_night(with_repro(NEW)), flag)
     assert body.startswith(markers.flag_marker(flag) + "\n")
     assert markers.find_flag(body) == flag
+    assert not [line for line in body.splitlines() if "\\|" in line and not line.startswith("|")]
     check_golden(f"issue-{flag}.md", body)
 
 

@@ -78,6 +78,22 @@ def test_a_hostile_crash_renders_harmlessly(flag: str) -> None:
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+def test_a_snapshot_file_cannot_inject_links_through_its_build() -> None:
+    """The environment comes from a snapshot file too: a bogus git hash is shown, not linked."""
+    snapshot = NEW.model_copy(deep=True)
+    snapshot.environment.torch_git_version = "abc) [x](javascript:1) ```"
+    tonight = pipeline.night_of(snapshot, MemoryStore(), Config())
+    body = report.issue_body(tonight, SCALAR)
+    assert markdown_problems(body) == [] and "javascript" not in outside_code(body)
+    assert "pytorch/commit/" not in body
+    assert (
+        report.issue_body(pipeline.night_of(NEW, MemoryStore(), Config()), SCALAR).count(
+            "pytorch/commit/f0e1d2c3b4a5"
+        )
+        == 1
+    )
+
+
 def test_the_escaper_shapes() -> None:
     span = safety.code(HOSTILE)
     assert span.startswith("`") and span.endswith("`") and span.count("`") == 2

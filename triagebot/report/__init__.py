@@ -88,7 +88,6 @@ def _notice(kind: markers.NoticeKind, night: Night, flag: str) -> str | None:
         old_key=night.diff.old_key,
         new_key=night.diff.new_key,
         compare_url=night.diff.compare_url,
-        issue_url=state.issue_url if state is not None else None,
         dashboard_url=night.dashboard_url,
     )
 

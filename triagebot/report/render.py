@@ -3,7 +3,7 @@
 Templates live in `templates/` at the repository root and ship inside the package as
 `triagebot/report/templates` (a link to them that setuptools copies as package data).
 Untrusted text reaches them only through the escaper's filters (`code`, `cell`, `prose`,
-`fenced`, `tail`); the others format numbers and words:
+`fenced`, `tail`, `plain`, `commit`); the others format numbers and words:
 
 - `percent`: 25% or 33.3%, `n/a` for none;
 - `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
@@ -101,6 +101,8 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         fenced=safety.fenced,
         tail=safety.tail,
         mention=safety.mention,
+        plain=safety.plain,
+        commit=safety.commit,
         percent=percent,
         effect=effect,
         plural=plural,

@@ -11,7 +11,9 @@ or inject HTML. Shapes:
 - `cell(text)`: the same for a table cell, its `|` escaped so the row keeps its columns;
 - `prose(text)`: plain text with mentions and references defused, Markdown and HTML escaped;
 - `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it;
-- `tail(text, lines)`: the last lines of a traceback, for `fenced`.
+- `tail(text, lines)`: the last lines of a traceback, for `fenced`;
+- `plain(text)`: letters, digits and a little punctuation only, for a chart's quoted labels;
+- `commit(sha)`: a pytorch commit link when `sha` is a hash, a code span otherwise.
 
 Inside code spans and fences GitHub neither pings nor links nor reads HTML; markup that could
 still fool a reader of the raw text (`<!--`, `-->`, `<details>`, `</summary>`, ...) gets a
@@ -93,6 +95,24 @@ def fenced(text: object, language: str = "", limit: int = 20_000) -> str:
     longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{body.rstrip()}\n{fence}"
+
+
+_PLAIN = re.compile(r"[^A-Za-z0-9_.+\-: ]")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}\Z")
+COMMIT_URL = "https://github.com/pytorch/pytorch/commit/{sha}"
+
+
+def plain(text: object, limit: int = MAX_INLINE) -> str:
+    """Only letters, digits and `_.+-:` and spaces: for text inside a chart's quotes."""
+    return _PLAIN.sub("?", one_line(text, limit))
+
+
+def commit(sha: object) -> str:
+    """A pytorch commit as a link, when `sha` is one; otherwise as a code span."""
+    text = str(sha or "")
+    if _COMMIT.match(text):
+        return f"[`{text[:12]}`]({COMMIT_URL.format(sha=text)})"
+    return code(text, 60)
 
 
 def mention(login: str) -> str:
