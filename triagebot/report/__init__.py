@@ -29,8 +29,6 @@ from triagebot.report.fit import FULL, GITHUB_LIMIT, ISSUE_LADDER, Detail, bound
 from triagebot.report.render import render
 from triagebot.results import Environment, Night
 
-BODY_LIMIT = GITHUB_LIMIT
-
 
 def full_name(flag: str) -> str:
     """The report folder's file with `flag`'s complete body, when the published one is shortened."""
@@ -162,7 +160,6 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
 
 
 __all__ = [
-    "BODY_LIMIT",
     "GITHUB_LIMIT",
     "bounded",
     "dashboard_html",
