@@ -104,6 +104,8 @@ def test_the_escaper_shapes() -> None:
     block = safety.fenced("x\n" + "`" * 7 + "\n</details>")
     fence = block.splitlines()[0]
     assert fence == "`" * 8 and block.endswith("\n" + fence) and "</details>" not in block
+    inside_html = safety.html_text("T5_Model <!-- x --> @a #1")
+    assert inside_html.startswith("T5_Model &lt;!--") and not re.search(r"@[A-Za-z0-9]|#\d", inside_html)
     assert safety.fenced("a\rb").splitlines()[1:3] == ["a", "b"]  # a lone \r ends a line, as GitHub reads it
     assert (
         safety.tail("\n".join(str(i) for i in range(100)), lines=3)

@@ -3,7 +3,7 @@
 Templates live in `templates/` at the repository root and ship inside the package as
 `triagebot/report/templates` (a link to them that setuptools copies as package data).
 Untrusted text reaches them only through the escaper's filters (`code`, `cell`, `prose`,
-`fenced`, `tail`, `plain`, `commit`); the others format numbers and words:
+`html_text`, `fenced`, `tail`, `plain`, `commit`); the others format numbers and words:
 
 - `percent`: 25% or 33.3%, `n/a` for none;
 - `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
@@ -98,6 +98,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         code=safety.code,
         cell=safety.cell,
         prose=safety.prose,
+        html_text=safety.html_text,
         fenced=safety.fenced,
         tail=safety.tail,
         mention=safety.mention,

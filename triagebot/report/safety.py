@@ -10,6 +10,7 @@ or inject HTML. Shapes:
 - `code(text)`: an inline code span, one line, bounded, for prose and headings;
 - `cell(text)`: the same for a table cell, its `|` escaped so the row keeps its columns;
 - `prose(text)`: plain text with mentions and references defused, Markdown and HTML escaped;
+- `html_text(text)`: the same inside raw HTML (a `<summary>`), HTML escaped only;
 - `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it;
 - `tail(text, lines)`: the last lines of a traceback, for `fenced`;
 - `plain(text)`: letters, digits and a little punctuation only, for a chart's quoted labels;
@@ -70,6 +71,14 @@ def prose(text: object, limit: int = MAX_INLINE) -> str:
     for special in "*_[]~":
         flat = flat.replace(special, "\\" + special)
     return flat
+
+
+def html_text(text: object, limit: int = MAX_INLINE) -> str:
+    """One line of text inside raw HTML (a `<summary>`), where Markdown escapes would show: HTML
+    escaped, mentions and references defused."""
+    flat = html.escape(one_line(text, limit), quote=True)
+    flat = _MENTION.sub("@" + ZERO_WIDTH, flat)
+    return _REFERENCE.sub("#" + ZERO_WIDTH, flat)
 
 
 def tail(text: object, lines: int = 30, limit: int = 4_000) -> str:
