@@ -183,6 +183,8 @@ def test_the_report_folder_keeps_every_table(crashing_night, tmp_path) -> None:
         crashing_night, SCALAR
     )
     assert f"`{report.full_name(SCALAR)}`" in written[f"issue-{SCALAR}.md"].read_text(encoding="utf-8")
+    # The record itself, for the dashboard and any script: it reads back whole.
+    assert Night.model_validate_json(written["night.json"].read_text(encoding="utf-8")) == crashing_night
 
 
 def test_a_shortened_body_links_the_dashboard() -> None:
