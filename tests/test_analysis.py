@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from triagebot.analysis import analyse, classify, diff, effect_of, flag_stats, trend
+from triagebot.analysis import choose_history, classify, diff, effect_of, flag_stats, night, trend
 from triagebot.results import BASELINE, Effect, ModelResult, Outcome, Status, error_signature
 from triagebot.store import read_snapshot
 
@@ -160,8 +160,8 @@ def test_classify_rows_and_stats_match_the_fixture() -> None:
 
 
 def test_first_seen_and_trend_follow_history() -> None:
-    analysis = analyse(NEW, history=[OLD])
-    by_signature = {group.signature: group for group in analysis.flags[DYNAMIC].crash_groups}
+    analysis = night(NEW, [OLD], OLD)
+    by_signature = {group.signature: group for group in analysis.flags[DYNAMIC].stats.crash_groups}
     # T5 crashes in the new nightly the way Qwen2-VL crashed in the old one: seen first then.
     guard_group = next(group for sig, group in by_signature.items() if "get_rope_index" in sig)
     assert guard_group.models == ["T5ForConditionalGeneration"]
@@ -170,6 +170,44 @@ def test_first_seen_and_trend_follow_history() -> None:
     assert runtime.first_seen == NEW.key
     points = trend([OLD, NEW], SCALAR)
     assert [(p.key, p.crashes, p.helps) for p in points] == [(OLD.key, 2, 1), (NEW.key, 1, 1)]
+    assert analysis.flags[SCALAR].trend == points
+    assert analysis.previous_key == OLD.key and analysis.history == [OLD.key]
+    assert analysis.flags[DYNAMIC].diff == analysis.diff.flags[DYNAMIC]
+
+
+def test_a_crash_group_keeps_the_traceback_tail_of_its_first_model() -> None:
+    [group, *_] = flag_stats(NEW, DYNAMIC).crash_groups
+    first = NEW.result(group.models[0]).outcomes[DYNAMIC]
+    assert group.traceback == first.traceback and group.traceback.startswith("Traceback")
+
+
+def test_one_rule_chooses_the_history_and_the_previous_nightly() -> None:
+    def at(key: str, day: int, git: str):
+        return OLD.model_copy(
+            update={
+                "key": key,
+                "created": OLD.created.replace(day=day),
+                "environment": OLD.environment.model_copy(update={"torch_git_version": git}),
+            }
+        )
+
+    a, b, c, now = (
+        at("2.12.0.dev1", 1, "a"),
+        at("2.12.0.dev2", 2, "b"),
+        at("2.12.0.dev3", 3, "c"),
+        at("2.12.0.dev4", 4, "d"),
+    )
+    rebuilt = at("2.12.0.dev4+rebuilt", 4, "d")  # the same build under another key: never compared
+    stored = [a, b, c, now, rebuilt]
+    history, previous = choose_history(now, stored)
+    assert [s.key for s in history] == [a.key, b.key, c.key] and previous is c
+    # --previous OLD: the history ends with OLD, whether it is stored or not.
+    history, previous = choose_history(now, stored, b)
+    assert [s.key for s in history] == [a.key, b.key] and previous is b
+    elsewhere = at("2.12.0.dev2+file", 2, "x").model_copy(update={"created": b.created.replace(hour=12)})
+    history, previous = choose_history(now, stored, elsewhere)
+    assert [s.key for s in history] == [a.key, b.key, elsewhere.key] and previous is elsewhere
+    assert choose_history(a, [a]) == ([], None)
 
 
 def test_diff_of_two_nightlies() -> None:

@@ -17,6 +17,7 @@ from triagebot.results import (
     CorpusSelection,
     Environment,
     ModelResult,
+    Night,
     Outcome,
     Snapshot,
     Status,
@@ -54,16 +55,16 @@ class Stages:
         self.calls.append("sweep")
         return self.swept
 
-    def renderer(self, snap: Snapshot, history: list[Snapshot], previous: Snapshot | None, out: Path) -> Path:
-        self.calls.append(f"render {snap.key} after {previous.key if previous else None}")
+    def renderer(self, night: Night, out: Path) -> Path:
+        self.calls.append(f"render {night.key} after {night.previous_key}")
+        self.rendered = night
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.md").write_text("## the report's own summary\n", encoding="utf-8")
         return out
 
-    def publisher(self, snap, history, previous, config, token, dry_run, out) -> str:
+    def publisher(self, night: Night, config, token, dry_run, out) -> tuple[str, Night]:
         self.calls.append("publish")
         self.published_dry = dry_run
-        return "dry run: 1 issue planned"
+        return "dry run: 1 issue planned", night.linked({FLAG: "https://example.org/issues/1"})
 
     def stages(self) -> dict:
         return {"sweeper": self.sweeper, "renderer": self.renderer, "publisher": self.publisher}
@@ -88,7 +89,9 @@ def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path
         **stages.stages(),
     )
 
-    assert report.swept and stages.calls == ["sweep", f"render {new.key} after None", "publish"]
+    assert report.swept and stages.calls == ["sweep", "publish", f"render {new.key} after None"]
+    # The report folder is rendered from the night as published: its issue links included.
+    assert stages.rendered.flags[FLAG].issue_url == "https://example.org/issues/1"
     assert store.keys() == [new.key] and report.stored_file == store.file(new.key)
     assert report.snapshot_file is not None and report.snapshot_file.exists()
     assert report.diff_file is None  # nothing to compare with
@@ -98,7 +101,8 @@ def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path
     assert any("diff: none (first snapshot)" in line for line in lines)
     step_summary = summary_file.read_text(encoding="utf-8")
     assert "publishing: dry run: 1 issue planned" in step_summary
-    assert step_summary.rstrip().endswith("## the report's own summary")
+    assert f"## triagebot: `{new.key}`" in step_summary  # the night's own summary follows
+    assert f"[`{FLAG}`](https://example.org/issues/1)" in step_summary
     outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines())
     assert outputs["swept"] == "true" and Path(outputs["snapshot"]) == report.snapshot_file
 
@@ -119,7 +123,7 @@ def test_second_build_is_diffed_against_the_previous_one(tmp_path: Path):
     )
 
     assert report.previous_key == old.key
-    assert stages.calls[1] == f"render {new.key} after {old.key}"
+    assert stages.calls[2] == f"render {new.key} after {old.key}"
     change = report.diff_file.read_text(encoding="utf-8")
     assert '"newly_crashing"' in change and '"model": "M"' in change
     assert "1 newly crashing" in report.summary_file.read_text(encoding="utf-8")
@@ -244,7 +248,12 @@ def test_summary_names_the_build(swept: bool):
     report = RunReport(
         build=build, swept=swept, existing_key="2.12.0.dev20260409", snapshot_key="2.12.0.dev20260409"
     )
-    text = summary_markdown(report, None)
+    night = None
+    if swept:
+        from triagebot.analysis import night as analyse
+
+        night = analyse(snapshot("2.12.0.dev20260409", "0123456789abcdef"))
+    text = summary_markdown(report, night)
     assert text.startswith("### triagebot run: torch 2.12.0.dev20260409 (`0123456789ab`)")
     assert ("Already swept" in text) is not swept
 

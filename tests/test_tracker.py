@@ -8,19 +8,23 @@ import pytest
 from fakegithub import ACTIONS_TOKEN, FakeGitHub, serve
 from github import GithubException
 
-from triagebot.config import CcRoute, TrackerSettings
+from triagebot import pipeline
+from triagebot.config import CcRoute, Config, TrackerSettings
+from triagebot.errors import ConfigError
 from triagebot.report.markers import flag_marker, notice_marker
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
     Environment,
     ModelResult,
+    Night,
     Outcome,
     Snapshot,
     Status,
     TrackedIssue,
     error_signature,
 )
+from triagebot.store import MemoryStore
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
 from triagebot.tracker.github import GitHubFault, RetryPolicy, connect
@@ -82,11 +86,17 @@ def connected(fake: FakeGitHub, token: str = "bot-token", slept: list[float] | N
     )
 
 
+def night_of(history: list[Snapshot], settings: TrackerSettings | None = None) -> Night:
+    """The night of the newest of `history`, the rest stored, as every command builds it."""
+    config = Config(tracker=settings or TrackerSettings())
+    return pipeline.night_of(history[-1], MemoryStore(history), config)
+
+
 def run(fake: FakeGitHub, history: list[Snapshot], settings: TrackerSettings | None = None, **options):
     """Publish the newest of `history` as the nightly job does; returns the publication."""
     settings = settings or TrackerSettings(repo=REPO)
     gh = connected(fake)
-    desired = desired_issues(history[-1], history[:-1], settings, author=gh.login)
+    desired = desired_issues(night_of(history, settings).linked({}, author=gh.login), settings)
     return publish(
         desired,
         key=history[-1].key,
@@ -122,11 +132,11 @@ def test_cc_routes_by_signature_and_never_ccs_author_twice():
 
 
 def test_title_placeholders_are_checked():
-    stats = desired_issues(snapshot("k1", {SCALAR: ["Bert"]}), [], TrackerSettings())[0]
+    stats = desired_issues(night_of([snapshot("k1", {SCALAR: ["Bert"]})]), TrackerSettings())[0]
     assert stats.title.startswith("[triagebot] torch._dynamo.config.capture_scalar_outputs: 1 of 4")
     from triagebot.analysis import flag_stats
 
-    with pytest.raises(ValueError, match=r"unknown placeholder \{nope\}"):
+    with pytest.raises(ConfigError, match=r"unknown placeholder \{nope\}"):
         title_for(TrackerSettings(title="{nope}"), flag_stats(snapshot("k1", {}), SCALAR), "k1")
 
 
@@ -235,7 +245,7 @@ def test_dry_run_and_no_token_write_files_not_github(fake, tmp_path):
     assert (tmp_path / "dry" / f"issue-{SCALAR}.md").read_text().startswith("# [triagebot]")
     assert "create issue for capture_scalar_outputs" in (tmp_path / "dry" / "plan.txt").read_text()
 
-    desired = desired_issues(n1, [], TrackerSettings())
+    desired = desired_issues(night_of([n1]), TrackerSettings())
     offline = publish(desired, key="k1", repo=REPO, gh=None, max_writes=50, out_dir=tmp_path / "off")
     assert not offline.github_read and [a.verb for a in offline.plan.writes] == [Verb.create]
     assert (tmp_path / "off" / f"issue-{SCALAR}.md").exists()
@@ -322,7 +332,8 @@ def test_human_labels_are_kept_and_missing_ones_added(fake):
 
 
 def test_desired_state_is_records():
-    desired = desired_issues(snapshot("k2", {SCALAR: ["Bert"]}), [snapshot("k1", {})], TrackerSettings())
+    nightly = night_of([snapshot("k1", {}), snapshot("k2", {SCALAR: ["Bert"]})])
+    desired = desired_issues(nightly, TrackerSettings())
     assert all(isinstance(issue, TrackedIssue) for issue in desired)
     scalar = next(i for i in desired if i.flag == SCALAR)
     assert scalar.open and [n.kind for n in scalar.notices] == ["regression", "close", "reopen"]
@@ -345,12 +356,13 @@ def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch
     nightly = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"], DYNAMIC: ["Bert"]})
     config = Config(tracker=TrackerSettings(repo=REPO))
 
-    tracker.publish_snapshot(nightly, [], None, config, "bot-token", False, tmp_path, say=lambda _: None)
+    night = pipeline.night_of(nightly, MemoryStore([nightly]), config)
+    tracker.publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = {issue["body"].splitlines()[0]: issue for issue in fake.issues(REPO)}
     scalar, dynamic = issues[flag_marker(SCALAR)], issues[flag_marker(DYNAMIC)]
     assert f"https://github.example/{REPO}/issues/{dynamic['number']}" in scalar["body"]
     assert f"https://github.example/{REPO}/issues/{scalar['number']}" in dynamic["body"]
 
     writes = len(fake.writes)
-    tracker.publish_snapshot(nightly, [], None, config, "bot-token", False, tmp_path, say=lambda _: None)
+    tracker.publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     assert len(fake.writes) == writes  # the links were already there: nothing to write

@@ -96,12 +96,13 @@ def diff_command(
     config: ConfigOption = None,
 ) -> None:
     """What changed between two snapshots, per flag, with the commit range."""
-    from triagebot.analysis import diff
+    from triagebot.analysis import night
     from triagebot.report import nightly_summary
 
     before, after = _load_snapshot(old, store, config), _load_snapshot(new, store, config)
-    change = diff(before, after)
-    print(change.model_dump_json(indent=1) if as_json else nightly_summary(after, change), end="\n")
+    compared = night(after, [before], before)
+    assert compared.diff is not None
+    print(compared.diff.model_dump_json(indent=1) if as_json else nightly_summary(compared), end="\n")
 
 
 @app.command()
@@ -116,26 +117,18 @@ def report(
     config: ConfigOption = None,
 ) -> None:
     """Write issue bodies per flag, fixed/regression notices, summary.md and dashboard.html."""
+    from triagebot.pipeline import night_of
     from triagebot.report import write_report
     from triagebot.store import StoreError
 
     settings = read_config(config)
     current = _load_snapshot(snapshot, store, config)
-    history = []
+    before = _load_snapshot(previous, store, config) if previous else None
     try:
         snapshots = _snapshot_store(store, config)
-        history = [s for s in snapshots.history(until=current.key) if s.key != current.key]
-        before = _load_snapshot(previous, store, config) if previous else snapshots.latest_before(current.key)
     except StoreError as error:
         fail(str(error))
-    written = write_report(
-        current,
-        out,
-        previous=before,
-        history=history,
-        cc=settings.tracker.cc,
-        dashboard_url=settings.tracker.dashboard_url,
-    )
+    written = write_report(night_of(current, snapshots, settings, previous=before), out)
     for path in written:
         print(path)
 
@@ -151,16 +144,6 @@ def _token(token: str | None) -> str | None:
     import os
 
     return token or os.environ.get("GITHUB_TOKEN") or None
-
-
-def _history(current, store: Path | None, config: Path | None):
-    from triagebot.store import StoreError
-
-    try:
-        snapshots = _snapshot_store(store, config)
-        return [s for s in snapshots.history(until=current.key) if s.key != current.key], snapshots
-    except StoreError as error:
-        fail(str(error))
 
 
 @app.command()
@@ -184,7 +167,8 @@ def publish(
     """Plan the tracking issues of SNAPSHOT against GitHub, print the plan, apply the difference."""
     import re
 
-    from triagebot.tracker import publish_snapshot
+    from triagebot.pipeline import night_of
+    from triagebot.tracker import publish_night
     from triagebot.tracker.github import GitHubFault
 
     settings = read_config(config)
@@ -192,13 +176,10 @@ def publish(
     if target and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", target):
         fail(f"--repo {target!r} is not OWNER/NAME")
     current = _load_snapshot(snapshot, store, config)
-    history, snapshots = _history(current, store, config)
-    before = _load_snapshot(previous, store, config) if previous else snapshots.latest_before(current.key)
+    before = _load_snapshot(previous, store, config) if previous else None
     try:
-        line = publish_snapshot(
-            current,
-            history,
-            before,
+        published = publish_night(
+            night_of(current, _snapshot_store(store, config), settings, previous=before),
             settings,
             _token(token),
             dry_run,
@@ -208,7 +189,7 @@ def publish(
         )
     except (GitHubFault, ValueError) as error:
         fail(str(error))
-    print(line)
+    print(published.line)
 
 
 @app.command()

@@ -43,6 +43,10 @@ class ReproError(TriagebotError):
     """A reproduction script that cannot be written."""
 
 
+class RenderError(TriagebotError):
+    """A report or comment that cannot be rendered whole within GitHub's limit."""
+
+
 class TrackerError(TriagebotError):
     """GitHub failed or refused, or an event payload or command cannot be used; the message
     names the operation and the issue."""

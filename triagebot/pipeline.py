@@ -1,11 +1,14 @@
 """`triagebot run`: one night's work, from the installed torch to the tracking issues.
 
-detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> diff
-against the previous stored build -> render -> publish (a dry run without a token) -> summary.
+detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> the
+night (`night_of`: analysed once, against the previous stored build) -> publish (a dry run
+without a token) -> render the report folder from the night as published -> summary.
 
 Each stage is a public function of its own package; this module only orders them and says
-where every product landed. torch is never imported here: the build is read by a child
-process, so that the sweep's warm parent stays the only process that holds torch.
+where every product landed. `night_of` is the one way every command (`run`, `report`,
+`publish`) turns a snapshot and the store into the night it renders. torch is never imported
+here: the build is read by a child process, so that the sweep's warm parent stays the only
+process that holds torch.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from triagebot.config import Config
 from triagebot.errors import PipelineError
-from triagebot.results import Environment, Snapshot, SnapshotDiff
+from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import LocalStore, Store, StoreError, open_store, read_snapshot, write_snapshot
 
 
@@ -58,8 +61,9 @@ class RunReport:
 
 # The stages, as functions of other packages; a test may replace any of them.
 Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
-Renderer = Callable[[Snapshot, list[Snapshot], Snapshot | None, Path], Path]
-Publisher = Callable[[Snapshot, list[Snapshot], Snapshot | None, Config, str | None, bool, Path], str]
+Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
+# night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
+Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
 
 
 @dataclass
@@ -150,26 +154,50 @@ def sweep_configured(
 def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout: float = 300.0) -> Snapshot:
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature."""
-    from triagebot.report.repro import reproduce
+    from triagebot.reproduce import reproduce
 
     return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
 
 
-def render_reports(config: Config) -> Renderer:
-    def render(snapshot: Snapshot, history: list[Snapshot], previous: Snapshot | None, out: Path) -> Path:
-        from triagebot.report import write_report
+def night_of(snapshot: Snapshot, store: Store, config: Config, *, previous: Snapshot | None = None) -> Night:
+    """The night of `snapshot`, analysed once: compared with `previous` (default: the newest
+    stored snapshot of another build ordered before it), its history the stored snapshots
+    before that one (`analysis.choose_history`), cc lists from `[tracker]`. `run`, `report`
+    and `publish` all build their night here, so that they render and close alike."""
+    from triagebot.analysis import choose_history, night
+    from triagebot.tracker.cc import cc_for
 
-        write_report(
-            snapshot,
-            out,
-            previous=previous,
-            history=history,
-            cc=config.tracker.cc,
-            dashboard_url=config.tracker.dashboard_url,
-        )
-        return out
+    try:
+        stored = store.history(until=snapshot.key)
+    except StoreError as error:
+        raise PipelineError(f"cannot read the stored history: {error}") from None
+    history, before = choose_history(snapshot, stored, previous)
+    return night(
+        snapshot,
+        history,
+        before,
+        cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
+        dashboard_url=config.tracker.dashboard_url,
+    )
 
-    return render
+
+def render_report(night: Night, out: Path) -> Path:
+    """The report folder: every rendering of `night` (see `report.write_report`)."""
+    from triagebot.report import write_report
+
+    write_report(night, out)
+    return out
+
+
+def publish_night(
+    night: Night, config: Config, token: str | None, dry_run: bool, out: Path
+) -> tuple[str, Night]:
+    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
+    as published (its issue links filled in)."""
+    from triagebot.tracker import publish_night as publish
+
+    published = publish(night, config, token, dry_run, out)
+    return published.line, published.night
 
 
 _BUILD_PROBE = (
@@ -228,30 +256,17 @@ def step_summary(markdown: str) -> None:
             handle.write(markdown + "\n")
 
 
-def summary_markdown(report: RunReport, change: SnapshotDiff | None, details: str = "") -> str:
-    """The step summary: what this run did, then `details` (the report's own summary.md)."""
-    build = report.build
-    head = f"### triagebot run: torch {build.torch_version}"
-    if build.torch_git_version:
-        head += f" (`{build.torch_git_version[:12]}`)"
-    if not report.swept:
-        return f"{head}\n\nAlready swept: snapshot `{report.existing_key}` is in the store. Nothing to do."
-    rows = [head, ""]
-    rows.append(f"- snapshot `{report.snapshot_key}`" + ("" if report.stored_as_news else " (same build)"))
-    if change is None:
-        rows.append("- first snapshot in the store: nothing to compare with")
-    else:
-        moved = [
-            f"{flag}: {len(d.newly_crashing)} newly crashing, {len(d.fixed)} fixed"
-            for flag, d in change.flags.items()
-        ]
-        rows.append(f"- against `{change.old_key}`: " + ("; ".join(moved) or "no shared flags"))
-        if change.compare_url:
-            rows.append(f"- commits: {change.compare_url}")
-    rows.append(f"- publishing: {report.published}")
-    if details:
-        rows += ["", details.strip()]
-    return "\n".join(rows)
+def summary_markdown(report: RunReport, night: Night | None) -> str:
+    """The step summary: what this run did, then the night's summary."""
+    from triagebot.report import run_summary
+
+    return run_summary(
+        report.build,
+        night,
+        existing_key=report.existing_key,
+        stored_as_news=report.stored_as_news,
+        published=report.published,
+    )
 
 
 def run(
@@ -308,9 +323,6 @@ def run(
     snapshot = pre_swept if pre_swept is not None else sweeper(config, out, not options.force)
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
 
-    # Read the history before storing, so that `previous` is the newest other build.
-    history = [s for s in store.history() if not s.environment.same_build(snapshot.environment)]
-    previous = history[-1] if history else None
     try:
         report.stored_as_news = store.put(snapshot)
     except StoreError as error:
@@ -318,25 +330,23 @@ def run(
     report.stored_file = stored_path(store, snapshot.key)
     report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
 
-    change = None
-    if previous is not None:
-        from triagebot.analysis import diff
-
-        change = diff(previous, snapshot)
-        report.previous_key = previous.key
+    night = night_of(snapshot, store, config)
+    if night.diff is not None:
+        report.previous_key = night.previous_key
         report.diff_file = out / "diff.json"
-        report.diff_file.write_text(change.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        report.diff_file.write_text(night.diff.model_dump_json(indent=1) + "\n", encoding="utf-8")
 
-    report.reports_dir = renderer(snapshot, history, previous, out / "report")
     report.issues_dir = out / "issues"
+    report.reports_dir = out / "report"
     dry_run = options.dry_run or not options.token or not config.tracker.repo
-    report.published = publisher(
-        snapshot, history, previous, config, options.token, dry_run, report.issues_dir
-    )
+    try:
+        report.published, night = publisher(night, config, options.token, dry_run, report.issues_dir)
+    finally:
+        # The report folder is the night as published (its bodies are the issues' bodies byte
+        # for byte), and is written even when publishing failed, for the failure to be read.
+        renderer(night, report.reports_dir)
 
-    rendered_summary = report.reports_dir / "summary.md"
-    details = rendered_summary.read_text(encoding="utf-8") if rendered_summary.is_file() else ""
-    summary = summary_markdown(report, change, details)
+    summary = summary_markdown(report, night)
     report.summary_file = out / "summary.md"
     report.summary_file.write_text(summary + "\n", encoding="utf-8")
     step_summary(summary)
@@ -351,7 +361,9 @@ def run(
     )
     report.lines = [
         f"snapshot {snapshot.key}: {report.stored_file or 'stored'} (copy: {report.snapshot_file})",
-        f"diff against {previous.key}: {report.diff_file}" if previous else "diff: none (first snapshot)",
+        f"diff against {report.previous_key}: {report.diff_file}"
+        if report.previous_key
+        else "diff: none (first snapshot)",
         f"reports: {report.reports_dir}",
         f"issues: {report.issues_dir} ({report.published})",
         f"summary: {report.summary_file}",
@@ -363,9 +375,8 @@ def run(
 
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
     """The real sweep, renderer and publisher, for `run`."""
-    from triagebot.tracker import publish_snapshot
 
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
-    return {"sweeper": sweeper, "renderer": render_reports(config), "publisher": publish_snapshot}
+    return {"sweeper": sweeper, "renderer": render_report, "publisher": publish_night}

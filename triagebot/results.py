@@ -353,6 +353,7 @@ class CrashGroup(Record):
     models: list[str]
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
+    traceback: str | None = None  # the tail of the first model's traceback, as the sweep kept it
 
 
 class BreakReasonCount(Record):
@@ -394,14 +395,6 @@ class FlagStats(Record):
     flaky_groups: list[CrashGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
-
-
-class SnapshotAnalysis(Record):
-    """Every effect and every flag's statistics for one snapshot: analysed once, rendered many times."""
-
-    key: str
-    effects: list[ModelEffect]
-    flags: dict[str, FlagStats]
 
 
 class TrendPoint(Record):
@@ -475,3 +468,98 @@ class SnapshotDiff(Record):
             or self.flags_removed
             or any(flag.has_changes for flag in self.flags.values())
         )
+
+
+# --- The night record: one night analysed once, then rendered (report folder, issue bodies,
+# notices, step summary, dashboard). Built by `analysis.night`; renderers only read it.
+
+
+class FlagNight(Record):
+    """One flag on one night: what its tracking issue, its notices and a per-flag page show."""
+
+    flag: str
+    stats: FlagStats  # counts, percentages, crash groups (largest first, `first_seen` filled), overlap
+    effects: list[ModelEffect] = Field(default_factory=list)  # this flag's rows, in snapshot order
+    # Every nightly of the history that has this flag, oldest first, this night last: what the
+    # trend chart draws and what closing reads (confirmed crashes per nightly).
+    trend: list[TrendPoint] = Field(default_factory=list)
+    diff: FlagDiff | None = None  # this flag's part of `Night.diff`; None without one or without the flag
+    cc: list[str] = Field(default_factory=list)  # logins and org/teams mentioned on its issue, in order
+    issue_url: str | None = None  # its tracking issue, once one is known
+
+    @property
+    def crashes(self) -> int:
+        """Confirmed crashes (flaky ones are not counted)."""
+        return self.stats.counts.get(Effect.crashes, 0)
+
+    @property
+    def helps(self) -> int:
+        return self.stats.counts.get(Effect.reduces_graphs, 0)
+
+    @property
+    def helped(self) -> list[ModelEffect]:
+        """Models with fewer graphs under the flag, the largest reduction first."""
+        rows = [row for row in self.effects if row.effect == Effect.reduces_graphs]
+        return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
+
+    @property
+    def increased(self) -> list[ModelEffect]:
+        """Models with more graphs under the flag, in snapshot order."""
+        return [row for row in self.effects if row.effect == Effect.increases_graphs]
+
+    def row(self, model: str) -> ModelEffect | None:
+        """This flag's row for `model`."""
+        return next((row for row in self.effects if row.model == model), None)
+
+
+class Night(Record):
+    """One nightly analysed once: the snapshot, what it is compared with, and every flag's findings.
+
+    `history` and `previous_key` are chosen by one rule (`analysis.choose_history`) for every
+    command: the stored nightlies ordered before this one (other builds only), oldest first,
+    ending with the one it is diffed against. Renderers read this record and nothing else, so
+    that the report folder, the published bodies, the step summary and the dashboard agree.
+    """
+
+    key: str  # the snapshot's key (the torch version)
+    snapshot: Snapshot
+    previous_key: str | None = None  # the nightly `diff` compares with; None for a first nightly
+    history: list[str] = Field(default_factory=list)  # keys before this night, oldest first
+    diff: SnapshotDiff | None = None  # from `previous_key` to `key`
+    flags: dict[str, FlagNight] = Field(default_factory=dict)  # in the snapshot's flag order
+    dashboard_url: str | None = None  # where the complete tables are published, when configured
+
+    @property
+    def effects(self) -> list[ModelEffect]:
+        """Every (model, flag) row, flag by flag."""
+        return [row for flag in self.flags.values() for row in flag.effects]
+
+    def model(self, model: str) -> list[ModelEffect]:
+        """Every flag's row for `model`: what a per-model page shows beside `snapshot.result(model)`."""
+        return [row for flag in self.flags.values() for row in flag.effects if row.model == model]
+
+    def changes(self, model: str) -> dict[str, list[ModelChange]]:
+        """flag -> how `model` moved under it since `previous_key` (empty without a previous nightly)."""
+        if self.diff is None:
+            return {}
+        moved: dict[str, list[ModelChange]] = {}
+        for name, flag in self.diff.flags.items():
+            kinds = (*(flag.newly_crashing, flag.fixed), flag.signature_changes, flag.effect_changes)
+            found = [c for kind in (*kinds, flag.graph_changes) for c in kind if c.model == model]
+            if found:
+                moved[name] = found
+        return moved
+
+    def linked(self, issue_urls: dict[str, str], *, author: str | None = None) -> Night:
+        """This night with its tracking issues' addresses, and `author` (the bot's login, already
+        subscribed to its issues) left out of every cc list. Nothing is analysed again."""
+        flags = {}
+        for name, flag in self.flags.items():
+            cc = [person for person in flag.cc if not author or person.lower() != author.lower()]
+            url = issue_urls.get(name, flag.issue_url)
+            flags[name] = flag.model_copy(update={"issue_url": url, "cc": cc})
+        return self.model_copy(update={"flags": flags})
+
+    def issue_urls(self) -> dict[str, str]:
+        """flag -> its tracking issue, for the flags whose issue is known."""
+        return {name: flag.issue_url for name, flag in self.flags.items() if flag.issue_url}

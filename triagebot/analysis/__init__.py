@@ -2,6 +2,10 @@
 
 Public API, for report/, tracker/ and cli:
 
+- `night(snapshot, history, previous, *, cc, issue_urls, dashboard_url) -> Night`: the one
+  analysis of a nightly that every report, issue body, notice, step summary and page is
+  rendered from; `choose_history(snapshot, stored, previous) -> (history, previous)` is the
+  one rule for what it is compared with.
 - `classify(snapshot) -> list[ModelEffect]`: one row per (model, flag), models in snapshot
   order. Untestable (build or eager failed) is `create_error`; a timeout or a signal in either
   run is `timeout` / `signal`, never `no_effect`; a flag crash whose confirmation rerun ran
@@ -9,10 +13,9 @@ Public API, for report/, tracker/ and cli:
 - `effect_of(model_result, flag) -> Effect | None`, `model_effect(...) -> ModelEffect | None`.
 - `flag_stats(snapshot, flag) -> FlagStats`: counts and percentages over testable models
   (every model but `create_error`), per stratum, crash-to-benefit ratio, mean graph reduction
-  over the models helped, crash groups by signature (confirmed, and flaky apart), overlap of
-  crashing models with every other flag, top baseline graph-break reasons.
-- `analyse(snapshot, history=()) -> SnapshotAnalysis`: effects plus every flag's stats, with
-  each crash group's `first_seen` key taken from `history` (older snapshots, oldest first).
+  over the models helped, crash groups by signature (confirmed, and flaky apart, each with the
+  traceback tail of its first model), overlap of crashing models with every other flag, top
+  baseline graph-break reasons.
 - `trend(snapshots, flag) -> list[TrendPoint]`: confirmed crashes and models helped per snapshot.
 - `first_seen(snapshots, flag) -> dict[signature, key]`.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph
@@ -23,12 +26,14 @@ Public API, for report/, tracker/ and cli:
 
 from triagebot.analysis.diff import compare_url, diff
 from triagebot.analysis.effects import CRASH_EFFECTS, RAN_EFFECTS, classify, effect_of, model_effect
-from triagebot.analysis.stats import analyse, crash_groups, first_seen, flag_stats, top_break_reasons, trend
+from triagebot.analysis.night import CcRule, choose_history, night
+from triagebot.analysis.stats import crash_groups, first_seen, flag_stats, top_break_reasons, trend
 
 __all__ = [
     "CRASH_EFFECTS",
     "RAN_EFFECTS",
-    "analyse",
+    "CcRule",
+    "choose_history",
     "classify",
     "compare_url",
     "crash_groups",
@@ -37,6 +42,7 @@ __all__ = [
     "first_seen",
     "flag_stats",
     "model_effect",
+    "night",
     "top_break_reasons",
     "trend",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from triagebot.analysis.effects import RAN_EFFECTS, model_effect
 from triagebot.results import (
     BASELINE,
@@ -15,11 +17,14 @@ from triagebot.results import (
 )
 
 COMPARE_URL = "https://github.com/pytorch/pytorch/compare/{old}...{new}"
+_SHA = re.compile(r"[0-9a-f]{7,40}\Z")
 
 
 def compare_url(old_git_version: str, new_git_version: str) -> str | None:
-    """The GitHub commit range between two builds, or None when a hash is unknown or they are one build."""
-    if not old_git_version or not new_git_version or old_git_version == new_git_version:
+    """The GitHub commit range between two builds, or None when a hash is unknown (or not a hash)
+    or they are one build."""
+    hashes = _SHA.match(old_git_version) and _SHA.match(new_git_version)
+    if not hashes or old_git_version == new_git_version:
         return None
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
 

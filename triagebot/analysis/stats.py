@@ -14,7 +14,6 @@ from triagebot.results import (
     FlagStats,
     ModelEffect,
     Snapshot,
-    SnapshotAnalysis,
     StratumStats,
     TrendPoint,
 )
@@ -105,6 +104,11 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         if row.effect == Effect.crashes:
             crashing_under[row.flag].add(row.model)
     overlap = {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
+    groups = crash_groups(mine, flag, Effect.crashes)
+    for group in groups:
+        first = snapshot.result(group.models[0])
+        outcome = first.outcomes.get(flag) if first is not None else None
+        group.traceback = outcome.traceback if outcome is not None else None
     return FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
@@ -118,44 +122,39 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         mean_graph_reduction_percent=(
             round(sum(reduction_percents) / len(reduction_percents), 1) if reduction_percents else None
         ),
-        crash_groups=crash_groups(mine, flag, Effect.crashes),
+        crash_groups=groups,
         flaky_groups=crash_groups(mine, flag, Effect.flaky),
         overlap=overlap,
         top_break_reasons=top_break_reasons(snapshot),
     )
 
 
-def first_seen(history: Sequence[Snapshot], flag: str) -> dict[str, str]:
-    """Signature -> key of the oldest snapshot (history is oldest first) where `flag` crashed with it."""
+def first_seen(
+    history: Sequence[Snapshot], flag: str, rows: Sequence[Sequence[ModelEffect]] | None = None
+) -> dict[str, str]:
+    """Signature -> key of the oldest snapshot (history is oldest first) where `flag` crashed with
+    it; `rows[i]` is `classify(history[i])` when already computed."""
     seen: dict[str, str] = {}
-    for snapshot in history:
+    for index, snapshot in enumerate(history):
         if flag not in snapshot.flags:
             continue
-        for group in crash_groups(classify(snapshot), flag, Effect.crashes):
+        classified = rows[index] if rows is not None else classify(snapshot)
+        for group in crash_groups(classified, flag, Effect.crashes):
             seen.setdefault(group.signature, snapshot.key)
     return seen
 
 
-def analyse(snapshot: Snapshot, history: Sequence[Snapshot] = ()) -> SnapshotAnalysis:
-    """Effects and every flag's statistics; `history` (older snapshots, oldest first) fills `first_seen`."""
-    rows = classify(snapshot)
-    flags = {}
-    for flag in snapshot.flags:
-        stats = flag_stats(snapshot, flag, rows)
-        seen = first_seen([*history, snapshot], flag)
-        for group in stats.crash_groups:
-            group.first_seen = seen.get(group.signature, snapshot.key)
-        flags[flag] = stats
-    return SnapshotAnalysis(key=snapshot.key, effects=rows, flags=flags)
-
-
-def trend(snapshots: Sequence[Snapshot], flag: str) -> list[TrendPoint]:
-    """One point per snapshot (in the order given) that has `flag`: confirmed crashes and models helped."""
+def trend(
+    snapshots: Sequence[Snapshot], flag: str, rows: Sequence[Sequence[ModelEffect]] | None = None
+) -> list[TrendPoint]:
+    """One point per snapshot (in the order given) that has `flag`: confirmed crashes and models
+    helped; `rows[i]` is `classify(snapshots[i])` when already computed."""
     points = []
-    for snapshot in snapshots:
+    for index, snapshot in enumerate(snapshots):
         if flag not in snapshot.flags:
             continue
-        counts = _counts(row for row in classify(snapshot) if row.flag == flag)
+        classified = rows[index] if rows is not None else classify(snapshot)
+        counts = _counts(row for row in classified if row.flag == flag)
         points.append(
             TrendPoint(
                 key=snapshot.key,

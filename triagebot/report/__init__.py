@@ -1,205 +1,156 @@
-"""Reports rendered from templates/ (imports results, analysis and jinja2; never torch).
+"""Renderings of one night (imports results, analysis and jinja2; never torch).
 
-Public API, for the tracker and `triagebot run` / `triagebot report`:
+Everything here reads a `results.Night` (built once by `analysis.night`) and renders templates/;
+nothing analyses again, so the report folder, the published bodies, the step summary and the
+dashboard say the same thing. Public API, for the tracker, the pipeline and the command line:
 
-- `issue_body(snapshot, flag, *, history=(), issue_urls={}, cc=[], dashboard_url=None) -> str`:
-  the tracking-issue body for one flag. First line `markers.flag_marker(flag)`. Sections: summary,
-  environment, methodology, results, models helped, crashing models by signature (with first
-  nightly seen and the verified repro from `snapshot.reproductions`), flaky crashes, models with
-  more graphs, overlap with other flags (linking `issue_urls[other]`), a Mermaid trend over
-  `history` (older snapshots, oldest first) and this one, analysis, cc. At most `BODY_LIMIT`
-  characters: long tables fold into <details>, then whole sections are cut with a link to
-  `dashboard_url`.
-- `fixed_notice(diff, flag) -> str | None` and `regression_notice(diff, flag) -> str | None`:
-  comments for models that stopped / started crashing, None when there are none or the two
-  snapshots are one build. First line `markers.notice_marker(kind, flag, diff.new_key)`.
-- `nightly_summary(snapshot, diff=None) -> str`: Markdown for $GITHUB_STEP_SUMMARY.
-- `dashboard_html(snapshot, history=(), issue_urls={}) -> str`: one static HTML file.
-- `write_report(snapshot, out_dir, previous=None, history=(), ...) -> list[Path]`: all of them.
-- `repro`: `repro_script`, `verify`, `reproduce` (see that module); `markers`; `safety`.
+- `issue_body(night, flag) -> str`: the tracking-issue body of `flag`, first line
+  `markers.flag_marker(flag)`, at most `GITHUB_LIMIT` characters with its Markdown whole
+  (`fit.ISSUE_LADDER` sheds detail until it fits; see `fit`). `issue_rendering` also returns
+  the `Detail` it shows.
+- `fixed_notice(night, flag)` / `regression_notice(night, flag) -> str | None`: the comments for
+  models that stopped / started crashing since `night.previous_key`, first line
+  `markers.notice_marker(...)`; None when there are none or the two nightlies are one build.
+- `nightly_summary(night) -> str`: the summary of every flag and what changed (summary.md).
+- `run_summary(build, night, ...) -> str`: the step summary of `triagebot run`.
+- `dashboard_html(night) -> str`: one static HTML page with every table.
+- `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
+  body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
+- `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
+- `repro.repro_script`: the text of a reproduction script; `markers`; `safety` (the one escaper).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from pathlib import Path
 
-from triagebot.analysis import analyse, classify, trend
-from triagebot.analysis import diff as diff_snapshots
 from triagebot.report import markers, safety
+from triagebot.report.fit import FULL, GITHUB_LIMIT, ISSUE_LADDER, Detail, bounded, fit
 from triagebot.report.render import render
-from triagebot.results import Effect, ModelChange, Snapshot, SnapshotDiff
-
-BODY_LIMIT = 65_536
-# Leave room for the tracker to add a line or two without crossing GitHub's limit.
-BODY_BUDGET = BODY_LIMIT - 1_536
-FOLD_AT = 10
-_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?$")
+from triagebot.results import Environment, Night
 
 
-def _cc(people: Sequence[str]) -> list[str]:
-    """Configured logins (or org/team) only: anything else in the config would be a stray ping."""
-    bad = [person for person in people if not _LOGIN.match(person.lstrip("@"))]
-    if bad:
-        raise ValueError(f"cc entry {bad[0]!r} is not a GitHub login")
-    return [person.lstrip("@") for person in people]
+def full_name(flag: str) -> str:
+    """The report folder's file with `flag`'s complete body, when the published one is shortened."""
+    return f"issue-{flag}.full.md"
 
 
-def _truncate(body: str, limit: int, dashboard_url: str | None) -> str:
-    """Cut whole sections from the end until the body fits, and say where the rest is."""
-    where = f" See the full report: {dashboard_url}" if dashboard_url else ""
-    note = f"\n\n_Report truncated to fit GitHub's {BODY_LIMIT}-character limit._{where}\n"
-    cut = body[: limit - len(note)]
-    boundary = cut.rfind("\n## ")
-    if boundary <= 0:
-        boundary = cut.rfind("\n\n")
-    return cut[: max(boundary, 0)].rstrip() + note
-
-
-def issue_body(
-    snapshot: Snapshot,
-    flag: str,
-    *,
-    history: Sequence[Snapshot] = (),
-    issue_urls: dict[str, str] | None = None,
-    cc: Sequence[str] = (),
-    dashboard_url: str | None = None,
-    limit: int = BODY_BUDGET,
-) -> str:
-    """The tracking-issue body of `flag` (see the module docstring)."""
-    analysis = analyse(snapshot, history)
-    stats = analysis.flags[flag]
-    rows = [row for row in analysis.effects if row.flag == flag]
-    crashes = stats.counts.get(Effect.crashes, 0)
-    helps = stats.counts.get(Effect.reduces_graphs, 0)
-    repros = {
-        repro.signature: repro for repro in snapshot.reproductions if repro.flag == flag and repro.verified
-    }
-    context = dict(
+def _issue_context(night: Night, flag: str) -> dict:
+    if flag not in night.flags:
+        raise KeyError(f"nightly {night.key} has no flag {flag!r} (flags: {', '.join(night.flags)})")
+    state = night.flags[flag]
+    return dict(
         marker=markers.flag_marker(flag),
-        key=snapshot.key,
-        stats=stats,
-        env=snapshot.environment,
-        corpus=snapshot.corpus,
-        patch=", ".join(f"{name}={value!r}" for name, value in stats.patch.items()),
-        crashes=crashes,
-        helps=helps,
-        crash_pct=stats.percentages.get(Effect.crashes, 0.0),
-        help_pct=stats.percentages.get(Effect.reduces_graphs, 0.0),
-        effect_rows=[(effect.value, count) for effect, count in stats.counts.items()],
-        helped=sorted(
-            (row for row in rows if row.effect == Effect.reduces_graphs),
-            key=lambda row: (row.flag_graphs - (row.baseline_graphs or 0), row.model),
-        ),
-        increased=[row for row in rows if row.effect == Effect.increases_graphs],
-        crash_rows={
-            group.signature: [row for row in rows if row.model in group.models]
-            for group in stats.crash_groups
+        night=night,
+        flag=state,
+        patch=", ".join(f"{name}={value!r}" for name, value in state.stats.patch.items()),
+        rows={row.model: row for row in state.effects},
+        repros={
+            repro.signature: repro
+            for repro in night.snapshot.reproductions
+            if repro.flag == flag and repro.verified
         },
-        repros=repros,
-        issue_urls=issue_urls or {},
-        trend=trend([*history, snapshot], flag),
-        cc=_cc(cc),
-        dashboard_url=dashboard_url,
-        fold_at=FOLD_AT,
-        fold_helped=len(rows) > 0 and sum(row.effect == Effect.reduces_graphs for row in rows) > FOLD_AT,
+        full_name=full_name(flag),
     )
-    body = render("issue.md.j2", **context)
-    if len(body) > limit:
-        body = render("issue.md.j2", **{**context, "fold_at": 0, "fold_helped": True})
-    return body if len(body) <= limit else _truncate(body, limit, dashboard_url)
 
 
-def _notice(
-    kind: markers.NoticeKind, diff: SnapshotDiff, flag: str, changes: list[ModelChange]
-) -> str | None:
-    if diff.same_build or not changes:
+def issue_rendering(night: Night, flag: str, *, limit: int = GITHUB_LIMIT) -> tuple[str, Detail]:
+    """The body of `flag`'s tracking issue within `limit`, and the detail it could keep."""
+    context = _issue_context(night, flag)
+    return fit(
+        lambda detail: render("issue.md.j2", detail=detail, **context),
+        ISSUE_LADDER,
+        limit,
+        f"the {flag} issue body",
+    )
+
+
+def issue_body(night: Night, flag: str, *, limit: int = GITHUB_LIMIT) -> str:
+    """The tracking-issue body of `flag` (see the module docstring)."""
+    return issue_rendering(night, flag, limit=limit)[0]
+
+
+def _notice(kind: markers.NoticeKind, night: Night, flag: str) -> str | None:
+    state = night.flags.get(flag)
+    change = state.diff if state is not None else None
+    if night.diff is None or night.diff.same_build or change is None:
         return None
-    return render(
+    changes = change.fixed if kind == "fixed" else change.newly_crashing
+    if not changes:
+        return None
+    return bounded(
         f"{kind}.md.j2",
-        marker=markers.notice_marker(kind, flag, diff.new_key),
+        marker=markers.notice_marker(kind, flag, night.key),
         flag=flag,
         changes=changes,
-        old_key=diff.old_key,
-        new_key=diff.new_key,
-        compare_url=diff.compare_url,
+        old_key=night.diff.old_key,
+        new_key=night.diff.new_key,
+        compare_url=night.diff.compare_url,
+        dashboard_url=night.dashboard_url,
     )
 
 
-def fixed_notice(diff: SnapshotDiff, flag: str) -> str | None:
+def fixed_notice(night: Night, flag: str) -> str | None:
     """A comment listing the models that stopped crashing under `flag`, or None."""
-    change = diff.flags.get(flag)
-    return _notice("fixed", diff, flag, change.fixed if change else [])
+    return _notice("fixed", night, flag)
 
 
-def regression_notice(diff: SnapshotDiff, flag: str) -> str | None:
+def regression_notice(night: Night, flag: str) -> str | None:
     """A comment listing the models that newly crash under `flag`, or None."""
-    change = diff.flags.get(flag)
-    return _notice("regression", diff, flag, change.newly_crashing if change else [])
+    return _notice("regression", night, flag)
 
 
-def nightly_summary(snapshot: Snapshot, diff: SnapshotDiff | None = None) -> str:
-    analysis = analyse(snapshot)
-    return render(
-        "summary.md.j2",
-        key=snapshot.key,
-        env=snapshot.environment,
-        models=len(snapshot.results),
-        flags=list(analysis.flags.values()),
-        diff=diff,
-    )
+def nightly_summary(night: Night) -> str:
+    """Every flag's counts and what changed since the previous nightly (summary.md)."""
+    return render("summary.md.j2", night=night, detail=Detail(rows=10))
 
 
-def dashboard_html(
-    snapshot: Snapshot, history: Sequence[Snapshot] = (), issue_urls: dict[str, str] | None = None
-) -> str:
-    analysis = analyse(snapshot, history)
-    return render(
-        "dashboard.html.j2",
-        key=snapshot.key,
-        env=snapshot.environment,
-        flags=list(analysis.flags.values()),
-        effects=classify(snapshot),
-        trends={flag: trend([*history, snapshot], flag) for flag in snapshot.flags},
-        issue_urls=issue_urls or {},
-    )
-
-
-def write_report(
-    snapshot: Snapshot,
-    out_dir: str | Path,
+def run_summary(
+    build: Environment,
+    night: Night | None,
     *,
-    previous: Snapshot | None = None,
-    history: Sequence[Snapshot] = (),
-    issue_urls: dict[str, str] | None = None,
-    cc: dict[str, list[str]] | None = None,
-    dashboard_url: str | None = None,
-) -> list[Path]:
-    """Write issue-<flag>.md, fixed-<flag>.md / regression-<flag>.md (when any), summary.md and
-    dashboard.html into `out_dir`; returns the paths written."""
+    existing_key: str | None = None,
+    stored_as_news: bool = True,
+    published: str = "",
+) -> str:
+    """The step summary of `triagebot run`: what it did, then the night's summary."""
+    return render(
+        "run-summary.md.j2",
+        build=build,
+        night=night,
+        existing_key=existing_key,
+        stored_as_news=stored_as_news,
+        published=published,
+        detail=Detail(rows=10),
+    )
+
+
+def dashboard_html(night: Night) -> str:
+    return render("dashboard.html.j2", night=night)
+
+
+def write_report(night: Night, out_dir: str | Path) -> list[Path]:
+    """Write into `out_dir`: issue-FLAG.md (the body as published), issue-FLAG.full.md (every
+    table, only when the published body is shortened), fixed-FLAG.md / regression-FLAG.md (when
+    any), summary.md, dashboard.html and night.json (the record they were all rendered from);
+    returns the paths written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    change = diff_snapshots(previous, snapshot) if previous is not None else None
     files: dict[str, str] = {}
-    for flag in snapshot.flags:
-        files[f"issue-{flag}.md"] = issue_body(
-            snapshot,
-            flag,
-            history=history,
-            issue_urls=issue_urls,
-            cc=(cc or {}).get(flag, []),
-            dashboard_url=dashboard_url,
-        )
-        if change is not None:
-            for name, notice in (
-                ("fixed", fixed_notice(change, flag)),
-                ("regression", regression_notice(change, flag)),
-            ):
-                if notice is not None:
-                    files[f"{name}-{flag}.md"] = notice
-    files["summary.md"] = nightly_summary(snapshot, change)
-    files["dashboard.html"] = dashboard_html(snapshot, history, issue_urls)
+    for flag in night.flags:
+        body, detail = issue_rendering(night, flag)
+        files[f"issue-{flag}.md"] = body
+        if detail != FULL:
+            files[full_name(flag)] = render("issue.md.j2", detail=FULL, **_issue_context(night, flag))
+        for name, notice in (
+            ("fixed", fixed_notice(night, flag)),
+            ("regression", regression_notice(night, flag)),
+        ):
+            if notice is not None:
+                files[f"{name}-{flag}.md"] = notice
+    files["summary.md"] = nightly_summary(night)
+    files["dashboard.html"] = dashboard_html(night)
+    files["night.json"] = night.model_dump_json(indent=1) + "\n"
     written = []
     for name, text in files.items():
         path = out / name
@@ -209,13 +160,17 @@ def write_report(
 
 
 __all__ = [
-    "BODY_LIMIT",
+    "GITHUB_LIMIT",
+    "bounded",
     "dashboard_html",
     "fixed_notice",
+    "full_name",
     "issue_body",
+    "issue_rendering",
     "markers",
     "nightly_summary",
     "regression_notice",
+    "run_summary",
     "safety",
     "write_report",
 ]

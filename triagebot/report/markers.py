@@ -1,13 +1,21 @@
-"""Hidden markers: how the tracker finds its own issues and never posts one notice twice.
+"""Hidden markers: how the bot finds its own issues and never posts one comment twice.
 
-Formats (HTML comments, invisible on GitHub):
+Every marker is an HTML comment (invisible on GitHub) on the *first line* of a text the bot
+wrote, and is read from the first line only: text quoted from a crash, a comment or a person
+further down can never pass for one (the escaper, `safety`, also keeps untrusted text from
+forming an HTML comment at all). Formats:
 
-- tracking issue body, first line: `<!-- triagebot:flag=NAME -->`
-- notice comment, first line: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`, where KIND
-  is `fixed` or `regression` and KEY is the snapshot key (the torch version) it reports on.
+- tracking issue body: `<!-- triagebot:flag=NAME -->`
+- fixed / regression notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`
+- close / reopen comment: `<!-- triagebot:state=KIND flag=NAME snapshot=KEY -->`
+- mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
+- answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
+- result table of a rerun: `<!-- triagebot:rerun-result=COMMENT_ID -->`
 
-Flag names and keys are plain identifiers and version strings; anything that could end the
-comment (`--`, `>`) or split the fields (spaces) is refused, so a marker always parses back.
+KEY is a snapshot key (the torch version). Flag names and keys are plain identifiers and
+version strings; anything that could end the comment (`--`, `>`) or split the fields (spaces)
+is refused, so that a marker always parses back. Who wrote a body (the bot's account) is the
+tracker's to check; this module reads markers and nothing else.
 """
 
 from __future__ import annotations
@@ -15,24 +23,28 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from triagebot.errors import ConfigError
+
 NoticeKind = Literal["fixed", "regression"]
-_VALUE = re.compile(r"^[A-Za-z0-9_.+\-]+$")
-_FLAG_MARKER = re.compile(r"<!-- triagebot:flag=(?P<flag>[A-Za-z0-9_.+\-]+) -->")
+StateKind = Literal["close", "reopen"]
+_NAME = r"[A-Za-z0-9_.+\-]+"
+_VALUE = re.compile(rf"{_NAME}\Z")
+_FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")
 _NOTICE_MARKER = re.compile(
-    r"<!-- triagebot:notice=(?P<kind>fixed|regression) flag=(?P<flag>[A-Za-z0-9_.+\-]+)"
-    r" snapshot=(?P<key>[A-Za-z0-9_.+\-]+) -->"
+    r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression)|state=(?P<state>close|reopen))"
+    rf" flag=(?P<flag>{_NAME}) snapshot=(?P<key>{_NAME}) -->\Z"
 )
 
 
 class Notice(NamedTuple):
-    kind: str
+    kind: str  # fixed, regression, close or reopen
     flag: str
     key: str
 
 
 def _checked(value: str, what: str) -> str:
     if not _VALUE.match(value) or "--" in value:
-        raise ValueError(f"{what} {value!r} cannot go in a marker")
+        raise ConfigError(f"{what} {value!r} cannot go in a marker (letters, digits and _.+- only)")
     return value
 
 
@@ -46,13 +58,41 @@ def notice_marker(kind: NoticeKind, flag: str, key: str) -> str:
     return f"<!-- triagebot:notice={kind} flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
 
 
+def state_marker(kind: StateKind, flag: str, key: str) -> str:
+    if kind not in ("close", "reopen"):
+        raise ValueError(f"state kind {kind!r} is not close or reopen")
+    return f"<!-- triagebot:state={kind} flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
+
+
+def alert_marker(key: str) -> str:
+    return f"<!-- triagebot:alert snapshot={_checked(key, 'key')} -->"
+
+
+def answer_marker(comment_id: int) -> str:
+    return f"<!-- triagebot:answer={int(comment_id)} -->"
+
+
+def result_marker(comment_id: int) -> str:
+    return f"<!-- triagebot:rerun-result={int(comment_id)} -->"
+
+
+def first_line(body: str | None) -> str:
+    """The first line of `body` without its line ending and trailing blanks."""
+    return (body or "").split("\n", 1)[0].rstrip()
+
+
+def carries(body: str | None, marker: str) -> bool:
+    """Whether `body`'s first line is `marker`: the only place a marker counts."""
+    return bool(marker) and first_line(body) == marker
+
+
 def find_flag(body: str | None) -> str | None:
-    """The flag a tracking-issue body is for, or None when it carries no marker."""
-    found = _FLAG_MARKER.search(body or "")
-    return found.group("flag") if found else None
+    """The flag a tracking-issue body is for: its first line's flag marker, or None."""
+    found = _FLAG_MARKER.match(first_line(body))
+    return found["flag"] if found else None
 
 
 def find_notice(body: str | None) -> Notice | None:
-    """The (kind, flag, snapshot key) a notice comment carries, or None."""
-    found = _NOTICE_MARKER.search(body or "")
-    return Notice(found["kind"], found["flag"], found["key"]) if found else None
+    """The (kind, flag, snapshot key) on a notice's or state comment's first line, or None."""
+    found = _NOTICE_MARKER.match(first_line(body))
+    return Notice(found["notice"] or found["state"], found["flag"], found["key"]) if found else None

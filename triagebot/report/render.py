@@ -1,13 +1,22 @@
-"""The jinja2 environment every report template renders in.
+"""The jinja2 environment every template renders in.
 
 Templates live in `templates/` at the repository root and ship inside the package as
 `triagebot/report/templates` (a link to them that setuptools copies as package data).
-Filters make error text safe (`code`, `prose`, `fenced`) and format numbers.
+Untrusted text reaches them only through the escaper's filters (`code`, `cell`, `prose`,
+`html_text`, `fenced`, `tail`, `plain`, `commit`); the others format numbers and words:
+
+- `percent`: 25% or 33.3%, `n/a` for none;
+- `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
+- `names(models, limit, cell=False)`: model names as code spans, the first `limit` of them,
+  then "and N more";
+- `effect`: an effect in words ("fewer graphs", "untestable (build or eager run failed)");
+- `mention`: `@login` for a configured cc entry.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,10 +28,54 @@ from triagebot.report import safety
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.0f}%" if value == int(value) else f"{value:.1f}%"
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`count word`, the word in the plural unless the count is one ("1 crash", "2 crashes")."""
+    if count == 1:
+        return f"{count} {word}"
+    if words is None:
+        words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count} {words}"
+
+
+def names(models: Sequence[Any], limit: int | None = None, cell: bool = False) -> str:
+    """Model names as code spans joined by commas: the first `limit`, then "and N more"."""
+    escape = safety.cell if cell else safety.code
+    shown = list(models if limit is None else models[:limit])
+    text = ", ".join(escape(name) for name in shown)
+    rest = len(models) - len(shown)
+    if rest:
+        text = f"{text} and {rest} more" if text else plural(rest, "model")
+    return text
+
+
+EFFECT_LABELS = {
+    "reduces_graphs": "fewer graphs",
+    "no_effect": "no effect",
+    "increases_graphs": "more graphs",
+    "crashes": "crashes",
+    "fixes_crash": "fixes a baseline crash",
+    "both_crash": "crashes with and without the flag",
+    "create_error": "untestable (build or eager run failed)",
+    "timeout": "timed out",
+    "signal": "worker died (signal)",
+    "flaky": "flaky (crashed once, not counted)",
+    "wrong_result": "wrong result",
+    "skipped": "skipped (nothing for the flag to act on)",
+    "engine_error": "sweep fault (the flag run did not rebuild the model)",
+}
+
+
+def effect(value: Any) -> str:
+    """An effect in words, for tables a person reads."""
+    if value is None:
+        return ""
+    return EFFECT_LABELS.get(str(value), str(value))
 
 
 def _pyline(value: Any) -> str:
@@ -43,9 +96,18 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
     )
     env.filters.update(
         code=safety.code,
+        cell=safety.cell,
         prose=safety.prose,
+        html_text=safety.html_text,
         fenced=safety.fenced,
-        percent=_percent,
+        tail=safety.tail,
+        mention=safety.mention,
+        plain=safety.plain,
+        commit=safety.commit,
+        percent=percent,
+        effect=effect,
+        plural=plural,
+        names=names,
         pyrepr=repr,
         pyline=_pyline,
         tojson_compact=lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True),

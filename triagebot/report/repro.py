@@ -1,50 +1,35 @@
-"""Self-contained reproduction scripts per crash signature, and their verification.
+"""The text of a self-contained reproduction script for one crash (rendering only; never runs it).
 
 `repro_script(snapshot, flag, model)` builds a script from the snapshot alone: the model's
 `ModelSpec` (transformers class path and tiny config, or the inlined source of a sentinel),
 its inputs rebuilt from their `InputSpec`s and seed, the flag's config patch, the counting
 backend and `fullgraph=False`. It needs torch (and transformers for transformers models) but
-no hub and no triagebot.
-
-`verify(script, signature)` runs a script in a subprocess with a Python that has torch (this
-package never imports torch) and checks that it raises an error whose signature, computed by
-`results.error_signature` as the sweep computes it, is the expected one.
-
-`reproduce(snapshot, python)` does both for the first model of every confirmed crash group and
-returns `results.Reproduction` records; store them in `Snapshot.reproductions`. Only verified
-ones are shown in issues.
+no hub and no triagebot, and imports nothing it does not use. Running and verifying scripts
+is `triagebot.reproduce`'s (a stage beside the sweep: it runs torch).
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
+import ast
 
-from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import Reproduction, Snapshot, error_signature
-
-DEFAULT_TIMEOUT = 300.0
-
-# Runs a script under test without its `__main__` block and reports the exception as type and
-# message in one JSON line on stderr, so that the signature is computed as the sweep computes it.
-_HARNESS = """
-import json, runpy, sys
-namespace = runpy.run_path(sys.argv[1], run_name="triagebot_repro")
-try:
-    namespace["main"]()
-except BaseException as error:
-    report = {"type": type(error).__name__, "message": str(error)}
-    sys.stderr.write("\\nTRIAGEBOT-ERROR " + json.dumps(report) + "\\n")
-    sys.exit(1)
-"""
-_ERROR_PREFIX = "TRIAGEBOT-ERROR "
+from triagebot.results import Snapshot
 
 
+def _bound_imports(code: str) -> set[str]:
+    """Names the top-level imports of `code` bind (`import torch` binds torch)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as error:
+        raise ReproError(f"the inlined source does not parse: {error.msg} (line {error.lineno})") from None
+    bound = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            bound.update(alias.asname or alias.name for alias in node.names)
+    return bound
 
 
 def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | None = None) -> str:
@@ -60,6 +45,9 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
     outcome = result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
+    imports = ["import importlib", "import torch"]
+    if spec.code:
+        imports = [] if "torch" in _bound_imports(spec.code) else ["import torch"]
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
@@ -75,83 +63,5 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
         device=snapshot.environment.device,
         patch=snapshot.flags[flag],
         inputs=[item.model_dump() for item in spec.inputs],
+        imports=imports,
     )
-
-
-def run_script(script: str, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT) -> str | None:
-    """Run `script` and return the signature of the error it raised, or None when it raised none.
-
-    Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
-    """
-    with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as folder:
-        path = Path(folder) / "repro.py"
-        path.write_text(script, encoding="utf-8")
-        completed = subprocess.run(
-            [python, "-c", _HARNESS, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=folder,
-            check=False,
-        )
-    for line in reversed(completed.stderr.splitlines()):
-        if line.startswith(_ERROR_PREFIX):
-            error = json.loads(line[len(_ERROR_PREFIX) :])
-            return error_signature(error["type"], error["message"])
-    if completed.returncode != 0:
-        tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"exit status {completed.returncode}: {tail}"
-    return None
-
-
-def verify(
-    script: str,
-    *,
-    flag: str,
-    model: str,
-    signature: str,
-    python: str = sys.executable,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> Reproduction:
-    """Run `script` and record whether it raised `signature`."""
-    try:
-        observed = run_script(script, python, timeout)
-    except subprocess.TimeoutExpired:
-        observed = f"timed out after {timeout:.0f} s"
-    except OSError as error:
-        observed = f"could not run {python}: {error.strerror}"
-    return Reproduction(
-        flag=flag,
-        signature=signature,
-        model=model,
-        script=script,
-        verified=observed == signature,
-        observed=observed or "no error",
-    )
-
-
-def reproduce(
-    snapshot: Snapshot, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT
-) -> list[Reproduction]:
-    """A verified-or-not reproduction for every confirmed crash group of every flag.
-
-    Each group is tried with its models in order until one model's script reproduces it; a
-    group none of whose models has a spec is skipped.
-    """
-    found = []
-    for flag in snapshot.flags:
-        for group in flag_stats(snapshot, flag).crash_groups:
-            attempt = None
-            for model in group.models:
-                try:
-                    script = repro_script(snapshot, flag, model, group.signature)
-                except ReproError:
-                    continue
-                attempt = verify(
-                    script, flag=flag, model=model, signature=group.signature, python=python, timeout=timeout
-                )
-                if attempt.verified:
-                    break
-            if attempt is not None:
-                found.append(attempt)
-    return found

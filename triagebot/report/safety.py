@@ -1,14 +1,24 @@
-"""Making text from tracebacks safe for GitHub Markdown.
+"""The one escaper: untrusted text made safe for GitHub Markdown.
 
-Error text is written by whoever wrote the model code or the exception. On GitHub it must not
-ping people (`@name`), cross-link (`#123`, `owner/repo#1`), break a table (`|`, newlines),
-open a code fence that swallows the rest of the issue, or inject HTML. Three shapes:
+Untrusted is everything that comes from model code, torch (errors, tracebacks, break reasons),
+a snapshot file or a comment: model names, signatures, error lines, scripts, quotes. Every
+template shows such text through one of these filters and nothing else; on GitHub it can then
+never ping anyone (`@name`), cross-link (`#123`, `owner/repo#1`), form an HTML comment (and so
+never pass for a marker), open or close a `<details>`, close the fence or the table it sits in,
+or inject HTML. Shapes:
 
-- `code(text)`: an inline code span, one line, bounded (table cells, the error line);
-- `prose(text)`: plain text with mentions and references defused, HTML escaped, one line;
-- `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it.
+- `code(text)`: an inline code span, one line, bounded, for prose and headings;
+- `cell(text)`: the same for a table cell, its `|` escaped so the row keeps its columns;
+- `prose(text)`: plain text with mentions and references defused, Markdown and HTML escaped;
+- `html_text(text)`: the same inside raw HTML (a `<summary>`), HTML escaped only;
+- `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it;
+- `tail(text, lines)`: the last lines of a traceback, for `fenced`;
+- `plain(text)`: letters, digits and a little punctuation only, for a chart's quoted labels;
+- `commit(sha)`: a pytorch commit link when `sha` is a hash, a code span otherwise.
 
-Inside code spans and fences GitHub neither pings nor links, so only escaping is needed there.
+Inside code spans and fences GitHub neither pings nor links nor reads HTML; markup that could
+still fool a reader of the raw text (`<!--`, `-->`, `<details>`, `</summary>`, ...) gets a
+zero-width space that GitHub shows as nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +31,17 @@ ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _REFERENCE = re.compile(r"#(?=\d)")
 _BACKTICKS = re.compile(r"`+")
+# HTML that could open or close a comment or a block around the text, whatever the case.
+_MARKUP = re.compile(r"<(?=!|/|\?|details|summary|pre|code)|(?<=-)-(?=>)|(?<=--)!(?=>)", re.IGNORECASE)
+# The installation prefix of a file in a traceback: where it was installed says nothing.
+_INSTALLED = re.compile(r'(?<=File ")[^"\n]*?[\\/](?=(?:site|dist)-packages[\\/])')
+# Line endings as CommonMark reads them (a lone \r ends a line too), and Unicode's own.
+_LINE_END = re.compile(r"\r\n?|[\u2028\u2029\x0b\x0c\x85]")
+
+
+def neutral(text: object) -> str:
+    """`text` with every would-be HTML comment or block tag broken by a zero-width space."""
+    return _MARKUP.sub(lambda m: m.group() + ZERO_WIDTH, str(text))
 
 
 def one_line(text: object, limit: int = MAX_INLINE) -> str:
@@ -29,30 +50,80 @@ def one_line(text: object, limit: int = MAX_INLINE) -> str:
 
 
 def code(text: object, limit: int = MAX_INLINE) -> str:
-    """An inline code span: backticks become quotes, `|` an escaped pipe that tables keep whole."""
-    flat = one_line(text, limit).replace("`", "'")
-    if not flat:
-        return ""
-    # In a GFM table a `|` ends the cell even inside a code span unless escaped.
-    return "`" + flat.replace("|", "\\|") + "`"
+    """An inline code span outside a table: one line, backticks become quotes."""
+    flat = neutral(one_line(text, limit).replace("`", "'"))
+    return "`" + flat + "`" if flat else ""
+
+
+def cell(text: object, limit: int = MAX_INLINE) -> str:
+    """An inline code span in a table cell: in a GFM table a `|` ends the cell even inside a
+    code span unless escaped, so it is escaped here (and only here)."""
+    span = code(text, limit)
+    return span.replace("|", "\\|")
 
 
 def prose(text: object, limit: int = MAX_INLINE) -> str:
-    """One line of plain Markdown that cannot ping, cross-link, open HTML or break a table."""
+    """One line of plain Markdown that cannot ping, cross-link, open HTML or start markup."""
     flat = html.escape(one_line(text, limit), quote=False)
     flat = _MENTION.sub("@" + ZERO_WIDTH, flat)
     flat = _REFERENCE.sub("#" + ZERO_WIDTH, flat)
     flat = _BACKTICKS.sub(lambda m: "\\`" * len(m.group()), flat)
-    for special in "|*_[]<>":
+    for special in "*_[]~":
         flat = flat.replace(special, "\\" + special)
     return flat
 
 
+def html_text(text: object, limit: int = MAX_INLINE) -> str:
+    """One line of text inside raw HTML (a `<summary>`), where Markdown escapes would show: HTML
+    escaped, mentions and references defused."""
+    flat = html.escape(one_line(text, limit), quote=True)
+    flat = _MENTION.sub("@" + ZERO_WIDTH, flat)
+    return _REFERENCE.sub("#" + ZERO_WIDTH, flat)
+
+
+def tail(text: object, lines: int = 30, limit: int = 4_000) -> str:
+    """The last `lines` lines of `text` (at most `limit` characters, cut at a line), with a note
+    of what was left out; installed files are named from `site-packages/` on."""
+    all_lines = _INSTALLED.sub(".../", _LINE_END.sub("\n", str(text or ""))).rstrip().split("\n")
+    kept = all_lines[-lines:]
+    while len(kept) > 1 and sum(len(line) + 1 for line in kept) > limit:
+        kept = kept[1:]
+    if sum(len(line) + 1 for line in kept) > limit:
+        kept = [kept[-1][-limit:]]
+    left_out = len(all_lines) - len(kept)
+    head = [f"... ({left_out} line{'s' if left_out != 1 else ''} above left out)"] if left_out else []
+    return "\n".join(head + kept)
+
+
 def fenced(text: object, language: str = "", limit: int = 20_000) -> str:
-    """A fenced code block that the text inside cannot close."""
-    body = str(text)
+    """A fenced code block that the text inside cannot close, whatever its backticks."""
+    body = neutral(_LINE_END.sub("\n", str(text)))
     if len(body) > limit:
-        body = body[:limit] + "\n... (truncated)"
+        cut = body.rfind("\n", 0, limit)
+        body = body[: cut if cut > 0 else limit] + "\n... (truncated)"
     longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{body.rstrip()}\n{fence}"
+
+
+_PLAIN = re.compile(r"[^A-Za-z0-9_.+\-: ]")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}\Z")
+COMMIT_URL = "https://github.com/pytorch/pytorch/commit/{sha}"
+
+
+def plain(text: object, limit: int = MAX_INLINE) -> str:
+    """Only letters, digits and `_.+-:` and spaces: for text inside a chart's quotes."""
+    return _PLAIN.sub("?", one_line(text, limit))
+
+
+def commit(sha: object) -> str:
+    """A pytorch commit as a link, when `sha` is one; otherwise as a code span."""
+    text = str(sha or "")
+    if _COMMIT.match(text):
+        return f"[`{text[:12]}`]({COMMIT_URL.format(sha=text)})"
+    return code(text, 60)
+
+
+def mention(login: str) -> str:
+    """`@login` for a configured person (config checks logins); never for untrusted text."""
+    return "@" + login.removeprefix("@")

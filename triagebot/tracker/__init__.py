@@ -3,28 +3,32 @@
 One small module per behaviour, as rust-lang/triagebot's handlers, each configured by
 `[tracker]` in triagebot.toml:
 
-- `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed)
+- `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed),
+  rendered from the night (`results.Night`), never analysed again
 - `closing`: open/closed from the confirmed-crash history (`close_after`)
-- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`)
+- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`); the
+  night carries the result
 - `plan` / `remote` / `publish`: read GitHub, plan, apply only the difference, dry run, the
   write cap (`max_writes`) that turns a flood into one alert
 - `commands` / `rerun`: the `/rerun-sweep` grammar, permissions, reactions, answers, polling
   (`commands_on_edited`)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep
-- `markers`: the hidden markers of the bot's own comments (issue/notice markers: report.markers)
+- `render`: the bot's own comments, each within GitHub's limit (`report.fit.bounded`)
 
-Public entry points: `publish_snapshot` (the `publish` command and the nightly pipeline) and
-the functions of `rerun` (the `command` command).
+Markers are `triagebot.report.markers` (one module for every marker the bot writes).
+
+Public entry points: `publish_night` (the `publish` command and the nightly pipeline) and the
+functions of `rerun` (the `command` command).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.results import Snapshot
+from triagebot.results import Night
 
 
 def issue_url(repo: str, number: int) -> str:
@@ -33,10 +37,18 @@ def issue_url(repo: str, number: int) -> str:
     return f"{server}/{repo}/issues/{number}"
 
 
-def publish_snapshot(
-    snapshot: Snapshot,
-    history: Sequence[Snapshot],
-    previous: Snapshot | None,
+@dataclass
+class Published:
+    """What publishing did, and the night as published: with the addresses of its tracking
+    issues and without the bot's own login in a cc line. Render the report folder from it, so
+    that its bodies are the published ones byte for byte."""
+
+    line: str  # one line: dry run, applied N changes, held, ...
+    night: Night
+
+
+def publish_night(
+    night: Night,
     config: Config,
     token: str | None,
     dry_run: bool,
@@ -45,10 +57,10 @@ def publish_snapshot(
     repo: str | None = None,
     max_writes: int | None = None,
     say=print,
-) -> str:
-    """Publish `snapshot` to the tracking issues of `repo` (default `tracker.repo`); prints the
-    plan through `say` and returns one line saying what was done. Without a token, or with
-    `dry_run`, nothing is written to GitHub: the plan and bodies go to `out_dir`."""
+) -> Published:
+    """Publish `night` to the tracking issues of `repo` (default `tracker.repo`); prints the
+    plan through `say`. Without a token, or with `dry_run`, nothing is written to GitHub: the
+    plan and bodies go to `out_dir`."""
     from triagebot.tracker.desired import desired_issues
     from triagebot.tracker.github import connect
     from triagebot.tracker.plan import Verb
@@ -59,19 +71,17 @@ def publish_snapshot(
     cap = max_writes if max_writes is not None else config.tracker.max_writes
     token = token or os.environ.get("GITHUB_TOKEN") or None
     gh = connect(token) if token and repo else None
-    author = gh.login if gh else None
-    numbers = tracked_issue_numbers(gh, repo, snapshot.flags) if gh else {}
+    numbers = tracked_issue_numbers(gh, repo, night.flags) if gh else {}
 
-    def desired_with_links() -> list:
+    def linked() -> Night:
         urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
-        return desired_issues(
-            snapshot, history, config.tracker, previous=previous, author=author, issue_urls=urls
-        )
+        return night.linked(urls, author=gh.login if gh else None)
 
-    desired = desired_with_links()
+    current = linked()
+    desired = desired_issues(current, config.tracker)
     publication = publish(
         desired,
-        key=snapshot.key,
+        key=night.key,
         repo=repo or "(no repository)",
         gh=gh,
         max_writes=cap,
@@ -87,7 +97,8 @@ def publish_snapshot(
         # Issues opened just now were not linked from their siblings' bodies: link them in this
         # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
         numbers.update(created)
-        relinked = relink_bodies(gh, repo, desired, desired_with_links(), numbers)
+        current = linked()
+        relinked = relink_bodies(gh, repo, desired, desired_issues(current, config.tracker), numbers)
         say(f"linked {relinked} issue(s) to the ones opened now")
     if publication.held:
         say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
@@ -96,6 +107,6 @@ def publish_snapshot(
     writes = len(publication.plan.writes)
     if gh is None or dry_run:
         why = "dry run" if gh is not None else "no token or repository: GitHub not read"
-        return f"{why}; {writes} change(s) planned, bodies in {out_dir}"
+        return Published(f"{why}; {writes} change(s) planned, bodies in {out_dir}", current)
     held = " (held: alert only)" if publication.held else ""
-    return f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
+    return Published(f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}", current)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triagebot.report.markers import alert_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.markers import alert_marker
 from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
 from triagebot.tracker.remote import Applied, apply_plan, read_state, update_issue
 from triagebot.tracker.render import render

@@ -1,16 +1,17 @@
-"""Rendering the bot's own comments (templates/tracker-*.md.j2) in the report package's jinja2
-environment, so that every value passes through the same safety filters (`code`, `prose`).
+"""Rendering the bot's own comments (templates/tracker-*.md.j2): help and refusals, the rerun
+answer table, the close and reopen comments, the mass-failure alert.
 
-The tracking-issue bodies and the fixed/regression notices are the report package's; the
-texts here are the bot's answers: command help and refusals, the rerun answer table, the
-close and reopen comments, the mass-failure alert.
+They render in the report package's jinja2 environment, so every value passes through the one
+escaper's filters (`code`, `cell`, `prose`), and through its bounded renderer, so every comment
+fits GitHub's 65,536 characters with its Markdown whole (a template's lists shed rows, saying
+"and N more", until it fits).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from triagebot.report.render import render as report_render
+from triagebot.report.fit import bounded
 from triagebot.report.safety import code
 
 
@@ -20,6 +21,7 @@ def code_span(value: Any, limit: int = 120) -> str:
 
 
 def render(name: str, **context: Any) -> str:
+    """`templates/NAME` within GitHub's limit; only the tracker's own `tracker-*` templates."""
     if not name.startswith("tracker-"):
         raise ValueError(f"{name}: the tracker renders only its own tracker-* templates")
-    return report_render(name, **context)
+    return bounded(name, **context)

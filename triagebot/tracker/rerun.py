@@ -19,11 +19,11 @@ from github import GithubException
 
 from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
 from triagebot.errors import TrackerError
+from triagebot.report.markers import answer_marker, result_marker
 from triagebot.results import Effect, RerunRequest, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.markers import answer_marker, result_marker
 from triagebot.tracker.remote import bot_comment_bodies, list_bot_issues, post_comment
 from triagebot.tracker.render import render
 

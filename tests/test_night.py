@@ -1,0 +1,133 @@
+"""One night, computed once: the report folder, the published issues and the step summary are
+renderings of one record, and every command compares a nightly with the same history."""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fakegithub import serve
+from typer.testing import CliRunner
+
+from triagebot import pipeline
+from triagebot.cli import app
+from triagebot.config import CcRoute, Config, TrackerSettings
+from triagebot.report import markers
+from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from triagebot.store import LocalStore, MemoryStore, write_snapshot
+from triagebot.tracker import github
+
+REPO = "pytorch/pytorch"
+SCALAR = "capture_scalar_outputs"
+DYNAMIC = "capture_dynamic_output_shape_ops"
+
+
+def nightly(day: int, crashing: int, models: int = 600) -> Snapshot:
+    """`models` models; the first `crashing` crash under SCALAR (confirmed); DYNAMIC helps them all."""
+    results = []
+    for index in range(models):
+        crash = Outcome(
+            status=Status.crash,
+            error_type="GuardOnDataDependentSymNode",
+            error="Could not guard on data-dependent expression Eq(u0, 0)",
+            signature="GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, N)",
+        )
+        scalar = crash if index < crashing else Outcome(status=Status.ok, graphs=2)
+        results.append(
+            ModelResult(
+                model=f"Model{index:03d}",
+                outcomes={
+                    BASELINE: Outcome(status=Status.ok, graphs=3),
+                    SCALAR: scalar,
+                    DYNAMIC: Outcome(status=Status.ok, graphs=2),
+                },
+                confirmations={SCALAR: [crash]} if index < crashing else {},
+            )
+        )
+    key = f"2.12.0.dev202604{day:02d}"
+    return Snapshot(
+        key=key,
+        created=datetime(2026, 4, day, tzinfo=UTC),
+        environment=Environment(torch_version=key, torch_git_version=f"{day:040x}"),
+        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
+        corpus=CorpusSelection(name="test", models=[result.model for result in results]),
+        results=results,
+    )
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    for server in serve():
+        monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+        monkeypatch.setattr(
+            github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=server.clock)
+        )
+        yield server
+
+
+def test_the_report_folder_holds_the_published_bodies_byte_for_byte(fake, tmp_path: Path) -> None:
+    """With cc routes, the report's body and the issue's are one rendering of one night."""
+    config = Config(
+        tracker=TrackerSettings(
+            repo=REPO,
+            cc={SCALAR: ["alice", "bob"]},
+            cc_routes=[CcRoute(pattern="GuardOnDataDependent", people=["carol", "triagebot-bot"])],
+        )
+    )
+    stages = {"sweeper": None, "renderer": pipeline.render_report, "publisher": pipeline.publish_night}
+    store = MemoryStore([nightly(1, 0)])
+    for day in (2, 3):  # a night that opens the issues, then one that edits them
+        merged = write_snapshot(nightly(day, 5 * day), tmp_path / f"merged-{day}.json")
+        options = pipeline.RunOptions(out=tmp_path / f"night-{day}", token="bot-token", snapshot=merged)
+        run = pipeline.run(config, options, store=store, say=lambda _: None, **stages)  # type: ignore[arg-type]
+
+        published = {markers.find_flag(issue["body"]): issue for issue in fake.issues(REPO)}
+        assert list(published) == [SCALAR]  # the other flag crashes nowhere: no issue
+        folder = (run.reports_dir / f"issue-{SCALAR}.md").read_text(encoding="utf-8")
+        assert folder == published[SCALAR]["body"]
+        assert folder.rstrip().endswith("cc @alice @bob @carol")  # routed, the bot itself left out
+        summary = (run.reports_dir / "summary.md").read_text(encoding="utf-8")
+        assert f"/{REPO}/issues/{published[SCALAR]['number']})" in summary
+    comments = fake.comments(REPO, 1)
+    regression = (tmp_path / "night-3" / "report" / f"regression-{SCALAR}.md").read_text(encoding="utf-8")
+    assert regression in [comment["body"] for comment in comments]
+
+
+def test_publish_with_previous_closes_by_the_history_it_diffed_against(fake, tmp_path: Path) -> None:
+    """`publish SNAP --previous OLD` with OLD not in the store: one clean night after 600
+    crashes is not two, so with close_after = 2 the issue stays open."""
+    (tmp_path / "triagebot.toml").write_text(
+        f'[tracker]\nrepo = "{REPO}"\nclose_after = 2\n', encoding="utf-8"
+    )
+    old, new = nightly(1, 600), nightly(2, 0)
+    old_file = write_snapshot(old, tmp_path / "old.json")
+    new_file = write_snapshot(new, tmp_path / "new.json")
+    common = [
+        "--config",
+        str(tmp_path / "triagebot.toml"),
+        "--store",
+        str(tmp_path / "store"),
+        "--token",
+        "bot-token",
+    ]
+
+    opened = CliRunner().invoke(app, ["publish", str(old_file), *common, "--out", str(tmp_path / "a")])
+    assert opened.exit_code == 0, opened.output
+    assert [issue["state"] for issue in fake.issues(REPO)] == ["open"]
+
+    result = CliRunner().invoke(
+        app, ["publish", str(new_file), "--previous", str(old_file), *common, "--out", str(tmp_path / "b")]
+    )
+    assert result.exit_code == 0, result.output
+    assert LocalStore(tmp_path / "store").keys() == []  # OLD was never stored
+    [issue] = [issue for issue in fake.issues(REPO) if markers.find_flag(issue["body"]) == SCALAR]
+    assert issue["state"] == "open"
+    bodies = [comment["body"] for comment in fake.comments(REPO, issue["number"])]
+    assert any(markers.find_notice(body) == ("fixed", SCALAR, new.key) for body in bodies)
+    assert "Model599" in bodies[-1] or "600 models stopped crashing" in "".join(bodies)
+
+    # The same history in every command: the night `report` renders says what `publish` did.
+    night = pipeline.night_of(new, LocalStore(tmp_path / "store"), Config(), previous=old)
+    assert night.history == [old.key] and [p.crashes for p in night.flags[SCALAR].trend] == [600, 0]
