@@ -369,9 +369,10 @@ def run(
     """The night's work: detect the installed torch, skip it if stored, sweep, store, diff, render,
     publish (a dry run without a token), and print where everything went."""
     import re
+    from contextlib import nullcontext
 
     from triagebot import pipeline
-    from triagebot.store import LocalStore, StoreError, open_store
+    from triagebot.store import LocalStore, StoreError, open_store, read_snapshot
     from triagebot.sweep import StreamError, SweepError
 
     if device not in (None, "auto", "cpu", "cuda"):
@@ -388,9 +389,13 @@ def run(
         out=out, token=_token(token), dry_run=dry_run, force=force, snapshot=snapshot, check_only=check
     )
     try:
+        if snapshot is not None:
+            read_snapshot(snapshot)  # a bad file or key is refused before anything is created
         snapshots = LocalStore(store) if store else open_store(settings.store)
         stages = pipeline.default_stages(settings, snapshots, _names(models))
-        pipeline.run(settings, options, store=snapshots, **stages)
+        # Two runs on one store take turns (the second says so and waits); --check only reads.
+        with nullcontext() if check else snapshots.lock():
+            pipeline.run(settings, options, store=snapshots, **stages)
     except (pipeline.PipelineError, StoreError, SweepError, StreamError) as error:
         fail(str(error))
 
