@@ -185,7 +185,6 @@ def publish(
     import re
 
     from triagebot.tracker import publish_snapshot
-    from triagebot.tracker.github import GitHubFault
 
     settings = read_config(config)
     target = repo or settings.tracker.repo
@@ -205,8 +204,9 @@ def publish(
             out,
             repo=target,
             max_writes=max_writes,
+            store=snapshots,
         )
-    except (GitHubFault, ValueError) as error:
+    except ValueError as error:
         fail(str(error))
     print(line)
 

@@ -10,6 +10,7 @@ process, so that the sweep's warm parent stays the only process that holds torch
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import PipelineError
+from triagebot.errors import PipelineError, TrackerError
 from triagebot.results import Environment, Snapshot, SnapshotDiff
 from triagebot.store import LocalStore, Store, StoreError, open_store, read_snapshot, write_snapshot
 
@@ -330,9 +331,13 @@ def run(
     report.reports_dir = renderer(snapshot, history, previous, out / "report")
     report.issues_dir = out / "issues"
     dry_run = options.dry_run or not options.token or not config.tracker.repo
-    report.published = publisher(
-        snapshot, history, previous, config, options.token, dry_run, report.issues_dir
-    )
+    incomplete: TrackerError | None = None
+    try:
+        report.published = publisher(
+            snapshot, history, previous, config, options.token, dry_run, report.issues_dir
+        )
+    except TrackerError as error:  # said in the summary too, then the run fails with it
+        report.published, incomplete = f"failed: {error}", error
 
     rendered_summary = report.reports_dir / "summary.md"
     details = rendered_summary.read_text(encoding="utf-8") if rendered_summary.is_file() else ""
@@ -358,6 +363,8 @@ def run(
     ]
     for line in report.lines:
         say(line)
+    if incomplete is not None:
+        raise incomplete
     return report
 
 
@@ -368,4 +375,5 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
-    return {"sweeper": sweeper, "renderer": render_reports(config), "publisher": publish_snapshot}
+    publisher = functools.partial(publish_snapshot, store=store)  # the store remembers the issues
+    return {"sweeper": sweeper, "renderer": render_reports(config), "publisher": publisher}

@@ -5,9 +5,13 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 
 - `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed)
 - `closing`: open/closed from the confirmed-crash history (`close_after`)
-- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`)
+- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`), and the
+  comment that reaches people a body edit added
 - `plan` / `remote` / `publish`: read GitHub, plan, apply only the difference, dry run, the
-  write cap (`max_writes`) that turns a flood into one alert
+  write cap (`max_writes`) that turns a flood into one alert; a failed write does not stop
+  the others
+- `memory`: what the store remembers of each flag's issue (its number first, then its marker)
+- `people`: an issue a person closed stays closed until a new crash signature appears
 - `commands` / `rerun`: the `/rerun-sweep` grammar, permissions, reactions, answers, polling
   (`commands_on_edited`)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep
@@ -24,7 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from triagebot.config import Config
+from triagebot.errors import TrackerError
 from triagebot.results import Snapshot
+
+
+class PublishIncomplete(TrackerError):
+    """Some planned writes failed (each already said); the rest were applied. Running the
+    publish again applies what is missing, without duplicates."""
 
 
 def issue_url(repo: str, number: int) -> str:
@@ -44,13 +54,17 @@ def publish_snapshot(
     *,
     repo: str | None = None,
     max_writes: int | None = None,
+    store=None,
     say=print,
 ) -> str:
     """Publish `snapshot` to the tracking issues of `repo` (default `tracker.repo`); prints the
     plan through `say` and returns one line saying what was done. Without a token, or with
-    `dry_run`, nothing is written to GitHub: the plan and bodies go to `out_dir`."""
+    `dry_run`, nothing is written to GitHub: the plan and bodies go to `out_dir`. `store`: where
+    the tracker remembers each flag's issue (none: markers alone). When some writes failed, the
+    others are still applied, each failure is said, and `PublishIncomplete` says how many."""
     from triagebot.tracker.desired import desired_issues
     from triagebot.tracker.github import connect
+    from triagebot.tracker.memory import IssueMemory, night_facts
     from triagebot.tracker.plan import Verb
     from triagebot.tracker.publish import publish, relink_bodies
     from triagebot.tracker.remote import tracked_issue_numbers
@@ -60,7 +74,9 @@ def publish_snapshot(
     token = token or os.environ.get("GITHUB_TOKEN") or None
     gh = connect(token) if token and repo else None
     author = gh.login if gh else None
-    numbers = tracked_issue_numbers(gh, repo, snapshot.flags) if gh else {}
+    memory = IssueMemory.load(store, repo) if repo else IssueMemory(repo)
+    remembered = memory.numbers(list(snapshot.flags))
+    numbers = tracked_issue_numbers(gh, repo, snapshot.flags, remembered) if gh else {}
 
     def desired_with_links() -> list:
         urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
@@ -77,7 +93,10 @@ def publish_snapshot(
         max_writes=cap,
         dry_run=dry_run,
         out_dir=out_dir,
+        memory=memory,
+        facts=night_facts(snapshot, previous, config.tracker, author=author),
     )
+    failures = [missing.reason for missing in publication.not_applied]
     created = {
         done.action.flag: done.number
         for done in publication.applied
@@ -87,8 +106,11 @@ def publish_snapshot(
         # Issues opened just now were not linked from their siblings' bodies: link them in this
         # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
         numbers.update(created)
-        relinked = relink_bodies(gh, repo, desired, desired_with_links(), numbers)
+        relinked, relink_failures = relink_bodies(gh, repo, desired, desired_with_links(), numbers)
+        failures += relink_failures
         say(f"linked {relinked} issue(s) to the ones opened now")
+    if gh is not None and not dry_run:
+        memory.save(store)
     if publication.held:
         say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
     for line in publication.plan.describe():
@@ -97,5 +119,10 @@ def publish_snapshot(
     if gh is None or dry_run:
         why = "dry run" if gh is not None else "no token or repository: GitHub not read"
         return f"{why}; {writes} change(s) planned, bodies in {out_dir}"
+    for reason in failures:
+        say(f"not applied: {reason}")
     held = " (held: alert only)" if publication.held else ""
-    return f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
+    line = f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
+    if failures:
+        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}")
+    return line
