@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -171,6 +172,13 @@ class FakeGitHub:
         with self._lock:
             return self._create_comment(repo, number, body, author)
 
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> dict[str, Any]:
+        """A person edits their comment: new body, `updated_at` later than `created_at`."""
+        with self._lock:
+            comment = self.repos[repo].comments[comment_id]
+            comment.update(body=body, updated_at=self.timestamp(60))
+            return comment
+
     def edit_issue(self, repo: str, number: int, author: str, **fields: Any) -> dict[str, Any]:
         """What a person does in the web page: edit, close or reopen an issue as `author`."""
         with self._lock:
@@ -226,12 +234,18 @@ class FakeGitHub:
             self._lagging[(repo, number)] = self.lag_after_create
         return issue
 
+    def timestamp(self, later: float = 0) -> str:
+        """The fake clock (plus `later` seconds) as GitHub writes times."""
+        return datetime.fromtimestamp(self.clock() + later, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
     def _create_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
         comment = template("comment")
         comment_id = self._id()
         comment.update(
             id=comment_id,
             body=body,
+            created_at=self.timestamp(),
+            updated_at=self.timestamp(),
             user=self.user_json(author),
             url=f"{self.base_url}/repos/{repo}/issues/comments/{comment_id}",
             html_url=f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}",

@@ -7,6 +7,7 @@ Tracking-issue and fixed/regression notice markers are the report package's
 - mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
 - answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
 - result table of a rerun: `<!-- triagebot:rerun-result=COMMENT_ID -->`
+- a rerun that gave no result: `<!-- triagebot:rerun-failed=COMMENT_ID -->`
 - cc comment for people a body edit added: `<!-- triagebot:cc flag=NAME snapshot=KEY -->`
 """
 
@@ -38,6 +39,10 @@ def answer_marker(comment_id: int) -> str:
 
 def result_marker(comment_id: int) -> str:
     return f"<!-- triagebot:rerun-result={int(comment_id)} -->"
+
+
+def failure_marker(comment_id: int) -> str:
+    return f"<!-- triagebot:rerun-failed={int(comment_id)} -->"
 
 
 def cc_marker(flag: str, key: str) -> str:

@@ -19,6 +19,20 @@ def code_span(value: Any, limit: int = 120) -> str:
     return code(value, limit)
 
 
+COMMENT_LIMIT = 65_536  # GitHub's limit for an issue comment or body, in characters
+
+
+def bounded(text: str, limit: int = COMMENT_LIMIT) -> str:
+    """`text` unchanged when it fits GitHub's limit, else cut at a line boundary with a note.
+    The bot's own comments keep their tables short by construction; this is the last guard
+    (their templates hold no fence or <details> a line cut could leave open)."""
+    if len(text) <= limit:
+        return text
+    note = "\n\n_Cut to fit GitHub's comment limit._\n"
+    cut = text[: limit - len(note)]
+    return cut[: max(cut.rfind("\n"), 0)].rstrip() + note
+
+
 def render(name: str, **context: Any) -> str:
     if not name.startswith("tracker-"):
         raise ValueError(f"{name}: the tracker renders only its own tracker-* templates")
