@@ -355,6 +355,10 @@ def sweep(
     shard: Annotated[
         str | None, typer.Option("--shard", help="Sweep slice i of n (i/n, 1-based), by model.")
     ] = None,
+    confirm: Annotated[
+        int | None,
+        typer.Option("--confirm", min=0, help="Reruns of each crash (default: [sweep] confirm)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Compile every model under the baseline and each flag, one isolated worker per run."""
@@ -375,6 +379,7 @@ def sweep(
             out=out,
             resume=resume,
             shard=shard,
+            confirm=confirm,
         )
     except (SweepError, StreamError) as error:
         fail(str(error))
