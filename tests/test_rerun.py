@@ -282,3 +282,29 @@ def test_the_event_path_answers_a_reader_once_a_day(fake, monkeypatch, capsys, t
         assert ran.status == 0 and "run=false" in ran.out
     refusals = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
     assert len(refusals) == 1
+
+
+def test_every_comment_the_tracker_renders_fits_whatever_its_values():
+    from triagebot.tracker.render import render
+
+    reason = "x" * 100_000
+    body = render("tracker-refusal.md.j2", marker="<!-- m -->", user="someone", reason=reason)
+    assert len(body) <= 65_536 and body.startswith("<!-- m -->") and body.endswith("limit._\n")
+
+
+def test_the_daily_refusal_reads_githubs_times_so_it_holds_without_a_ledger(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["reader"] = "read"
+    for _ in range(3):
+        fake.add_comment(REPO, number, "/rerun-sweep", "reader")
+    poll(gh, Ledger(REPO), now=NOW)
+    poll(gh, Ledger(REPO), now=NOW + timedelta(days=3))  # a store that forgot everything
+    bot = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(bot) == 1
+
+    fake.clock = lambda: NOW.timestamp() + 3 * 86_400  # a new command, days after the refusal
+    fake.add_comment(REPO, number, "/rerun-sweep", "reader")
+    poll(gh, Ledger(REPO), now=NOW + timedelta(days=3))
+    bot = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(bot) == 2

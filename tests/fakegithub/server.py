@@ -455,7 +455,9 @@ class FakeGitHub:
             if reaction["content"] == body["content"] and reaction["user"]["login"] == login:
                 return 200, {}, reaction  # GitHub answers an existing reaction with 200
         reaction = template("reaction")
-        reaction.update(id=self._id(), content=body["content"], user=self.user_json(login))
+        reaction.update(
+            id=self._id(), content=body["content"], user=self.user_json(login), created_at=self.timestamp()
+        )
         reactions.append(reaction)
         return 201, {}, reaction
 

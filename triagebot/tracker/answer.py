@@ -21,7 +21,7 @@ from triagebot.tracker import commands
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.markers import failure_marker, result_marker
 from triagebot.tracker.remote import bot_comment_bodies, carries, post_comment
-from triagebot.tracker.render import bounded, render
+from triagebot.tracker.render import render
 from triagebot.tracker.rerun import bot_reactions, react
 
 SECTION_ROWS = 25  # rows shown per section; six sections of 25 short rows stay far below 65,536
@@ -85,17 +85,15 @@ def answer_body(
         for name, title in SECTIONS
         if rows[name]
     ]
-    return bounded(
-        render(
-            "tracker-answer.md.j2",
-            marker=result_marker(comment_id),
-            user=user,
-            key=rerun.key,
-            stored=stored.key if stored is not None else None,
-            counts={name: len(found) for name, found in rows.items()},
-            sections=sections,
-            not_rerun=not_rerun(rerun, stored, flags or list(rerun.flags)),
-        )
+    return render(
+        "tracker-answer.md.j2",
+        marker=result_marker(comment_id),
+        user=user,
+        key=rerun.key,
+        stored=stored.key if stored is not None else None,
+        counts={name: len(found) for name, found in rows.items()},
+        sections=sections,
+        not_rerun=not_rerun(rerun, stored, flags or list(rerun.flags)),
     )
 
 
@@ -139,15 +137,13 @@ def post_failure(gh: GitHub, repo_name: str, issue: int, comment_id: int, reason
     """Answer the command `comment_id` with why its rerun gave no result, and react 😕."""
     marker = failure_marker(comment_id)
     if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
-        body = bounded(
-            render(
-                "tracker-rerun-failed.md.j2",
-                marker=marker,
-                user=_author(gh, repo_name, issue, comment_id),
-                reason=reason,
-                run_url=run_url(),
-                command=commands.COMMAND,
-            )
+        body = render(
+            "tracker-rerun-failed.md.j2",
+            marker=marker,
+            user=_author(gh, repo_name, issue, comment_id),
+            reason=reason,
+            run_url=run_url(),
+            command=commands.COMMAND,
         )
         post_comment(gh, repo_name, issue, marker, body, what=f"answer a failed rerun on {repo_name}#{issue}")
     react(gh, repo_name, issue, comment_id, "confused")
@@ -160,7 +156,7 @@ def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
     for comment in reversed(comments):
         if commands.command_line(comment.body or "") is None:
             continue
-        mine = bot_reactions(gh, repo_name, issue, comment)
+        mine = bot_reactions(gh, repo_name, issue, comment).keys()
         if "eyes" in mine and not mine & {"rocket", "confused"}:
             return comment.id
     return None

@@ -7,6 +7,8 @@ reactions, for a command the event workflow already handled) and then recorded.
 
 Also here: the rule that one person gets one refusal (or help) per issue per day, however many
 commands they post; the others are recorded as `quiet`, with neither a comment nor a reaction.
+The rule reads the times GitHub gave the command and the answers, so it decides the same way on
+every poll, with or without a ledger.
 """
 
 from __future__ import annotations
@@ -53,17 +55,27 @@ class Ledger:
 
 
 def answered_recently(
-    records: Iterable[CommandRecord], issue: int, author: str, now: datetime, every: timedelta = ANSWER_EVERY
+    records: Iterable[CommandRecord],
+    issue: int,
+    author: str,
+    posted: datetime,
+    every: timedelta = ANSWER_EVERY,
 ) -> bool:
-    """Whether `author` got a refusal or help answer on `issue` within `every` of `now`."""
+    """Whether `author` got a refusal or help answer on `issue` at most `every` before a command
+    they `posted` (or any time after it): then that command goes without a word. Measured from
+    the command's own time, so the verdict is the same whenever it is made."""
     return any(
         record.issue == issue
         and record.author.lower() == author.lower()
         and record.state in ("refused", "answered")
         and record.attempts == 0  # a rerun's result is not a refusal or help
-        and now - record.at < every
+        and _aware(record.at) >= _aware(posted) - every
         for record in records
     )
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def now() -> datetime:

@@ -62,16 +62,23 @@ def edited(comment: Any) -> bool:
     return bool(created and updated and updated > created)
 
 
-def answered_ids(comments: list[Any], bot: str) -> dict[int, str]:
-    """comment id -> "answered" or "failed", for the commands the bot's comments answer."""
-    answered: dict[int, str] = {}
-    ids = [c.id for c in comments]
-    lines = {first_line(c.body) for c in comments if c.user and c.user.login.lower() == bot.lower()}
-    for cid in ids:
-        if result_marker(cid) in lines or answer_marker(cid) in lines:
-            answered[cid] = "answered"
-        elif failure_marker(cid) in lines:
-            answered[cid] = "failed"
+def answered_ids(comments: list[Any], bot: str) -> dict[int, tuple[str, datetime | None, bool]]:
+    """comment id -> (state, when, whether a sweep ran) for the commands the bot's comments
+    answer: a rerun's result or failure, or a help or refusal answer."""
+    lines = {
+        first_line(c.body): _aware(c.created_at)
+        for c in comments
+        if c.user and c.user.login.lower() == bot.lower()
+    }
+    answered: dict[int, tuple[str, datetime | None, bool]] = {}
+    for cid in (c.id for c in comments):
+        for marker, state, swept in (
+            (answer_marker(cid), "answered", False),
+            (failure_marker(cid), "failed", True),
+            (result_marker(cid), "answered", True),
+        ):
+            if marker in lines:
+                answered[cid] = (state, lines[marker], swept)
     return answered
 
 
@@ -115,8 +122,10 @@ def poll(
             if record is not None and record.state != "accepted":
                 continue
             if comment.id in done:
-                attempts = record.attempts if record is not None else 0
-                ledger.note(base.model_copy(update={"state": done[comment.id], "attempts": attempts}))
+                state, answered_at, swept = done[comment.id]
+                attempts = max(record.attempts if record is not None else 0, int(swept))
+                update = {"state": state, "attempts": attempts, "at": answered_at or now}
+                ledger.note(base.model_copy(update=update))
                 continue
             if record is not None:  # accepted, no answer yet
                 if now - _aware(record.at) < STALE_AFTER:
@@ -142,17 +151,21 @@ def poll(
                 continue  # one sweep per poll: this one waits, unrecorded, for the next
             # Never seen by the ledger: the event workflow may have handled it already.
             mine = bot_reactions(gh, repo_name, issue.number, comment)
-            if "eyes" in mine and not mine & {"rocket", "confused"}:
-                ledger.note(base.model_copy(update={"state": "accepted", "attempts": 1}))
+            if "eyes" in mine and not mine.keys() & {"rocket", "confused"}:
+                accepted = mine["eyes"] or now  # when it was accepted, as GitHub says
+                ledger.note(base.model_copy(update={"state": "accepted", "attempts": 1, "at": accepted}))
                 continue
-            if mine & {"rocket", "confused"}:
-                ledger.note(base.model_copy(update={"state": "answered" if "rocket" in mine else "refused"}))
+            if mine.keys() & {"rocket", "confused"}:
+                state = "answered" if "rocket" in mine else "refused"
+                answered_at = mine.get("rocket") or mine.get("confused") or now  # as GitHub says
+                ledger.note(base.model_copy(update={"state": state, "at": answered_at}))
                 continue
             event = _event(repo_name, issue, comment, "edited" if edited(comment) else "created")
             decision = _decide(event, gh, repo_name, issue_flag, settings)
             if decision.kind == Kind.none:
                 continue
-            quiet = answered_recently([*ledger.records.values(), *answers], issue.number, author, now)
+            posted = _aware(comment.created_at) or now
+            quiet = answered_recently([*ledger.records.values(), *answers], issue.number, author, posted)
             if gh.writes + writes_needed(decision, quiet) > budget:
                 say(f"the write cap of {settings.max_writes} is reached; the rest waits for the next poll")
                 return chosen

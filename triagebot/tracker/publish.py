@@ -92,7 +92,7 @@ def with_people(
         found, record, fact = remote.issues.get(issue.marker), memory.get(issue.flag), facts.get(issue.flag)
         verdict = respect_closer(issue, found, record, fact, bot=bot, key=key)
         issue, remember[issue.flag] = verdict.desired, verdict.remember
-        if found is not None and fact is not None:
+        if found is not None and fact is not None and (issue.open or found.open):  # none on a closed issue
             notice = cc_routing.cc_notice(issue.flag, key, fact.cc, fact.routes, record, fact.previous_cc)
             if notice is not None:
                 issue = issue.model_copy(update={"notices": [*issue.notices, notice]})

@@ -2,8 +2,9 @@
 environment, so that every value passes through the same safety filters (`code`, `prose`).
 
 The tracking-issue bodies and the fixed/regression notices are the report package's; the
-texts here are the bot's answers: command help and refusals, the rerun answer table, the
-close and reopen comments, the mass-failure alert.
+texts here are the bot's answers: command help and refusals, the rerun answer table and its
+failure, the close and reopen comments, the cc comment, the mass-failure alert. Each keeps its
+lists short by construction (first rows, then "and N more"); `bounded` is the last guard.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def bounded(text: str, limit: int = COMMENT_LIMIT) -> str:
 
 
 def render(name: str, **context: Any) -> str:
+    """A tracker-* template rendered, within GitHub's limit whatever its values."""
     if not name.startswith("tracker-"):
         raise ValueError(f"{name}: the tracker renders only its own tracker-* templates")
-    return report_render(name, **context)
+    return bounded(report_render(name, **context))

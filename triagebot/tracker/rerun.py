@@ -24,7 +24,6 @@ from triagebot.results import CommandRecord, RerunRequest, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import answered_recently
 from triagebot.tracker.markers import answer_marker
 from triagebot.tracker.remote import first_line, post_comment
 from triagebot.tracker.render import render
@@ -195,13 +194,15 @@ def react(gh: GitHub, repo_name: str, issue: int, comment_id: int, content: str)
     gh.write(lambda: comment.create_reaction(content), what=what)
 
 
-def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> set[str]:
-    """The bot's own reactions to `comment` (a PyGithub comment)."""
+def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> dict[str, datetime | None]:
+    """The bot's own reactions to `comment` (a PyGithub comment): content -> when it was made."""
     bot = gh.login.lower()
-    return gh.read(
-        lambda: {r.content for r in comment.get_reactions() if r.user and r.user.login.lower() == bot},
-        what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}",
-    )
+
+    def read() -> dict[str, datetime | None]:
+        mine = [r for r in comment.get_reactions() if r.user and r.user.login.lower() == bot]
+        return {r.content: _time(r.raw_data.get("created_at")) for r in mine}
+
+    return gh.read(read, what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}")
 
 
 def answers_on(comments: list[Any], bot: str, issue: int) -> list[CommandRecord]:
@@ -268,10 +269,6 @@ def writes_needed(decision: Decision, quiet: bool) -> int:
     if decision.kind in (Kind.help, Kind.refuse):
         return 0 if decision.limited and quiet else 2
     return 1 if decision.kind == Kind.run else 0
-
-
-def answered_today(records: list[CommandRecord], event: CommentEvent, now: datetime) -> bool:
-    return answered_recently(records, event.issue, event.author, now)
 
 
 def outputs(decision: Decision) -> dict[str, str]:
