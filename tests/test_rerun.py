@@ -251,8 +251,12 @@ def test_polling_obeys_commands_on_edited(fake):
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "thanks for the report", "maintainer")
     fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=T5Model")
-    assert poll(gh, Ledger(REPO), now=NOW).kind == Kind.none
-    assert fake.reactions(REPO, comment["id"]) == []
+    ledger = Ledger(REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    assert fake.reactions(REPO, comment["id"]) == [] and ledger.get(comment["id"]).state == "ignored"
+    fake.requests.clear()
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    assert not any(path.endswith("/reactions") for _, path in fake.requests)  # not looked at again
     assert poll(gh, Ledger(REPO), now=NOW, on_edited=True).kind == Kind.run
 
 

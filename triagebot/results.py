@@ -364,10 +364,11 @@ class CommandRecord(Record):
     issue: int
     comment_id: int
     author: str
-    state: Literal["answered", "refused", "quiet", "accepted", "failed"]
+    state: Literal["answered", "refused", "quiet", "accepted", "failed", "ignored"]
     # answered: help or a rerun's result posted; refused: a refusal posted; quiet: refused
     # without a word (its author was already answered on this issue that day); accepted: a
-    # sweep was started and no answer is known yet; failed: answered with why no result came.
+    # sweep was started and no answer is known yet; failed: answered with why no result came;
+    # ignored: not a command the bot acts on (an edited comment, with commands_on_edited off).
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))  # when `state` was reached
     attempts: int = 0  # sweeps started for it
 

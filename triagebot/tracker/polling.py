@@ -163,6 +163,7 @@ def poll(
             event = _event(repo_name, issue, comment, "edited" if edited(comment) else "created")
             decision = _decide(event, gh, repo_name, issue_flag, settings)
             if decision.kind == Kind.none:
+                ledger.note(base.model_copy(update={"state": "ignored"}))  # not read again
                 continue
             posted = _aware(comment.created_at) or now
             quiet = answered_recently([*ledger.records.values(), *answers], issue.number, author, posted)
