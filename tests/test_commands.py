@@ -13,9 +13,12 @@ from typer.testing import CliRunner
 
 from triagebot.report.markers import find_flag, flag_marker
 from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
-from triagebot.tracker import commands, rerun
+from triagebot.store import LocalStore
+from triagebot.tracker import answer, commands, polling, rerun
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import RetryPolicy, connect
+from triagebot.tracker.ledger import Ledger
+from triagebot.tracker.remote import first_line
 
 REPO = "Codertocat/Hello-World"  # the repository of the recorded payloads
 SCALAR = "capture_scalar_outputs"
@@ -144,16 +147,22 @@ def command_payload(
     return data
 
 
-def decide(event, *, permission="admin", on_edited=False, bot="triagebot-bot"):
+def issue_flag(number: int, body: str) -> str | None:
+    return find_flag(first_line(body))
+
+
+def decide(event, *, permission="admin", on_edited=False, bot="triagebot-bot", stored=None, max_models=20):
     return rerun.decide(
         event,
         bot_login=bot,
-        issue_flag=find_flag,
+        issue_flag=issue_flag,
         permission=lambda login: permission,
         known_models=MODELS,
         known_flags=FLAGS,
         default_confirm=1,
         on_edited=on_edited,
+        max_models=max_models,
+        stored=stored,
     )
 
 
@@ -185,11 +194,14 @@ def test_decisions_on_real_payloads():
         "models": "T5Model",
         "flags": SCALAR,
         "confirm": "2",
+        "corpus": "",
     }
     reader = decide(rerun.read_event(command_payload("/rerun-sweep")), permission="read")
     assert reader.kind == Kind.refuse and "write access" in reader.reason
     assert rerun.outputs(reader) == {"run": "false"}
-    edited = rerun.read_event(command_payload("/rerun-sweep", name="issue_comment.edited.json"))
+    edited = rerun.read_event(
+        command_payload("/rerun-sweep models=T5Model", name="issue_comment.edited.json")
+    )
     assert decide(edited).kind == Kind.none and decide(edited, on_edited=True).kind == Kind.run
     deleted = rerun.read_event(command_payload("/rerun-sweep", name="issue_comment.deleted.json"))
     assert decide(deleted).kind == Kind.none
@@ -220,9 +232,21 @@ def tracked_issue(fake) -> int:
     return fake.add_issue(REPO, "tracking", f"{flag_marker(SCALAR)}\nreport", "triagebot-bot")["number"]
 
 
-def poll(gh):
-    return rerun.poll(
-        gh, REPO, issue_flag=find_flag, known_models=MODELS, known_flags=FLAGS, default_confirm=1
+def poll(gh, ledger=None, **settings):
+    from datetime import UTC, datetime
+
+    options = dict(known_models=MODELS, known_flags=FLAGS, default_confirm=1, stored=stored_snapshot())
+    options.update(settings)
+    now = settings.pop("now", None) or datetime(2026, 4, 10, tzinfo=UTC)
+    options.pop("now", None)
+    return polling.poll(
+        gh,
+        REPO,
+        issue_flag=issue_flag,
+        settings=polling.PollSettings(**options),
+        ledger=ledger if ledger is not None else Ledger(REPO),
+        now=now,
+        say=lambda _: None,
     )
 
 
@@ -258,6 +282,28 @@ def rerun_snapshot() -> Snapshot:
     )
 
 
+def stored_snapshot() -> Snapshot:
+    """The newest stored nightly: BertModel and T5Model crash under SCALAR, BertModel under DYNAMIC."""
+    crash = Outcome(status=Status.crash, error_type="GuardOnDataDependentSymNode", signature="Guard")
+    results = []
+    for model in MODELS:
+        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
+        confirmations = {}
+        for flag in FLAGS:
+            crashes = (model, flag) in {("BertModel", SCALAR), ("T5Model", SCALAR), ("BertModel", DYNAMIC)}
+            outcomes[flag] = crash if crashes else Outcome(status=Status.ok, graphs=2)
+            if crashes:
+                confirmations[flag] = [crash]
+        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
+    return Snapshot(
+        key="2.12.0.dev20260410",
+        environment=Environment(torch_version="2.12.0.dev20260410"),
+        flags={flag: {flag: True} for flag in FLAGS},
+        corpus=CorpusSelection(name="smoke", models=MODELS),
+        results=results,
+    )
+
+
 def test_reader_refused_maintainer_runs_and_is_answered(fake):
     gh = gh_for(fake)
     number = tracked_issue(fake)
@@ -278,15 +324,15 @@ def test_reader_refused_maintainer_runs_and_is_answered(fake):
     writes = len(fake.writes)
     assert poll(gh).kind == Kind.none and len(fake.writes) == writes  # each command handled once
 
-    assert rerun.pending_command(gh, REPO, number) == accepted["id"]
-    rerun.post_answer(gh, REPO, number, accepted["id"], rerun_snapshot())
-    rerun.post_answer(gh, REPO, number, accepted["id"], rerun_snapshot())  # a rerun of the job
-    answer = fake.comments(REPO, number)[-1]["body"]
-    assert "1 still crashing, 1 no longer crashing, 1 flaky" in answer
-    assert "| `BertModel` |" in answer and "`Guard: @x #12 \\| y`" in answer  # inert and table-safe
+    assert answer.pending_command(gh, REPO, number) == accepted["id"]
+    answer.post_answer(gh, REPO, number, accepted["id"], rerun_snapshot(), stored_snapshot())
+    answer.post_answer(gh, REPO, number, accepted["id"], rerun_snapshot(), stored_snapshot())  # job rerun
+    text = fake.comments(REPO, number)[-1]["body"]
+    assert "1 still crashing, 1 no longer crashing, 0 crashing now that did not crash there, 1 flaky" in text
+    assert "| `BertModel` |" in text and "`Guard: @x #12 \\| y`" in text  # inert and table-safe
     assert sum("rerun-result" in c["body"] for c in fake.comments(REPO, number)) == 1
     assert fake.reactions(REPO, accepted["id"]) == ["eyes", "rocket"]
-    assert rerun.pending_command(gh, REPO, number) is None
+    assert answer.pending_command(gh, REPO, number) is None
 
 
 def test_help_is_answered_with_the_grammar(fake):
@@ -312,6 +358,7 @@ def test_command_cli_writes_outputs_from_an_event(fake, tmp_path, monkeypatch):
     event = tmp_path / "event.json"
     event.write_text(json.dumps(data))
     outputs = tmp_path / "outputs"
+    LocalStore(tmp_path / "store").put(stored_snapshot())
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
     monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
     monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
@@ -319,5 +366,7 @@ def test_command_cli_writes_outputs_from_an_event(fake, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     assert written["run"] == "true" and written["flags"] == DYNAMIC and written["issue"] == str(number)
+    assert written["models"] == "BertModel,T5Model"  # what this (SCALAR) issue lists as crashing
+    assert written["corpus"] == "smoke"
     assert "/rerun-sweep" not in outputs.read_text()  # never the raw comment
     assert fake.reactions(REPO, comment["id"]) == ["eyes"]

@@ -227,10 +227,13 @@ def test_the_tracker_comments_are_bounded_too(crashing_night) -> None:
         marker=markers.result_marker(7),
         user="someone",
         key=crashing_night.key,
-        still=rows,
-        fixed=rows[:700],
-        flaky=[],
-        other=[],
+        stored=crashing_night.previous_key,
+        counts={"still": len(rows), "fixed": 700, "new": 0, "flaky": 0, "other": 0},
+        not_rerun=0,
+        sections=[
+            {"title": "Still crashing", "rows": rows},
+            {"title": "No longer crashing", "rows": rows[:700]},
+        ],
     )
     assert_whole(answer, pings=("someone",))
     assert "And " in answer and "more rows" in answer

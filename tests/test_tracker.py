@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import pytest
 from fakegithub import ACTIONS_TOKEN, FakeGitHub, serve
-from github import GithubException
 
 from triagebot import pipeline
 from triagebot.config import CcRoute, Config, TrackerSettings
@@ -27,7 +26,7 @@ from triagebot.results import (
 from triagebot.store import MemoryStore
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
-from triagebot.tracker.github import GitHubFault, RetryPolicy, connect
+from triagebot.tracker.github import GitHubError, GitHubFault, RetryPolicy, connect
 from triagebot.tracker.plan import Verb
 from triagebot.tracker.publish import publish
 from triagebot.tracker.remote import create_issue, list_bot_issues, post_comment
@@ -210,8 +209,9 @@ def test_interrupted_publish_converges_without_duplicates(fake):
     # A run stopped half-way (every write after the first failing for good) then run again.
     n3 = snapshot("k3", {SCALAR: ["Llama", "Whisper"], DYNAMIC: []})
     fake.inject("POST", r"/comments$", "error", status=503, times=100)
-    with pytest.raises(GitHubFault):
-        run(fake, [n1, n2, n3])
+    stopped = run(fake, [n1, n2, n3])
+    assert stopped.not_applied and "still failing after 6 attempts" in stopped.not_applied[0].reason
+    assert all("not tried: GitHub was failing" in n.reason for n in stopped.not_applied[1:])
     fake.faults.clear()
     run(fake, [n1, n2, n3])
     markers = [c["body"].splitlines()[0] for c in fake.comments(REPO, 1)]
@@ -293,8 +293,8 @@ def test_not_found_right_after_create_is_retried(fake):
     assert len(fake.comments(REPO, number)) == 1
     fake.lag_after_create = 1
     other = create_issue(gh, REPO, "<!-- n -->", "t", "<!-- n -->", [])
-    with pytest.raises(GithubException):  # a 404 on an old object is an answer, not a lag
-        post_comment(gh, REPO, other, "<!-- c -->", "<!-- c --> hi")
+    with pytest.raises(GitHubError, match=r"comment on pytorch/pytorch#2: GitHub answered 404: Not Found"):
+        post_comment(gh, REPO, other, "<!-- c -->", "<!-- c --> hi")  # a 404 on an old object is an answer
 
 
 def test_writes_are_paced_and_capped(fake):
@@ -315,7 +315,8 @@ def test_writes_are_paced_and_capped(fake):
 def test_actions_token_is_github_actions_bot(fake):
     assert connected(fake, token=ACTIONS_TOKEN).login == "github-actions[bot]"
     assert connected(fake).login == "triagebot-bot"
-    with pytest.raises(GithubException):
+    login = r"read the token's login from http://\S+: GitHub answered 401: Bad"
+    with pytest.raises(GitHubError, match=login):
         connected(fake, token="wrong")
 
 

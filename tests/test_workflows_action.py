@@ -33,17 +33,20 @@ def runner(tmp_path: Path):
     recorder.write_text(
         f"#!{sys.executable}\n"
         "import json, os, sys\n"
-        "seen = {'argv': sys.argv[1:], 'git': os.environ.get('GIT_CONFIG_COUNT')}\n"
+        "seen = {'argv': sys.argv[1:], 'git': os.environ.get('GIT_CONFIG_COUNT'),"
+        " 'pythonpath': os.environ.get('PYTHONPATH')}\n"
         "with open(os.environ['ARGV_LOG'], 'a') as log:\n"
         "    log.write(json.dumps(seen) + '\\n')\n",
         encoding="utf-8",
     )
     recorder.chmod(0o755)
 
-    def run(event_name: str = "workflow_dispatch", **inputs: str):
+    def run(event_name: str = "workflow_dispatch", action_path: str | None = None, **inputs: str):
         values = {**DEFAULTS, **{name.replace("_", "-"): value for name, value in inputs.items()}}
         values["python"] = str(recorder)
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+        if action_path is not None:
+            env["GITHUB_ACTION_PATH"] = action_path  # set by the runner in a composite action's steps
         for name, expression in RUN_STEP["env"].items():
             # Each env entry is `${{ inputs.NAME }}`; the runner substitutes the input's value.
             input_name = expression.removeprefix("${{ inputs.").removesuffix(" }}")
@@ -155,7 +158,7 @@ def test_command_reads_the_event_or_polls(runner, tmp_path: Path):
 def test_a_missing_or_unknown_command_input_is_a_clear_error(runner):
     status, calls, _, stdout = runner(command="sweeep")
     assert status == 2 and calls == []
-    assert "::error::unknown command 'sweeep' (run, sweep, merge, publish, command)" in stdout
+    assert "::error::unknown command 'sweeep' (run, sweep, merge, publish, command, answer)" in stdout
     status, calls, _, stdout = runner(command="merge")
     assert status == 2 and "needs the shards input" in stdout
 
@@ -210,20 +213,25 @@ FAKE_INTERPRETER = """#!{python}
 import json, os, sys
 arguments = sys.argv[1:]
 with open(os.environ["ARGV_LOG"], "a") as log:
-    seen = {{"argv": arguments}}
+    seen = {{"argv": arguments, "pythonpath": os.environ.get("PYTHONPATH")}}
     if "--constraint" in arguments:
         seen["constraint"] = open(arguments[arguments.index("--constraint") + 1]).read()
     log.write(json.dumps(seen) + "\\n")
-if arguments[:2] == ["-c", "import triagebot"]:
+if arguments[:2] == ["-c", "import triagebot.cli"]:
     sys.exit(0 if os.environ["HAS_TRIAGEBOT"] == "1" else 1)
 if arguments[:2] == ["-c", "import torch"]:
     sys.exit(0 if os.environ["HAS_TORCH"] == "1" else 1)
-if arguments[0] == "-c":
+if arguments[0] == "-c" and "triagebot.__file__" in arguments[1]:
+    # Where `import triagebot` lands: the module path's first entry, unless a stale copy wins.
+    print(os.environ.get("STALE_TRIAGEBOT") or os.environ["PYTHONPATH"].split(":")[0] + "/triagebot")
+elif arguments[0] == "-c":
     print(os.environ["TORCH_VERSION"])
 """
 
 
-def install(tmp_path: Path, *, has_triagebot: bool, has_torch: bool) -> list[dict]:
+def install(
+    tmp_path: Path, *, has_triagebot: bool, has_torch: bool, stale: str = ""
+) -> tuple[int, list[dict], str]:
     interpreter = tmp_path / "python"
     interpreter.write_text(FAKE_INTERPRETER.format(python=sys.executable), encoding="utf-8")
     interpreter.chmod(0o755)
@@ -239,29 +247,65 @@ def install(tmp_path: Path, *, has_triagebot: bool, has_torch: bool) -> list[dic
         "HAS_TRIAGEBOT": "1" if has_triagebot else "0",
         "HAS_TORCH": "1" if has_torch else "0",
         "TORCH_VERSION": "2.12.0.dev20260408+cu128",
+        "STALE_TRIAGEBOT": stale,
     }
     done = subprocess.run(["bash", "-e", "-c", INSTALL_STEP["run"]], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    return done.returncode, calls, done.stdout + done.stderr
+
+
+def installed(tmp_path: Path, **options) -> list[dict]:
+    status, calls, output = install(tmp_path, **options)
+    assert status == 0, output
+    return calls
 
 
 def pip_installs(calls: list[dict]) -> list[dict]:
     return [call for call in calls if call["argv"][:3] == ["-m", "pip", "install"]]
 
 
-def test_install_keeps_the_runner_images_triagebot(tmp_path: Path):
-    assert pip_installs(install(tmp_path, has_triagebot=True, has_torch=True)) == []
+def test_install_runs_the_checkout_over_the_images_dependencies(tmp_path: Path):
+    status, calls, output = install(tmp_path, has_triagebot=True, has_torch=True)
+    assert status == 0 and pip_installs(calls) == []
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout
+    where = ROOT.resolve()
+    assert f"running triagebot {commit.strip() or 'unknown commit'} from the checkout {where}" in output
+    assert calls[-1]["argv"] == ["-m", "triagebot", "--help"] and calls[-1]["pythonpath"] == str(where)
+
+
+def test_install_refuses_to_run_another_triagebot_than_the_checkout(tmp_path: Path):
+    status, _, output = install(tmp_path, has_triagebot=True, has_torch=True, stale="/opt/old/triagebot")
+    assert status == 1
+    assert (
+        f"::error::triagebot would run from /opt/old/triagebot, not from the checkout {ROOT.resolve()}"
+        in output
+    )
+
+
+def test_the_run_step_puts_the_checkout_first_on_the_module_path(runner):
+    status, calls, _, _ = runner(command="run", action_path=str(ROOT))
+    assert status == 0 and calls[0]["pythonpath"].split(":")[0] == str(ROOT.resolve())
+
+
+def test_confirm_reaches_the_sweep(runner):
+    status, calls, _, _ = runner(command="sweep", models="BertModel", confirm="3")
+    argv = calls[0]["argv"]
+    assert status == 0 and argv[argv.index("--confirm") + 1] == "3"
+    _, calls, _, _ = runner(command="sweep")
+    assert "--confirm" not in calls[0]["argv"]
 
 
 def test_install_beside_a_self_hosted_nightly_pins_that_torch(tmp_path: Path):
-    (call,) = pip_installs(install(tmp_path, has_triagebot=False, has_torch=True))
+    (call,) = pip_installs(installed(tmp_path, has_triagebot=False, has_torch=True))
     assert call["constraint"].strip() == "torch==2.12.0.dev20260408+cu128"
-    assert call["argv"][-1] == str(ROOT)
+    assert call["argv"][-1] == str(ROOT.resolve())
     assert not any(argument.startswith("torch") for argument in call["argv"])
 
 
 def test_install_on_a_hosted_runner_brings_the_pinned_cpu_torch_first(tmp_path: Path):
-    torch_call, triagebot_call = pip_installs(install(tmp_path, has_triagebot=False, has_torch=False))
+    torch_call, triagebot_call = pip_installs(installed(tmp_path, has_triagebot=False, has_torch=False))
     assert DEFAULTS["torch"] == "torch==2.13.0" and DEFAULTS["torch"] in torch_call["argv"]
     assert torch_call["argv"][-2:] == ["--index-url", "https://download.pytorch.org/whl/cpu"]
-    assert triagebot_call["argv"][-1] == str(ROOT)
+    assert triagebot_call["argv"][-1] == str(ROOT.resolve())

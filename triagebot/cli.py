@@ -169,7 +169,6 @@ def publish(
 
     from triagebot.pipeline import night_of
     from triagebot.tracker import publish_night
-    from triagebot.tracker.github import GitHubFault
 
     settings = read_config(config)
     target = repo or settings.tracker.repo
@@ -177,17 +176,19 @@ def publish(
         fail(f"--repo {target!r} is not OWNER/NAME")
     current = _load_snapshot(snapshot, store, config)
     before = _load_snapshot(previous, store, config) if previous else None
+    snapshots = _snapshot_store(store, config)
     try:
         published = publish_night(
-            night_of(current, _snapshot_store(store, config), settings, previous=before),
+            night_of(current, snapshots, settings, previous=before),
             settings,
             _token(token),
             dry_run,
             out,
             repo=target,
             max_writes=max_writes,
+            store=snapshots,
         )
-    except (GitHubFault, ValueError) as error:
+    except ValueError as error:
         fail(str(error))
     print(published.line)
 
@@ -200,6 +201,10 @@ def command(
     poll: Annotated[bool, typer.Option("--poll", help="Poll the tracking issues of --repo.")] = False,
     answer: Annotated[
         str | None, typer.Option("--answer", help="Rerun snapshot (file or key) to answer a command with.")
+    ] = None,
+    failed: Annotated[
+        str | None,
+        typer.Option("--failed", help="The sweep gave no result: its job's result (failure, ...) or why."),
     ] = None,
     repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: [tracker] repo).")] = None,
     issue: Annotated[int | None, typer.Option("--issue", help="Issue of the command.")] = None,
@@ -214,100 +219,18 @@ def command(
     config: ConfigOption = None,
 ) -> None:
     """`/rerun-sweep`: read a command (--event or --poll) and write the sweep job's plan as
-    key=value outputs, or post the rerun's answer on the issue (--answer)."""
-    import json
-    import os
+    key=value outputs, or answer it on the issue with the rerun (--answer) or why there is none
+    (--failed)."""
+    from triagebot.tracker.dispatch import CommandOptions
+    from triagebot.tracker.dispatch import command as run_command
 
-    from triagebot.report.markers import find_flag
-    from triagebot.store import StoreError
-    from triagebot.tracker import rerun
-    from triagebot.tracker.github import GitHubFault, connect
-
-    if sum((event is not None, poll, answer is not None)) != 1:
-        fail("give exactly one of --event FILE, --poll or --answer SNAPSHOT")
-    settings = read_config(config)
-    target = repo or settings.tracker.repo
-    secret = _token(token)
-    known_flags = list(settings.flags)
-    try:
-        latest = _snapshot_store(store, config).latest()
-    except StoreError as error:
-        fail(str(error))
-    # Models the catalog knows: those of the newest stored sweep (the tracker cannot import corpus).
-    known_models = [result.model for result in latest.results] if latest else []
-
-    def emit(decision) -> None:
-        values = rerun.outputs(decision)
-        lines = [f"{key}={value}" for key, value in values.items()]
-        print("\n".join(lines))
-        path = output or (Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None)
-        if path is not None:
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write("\n".join(lines) + "\n")
-
-    try:
-        if answer is not None:
-            if not (target and issue and secret):
-                fail("--answer needs --repo (or [tracker] repo), --issue and a token")
-            gh = connect(secret)
-            which = comment_id or rerun.pending_command(gh, target, issue)
-            if which is None:
-                fail(f"#{issue}: no accepted /rerun-sweep comment waits for an answer")
-            rerun.post_answer(gh, target, issue, which, _load_snapshot(answer, store, config))
-            print(f"answered comment {which} on {target}#{issue}")
-            return
-        if poll:
-            if not (target and secret):
-                fail("--poll needs --repo (or [tracker] repo) and a token")
-            gh = connect(secret)
-            decision = rerun.poll(
-                gh,
-                target,
-                issue_flag=find_flag,
-                known_models=known_models,
-                known_flags=known_flags,
-                default_confirm=settings.sweep.confirm,
-                on_edited=settings.tracker.commands_on_edited,
-            )
-            emit(decision)
-            return
-        assert event is not None
-        try:
-            payload = json.loads(event.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            fail(f"{event}: cannot read the event payload: {error}")
-        try:
-            comment = rerun.read_event(payload)
-        except rerun.EventError as error:
-            fail(f"{event}: {error}")
-        if comment is None:
-            print(f"{event}: not an issue comment; nothing to run", file=sys.stderr)
-            emit(rerun.Decision(rerun.Kind.none))
-            return
-        gh = connect(secret) if secret else None
-        decision = rerun.decide(
-            comment,
-            bot_login=gh.login if gh else "github-actions[bot]",
-            issue_flag=find_flag,
-            permission=(
-                (lambda login: rerun.collaborator_permission(gh, comment.repo, login))
-                if gh
-                else (lambda _: "unknown")
-            ),
-            known_models=known_models,
-            known_flags=known_flags,
-            default_confirm=settings.sweep.confirm,
-            on_edited=settings.tracker.commands_on_edited,
-        )
-        if gh is not None:
-            rerun.respond(gh, comment, decision, known_flags)
-        elif decision.kind != rerun.Kind.none:
-            print("no token: the command was neither checked nor answered on GitHub", file=sys.stderr)
-        if decision.kind == rerun.Kind.refuse:
-            print(f"refused: {decision.reason}", file=sys.stderr)
-        emit(decision)
-    except GitHubFault as error:
-        fail(str(error))
+    options = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, _token(token))
+    run_command(
+        options,
+        read_config(config),
+        _snapshot_store(store, config),
+        lambda where: _load_snapshot(where, store, config),
+    )
 
 
 # --- run: the nightly job end to end (triagebot.pipeline) ---
@@ -350,9 +273,10 @@ def run(
     """The night's work: detect the installed torch, skip it if stored, sweep, store, diff, render,
     publish (a dry run without a token), and print where everything went."""
     import re
+    from contextlib import nullcontext
 
     from triagebot import pipeline
-    from triagebot.store import LocalStore, StoreError, open_store
+    from triagebot.store import LocalStore, StoreError, open_store, read_snapshot
     from triagebot.sweep import StreamError, SweepError
 
     if device not in (None, "auto", "cpu", "cuda"):
@@ -369,9 +293,13 @@ def run(
         out=out, token=_token(token), dry_run=dry_run, force=force, snapshot=snapshot, check_only=check
     )
     try:
+        if snapshot is not None:
+            read_snapshot(snapshot)  # a bad file or key is refused before anything is created
         snapshots = LocalStore(store) if store else open_store(settings.store)
         stages = pipeline.default_stages(settings, snapshots, _names(models))
-        pipeline.run(settings, options, store=snapshots, **stages)
+        # Two runs on one store take turns (the second says so and waits); --check only reads.
+        with nullcontext() if check else snapshots.lock():
+            pipeline.run(settings, options, store=snapshots, **stages)
     except (pipeline.PipelineError, StoreError, SweepError, StreamError) as error:
         fail(str(error))
 
@@ -409,6 +337,10 @@ def sweep(
     shard: Annotated[
         str | None, typer.Option("--shard", help="Sweep slice i of n (i/n, 1-based), by model.")
     ] = None,
+    confirm: Annotated[
+        int | None,
+        typer.Option("--confirm", min=0, help="Reruns of each crash (default: [sweep] confirm)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Compile every model under the baseline and each flag, one isolated worker per run."""
@@ -429,6 +361,7 @@ def sweep(
             out=out,
             resume=resume,
             shard=shard,
+            confirm=confirm,
         )
     except (SweepError, StreamError) as error:
         fail(str(error))

@@ -64,6 +64,7 @@ class TrackerSettings(Section):
     cc: dict[str, list[str]] = Field(default_factory=dict)  # flag -> people
     cc_routes: list[CcRoute] = Field(default_factory=list)
     commands_on_edited: bool = False
+    rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
     dashboard_url: str | None = None
 
 

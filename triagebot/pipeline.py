@@ -13,6 +13,7 @@ process that holds torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import PipelineError
+from triagebot.errors import PipelineError, TrackerError
 from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import LocalStore, Store, StoreError, open_store, read_snapshot, write_snapshot
 
@@ -190,13 +191,13 @@ def render_report(night: Night, out: Path) -> Path:
 
 
 def publish_night(
-    night: Night, config: Config, token: str | None, dry_run: bool, out: Path
+    night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store | None = None
 ) -> tuple[str, Night]:
     """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
-    as published (its issue links filled in)."""
+    as published (its issue links filled in). `store` remembers each flag's issue."""
     from triagebot.tracker import publish_night as publish
 
-    published = publish(night, config, token, dry_run, out)
+    published = publish(night, config, token, dry_run, out, store=store)
     return published.line, published.night
 
 
@@ -339,12 +340,14 @@ def run(
     report.issues_dir = out / "issues"
     report.reports_dir = out / "report"
     dry_run = options.dry_run or not options.token or not config.tracker.repo
+    incomplete: TrackerError | None = None
     try:
         report.published, night = publisher(night, config, options.token, dry_run, report.issues_dir)
-    finally:
-        # The report folder is the night as published (its bodies are the issues' bodies byte
-        # for byte), and is written even when publishing failed, for the failure to be read.
-        renderer(night, report.reports_dir)
+    except TrackerError as error:  # said in the summary too, then the run fails with it
+        report.published, incomplete = f"failed: {error}", error
+    # The report folder is the night as published (its bodies are the issues' bodies byte for
+    # byte), and is written even when publishing failed, for the failure to be read.
+    renderer(night, report.reports_dir)
 
     summary = summary_markdown(report, night)
     report.summary_file = out / "summary.md"
@@ -370,6 +373,8 @@ def run(
     ]
     for line in report.lines:
         say(line)
+    if incomplete is not None:
+        raise incomplete
     return report
 
 
@@ -379,4 +384,5 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
-    return {"sweeper": sweeper, "renderer": render_report, "publisher": publish_night}
+    publisher = functools.partial(publish_night, store=store)  # the store remembers the issues
+    return {"sweeper": sweeper, "renderer": render_report, "publisher": publisher}

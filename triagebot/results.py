@@ -338,6 +338,39 @@ class RerunRequest(Record):
     models: list[str] = Field(default_factory=list)  # empty: every model of the issue's flag
     flags: list[str] = Field(default_factory=list)
     confirm: int = 1
+    corpus: str | None = None  # the corpus of the stored snapshot the models were checked against
+
+
+# --- Tracker records: what the tracker remembers in the store between runs. ---
+
+
+class IssueRecord(Record):
+    """The store's memory of one flag's tracking issue in one repository: found by number first,
+    so an edited or removed marker never leads to a duplicate issue."""
+
+    repo: str
+    flag: str
+    number: int
+    signatures: list[str] = Field(default_factory=list)  # crash signatures the body last showed
+    cc: list[str] = Field(default_factory=list)  # people the issue has mentioned (body or cc notice)
+    closed_by: str | None = None  # the person (not the bot) who closed it, while it stays closed
+    closed_signatures: list[str] = Field(default_factory=list)  # what it showed when they closed it
+
+
+class CommandRecord(Record):
+    """The store's memory of one `/rerun-sweep` comment, so polling never re-reads its reactions."""
+
+    repo: str
+    issue: int
+    comment_id: int
+    author: str
+    state: Literal["answered", "refused", "quiet", "accepted", "failed", "ignored"]
+    # answered: help or a rerun's result posted; refused: a refusal posted; quiet: refused
+    # without a word (its author was already answered on this issue that day); accepted: a
+    # sweep was started and no answer is known yet; failed: answered with why no result came;
+    # ignored: not a command the bot acts on (an edited comment, with commands_on_edited off).
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))  # when `state` was reached
+    attempts: int = 0  # sweeps started for it
 
 
 # --- Analysis records: what analysis/ computes and report/ and tracker/ present. ---
@@ -486,6 +519,9 @@ class FlagNight(Record):
     diff: FlagDiff | None = None  # this flag's part of `Night.diff`; None without one or without the flag
     cc: list[str] = Field(default_factory=list)  # logins and org/teams mentioned on its issue, in order
     issue_url: str | None = None  # its tracking issue, once one is known
+    # Confirmed crash signatures of the previous nightly under this flag, largest group first;
+    # None when there is no previous nightly with the flag (what a person saw, for reopening).
+    previous_signatures: list[str] | None = None
 
     @property
     def crashes(self) -> int:

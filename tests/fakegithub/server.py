@@ -5,6 +5,10 @@ collaborator permission, /user, /rate_limit; rate-limit headers on every answer;
 inject: 5xx, secondary rate limit with Retry-After, primary rate limit with X-RateLimit-Reset,
 404s on an issue created moments ago, and connections dropped before or after the request
 was applied. Response bodies start from the real recorded answers (see recorded.py).
+
+GitHub's limits are enforced as GitHub does, with its 422 answer and `errors` list: issue
+titles of at most 256 characters, issue bodies and comments of at most 65,536, no empty
+comment. Closing an issue records who closed it (`closed_by`, read by GET of the issue).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -22,6 +27,61 @@ from fakegithub.recorded import template
 
 ACTIONS_TOKEN = "actions-token"
 """A token that behaves like a GitHub Actions GITHUB_TOKEN: /user is refused."""
+
+MAX_TITLE = 256
+MAX_BODY = 65536
+DOCS = "https://docs.github.com/rest/issues"
+
+
+def invalid(resource: str, field: str, code: str, message: str, docs: str) -> tuple[int, dict[str, str], Any]:
+    """GitHub's 422 answer, as real exchanges show it: one entry per broken rule in `errors`."""
+    error = {"resource": resource, "code": code, "field": field, "message": message}
+    return (
+        422,
+        {},
+        {"message": "Validation Failed", "errors": [error], "documentation_url": docs, "status": "422"},
+    )
+
+
+def issue_limits(data: dict[str, Any], creating: bool) -> tuple[int, dict[str, str], Any] | None:
+    docs = f"{DOCS}/issues#{'create' if creating else 'update'}-an-issue"
+    if creating and not (data or {}).get("title"):
+        return (
+            422,
+            {},
+            {
+                "message": "Validation Failed",
+                "errors": [{"resource": "Issue", "field": "title", "code": "missing_field"}],
+                "documentation_url": docs,
+                "status": "422",
+            },
+        )
+    title, body = (data or {}).get("title"), (data or {}).get("body")
+    if title is not None and len(title) > MAX_TITLE:
+        return invalid(
+            "Issue", "title", "custom", f"title is too long (maximum is {MAX_TITLE} characters)", docs
+        )
+    if body is not None and len(body) > MAX_BODY:
+        return invalid(
+            "Issue", "body", "custom", f"body is too long (maximum is {MAX_BODY} characters)", docs
+        )
+    return None
+
+
+def comment_limits(data: dict[str, Any]) -> tuple[int, dict[str, str], Any] | None:
+    docs = f"{DOCS}/comments#create-an-issue-comment"
+    body = (data or {}).get("body") or ""
+    if not body.strip():
+        return invalid("IssueComment", "body", "missing_field", "Body cannot be blank", docs)
+    if len(body) > MAX_BODY:
+        return invalid(
+            "IssueComment",
+            "data",
+            "unprocessable",
+            f"Body is too long (maximum is {MAX_BODY} characters)",
+            docs,
+        )
+    return None
 
 
 @dataclass
@@ -103,11 +163,28 @@ class FakeGitHub:
         self, repo: str, title: str, body: str, author: str, *, state: str = "open"
     ) -> dict[str, Any]:
         with self._lock:
-            return self._create_issue(repo, {"title": title, "body": body}, author, state=state)
+            issue = self._create_issue(repo, {"title": title, "body": body}, author, state=state)
+            if state == "closed":
+                issue["closed_by"] = self.user_json(author)
+            return issue
 
     def add_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
         with self._lock:
             return self._create_comment(repo, number, body, author)
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> dict[str, Any]:
+        """A person edits their comment: new body, `updated_at` later than `created_at`."""
+        with self._lock:
+            comment = self.repos[repo].comments[comment_id]
+            comment.update(body=body, updated_at=self.timestamp(60))
+            return comment
+
+    def edit_issue(self, repo: str, number: int, author: str, **fields: Any) -> dict[str, Any]:
+        """What a person does in the web page: edit, close or reopen an issue as `author`."""
+        with self._lock:
+            status, _, answer = self._patch_issue(repo, self.repos[repo], author, {}, fields, number)
+        assert status == 200, answer
+        return answer
 
     def issues(self, repo: str = "pytorch/pytorch") -> list[dict[str, Any]]:
         return sorted(self.repos[repo].issues.values(), key=lambda i: i["number"])
@@ -157,12 +234,18 @@ class FakeGitHub:
             self._lagging[(repo, number)] = self.lag_after_create
         return issue
 
+    def timestamp(self, later: float = 0) -> str:
+        """The fake clock (plus `later` seconds) as GitHub writes times."""
+        return datetime.fromtimestamp(self.clock() + later, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
     def _create_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
         comment = template("comment")
         comment_id = self._id()
         comment.update(
             id=comment_id,
             body=body,
+            created_at=self.timestamp(),
+            updated_at=self.timestamp(),
             user=self.user_json(author),
             url=f"{self.base_url}/repos/{repo}/issues/comments/{comment_id}",
             html_url=f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}",
@@ -290,17 +373,14 @@ class FakeGitHub:
         if "labels" in query:
             wanted = set(query["labels"].split(","))
             issues = [i for i in issues if wanted <= {label["name"] for label in i["labels"]}]
-        return self._page(issues, query, f"/repos/{repo}/issues")
+        # As recorded: a listing leaves out `closed_by`; only the issue itself carries it.
+        listed = [{k: v for k, v in issue.items() if k != "closed_by"} for issue in issues]
+        return self._page(listed, query, f"/repos/{repo}/issues")
 
     def _post_issue(self, repo, state, login, query, body):
-        if not body or not body.get("title"):
-            return (
-                422,
-                {},
-                {"message": "Validation Failed", "errors": [{"field": "title", "code": "missing_field"}]},
-            )
-        if len(body.get("body") or "") > 65536:
-            return 422, {}, {"message": "Validation Failed", "errors": [{"field": "body", "code": "custom"}]}
+        refused = issue_limits(body, creating=True)
+        if refused:
+            return refused
         issue = self._create_issue(repo, body, login)
         return 201, {"Location": issue["url"]}, issue
 
@@ -315,6 +395,13 @@ class FakeGitHub:
         issue = self._issue(state, number)
         if issue is None:
             return 404, {}, {"message": "Not Found"}
+        refused = issue_limits(body, creating=False)
+        if refused:
+            return refused
+        if "state" in body and body["state"] != issue["state"]:
+            closing = body["state"] == "closed"
+            issue["closed_by"] = self.user_json(login) if closing else None
+            issue["closed_at"] = "2026-04-10T00:00:00Z" if closing else None
         for key in ("title", "body", "state", "state_reason"):
             if key in body:
                 issue[key] = body[key]
@@ -341,6 +428,9 @@ class FakeGitHub:
     def _post_comment(self, repo, state, login, query, body, number):
         if self._issue(state, number) is None:
             return 404, {}, {"message": "Not Found"}
+        refused = comment_limits(body)
+        if refused:
+            return refused
         comment = self._create_comment(repo, int(number), body["body"], login)
         return 201, {"Location": comment["url"]}, self._public(comment)
 
@@ -365,7 +455,9 @@ class FakeGitHub:
             if reaction["content"] == body["content"] and reaction["user"]["login"] == login:
                 return 200, {}, reaction  # GitHub answers an existing reaction with 200
         reaction = template("reaction")
-        reaction.update(id=self._id(), content=body["content"], user=self.user_json(login))
+        reaction.update(
+            id=self._id(), content=body["content"], user=self.user_json(login), created_at=self.timestamp()
+        )
         reactions.append(reaction)
         return 201, {}, reaction
 

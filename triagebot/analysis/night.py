@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify
-from triagebot.analysis.stats import first_seen, flag_stats, trend
-from triagebot.results import FlagNight, ModelEffect, Night, Snapshot
+from triagebot.analysis.stats import crash_groups, first_seen, flag_stats, trend
+from triagebot.results import Effect, FlagNight, ModelEffect, Night, Snapshot
 
 CcRule = Callable[[str, list[str]], list[str]]
 """(flag, its confirmed crash signatures, largest group first) -> people to cc on its issue."""
@@ -59,6 +59,9 @@ def night(
     past = list(history)
     past_rows = [classify(old) for old in past]
     change = diff(previous, snapshot) if previous is not None else None
+    previous_rows = None
+    if previous is not None:
+        previous_rows = past_rows[-1] if past and past[-1] is previous else classify(previous)
     flags = {}
     for flag in snapshot.flags:
         stats = flag_stats(snapshot, flag, rows)
@@ -75,6 +78,11 @@ def night(
             diff=change.flags.get(flag) if change is not None else None,
             cc=list(cc(flag, signatures)) if cc is not None else [],
             issue_url=(issue_urls or {}).get(flag),
+            previous_signatures=(
+                [group.signature for group in crash_groups(previous_rows, flag, Effect.crashes)]
+                if previous is not None and previous_rows is not None and flag in previous.flags
+                else None
+            ),
         )
     return Night(
         key=snapshot.key,

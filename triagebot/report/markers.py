@@ -11,6 +11,8 @@ forming an HTML comment at all). Formats:
 - mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
 - answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
 - result table of a rerun: `<!-- triagebot:rerun-result=COMMENT_ID -->`
+- a rerun that gave no result: `<!-- triagebot:rerun-failed=COMMENT_ID -->`
+- cc comment for people a body edit added: `<!-- triagebot:cc flag=NAME snapshot=KEY -->`
 
 KEY is a snapshot key (the torch version). Flag names and keys are plain identifiers and
 version strings; anything that could end the comment (`--`, `>`) or split the fields (spaces)
@@ -74,6 +76,14 @@ def answer_marker(comment_id: int) -> str:
 
 def result_marker(comment_id: int) -> str:
     return f"<!-- triagebot:rerun-result={int(comment_id)} -->"
+
+
+def failure_marker(comment_id: int) -> str:
+    return f"<!-- triagebot:rerun-failed={int(comment_id)} -->"
+
+
+def cc_marker(flag: str, key: str) -> str:
+    return f"<!-- triagebot:cc flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
 
 
 def first_line(body: str | None) -> str:

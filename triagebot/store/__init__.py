@@ -1,4 +1,4 @@
-"""Reading and writing snapshots (imports results only).
+"""Reading and writing snapshots and the tracker's records (imports results only).
 
 Public API, for cli and tracker:
 
@@ -6,12 +6,17 @@ Public API, for cli and tracker:
   git hash is already stored under another key: the same build, not news), `get(key)`,
   `keys()` (oldest build first, torch version order), `latest()`, `latest_before(key)` (skips
   the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`.
+  Readers of history skip a snapshot that cannot be read, with a warning; `get` names it.
+  `records(folder, kind)` / `put_records(folder, {name: record})`: the tracker's memory (which
+  issue tracks which flag, which commands were answered), one JSON file per record.
+  `lock()`: held by a run, so that two runs on one store take turns.
 - `LocalStore(path)`: one `<key>.json` per snapshot in a folder, default `.triagebot/snapshots/`.
 - `GitStore(remote, branch, checkout)`: one `snapshots/<key>.json` per snapshot on a data branch
   (e.g. `triagebot-data`), pushed after each put with rebase-and-retry when another job pushed first.
 - `MemoryStore(snapshots)`: the test double.
 - `open_store(settings, repo_dir)`: the store `[store]` in triagebot.toml names.
-- `read_snapshot(path)`, `write_snapshot(snapshot, path)`, `key_order(key)`; errors are `StoreError`.
+- `read_snapshot(path)`, `write_snapshot(snapshot, path)` (atomic), `key_order(key)`; errors are
+  `StoreError`, one line naming the file.
 """
 
 from __future__ import annotations

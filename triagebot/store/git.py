@@ -2,20 +2,31 @@
 
 The branch lives in its own clone (`checkout`, e.g. `.triagebot/data`), never in the user's
 work tree. Two jobs may push at once: a rejected push is followed by `git pull --rebase` and
-another push, up to `push_attempts` times. Snapshot files are named by key, so two jobs only
-conflict when they store the same key; then the later job's file wins (it is the rerun).
+another push, up to `push_attempts` times. Snapshot files are named by key and records by
+their own name, so two jobs only conflict when they write the same file; then the later job's
+file wins (it is the rerun, or the newer memory of an issue).
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 from pathlib import Path
 
 from triagebot.results import Snapshot
-from triagebot.store.base import Store, StoreError, read_snapshot, write_snapshot
+from triagebot.store.base import (
+    Store,
+    StoreError,
+    file_lock,
+    read_folder,
+    read_snapshot,
+    write_snapshot,
+    write_text,
+)
 
 FOLDER = "snapshots"
+RECORDS = "records"
 IDENTITY = ["-c", "user.name=triagebot", "-c", "user.email=triagebot@users.noreply.github.com"]
 
 
@@ -73,11 +84,38 @@ class GitStore(Store):
     def _write(self, snapshot: Snapshot) -> None:
         self._ensure()
         relative = f"{FOLDER}/{snapshot.key}.json"
-        write_snapshot(snapshot, self.checkout / relative)
-        self._git("add", relative)
+
+        def write() -> None:
+            write_snapshot(snapshot, self.checkout / relative)
+
+        self._commit_and_push([relative], write, f"snapshot {snapshot.key}")
+
+    def _write_records(self, folder: list[str], texts: dict[str, str]) -> None:
+        self._ensure()
+        relative = {"/".join([RECORDS, *folder, f"{name}.json"]): text for name, text in texts.items()}
+
+        def write() -> None:
+            for path, text in relative.items():
+                write_text(self.checkout / path, text)
+
+        self._commit_and_push(list(relative), write, f"records {'/'.join(folder)}: {', '.join(texts)}")
+
+    def _read_records(self, folder: list[str]) -> dict[str, str]:
+        self._ensure()
+        return read_folder(self.checkout.joinpath(RECORDS, *folder), self)
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        lock = self.checkout.with_name(self.checkout.name + ".lock")
+        return file_lock(lock, f"the data checkout {self.checkout}", self.warn)
+
+    def _commit_and_push(self, paths: list[str], write, message: str) -> None:
+        """Write `paths` (by calling `write`), commit them and push, rebasing on another job's
+        push; on a conflict (the same file written by both) this job's files win."""
+        write()
+        self._git("add", "--", *paths)
         if not self._git("diff", "--cached", "--quiet", check=False).returncode:
             return  # the same content is already stored
-        self._git("commit", "--quiet", "-m", f"snapshot {snapshot.key}")
+        self._git("commit", "--quiet", "-m", message)
         for attempt in range(self.push_attempts):
             pushed = self._git("push", "--quiet", "origin", f"HEAD:refs/heads/{self.branch}", check=False)
             if pushed.returncode == 0:
@@ -86,14 +124,14 @@ class GitStore(Store):
             self._git("fetch", "--quiet", "origin", self.branch)
             rebased = self._git("rebase", "--quiet", f"origin/{self.branch}", check=False)
             if rebased.returncode != 0:
-                # Only the same key can conflict; this job's file is the newer one.
-                self._git("checkout", "--theirs", "--", relative, check=False)
-                write_snapshot(snapshot, self.checkout / relative)
-                self._git("add", relative)
+                # Only the same files can conflict; this job's are the newer ones.
+                self._git("checkout", "--theirs", "--", *paths, check=False)
+                write()
+                self._git("add", "--", *paths)
                 self._git("-c", "core.editor=true", "rebase", "--continue")
             time.sleep(min(0.2 * 2**attempt, 5.0))
         attempts = self.push_attempts
-        raise StoreError(f"could not push {snapshot.key} to {self.branch} after {attempts} attempts")
+        raise StoreError(f"could not push {message} to {self.branch} after {attempts} attempts")
 
     def _read(self, key: str) -> Snapshot | None:
         self._ensure()

@@ -52,6 +52,7 @@ def sweep(
     resume: bool = False,
     shard: str | None = None,
     interactive: bool | None = None,
+    confirm: int | None = None,
 ) -> SweepResult:
     """Run a sweep with the options of `triagebot sweep` over the defaults of `settings`."""
     start_parent()  # the warm parent imports torch while this process loads the corpus
@@ -75,7 +76,7 @@ def sweep(
             memory_limit_gb=settings.sweep.memory_limit_gb,
             resume=resume,
             shard=shard,
-            confirm=settings.sweep.confirm,
+            confirm=settings.sweep.confirm if confirm is None else confirm,
             progress=progress,
         )
     except KeyboardInterrupt:

@@ -3,22 +3,24 @@
 One small module per behaviour, as rust-lang/triagebot's handlers, each configured by
 `[tracker]` in triagebot.toml:
 
-- `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed),
-  rendered from the night (`results.Night`), never analysed again
+- `desired`: the desired state of each flag's issue (title, body, labels, open, notices owed)
 - `closing`: open/closed from the confirmed-crash history (`close_after`)
-- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`); the
-  night carries the result
+- `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`), and the
+  comment that reaches people a body edit added
 - `plan` / `remote` / `publish`: read GitHub, plan, apply only the difference, dry run, the
-  write cap (`max_writes`) that turns a flood into one alert
+  write cap (`max_writes`) that turns a flood into one alert; a failed write does not stop
+  the others
+- `memory`: what the store remembers of each flag's issue (its number first, then its marker)
+- `people`: an issue a person closed stays closed until a new crash signature appears
 - `commands` / `rerun`: the `/rerun-sweep` grammar, permissions, reactions, answers, polling
   (`commands_on_edited`)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep
-- `render`: the bot's own comments, each within GitHub's limit (`report.fit.bounded`)
+- `answer`, `polling`, `dispatch`: the rerun's answer, polling for commands, the `command`
+  subcommand's wiring
+- markers of every kind live in `report.markers`
 
-Markers are `triagebot.report.markers` (one module for every marker the bot writes).
-
-Public entry points: `publish_night` (the `publish` command and the nightly pipeline) and the
-functions of `rerun` (the `command` command).
+Public entry points: `publish_night` (the `publish` command and the nightly pipeline) and
+the functions of `rerun` (the `command` command).
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triagebot.config import Config
+from triagebot.errors import TrackerError
 from triagebot.results import Night
+
+
+class PublishIncomplete(TrackerError):
+    """Some planned writes failed (each already said); the rest were applied. Running the
+    publish again applies what is missing, without duplicates."""
 
 
 def issue_url(repo: str, number: int) -> str:
@@ -56,13 +64,17 @@ def publish_night(
     *,
     repo: str | None = None,
     max_writes: int | None = None,
+    store=None,
     say=print,
 ) -> Published:
     """Publish `night` to the tracking issues of `repo` (default `tracker.repo`); prints the
     plan through `say`. Without a token, or with `dry_run`, nothing is written to GitHub: the
-    plan and bodies go to `out_dir`."""
+    plan and bodies go to `out_dir`. `store`: where the tracker remembers each flag's issue
+    (none: markers alone). When some writes failed, the others are still applied, each failure
+    is said, and `PublishIncomplete` says how many."""
     from triagebot.tracker.desired import desired_issues
     from triagebot.tracker.github import connect
+    from triagebot.tracker.memory import IssueMemory, night_facts
     from triagebot.tracker.plan import Verb
     from triagebot.tracker.publish import publish, relink_bodies
     from triagebot.tracker.remote import tracked_issue_numbers
@@ -71,7 +83,9 @@ def publish_night(
     cap = max_writes if max_writes is not None else config.tracker.max_writes
     token = token or os.environ.get("GITHUB_TOKEN") or None
     gh = connect(token) if token and repo else None
-    numbers = tracked_issue_numbers(gh, repo, night.flags) if gh else {}
+    memory = IssueMemory.load(store, repo) if repo else IssueMemory(repo)
+    remembered = memory.numbers(list(night.flags))
+    numbers = tracked_issue_numbers(gh, repo, night.flags, remembered) if gh else {}
 
     def linked() -> Night:
         urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
@@ -87,7 +101,10 @@ def publish_night(
         max_writes=cap,
         dry_run=dry_run,
         out_dir=out_dir,
+        memory=memory,
+        facts=night_facts(current, config.tracker, author=gh.login if gh else None),
     )
+    failures = [missing.reason for missing in publication.not_applied]
     created = {
         done.action.flag: done.number
         for done in publication.applied
@@ -98,8 +115,13 @@ def publish_night(
         # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
         numbers.update(created)
         current = linked()
-        relinked = relink_bodies(gh, repo, desired, desired_issues(current, config.tracker), numbers)
+        relinked, relink_failures = relink_bodies(
+            gh, repo, desired, desired_issues(current, config.tracker), numbers
+        )
+        failures += relink_failures
         say(f"linked {relinked} issue(s) to the ones opened now")
+    if gh is not None and not dry_run:
+        memory.save(store)
     if publication.held:
         say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
     for line in publication.plan.describe():
@@ -108,5 +130,10 @@ def publish_night(
     if gh is None or dry_run:
         why = "dry run" if gh is not None else "no token or repository: GitHub not read"
         return Published(f"{why}; {writes} change(s) planned, bodies in {out_dir}", current)
+    for reason in failures:
+        say(f"not applied: {reason}")
     held = " (held: alert only)" if publication.held else ""
-    return Published(f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}", current)
+    line = f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
+    if failures:
+        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}")
+    return Published(line, current)

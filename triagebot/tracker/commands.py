@@ -3,11 +3,14 @@
     /rerun-sweep [models=A,B] [flags=f1,f2] [confirm=N]
     /rerun-sweep help
 
-The command counts only alone on the first line of the comment's own text: quoted lines (`>`)
-and fenced code blocks are dropped first, so quoting or documenting a command never runs it.
+The command counts only alone on the first line of the comment's own text. What GitHub does
+not render as the author's own plain text is dropped first: quotes (`>` lines and the lines
+that lazily continue them), fenced code blocks, indented code blocks (four spaces or a tab)
+and HTML comments; so quoting, documenting or hiding a command never runs it.
 Every value must be known (models to the catalog, flags to the config): the request that comes
 out holds only names from those lists, never text from the comment, so nothing a commenter
-types can reach a shell or the sweep job's outputs.
+types can reach a shell or the sweep job's outputs. `models=` names at most
+`tracker.rerun_max_models` models.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from triagebot.tracker.render import code_span
 
 COMMAND = "/rerun-sweep"
 MAX_LINE = 1000  # longer first lines are refused before any parsing
-MAX_MODELS = 20
+MAX_MODELS = 20  # the default of `tracker.rerun_max_models`
 MAX_CONFIRM = 5
 KEYS = ("models", "flags", "confirm")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_QUOTE = re.compile(r"^ {0,3}>")
 
 GRAMMAR = f"""{COMMAND} [models=A,B] [flags=f1,f2] [confirm=N]
 {COMMAND} help"""
@@ -49,20 +53,49 @@ class Command:
     confirm: int | None = None
 
 
+def _indent(line: str) -> int:
+    """Columns of leading white space, a tab reaching the next multiple of four (CommonMark)."""
+    columns = 0
+    for char in line:
+        if char == " ":
+            columns += 1
+        elif char == "\t":
+            columns += 4 - columns % 4
+        else:
+            break
+    return columns
+
+
 def own_text_lines(body: str) -> list[str]:
-    """The comment's lines that its author wrote as plain text: no quotes, no fenced code."""
+    """The comment's lines that its author wrote as plain text: no quotes (nor the lines that
+    continue a quote's paragraph), no fenced or indented code, nothing inside an HTML comment."""
     lines = []
     fence: str | None = None
+    in_comment = False
+    in_quote = False
     for line in body.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
         opening = _FENCE.match(line)
         if fence is not None:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = None
             continue
+        if not line.strip():
+            in_quote = False
+            lines.append(line)
+            continue
+        if _QUOTE.match(line) or in_quote:
+            in_quote = True  # a quote goes on to the next blank line (lazy continuation)
+            continue
         if opening:
             fence = opening.group(1)
             continue
-        if line.lstrip().startswith(">"):
+        if _indent(line) >= 4:
+            continue  # indented code (or a paragraph's continuation): never a line of its own
+        if line.lstrip().startswith("<!--"):
+            in_comment = "-->" not in line
             continue
         lines.append(line)
     return lines
@@ -97,8 +130,11 @@ def _names(key: str, value: str, known: Collection[str], what: str) -> tuple[lis
     return list(dict.fromkeys(names)), ""
 
 
-def parse_command(body: str, known_models: Collection[str], known_flags: Collection[str]) -> Command:
-    """Read `body` as a comment; `known_models`/`known_flags` are the only names accepted."""
+def parse_command(
+    body: str, known_models: Collection[str], known_flags: Collection[str], max_models: int = MAX_MODELS
+) -> Command:
+    """Read `body` as a comment; `known_models`/`known_flags` are the only names accepted;
+    `max_models` (`tracker.rerun_max_models`) caps `models=`."""
     line = command_line(body)
     if line is None:
         return Command(Kind.none)
@@ -120,8 +156,11 @@ def parse_command(body: str, known_models: Collection[str], known_flags: Collect
         seen.add(key)
         if key == "models":
             command.models, reason = _names(key, value, known_models, "model")
-            if not reason and len(command.models) > MAX_MODELS:
-                reason = f"at most {MAX_MODELS} models per rerun"
+            if not reason and len(command.models) > max_models:
+                reason = (
+                    f"it names {len(command.models)} models, and a rerun takes at most {max_models}"
+                    " (`tracker.rerun_max_models`)"
+                )
         elif key == "flags":
             command.flags, reason = _names(key, value, known_flags, "flag")
         else:

@@ -11,7 +11,11 @@ through `GitHub.read` or `GitHub.write` instead, which:
   catch up on their own time);
 - space writes a second apart, as GitHub asks of integrations to avoid secondary limits;
 - never retry a create blindly: a create whose answer was lost is retried only after its
-  `find_existing` callback (look before you write) has found nothing, so no duplicate is made.
+  `find_existing` callback (look before you write) has found nothing, so no duplicate is made;
+- turn every failure into a `GitHubError` (a `TrackerError`): one line naming the operation
+  and the issue, then what GitHub answered, e.g. "edit body of pytorch/pytorch#123: GitHub
+  answered 422: body is too long (maximum is 65536 characters)". No PyGithub or HTTP
+  exception leaves this module; callers that expect an answer (a 404, a 422) read `status`.
 
 `sleep` and `clock` are injected, so tests run every fault without waiting.
 """
@@ -19,6 +23,7 @@ through `GitHub.read` or `GitHub.write` instead, which:
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,12 +48,60 @@ CONNECTION_ERRORS = (
 )
 
 
-class GitHubFault(TrackerError):
-    """GitHub kept failing after every retry, or asked for a wait longer than allowed."""
+class GitHubError(TrackerError):
+    """GitHub refused or failed an operation; `status` is its HTTP answer (None: no answer)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubFault(GitHubError):
+    """GitHub kept failing after every retry, could not be reached, or asked for a wait longer
+    than allowed: the operations after this one would fail the same way."""
 
 
 class WriteBudgetExceeded(TrackerError):
     """A run tried more writes than `max_writes`: something produced a flood, stop it."""
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe(error: GithubException) -> str:
+    """What GitHub answered, in one line: the messages of its `errors` list (a 422 names the
+    field and the rule), else its `message`."""
+    data = error.data
+    message, details = "", []
+    if isinstance(data, dict):
+        message = str(data.get("message") or "")
+        for item in data.get("errors") or []:
+            if isinstance(item, dict):
+                text = item.get("message") or " ".join(
+                    str(item[key]) for key in ("resource", "field", "code") if item.get(key)
+                )
+            else:
+                text = item
+            details.append(_one_line(text))
+    elif data:
+        message = str(data)
+    text = "; ".join(dict.fromkeys(d for d in details if d)) or message or "no message"
+    return f"GitHub answered {error.status}: {_one_line(text)}"
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
+
+
+def unreachable(error: Exception) -> str:
+    """Why a connection failed, in a few words (not urllib3's nested representation)."""
+    found = _ERRNO.search(str(error))
+    if found:
+        return found.group(1).strip()
+    if isinstance(error, requests.exceptions.Timeout):
+        return "timed out"
+    return type(error).__name__
 
 
 @dataclass
@@ -80,14 +133,16 @@ class GitHub:
     def repo(self, full_name: str) -> Any:
         return self.client.get_repo(full_name)  # lazy: the client is built with lazy=True
 
-    def read(self, call: Callable[[], T], *, fresh: bool = False) -> T:
-        """Run a read (listings included: the whole listing is fetched again on a retry)."""
-        return self._run(call, fresh=fresh, lost_answer=call)
+    def read(self, call: Callable[[], T], *, what: str = "read from GitHub", fresh: bool = False) -> T:
+        """Run a read (listings included: the whole listing is fetched again on a retry).
+        `what` names the operation and its issue in the error, should it fail."""
+        return self._run(call, what=what, fresh=fresh, lost_answer=call)
 
     def write(
         self,
         call: Callable[[], T],
         *,
+        what: str = "write to GitHub",
         find_existing: Callable[[], T | None] | None = None,
         fresh: bool = False,
     ) -> T:
@@ -95,19 +150,19 @@ class GitHub:
         consulted whenever the create may have happened although its answer was lost. `fresh`:
         the target was created moments ago, so a 404 means "not replicated yet"."""
         if self.max_writes is not None and self.writes >= self.max_writes:
-            raise WriteBudgetExceeded(f"more than {self.max_writes} writes in one run")
+            raise WriteBudgetExceeded(f"{what}: over the limit of {self.max_writes} writes in one run")
         self._pace()
         self.writes += 1
 
         def retry_after_lost_answer() -> T:
             if find_existing is not None:
-                existing = self.read(find_existing)
+                existing = self.read(find_existing, what=f"{what} (looking whether it happened)")
                 if existing is not None:
                     return existing
             return call()
 
         try:
-            return self._run(call, fresh=fresh, lost_answer=retry_after_lost_answer)
+            return self._run(call, what=what, fresh=fresh, lost_answer=retry_after_lost_answer)
         finally:
             self._last_write = self.clock()
 
@@ -122,30 +177,38 @@ class GitHub:
         self.slept += seconds
         self.sleep(seconds)
 
-    def _run(self, call: Callable[[], T], *, fresh: bool, lost_answer: Callable[[], T]) -> T:
+    def _run(self, call: Callable[[], T], *, what: str, fresh: bool, lost_answer: Callable[[], T]) -> T:
         attempt_call = call
         not_found = 0
+        status: int | None = None
         for attempt in range(1, self.policy.attempts + 1):
             try:
                 return attempt_call()
             except CONNECTION_ERRORS as error:
-                wait, reason = self._backoff(attempt), f"connection failed: {error}"
+                wait, reason = self._backoff(attempt), f"cannot reach GitHub: {unreachable(error)}"
+                status = None
                 attempt_call = lost_answer  # the request may have been applied
             except GithubException as error:
                 wait, reason = self._wait_for(error, attempt)
+                status = error.status
                 if wait is None and error.status == 404 and fresh:
                     not_found += 1
                     if not_found < self.policy.not_found_attempts:
                         wait, reason = self._backoff(attempt), "not found yet after create"
                 if wait is None:
-                    raise
+                    raise GitHubError(f"{what}: {describe(error)}", error.status) from None
+                reason = reason or describe(error)
                 if error.status >= 500:
+                    reason = describe(error)
                     attempt_call = lost_answer  # a 502 may hide a write that happened
+            except requests.exceptions.RequestException as error:
+                raise GitHubError(f"{what}: request failed: {_one_line(error)}") from None
             if attempt == self.policy.attempts:
-                raise GitHubFault(f"GitHub still failing after {attempt} attempts: {reason}")
+                raise GitHubFault(f"{what}: still failing after {attempt} attempts: {reason}", status)
             if wait > self.policy.max_wait:
                 raise GitHubFault(
-                    f"GitHub asks to wait {wait:.0f}s ({reason}), over {self.policy.max_wait:.0f}s"
+                    f"{what}: GitHub asks to wait {wait:.0f}s ({reason}), over {self.policy.max_wait:.0f}s",
+                    status,
                 )
             self.retries += 1
             self._wait(wait)
@@ -177,20 +240,20 @@ def api_url() -> str:
     return os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
 
 
-def bot_login(client: github.Github, sleep_wrapper: GitHub | None = None) -> str:
+def bot_login(connection: GitHub, base_url: str) -> str:
     """The login the token writes as. An Actions `GITHUB_TOKEN` is refused on /user (403,
     "Resource not accessible by integration"): everything it writes is by github-actions[bot]."""
 
     def read_login() -> str:
-        return client.get_user().login
+        try:
+            return connection.client.get_user().login
+        except GithubException as error:
+            message = str(error.data.get("message", "")) if isinstance(error.data, dict) else ""
+            if error.status == 403 and "not accessible by integration" in message.lower():
+                return ACTIONS_BOT_LOGIN
+            raise
 
-    try:
-        return sleep_wrapper.read(read_login) if sleep_wrapper else read_login()
-    except GithubException as error:
-        message = str(error.data.get("message", "")) if isinstance(error.data, dict) else ""
-        if error.status == 403 and "not accessible by integration" in message.lower():
-            return ACTIONS_BOT_LOGIN
-        raise
+    return connection.read(read_login, what=f"read the token's login from {base_url}")
 
 
 def connect(
@@ -205,8 +268,9 @@ def connect(
 ) -> GitHub:
     """Open a connection to `base_url` (default: $GITHUB_API_URL, else api.github.com) and read
     the bot's own login from the API."""
+    base_url = (base_url or api_url()).rstrip("/")
     client = github.Github(
-        base_url=(base_url or api_url()).rstrip("/"),
+        base_url=base_url,
         auth=Auth.Token(token),
         retry=0,
         seconds_between_requests=None,
@@ -216,6 +280,6 @@ def connect(
         lazy=True,  # objects are fetched only when a field is read: fewer requests
     )
     connection = GitHub(client, login="", policy=policy or RetryPolicy(), sleep=sleep, clock=clock)
-    connection.login = bot_login(client, connection)
+    connection.login = bot_login(connection, base_url)
     connection.max_writes = max_writes
     return connection

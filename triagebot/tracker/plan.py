@@ -30,6 +30,7 @@ class RemoteIssue:
     author: str
     comment_markers: set[str] = field(default_factory=set)  # markers found in the bot's comments
     comments_read: bool = False
+    closed_by: str | None = None  # who closed it; read only for a closed issue that should be open
 
 
 @dataclass
@@ -63,23 +64,31 @@ class Action:
     labels: list[str] = field(default_factory=list)
     notice: TrackerNotice | None = None
 
-    def describe(self) -> str:
-        target = f"#{self.number}" if self.number else "(new issue)"
+    def describe(self, repo: str | None = None) -> str:
+        """The action in words: for the plan (`#123 (flag)`), or, given `repo`, for an error
+        that names its issue (`edit body of pytorch/pytorch#123`)."""
+        if self.number:
+            target = f"{repo}#{self.number}" if repo else f"#{self.number}"
+        else:
+            target = f"a new issue in {repo}" if repo else "(new issue)"
+        which = "" if repo else f" ({self.flag})"
         if self.verb == Verb.create_label:
-            return f"create label {self.labels[0]!r}"
+            return f"create label {self.labels[0]!r}" + (f" in {repo}" if repo else "")
         if self.verb == Verb.create:
+            if repo:
+                return f"open the issue for {self.flag or 'the alert'} in {repo}"
             return f"create issue for {self.flag}: {self.title}"
         if self.verb == Verb.edit:
             parts = [p for p, v in (("title", self.title), ("body", self.body)) if v is not None]
-            return f"edit {' and '.join(parts)} of {target} ({self.flag})"
+            return f"edit {' and '.join(parts)} of {target}{which}"
         if self.verb == Verb.add_labels:
-            return f"add labels {', '.join(self.labels)} to {target} ({self.flag})"
+            return f"add labels {', '.join(self.labels)} to {target}{which}"
         if self.verb == Verb.comment:
             assert self.notice is not None
-            return f"comment {self.notice.kind} notice on {target} ({self.flag})"
+            return f"comment {self.notice.kind} notice on {target}{which}"
         if self.verb in (Verb.close, Verb.reopen):
-            return f"{self.verb} {target} ({self.flag})"
-        return f"nothing to do for {target} ({self.flag})"
+            return f"{self.verb} {target}{which}"
+        return f"nothing to do for {target}{which}"
 
 
 @dataclass

@@ -4,6 +4,12 @@
 instead of calling GitHub (without a token GitHub's state is unknown, so the plan is made
 against an empty repository). A plan with more writes than `max_writes` is not applied: one
 alert issue, found again by its marker, says why, so a broken nightly is one alert, not a flood.
+
+Between reading GitHub and planning, the people's rules apply (`people`: an issue a person
+closed stays closed; `cc`: people a body edit adds are mentioned in a comment), and after
+applying, the store's memory of each issue (`memory`) is brought up to date with what was
+really written. A write GitHub refuses does not stop the others: the publication lists what
+was applied and what was not, and running again finishes the job without duplicates.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ from pathlib import Path
 
 from triagebot.report.markers import alert_marker
 from triagebot.results import TrackedIssue
+from triagebot.tracker import cc as cc_routing
 from triagebot.tracker.github import GitHub
+from triagebot.tracker.memory import FlagFacts, IssueMemory
+from triagebot.tracker.people import respect_closer
 from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
-from triagebot.tracker.remote import Applied, apply_plan, read_state, update_issue
+from triagebot.tracker.remote import Applied, NotApplied, apply_plan, read_state, update_issue
 from triagebot.tracker.render import render
 
 
@@ -23,10 +32,12 @@ from triagebot.tracker.render import render
 class Publication:
     plan: Plan
     applied: list[Applied] = field(default_factory=list)
+    not_applied: list[NotApplied] = field(default_factory=list)
     held: bool = False  # over the write cap: the alert plan replaced the real one
     held_writes: int = 0
     github_read: bool = False
     files: list[Path] = field(default_factory=list)
+    numbers: dict[str, int] = field(default_factory=dict)  # flag -> its issue, where one exists
 
 
 def alert_issue(key: str, planned: list[str], max_writes: int, labels: list[str]) -> TrackedIssue:
@@ -66,6 +77,59 @@ def write_bodies(desired: list[TrackedIssue], plan: Plan, folder: Path) -> list[
     return files
 
 
+def with_people(
+    desired: list[TrackedIssue],
+    remote: RemoteState,
+    memory: IssueMemory,
+    facts: dict[str, FlagFacts],
+    *,
+    bot: str,
+    key: str,
+) -> tuple[list[TrackedIssue], dict[str, dict[str, object]]]:
+    """`desired` with the people's rules applied; flag -> what to remember of who closed it."""
+    adjusted, remember = [], {}
+    for issue in desired:
+        found, record, fact = remote.issues.get(issue.marker), memory.get(issue.flag), facts.get(issue.flag)
+        verdict = respect_closer(issue, found, record, fact, bot=bot, key=key)
+        issue, remember[issue.flag] = verdict.desired, verdict.remember
+        if found is not None and fact is not None and (issue.open or found.open):  # none on a closed issue
+            notice = cc_routing.cc_notice(issue.flag, key, fact.cc, fact.routes, record, fact.previous_cc)
+            if notice is not None:
+                issue = issue.model_copy(update={"notices": [*issue.notices, notice]})
+        adjusted.append(issue)
+    return adjusted, remember
+
+
+def remember_issues(
+    memory: IssueMemory,
+    desired: list[TrackedIssue],
+    remote: RemoteState,
+    publication: Publication,
+    facts: dict[str, FlagFacts],
+    remember: dict[str, dict[str, object]],
+) -> None:
+    """Bring the memory up to what GitHub now shows: the number of every flag's issue, and the
+    signatures and people of its body where every write to it went through."""
+    created = {a.action.marker: a.number for a in publication.applied if a.action.verb == Verb.create}
+    failed = {n.action.marker for n in publication.not_applied}
+    for issue in desired:
+        found = remote.issues.get(issue.marker)
+        number = found.number if found is not None else created.get(issue.marker)
+        if not issue.flag or number is None:
+            continue
+        publication.numbers[issue.flag] = number
+        fields = dict(remember.get(issue.flag, {}))
+        fact = facts.get(issue.flag)
+        if fact is not None and issue.marker not in failed:
+            record = memory.get(issue.flag)
+            reached = list(record.cc) if record is not None and record.number == number else []
+            fields.update(
+                signatures=list(fact.signatures),
+                cc=reached + [p for p in fact.cc if p.lower() not in {r.lower() for r in reached}],
+            )
+        memory.remember(issue.flag, number, **fields)
+
+
 def publish(
     desired: list[TrackedIssue],
     *,
@@ -75,12 +139,24 @@ def publish(
     max_writes: int,
     dry_run: bool = False,
     out_dir: Path | None = None,
+    memory: IssueMemory | None = None,
+    facts: dict[str, FlagFacts] | None = None,
 ) -> Publication:
-    """Plan `desired` against `repo` and, unless dry (or without `gh`), apply the plan."""
-    remote = read_state(gh, repo, desired) if gh is not None else RemoteState(issues={}, labels=None)
+    """Plan `desired` against `repo` and, unless dry (or without `gh`), apply the plan.
+    `memory`: the store's records of the issues (updated in place; the caller saves them);
+    `facts`: each flag's signatures and cc tonight, for the people's rules."""
+    memory = memory if memory is not None else IssueMemory(repo)
+    facts = facts or {}
+    numbers = memory.numbers([issue.flag for issue in desired])
+    known = {issue.marker: numbers[issue.flag] for issue in desired if issue.flag in numbers}
+    remote = read_state(gh, repo, desired, known) if gh is not None else RemoteState(issues={}, labels=None)
+    remember: dict[str, dict[str, object]] = {}
+    if gh is not None:
+        desired, remember = with_people(desired, remote, memory, facts, bot=gh.login, key=key)
     plan = make_plan(desired, remote)
     held = False
     held_writes = 0
+    tracked = desired
     if len(plan.writes) > max_writes:
         held, held_writes = True, len(plan.writes)
         # No labels on the alert: creating them would shrink the next run's plan under the cap.
@@ -95,21 +171,31 @@ def publish(
     if gh is not None and not dry_run:
         # A backstop should applying ever outgrow the plan; the alert itself is always let through.
         gh.max_writes = gh.writes + max(max_writes, len(plan.writes))
-        publication.applied = apply_plan(gh, repo, plan)
+        publication.applied, publication.not_applied = apply_plan(gh, repo, plan)
+        if not held:
+            remember_issues(memory, tracked, remote, publication, facts, remember)
     return publication
 
 
 def relink_bodies(
     gh: GitHub, repo: str, written: list[TrackedIssue], relinked: list[TrackedIssue], numbers: dict[str, int]
-) -> int:
-    """Edit, by number, each body that changed between `written` and `relinked`; returns the count."""
+) -> tuple[int, list[str]]:
+    """Edit, by number, each body that changed between `written` and `relinked`; returns how
+    many were edited and the one-line reason of each edit that failed."""
+    from triagebot.errors import TrackerError
+    from triagebot.tracker.remote import operation
+
     bodies = {issue.flag: issue.body for issue in written}
-    edits = 0
+    edits, failures = 0, []
     for issue in relinked:
         number = numbers.get(issue.flag)
         if number is None or bodies.get(issue.flag) == issue.body:
             continue
         action = Action(Verb.edit, marker=issue.marker, flag=issue.flag, number=number, body=issue.body)
-        update_issue(gh, repo, number, action, fresh=True)
+        try:
+            update_issue(gh, repo, number, action, fresh=True, what=operation(action, repo, number))
+        except TrackerError as error:
+            failures.append(str(error))
+            continue
         edits += 1
-    return edits
+    return edits, failures

@@ -1,26 +1,43 @@
 """Reading GitHub's state of the tracking issues, and applying a plan to it.
 
-Issues are found again by their hidden marker in bodies written by the bot's own account,
-listing the bot's issues page by page; never by title search, whose index lags behind writes
-and lets duplicates through. Every create looks before it writes when its answer was lost, so
-an interrupted publish run again converges without a duplicate issue or comment.
+The bot recognises its own issues and comments by a marker on the *first line* of a body
+written by its own account, never by a marker found anywhere in a body (a crash message may
+quote one), never by title search (whose index lags behind writes). The store's memory of
+flag -> issue number comes first: an issue whose marker a person edited or removed is still
+the flag's issue, and no duplicate is opened. Every create looks before it writes when its
+answer was lost, so an interrupted publish run again converges without a duplicate.
+
+Applying a plan is contained: a write GitHub refuses (a 422, a 404) is recorded with its
+one-line reason and the writes planned for other issues go on; only the rest of that issue's
+writes are held back, since they may depend on it. When GitHub itself is failing (retries
+exhausted, a rate-limit wait too long) or the write cap is reached, the remaining writes are
+not tried. Either way the caller learns what was applied and what was not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from github import GithubException
-
-from triagebot.report.markers import flag_marker
+from triagebot.errors import TrackerError
 from triagebot.results import TrackedIssue
-from triagebot.tracker.github import GitHub
+from triagebot.tracker.github import GitHub, GitHubError, GitHubFault, WriteBudgetExceeded
 from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, Plan, RemoteIssue, RemoteState, Verb
 
 LABEL_COLOR = "ededed"
 STATE_KINDS = CLOSE_KINDS | REOPEN_KINDS
+
+
+def first_line(body: str | None) -> str:
+    """The first line of a body, as GitHub stores it (a person's edit in the web form turns
+    line ends into CRLF; a byte-order mark may lead)."""
+    return (body or "").lstrip("\ufeff").split("\n", 1)[0].strip()
+
+
+def carries(body: str | None, marker: str) -> bool:
+    """Whether `body` is the one the bot wrote under `marker`: the marker is its first line."""
+    return first_line(body) == marker
 
 
 def list_bot_issues(gh: GitHub, repo_name: str) -> list[RemoteIssue]:
@@ -45,20 +62,50 @@ def list_bot_issues(gh: GitHub, repo_name: str) -> list[RemoteIssue]:
             )
         return found
 
-    return gh.read(read)
+    return gh.read(read, what=f"list the issues {gh.login} opened in {repo_name}")
 
 
 def find_by_marker(issues: Iterable[RemoteIssue], marker: str) -> RemoteIssue | None:
-    """The oldest of the bot's issues whose body carries `marker`."""
-    matching = [issue for issue in issues if marker in issue.body]
+    """The oldest of the bot's issues whose body's first line is `marker`."""
+    matching = [issue for issue in issues if carries(issue.body, marker)]
     return min(matching, key=lambda issue: issue.number) if matching else None
 
 
-def tracked_issue_numbers(gh: GitHub, repo_name: str, flags: Iterable[str]) -> dict[str, int]:
-    """flag -> number of the bot's tracking issue for it, for those that exist."""
-    bot_issues = list_bot_issues(gh, repo_name)
-    found = {flag: find_by_marker(bot_issues, flag_marker(flag)) for flag in flags}
-    return {flag: issue.number for flag, issue in found.items() if issue is not None}
+def match_issues(
+    bot_issues: list[RemoteIssue], markers: Iterable[str], known: Mapping[str, int]
+) -> dict[str, RemoteIssue]:
+    """marker -> the bot's issue for it: the number the store remembers first (whatever its
+    body now says), then the first-line marker among the issues no other marker has claimed."""
+    by_number = {issue.number: issue for issue in bot_issues}
+    markers = list(markers)
+    found: dict[str, RemoteIssue] = {}
+    for marker in markers:
+        issue = by_number.get(known.get(marker, -1))
+        if issue is not None:
+            found[marker] = issue
+    claimed = {issue.number for issue in found.values()}
+    for marker in markers:
+        if marker in found:
+            continue
+        issue = find_by_marker([i for i in bot_issues if i.number not in claimed], marker)
+        if issue is not None:
+            found[marker] = issue
+            claimed.add(issue.number)
+    return found
+
+
+def tracked_issue_numbers(
+    gh: GitHub, repo_name: str, flags: Iterable[str], known: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """flag -> number of the bot's tracking issue for it, for those that exist (`known`: the
+    numbers the store remembers, by flag)."""
+    from triagebot.report.markers import flag_marker
+
+    flags = list(flags)
+    markers = {flag_marker(flag): flag for flag in flags}
+    known_by_marker = {flag_marker(flag): number for flag, number in (known or {}).items() if flag in flags}
+    found = match_issues(list_bot_issues(gh, repo_name), markers, known_by_marker)
+    return {markers[marker]: issue.number for marker, issue in found.items()}
 
 
 def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool = False) -> list[str]:
@@ -67,29 +114,50 @@ def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool =
         lambda: [
             c.body or "" for c in issue.get_comments() if c.user and c.user.login.lower() == gh.login.lower()
         ],
+        what=f"read the comments of {repo_name}#{number}",
         fresh=fresh,
     )
 
 
-def read_state(gh: GitHub, repo_name: str, desired: list[TrackedIssue]) -> RemoteState:
-    """GitHub's side of `desired`: the bot's issue per marker, which notice markers its comments
-    already carry (read only where a notice may be owed), and the repository's labels."""
-    bot_issues = list_bot_issues(gh, repo_name)
+def closed_by(gh: GitHub, repo_name: str, number: int) -> str | None:
+    """Who closed issue `number` (GitHub lists issues without it: one read of the issue)."""
+    issue = gh.repo(repo_name).get_issue(number)
+
+    def read() -> str | None:
+        user = issue.closed_by
+        return user.login if user else None
+
+    return gh.read(read, what=f"read who closed {repo_name}#{number}")
+
+
+def read_state(
+    gh: GitHub, repo_name: str, desired: list[TrackedIssue], known: Mapping[str, int] | None = None
+) -> RemoteState:
+    """GitHub's side of `desired`: the bot's issue per marker (`known`: marker -> the number
+    the store remembers), which notice markers its comments already carry (read only where a
+    notice may be owed), who closed those that are closed but should be open, and the
+    repository's labels."""
+    matched = match_issues(list_bot_issues(gh, repo_name), [d.marker for d in desired], known or {})
     issues: dict[str, RemoteIssue] = {}
     for tracked in desired:
-        found = find_by_marker(bot_issues, tracked.marker)
-        if found is None:
+        remote = matched.get(tracked.marker)
+        if remote is None:
             continue
-        remote = found
-        changes_state = found.open != tracked.open
+        if tracked.open and not remote.open:
+            remote.closed_by = closed_by(gh, repo_name, remote.number)
+        changes_state = remote.open != tracked.open
         owed = [n for n in tracked.notices if n.kind not in STATE_KINDS or changes_state]
         if owed:
-            bodies = bot_comment_bodies(gh, repo_name, found.number)
-            remote.comment_markers = {n.marker for n in tracked.notices if any(n.marker in b for b in bodies)}
+            bodies = bot_comment_bodies(gh, repo_name, remote.number)
+            remote.comment_markers = {
+                n.marker for n in tracked.notices if any(carries(b, n.marker) for b in bodies)
+            }
             remote.comments_read = True
         issues[tracked.marker] = remote
     repo = gh.repo(repo_name)
-    labels = gh.read(lambda: {label.name for label in repo.get_labels()})
+    labels = gh.read(
+        lambda: {label.name for label in repo.get_labels()}, what=f"list the labels of {repo_name}"
+    )
     return RemoteState(issues=issues, labels=labels)
 
 
@@ -99,28 +167,71 @@ class Applied:
     number: int | None
 
 
-def apply_plan(gh: GitHub, repo_name: str, plan: Plan) -> list[Applied]:
-    """Carry out every write of `plan` in order; returns what was done (issue numbers filled in)."""
+@dataclass
+class NotApplied:
+    action: Action
+    number: int | None
+    reason: str  # one line: the operation, the issue, and why
+
+
+def operation(action: Action, repo_name: str, number: int | None) -> str:
+    """The operation in words, naming its issue: `edit body of pytorch/pytorch#123`."""
+    return replace(action, number=number or action.number).describe(repo_name)
+
+
+def apply_plan(gh: GitHub, repo_name: str, plan: Plan) -> tuple[list[Applied], list[NotApplied]]:
+    """Carry out the writes of `plan` in order, contained as the module docstring says; returns
+    what was done (issue numbers filled in) and what was not, with why."""
     repo = gh.repo(repo_name)
     created: dict[str, int] = {}
     done: list[Applied] = []
+    not_done: list[NotApplied] = []
+    failed_issues: set[str] = set()
+    stop: str | None = None
     for action in plan.writes:
         number = action.number or created.get(action.marker)
-        if action.verb == Verb.create_label:
-            _create_label(gh, repo, action.labels[0])
-        elif action.verb == Verb.create:
-            number = create_issue(
-                gh, repo_name, action.marker, action.title or "", action.body or "", action.labels
-            )
-            created[action.marker] = number
-        else:
-            assert number is not None, action
-            update_issue(gh, repo_name, number, action, fresh=action.marker in created)
+        what = operation(action, repo_name, number)
+        if stop is not None:
+            not_done.append(NotApplied(action, number, f"{what}: not tried: {stop}"))
+            continue
+        if action.marker and action.marker in failed_issues:
+            reason = f"{what}: not tried: an earlier change to this issue failed"
+            not_done.append(NotApplied(action, number, reason))
+            continue
+        try:
+            if action.verb == Verb.create_label:
+                _create_label(gh, repo, action.labels[0], what)
+            elif action.verb == Verb.create:
+                number = create_issue(
+                    gh,
+                    repo_name,
+                    action.marker,
+                    action.title or "",
+                    action.body or "",
+                    action.labels,
+                    what=what,
+                )
+                created[action.marker] = number
+            elif number is None:
+                raise TrackerError(f"{what}: the issue was never opened")
+            else:
+                update_issue(gh, repo_name, number, action, fresh=action.marker in created, what=what)
+        except (GitHubFault, WriteBudgetExceeded) as error:
+            not_done.append(NotApplied(action, number, str(error)))
+            stop = "GitHub was failing" if isinstance(error, GitHubFault) else "the write cap was reached"
+            continue
+        except TrackerError as error:
+            not_done.append(NotApplied(action, number, str(error)))
+            if action.marker:
+                failed_issues.add(action.marker)
+            continue
         done.append(Applied(action, number))
-    return done
+    return done, not_done
 
 
-def create_issue(gh: GitHub, repo_name: str, marker: str, title: str, body: str, labels: list[str]) -> int:
+def create_issue(
+    gh: GitHub, repo_name: str, marker: str, title: str, body: str, labels: list[str], *, what: str = ""
+) -> int:
     repo = gh.repo(repo_name)
 
     def existing() -> int | None:
@@ -130,25 +241,38 @@ def create_issue(gh: GitHub, repo_name: str, marker: str, title: str, body: str,
     def create() -> int:
         return repo.create_issue(title=title, body=body, labels=labels).number
 
-    return gh.write(create, find_existing=existing)
+    return gh.write(create, what=what or f"open an issue in {repo_name}", find_existing=existing)
 
 
 def post_comment(
-    gh: GitHub, repo_name: str, number: int, marker: str, body: str, *, fresh: bool = False
+    gh: GitHub,
+    repo_name: str,
+    number: int,
+    marker: str,
+    body: str,
+    *,
+    fresh: bool = False,
+    what: str = "",
 ) -> None:
-    """Post `body` on issue `number` unless a comment of the bot already carries `marker`."""
+    """Post `body` on issue `number` unless a comment of the bot already starts with `marker`."""
     issue = gh.repo(repo_name).get_issue(number)
 
     def existing() -> bool | None:
-        return (
-            True if any(marker in b for b in bot_comment_bodies(gh, repo_name, number, fresh=fresh)) else None
-        )
+        bodies = bot_comment_bodies(gh, repo_name, number, fresh=fresh)
+        return True if any(carries(b, marker) for b in bodies) else None
 
-    gh.write(lambda: bool(issue.create_comment(body)), find_existing=existing, fresh=fresh)
+    gh.write(
+        lambda: bool(issue.create_comment(body)),
+        what=what or f"comment on {repo_name}#{number}",
+        find_existing=existing,
+        fresh=fresh,
+    )
 
 
-def _create_label(gh: GitHub, repo: Any, name: str) -> None:
+def _create_label(gh: GitHub, repo: Any, name: str, what: str) -> None:
     def exists() -> bool | None:
+        from github import GithubException
+
         try:
             repo.get_label(name)
         except GithubException as error:
@@ -158,25 +282,28 @@ def _create_label(gh: GitHub, repo: Any, name: str) -> None:
         return True
 
     try:
-        gh.write(lambda: bool(repo.create_label(name, LABEL_COLOR)), find_existing=exists)
-    except GithubException as error:
+        gh.write(lambda: bool(repo.create_label(name, LABEL_COLOR)), what=what, find_existing=exists)
+    except GitHubError as error:
         if error.status != 422:  # 422: already exists, created meanwhile by someone else
             raise
 
 
-def update_issue(gh: GitHub, repo_name: str, number: int, action: Action, *, fresh: bool) -> None:
+def update_issue(
+    gh: GitHub, repo_name: str, number: int, action: Action, *, fresh: bool, what: str = ""
+) -> None:
     issue = gh.repo(repo_name).get_issue(number)
+    what = what or operation(action, repo_name, number)
     if action.verb == Verb.edit:
         fields = {k: v for k, v in (("title", action.title), ("body", action.body)) if v is not None}
-        gh.write(lambda: issue.edit(**fields), fresh=fresh)
+        gh.write(lambda: issue.edit(**fields), what=what, fresh=fresh)
     elif action.verb == Verb.add_labels:
-        gh.write(lambda: issue.add_to_labels(*action.labels), fresh=fresh)
+        gh.write(lambda: issue.add_to_labels(*action.labels), what=what, fresh=fresh)
     elif action.verb == Verb.comment:
         assert action.notice is not None
-        post_comment(gh, repo_name, number, action.notice.marker, action.notice.body, fresh=fresh)
+        post_comment(gh, repo_name, number, action.notice.marker, action.notice.body, fresh=fresh, what=what)
     elif action.verb == Verb.close:
-        gh.write(lambda: issue.edit(state="closed", state_reason="completed"), fresh=fresh)
+        gh.write(lambda: issue.edit(state="closed", state_reason="completed"), what=what, fresh=fresh)
     elif action.verb == Verb.reopen:
-        gh.write(lambda: issue.edit(state="open", state_reason="reopened"), fresh=fresh)
+        gh.write(lambda: issue.edit(state="open", state_reason="reopened"), what=what, fresh=fresh)
     else:
-        raise ValueError(f"not a write: {action.verb}")
+        raise TrackerError(f"{what}: not a write")

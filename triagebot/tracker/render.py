@@ -1,5 +1,6 @@
 """Rendering the bot's own comments (templates/tracker-*.md.j2): help and refusals, the rerun
-answer table, the close and reopen comments, the mass-failure alert.
+answer table and its failure, the close and reopen comments, the cc comment, the mass-failure
+alert. (Tracking-issue bodies and fixed/regression notices are the report package's.)
 
 They render in the report package's jinja2 environment, so every value passes through the one
 escaper's filters (`code`, `cell`, `prose`), and through its bounded renderer, so every comment

@@ -1,35 +1,36 @@
-"""`/rerun-sweep` on GitHub: who may run it, how the bot reacts and answers, polling, the answer.
+"""`/rerun-sweep` on GitHub: who may run it, what it sweeps, how the bot reacts and refuses.
 
 A command arrives either as a workflow event payload (`issue_comment`, read by `read_event`) or
-by polling the tracking issues (`poll`). `decide` turns it into ignore / help / refuse / run;
-`respond` reacts (👀 accepted, 🚀 answered, 😕 refused) and answers every refusal in words.
-A comment the bot has reacted to is handled: polling skips it, so each command runs once.
-After the sweep, `post_answer` puts the table (still crashing, no longer crashing, flaky) on the
-issue. Every answer carries a marker with the command's comment id, so a rerun of the
-workflow never answers twice.
+by polling the tracking issues (`polling`). `decide` turns it into ignore / help / refuse /
+run; `respond` reacts (👀 accepted, 🚀 answered, 😕 refused) and answers every refusal in words,
+but one person gets at most one refusal or help answer per issue per day (`ledger`): the rest
+are left without a word or a reaction.
+
+A bare command reruns the models the issue lists as crashing: those that crash under the
+issue's flag in the newest stored snapshot, at most `tracker.rerun_max_models` of them, one per
+crash signature first. The answer (`answer`) compares the rerun with the stored snapshot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from github import GithubException
-
-from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
+from triagebot.analysis import flag_stats
 from triagebot.errors import TrackerError
-from triagebot.report.markers import answer_marker, result_marker
-from triagebot.results import Effect, RerunRequest, Snapshot
+from triagebot.report.markers import answer_marker
+from triagebot.results import CommandRecord, RerunRequest, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.remote import bot_comment_bodies, list_bot_issues, post_comment
+from triagebot.tracker.remote import first_line, post_comment
 from triagebot.tracker.render import render
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 BOT_REACTIONS = frozenset({"eyes", "rocket", "confused"})
-IssueFlag = Callable[[str], str | None]  # issue body -> the flag its marker names, or None
+IssueFlag = Callable[[int, str], str | None]  # (issue number, body) -> the flag it tracks, or None
 
 
 @dataclass
@@ -44,6 +45,7 @@ class CommentEvent:
     author: str
     author_type: str
     action: str  # created, edited, deleted
+    created_at: datetime | None = None  # GitHub's time of the comment, when the payload says it
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Decision:
     reason: str = ""
     flag: str | None = None
     request: RerunRequest | None = None
+    limited: bool = False  # help, or a refusal for want of access: once a day per person and issue
 
 
 class EventError(TrackerError):
@@ -77,9 +80,35 @@ def read_event(payload: Any) -> CommentEvent | None:
             author=str(comment["user"]["login"]),
             author_type=str(comment["user"].get("type", "User")),
             action=str(payload.get("action", "created")),
+            created_at=_time(comment.get("created_at")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise EventError(f"issue_comment payload lacks {error}") from None
+
+
+def _time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+def crashing_models(snapshot: Snapshot | None, flag: str, cap: int) -> tuple[list[str], int]:
+    """The models `snapshot` lists as crashing under `flag`, at most `cap`, taking one model of
+    each crash signature in turn (largest groups first) so that every signature is rerun; and
+    how many crash in all."""
+    if snapshot is None or flag not in snapshot.flags:
+        return [], 0
+    groups = [list(group.models) for group in flag_stats(snapshot, flag).crash_groups]
+    total = sum(len(group) for group in groups)
+    chosen: list[str] = []
+    while len(chosen) < min(cap, total):
+        for group in groups:
+            if group and len(chosen) < cap:
+                model = group.pop(0)
+                if model not in chosen:
+                    chosen.append(model)
+    return chosen, total
 
 
 def decide(
@@ -92,36 +121,47 @@ def decide(
     known_flags: Collection[str],
     default_confirm: int,
     on_edited: bool = False,
+    max_models: int = commands.MAX_MODELS,
+    stored: Snapshot | None = None,
 ) -> Decision:
     """What to do with one comment. `permission(login)` reads the collaborator permission;
-    it is called only for a command, so ordinary comments cost no request."""
+    it is called only for a command, so ordinary comments cost no request. `stored`: the
+    newest stored snapshot, whose crashing models a bare command reruns."""
     if event.action == "deleted" or (event.action == "edited" and not on_edited):
         return Decision(Kind.none)
     if event.author.lower() == bot_login.lower() or event.author_type == "Bot" or event.is_pull_request:
         return Decision(Kind.none)
-    command = commands.parse_command(event.body, known_models, known_flags)
+    command = commands.parse_command(event.body, known_models, known_flags, max_models)
     if command.kind == Kind.none:
         return Decision(Kind.none)
-    flag = issue_flag(event.issue_body) if event.issue_author.lower() == bot_login.lower() else None
+    by_bot = event.issue_author.lower() == bot_login.lower()
+    flag = issue_flag(event.issue, event.issue_body) if by_bot else None
     if flag is None:
-        return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues")
+        return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues", limited=True)
     if command.kind == Kind.help:
-        return Decision(Kind.help, flag=flag)
+        return Decision(Kind.help, flag=flag, limited=True)
     level = permission(event.author)
     if level not in WRITE_PERMISSIONS:
-        return Decision(
-            Kind.refuse, f"it needs write access to the repository, and @{event.author} has {level}", flag
-        )
+        reason = f"it needs write access to the repository, and @{event.author} has {level}"
+        return Decision(Kind.refuse, reason, flag, limited=True)
     if command.kind == Kind.refuse:
         return Decision(Kind.refuse, command.reason, flag)
+    models = command.models
+    if not models:
+        models, _ = crashing_models(stored, flag, max_models)
+        if stored is None or not models:
+            where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
+            reason = f"no model crashes under `{flag}` in {where}; name the models with models="
+            return Decision(Kind.refuse, reason, flag)
     request = RerunRequest(
         repo=event.repo,
         issue=event.issue,
         comment_id=event.comment_id,
         requested_by=event.author,
-        models=command.models,
+        models=models,
         flags=command.flags or [flag],
         confirm=default_confirm if command.confirm is None else command.confirm,
+        corpus=stored.corpus.name if stored is not None else None,
     )
     return Decision(Kind.run, flag=flag, request=request)
 
@@ -129,13 +169,14 @@ def decide(
 def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
     """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
     permission API (author_association alone says nothing about write access)."""
+    from github import GithubException
+
     repo = gh.repo(repo_name)
 
     def read() -> str:
         try:
-            data = repo.requester.requestJsonAndCheck("GET", f"{repo.url}/collaborators/{login}/permission")[
-                1
-            ]
+            url = f"{repo.url}/collaborators/{login}/permission"
+            data = repo.requester.requestJsonAndCheck("GET", url)[1]
         except GithubException as error:
             if error.status in (403, 404):  # not a collaborator, or not visible to us
                 return "none"
@@ -143,102 +184,91 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
         role = data.get("role_name") or ""
         return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
-    return gh.read(read)
-
-
-def _comment(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> Any:
-    return gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id))
+    return gh.read(read, what=f"read the permission of {login} on {repo_name}")
 
 
 def react(gh: GitHub, repo_name: str, issue: int, comment_id: int, content: str) -> None:
     """Add the bot's reaction (GitHub answers an existing one with 200, so this is idempotent)."""
-    comment = _comment(gh, repo_name, issue, comment_id)
-    gh.write(lambda: comment.create_reaction(content))
+    what = f"react {content} to comment {comment_id} on {repo_name}#{issue}"
+    comment = gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id), what=what)
+    gh.write(lambda: comment.create_reaction(content), what=what)
 
 
-def bot_reacted(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> bool:
-    comment = _comment(gh, repo_name, issue, comment_id)
-    return gh.read(
-        lambda: any(
-            r.content in BOT_REACTIONS and r.user and r.user.login.lower() == gh.login.lower()
-            for r in comment.get_reactions()
-        )
-    )
+def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> dict[str, datetime | None]:
+    """The bot's own reactions to `comment` (a PyGithub comment): content -> when it was made."""
+    bot = gh.login.lower()
+
+    def read() -> dict[str, datetime | None]:
+        mine = [r for r in comment.get_reactions() if r.user and r.user.login.lower() == bot]
+        return {r.content: _time(r.raw_data.get("created_at")) for r in mine}
+
+    return gh.read(read, what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}")
 
 
-def respond(gh: GitHub, event: CommentEvent, decision: Decision, known_flags: Collection[str]) -> None:
-    """React to and answer `event` as `decision` says (nothing for an ignored comment)."""
+def answers_on(comments: list[Any], bot: str, issue: int) -> list[CommandRecord]:
+    """The refusals and help answers the bot posted among `comments` (PyGithub comments of
+    `issue`), as ledger records of whom they answered: the day's limit without a ledger."""
+    authors = {c.id: (c.user.login if c.user else "") for c in comments}
+    found = []
+    for comment in comments:
+        if not comment.user or comment.user.login.lower() != bot.lower():
+            continue
+        line = first_line(comment.body)
+        if not line.startswith("<!-- triagebot:answer="):
+            continue
+        for cid, author in authors.items():
+            if line == answer_marker(cid):
+                record = CommandRecord(
+                    repo="",
+                    issue=issue,
+                    comment_id=cid,
+                    author=author,
+                    state="refused",
+                    at=comment.created_at,
+                )
+                found.append(record)
+    return found
+
+
+def respond(
+    gh: GitHub,
+    event: CommentEvent,
+    decision: Decision,
+    known_flags: Collection[str],
+    *,
+    max_models: int = commands.MAX_MODELS,
+    quiet: bool = False,
+) -> None:
+    """React to and answer `event` as `decision` says (nothing for an ignored comment, and
+    nothing either for a limited answer when `quiet`: that person was answered today)."""
     marker = answer_marker(event.comment_id)
+    where = f"{event.repo}#{event.issue}"
+    if decision.kind in (Kind.help, Kind.refuse) and decision.limited and quiet:
+        return
     if decision.kind == Kind.help:
         body = render(
             "tracker-help.md.j2",
             marker=marker,
             grammar=commands.GRAMMAR,
             flags=sorted(known_flags),
-            max_models=commands.MAX_MODELS,
+            max_models=max_models,
             max_confirm=commands.MAX_CONFIRM,
         )
-        post_comment(gh, event.repo, event.issue, marker, body)
+        post_comment(gh, event.repo, event.issue, marker, body, what=f"answer help on {where}")
         react(gh, event.repo, event.issue, event.comment_id, "rocket")
     elif decision.kind == Kind.refuse:
         react(gh, event.repo, event.issue, event.comment_id, "confused")
         body = render("tracker-refusal.md.j2", marker=marker, user=event.author, reason=decision.reason)
-        post_comment(gh, event.repo, event.issue, marker, body)
+        post_comment(gh, event.repo, event.issue, marker, body, what=f"answer a refusal on {where}")
     elif decision.kind == Kind.run:
         react(gh, event.repo, event.issue, event.comment_id, "eyes")
 
 
-def poll(
-    gh: GitHub,
-    repo_name: str,
-    *,
-    issue_flag: IssueFlag,
-    known_models: Collection[str],
-    known_flags: Collection[str],
-    default_confirm: int,
-    on_edited: bool = False,
-) -> Decision:
-    """Handle the commands not yet handled on the bot's tracking issues, oldest first: help and
-    refusals are answered at once; the first runnable command is accepted and returned (the
-    others wait, unreacted, for the next poll). Returns Kind.none when nothing is to run."""
-    for issue in list_bot_issues(gh, repo_name):
-        if issue_flag(issue.body) is None:
-            continue
-        handle = gh.repo(repo_name).get_issue(issue.number)
-        comments = gh.read(lambda handle=handle: list(handle.get_comments()))
-        for comment in comments:
-            if commands.command_line(comment.body or "") is None:
-                continue
-            author = comment.user.login if comment.user else ""
-            if author.lower() == gh.login.lower() or bot_reacted(gh, repo_name, issue.number, comment.id):
-                continue
-            # Polling sees a comment as it is now: an edit before the poll simply counts.
-            event = CommentEvent(
-                repo=repo_name,
-                issue=issue.number,
-                issue_body=issue.body,
-                issue_author=issue.author,
-                is_pull_request=False,
-                comment_id=comment.id,
-                body=comment.body or "",
-                author=author,
-                author_type=comment.user.type if comment.user else "User",
-                action="created",
-            )
-            decision = decide(
-                event,
-                bot_login=gh.login,
-                issue_flag=issue_flag,
-                permission=lambda login: collaborator_permission(gh, repo_name, login),
-                known_models=known_models,
-                known_flags=known_flags,
-                default_confirm=default_confirm,
-                on_edited=on_edited,
-            )
-            respond(gh, event, decision, known_flags)
-            if decision.kind == Kind.run:
-                return decision
-    return Decision(Kind.none)
+def writes_needed(decision: Decision, quiet: bool) -> int:
+    """Writes `respond` makes for `decision`: for the per-poll write cap."""
+    if decision.kind in (Kind.help, Kind.refuse):
+        return 0 if decision.limited and quiet else 2
+    return 1 if decision.kind == Kind.run else 0
 
 
 def outputs(decision: Decision) -> dict[str, str]:
@@ -254,59 +284,5 @@ def outputs(decision: Decision) -> dict[str, str]:
         "models": ",".join(request.models),
         "flags": ",".join(request.flags),
         "confirm": str(request.confirm),
+        "corpus": request.corpus or "",
     }
-
-
-def answer_rows(snapshot: Snapshot, flags: Collection[str] | None = None) -> dict[str, list[Any]]:
-    """The rerun's (model, flag) rows sorted into still crashing, no longer crashing, flaky, other."""
-    rows: dict[str, list[Any]] = {"still": [], "fixed": [], "flaky": [], "other": []}
-    for row in classify(snapshot):
-        if flags and row.flag not in flags:
-            continue
-        if row.effect == Effect.flaky:
-            rows["flaky"].append(row)
-        elif row.effect in CRASH_EFFECTS:
-            rows["still"].append(row)
-        elif row.effect in RAN_EFFECTS or row.effect == Effect.fixes_crash:
-            rows["fixed"].append(row)
-        else:
-            rows["other"].append(row)
-    return rows
-
-
-def post_answer(
-    gh: GitHub,
-    repo_name: str,
-    issue: int,
-    comment_id: int,
-    snapshot: Snapshot,
-    flags: Collection[str] | None = None,
-) -> None:
-    """Answer the command `comment_id` with the rerun's table and mark it answered (🚀)."""
-    comment = _comment(gh, repo_name, issue, comment_id)
-    user = comment.user.login if comment.user else ""
-    marker = result_marker(comment_id)
-    if not any(marker in body for body in bot_comment_bodies(gh, repo_name, issue)):
-        body = render(
-            "tracker-answer.md.j2", marker=marker, user=user, key=snapshot.key, **answer_rows(snapshot, flags)
-        )
-        post_comment(gh, repo_name, issue, marker, body)
-    react(gh, repo_name, issue, comment_id, "rocket")
-
-
-def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
-    """The newest comment on `issue` the bot accepted (👀) but has not answered (🚀) yet."""
-    handle = gh.repo(repo_name).get_issue(issue)
-    comments = gh.read(lambda: list(handle.get_comments()))
-    bot = gh.login.lower()
-    for comment in reversed(comments):
-        if commands.command_line(comment.body or "") is None:
-            continue
-        mine = gh.read(
-            lambda comment=comment: {
-                r.content for r in comment.get_reactions() if r.user and r.user.login.lower() == bot
-            }
-        )
-        if "eyes" in mine and "rocket" not in mine:
-            return comment.id
-    return None

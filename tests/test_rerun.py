@@ -1,0 +1,318 @@
+"""`/rerun-sweep` keeps its word: what a bare command sweeps, the cap on `models=`, honest
+answers of any size, failed sweeps answered, no command lost, bounded polling."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from climain import run_main
+from fakegithub import serve
+from test_commands import (
+    FLAGS,
+    MODELS,
+    REPO,
+    SCALAR,
+    command_payload,
+    decide,
+    gh_for,
+    parse,
+    poll,
+    rerun_snapshot,
+    stored_snapshot,
+    tracked_issue,
+)
+
+from triagebot.config import TrackerSettings
+from triagebot.report.markers import result_marker
+from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from triagebot.store import LocalStore, MemoryStore
+from triagebot.tracker import answer, commands, rerun
+from triagebot.tracker.commands import Kind
+from triagebot.tracker.ledger import Ledger
+
+NOW = datetime.fromtimestamp(1_700_000_000, UTC)  # the fake GitHub's clock
+
+
+@pytest.fixture
+def fake():
+    yield from serve(repo=REPO)
+
+
+def crashing_night(key: str, groups: dict[str, list[str]], flag: str = SCALAR) -> Snapshot:
+    """signature -> models crashing (confirmed) under `flag`; nothing else crashes."""
+    crashing = {model: signature for signature, models in groups.items() for model in models}
+    models = [*sorted(crashing), "CleanModel"]
+    results = []
+    for model in models:
+        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
+        confirmations = {}
+        if model in crashing:
+            crash = Outcome(status=Status.crash, error_type="E", signature=crashing[model])
+            outcomes[flag], confirmations[flag] = crash, [crash]
+        else:
+            outcomes[flag] = Outcome(status=Status.ok, graphs=2)
+        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
+    return Snapshot(
+        key=key,
+        environment=Environment(torch_version=key),
+        flags={flag: {flag: True}},
+        corpus=CorpusSelection(name="transformers", models=models),
+        results=results,
+    )
+
+
+# --- what a command sweeps ---------------------------------------------------------------------
+
+
+def test_a_bare_command_reruns_what_the_issue_lists_as_crashing_not_the_corpus():
+    accepted = decide(rerun.read_event(command_payload("/rerun-sweep")), stored=stored_snapshot())
+    assert accepted.kind == Kind.run
+    assert accepted.request.models == ["BertModel", "T5Model"]  # crashing under SCALAR, not all MODELS
+    assert rerun.outputs(accepted)["models"] == "BertModel,T5Model"
+    assert rerun.outputs(accepted)["corpus"] == "smoke"
+
+    nothing = decide(rerun.read_event(command_payload("/rerun-sweep")), stored=None)
+    assert nothing.kind == Kind.refuse and "name the models with models=" in nothing.reason
+
+
+def test_a_bare_command_over_the_cap_takes_every_signature_first():
+    big = crashing_night(
+        "2.12.0.dev20260410", {"A: big": [f"A{i:03}" for i in range(30)], "B: small": ["B1"]}
+    )
+    models, total = rerun.crashing_models(big, SCALAR, 5)
+    assert total == 31 and len(models) == 5 and "B1" in models and models[0] == "A000"
+
+
+def test_models_beyond_the_cap_are_refused_naming_the_cap():
+    many = ",".join(MODELS)
+    command = commands.parse_command(f"/rerun-sweep models={many}", MODELS, FLAGS, max_models=2)
+    assert command.kind == Kind.refuse
+    assert command.reason == "it names 3 models, and a rerun takes at most 2 (`tracker.rerun_max_models`)"
+    assert TrackerSettings().rerun_max_models == 20
+    accepted = decide(rerun.read_event(command_payload(f"/rerun-sweep models={many}")), max_models=3)
+    assert accepted.kind == Kind.run
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    /rerun-sweep",
+        "\t/rerun-sweep models=BertModel",
+        "  \t/rerun-sweep",
+        "> can you rerun?\n/rerun-sweep",  # a lazy continuation of the quote
+        "<!--\n/rerun-sweep\n-->",
+        "<!-- /rerun-sweep -->",
+        " > /rerun-sweep",
+    ],
+)
+def test_commands_in_indented_code_lazy_quotes_and_html_comments_never_run(body):
+    assert parse(body).kind == Kind.none
+
+
+def test_plain_commands_still_run():
+    assert parse("   /rerun-sweep models=BertModel").kind == Kind.run  # three spaces: still text
+    assert parse("<!-- note -->\n/rerun-sweep models=BertModel").kind == Kind.run
+    assert parse("> quoted\n\n/rerun-sweep models=BertModel").kind == Kind.run
+
+
+# --- honest answers of any size ----------------------------------------------------------------
+
+
+def test_no_longer_crashing_lists_only_models_that_crashed_in_the_stored_snapshot():
+    rows = answer.answer_rows(rerun_snapshot(), stored_snapshot())
+    # T5Model crashed in the store and runs now; LlamaForCausalLM never crashed there: flaky now.
+    assert [row.model for row in rows["fixed"]] == ["T5Model"]
+    clean_stored = stored_snapshot().model_copy(update={"results": []})
+    rows = answer.answer_rows(rerun_snapshot(), clean_stored)
+    assert rows["fixed"] == [] and [row.model for row in rows["clean"]] == ["T5Model"]
+    assert [row.model for row in rows["new"]] == ["BertModel"] and rows["still"] == []
+
+
+def test_the_answer_to_a_600_model_rerun_fits_and_keeps_its_counts():
+    signatures = {f"Error{i}: crash number {i} " + "x" * 150: [f"Model{i:04}"] for i in range(600)}
+    stored = crashing_night("2.12.0.dev20260409", signatures)
+    still = crashing_night("2.12.0.dev20260410", signatures)
+    body = answer.answer_body(7, "maintainer", still, stored, None)
+    assert len(body) <= 65_536 and body.startswith(result_marker(7))
+    shown = re.findall(r"^\| `Model\d{4}` \|", body, re.M)
+    more = re.search(r"^And (\d+) more rows\.$", body, re.M)
+    assert "600 still crashing" in body and shown and more
+    assert len(shown) + int(more[1]) == 600
+
+
+def test_a_failed_sweep_is_answered_with_its_reason_and_a_confused_reaction(
+    fake, monkeypatch, capsys, tmp_path
+):
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep", "maintainer")
+    gh = gh_for(fake)
+    rerun.react(gh, REPO, number, comment["id"], "eyes")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "someone/triagebot-fork")
+    monkeypatch.setenv("GITHUB_RUN_ID", "42")
+    argv = ["command", "--failed", "failure", "--repo", REPO, "--issue", str(number)]
+    argv += ["--comment-id", str(comment["id"]), "--store", str(tmp_path / "store")]
+    for _ in range(2):  # the answer job run twice still answers once
+        ran = run_main(monkeypatch, capsys, *argv)
+        assert ran.status == 0, ran.err
+    answers = [c["body"] for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(answers) == 1
+    assert (
+        "@maintainer, this `/rerun-sweep` got no result: the sweep job failed, or ran past its time limit"
+        in answers[0]
+    )
+    assert "https://github.com/someone/triagebot-fork/actions/runs/42" in answers[0]
+    assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
+
+
+# --- no command lost ---------------------------------------------------------------------------
+
+
+def test_polling_finds_an_accepted_command_that_never_got_an_answer(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
+    rerun.react(gh, REPO, number, comment["id"], "eyes")  # the event workflow accepted it; its sweep was lost
+    ledger = Ledger(REPO)
+
+    assert poll(gh, ledger, now=NOW).kind == Kind.none  # in flight, as far as anyone knows
+    assert ledger.get(comment["id"]).state == "accepted"
+    assert poll(gh, ledger, now=NOW + timedelta(hours=1)).kind == Kind.none
+
+    again = poll(gh, ledger, now=NOW + timedelta(hours=7))  # stale: its sweep is started again
+    assert again.kind == Kind.run and again.request.comment_id == comment["id"]
+    assert again.request.models == ["T5Model"] and ledger.get(comment["id"]).attempts == 2
+
+    assert poll(gh, ledger, now=NOW + timedelta(hours=14)).kind == Kind.none  # twice lost: answered
+    assert ledger.get(comment["id"]).state == "failed"
+    failed = fake.comments(REPO, number)[-1]["body"]
+    assert "got no result: no result came back from 2 sweeps" in failed
+    assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
+
+
+def test_polling_learns_of_an_answer_from_its_marker(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
+    ledger = Ledger(REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.run
+    answer.post_answer(gh, REPO, number, comment["id"], rerun_snapshot(), stored_snapshot())
+    assert poll(gh, ledger, now=NOW + timedelta(hours=9)).kind == Kind.none
+    assert ledger.get(comment["id"]).state == "answered"
+
+
+# --- bounded polling ---------------------------------------------------------------------------
+
+
+def test_thirty_commands_from_a_reader_get_one_refusal_and_no_reaction_is_read_twice(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["reader"] = "read"
+    posted = [fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "reader") for _ in range(30)]
+    store = MemoryStore()
+    ledger = Ledger.load(store, REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    ledger.save(store)
+    bot = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(bot) == 1 and "needs write access" in bot[0]["body"]
+    assert sum(len(fake.reactions(REPO, c["id"])) for c in posted) == 1
+    states = [record.state for record in Ledger.load(store, REPO).records.values()]
+    assert sorted(states) == ["quiet"] * 29 + ["refused"]
+
+    fake.requests.clear()
+    writes = len(fake.writes)
+    assert poll(gh, Ledger.load(store, REPO), now=NOW + timedelta(days=3)).kind == Kind.none
+    assert len(fake.writes) == writes
+    assert not any(path.endswith("/reactions") for _, path in fake.requests)  # the ledger knows
+
+
+def test_a_poll_stays_within_max_writes(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    for index in range(10):
+        fake.add_comment(REPO, number, "/rerun-sweep help", f"person{index}")
+    writes = len(fake.writes)
+    ledger = Ledger(REPO)
+    poll(gh, ledger, now=NOW, max_writes=5)
+    assert len(fake.writes) - writes == 4  # two help answers of two writes each; a third won't fit
+    poll(gh, ledger, now=NOW, max_writes=5)
+    assert len(fake.writes) - writes == 8
+    helps = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(helps) == 4
+
+
+def test_polling_obeys_commands_on_edited(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "thanks for the report", "maintainer")
+    fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=T5Model")
+    ledger = Ledger(REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    assert fake.reactions(REPO, comment["id"]) == [] and ledger.get(comment["id"]).state == "ignored"
+    fake.requests.clear()
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    assert not any(path.endswith("/reactions") for _, path in fake.requests)  # not looked at again
+    assert poll(gh, Ledger(REPO), now=NOW, on_edited=True).kind == Kind.run
+
+
+def test_the_event_path_answers_a_reader_once_a_day(fake, monkeypatch, capsys, tmp_path):
+    number = tracked_issue(fake)
+    fake.permissions["reader"] = "read"
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    for index in range(3):
+        comment = fake.add_comment(REPO, number, "/rerun-sweep", "reader")
+        data = command_payload(comment["body"], author="reader")
+        data["comment"].update(id=comment["id"], created_at=comment["created_at"])
+        data["issue"]["number"] = number
+        event = tmp_path / f"event{index}.json"
+        event.write_text(json.dumps(data))
+        argv = [
+            "command",
+            "--event",
+            str(event),
+            "--store",
+            str(tmp_path / "store"),
+            "--output",
+            str(tmp_path / "o"),
+        ]
+        ran = run_main(monkeypatch, capsys, *argv)
+        assert ran.status == 0 and "run=false" in ran.out
+    refusals = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(refusals) == 1
+
+
+def test_every_comment_the_tracker_renders_fits_whatever_its_values():
+    from triagebot.tracker.render import render
+
+    reason = "x" * 100_000
+    body = render("tracker-refusal.md.j2", marker="<!-- m -->", user="someone", reason=reason)
+    assert len(body) <= 65_536 and body.startswith("<!-- m -->") and body.endswith("limit._\n")
+
+
+def test_the_daily_refusal_reads_githubs_times_so_it_holds_without_a_ledger(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["reader"] = "read"
+    for _ in range(3):
+        fake.add_comment(REPO, number, "/rerun-sweep", "reader")
+    poll(gh, Ledger(REPO), now=NOW)
+    poll(gh, Ledger(REPO), now=NOW + timedelta(days=3))  # a store that forgot everything
+    bot = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(bot) == 1
+
+    fake.clock = lambda: NOW.timestamp() + 3 * 86_400  # a new command, days after the refusal
+    fake.add_comment(REPO, number, "/rerun-sweep", "reader")
+    poll(gh, Ledger(REPO), now=NOW + timedelta(days=3))
+    bot = [c for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
+    assert len(bot) == 2

@@ -1,0 +1,186 @@
+"""The bot's issues are its own, and people win: markers only on the first line of the bot's
+bodies, the store's memory of flag -> issue, an issue a person closed stays closed until
+something new crashes, and people a body edit adds are reached by a comment."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from fakegithub import serve
+from test_tracker import DYNAMIC, MODELS, REPO, SCALAR
+
+from triagebot import tracker
+from triagebot.config import CcRoute, Config, TrackerSettings
+from triagebot.report.markers import flag_marker
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Environment,
+    IssueRecord,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+)
+from triagebot.store import MemoryStore
+from triagebot.tracker import github
+
+GUARD = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, 0)"
+PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in returned outputs"
+
+
+def night(key: str, crashes: dict[str, dict[str, str]]) -> Snapshot:
+    """flag -> {model: signature}: those crash (confirmed); every other run is clean."""
+    results = []
+    for model in MODELS:
+        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
+        confirmations = {}
+        for flag in (SCALAR, DYNAMIC):
+            signature = crashes.get(flag, {}).get(model)
+            if signature is None:
+                outcomes[flag] = Outcome(status=Status.ok, graphs=2)
+                continue
+            crash = Outcome(
+                status=Status.crash,
+                error_type=signature.split(":")[0],
+                error=signature.split(": ", 1)[1],
+                signature=signature,
+            )
+            outcomes[flag], confirmations[flag] = crash, [crash]
+        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
+    return Snapshot(
+        key=key,
+        environment=Environment(torch_version=key, torch_git_version=f"git{key}"),
+        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
+        corpus=CorpusSelection(name="test", models=MODELS),
+        results=results,
+    )
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    for fake in serve():
+        monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+        monkeypatch.setattr(
+            github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
+        )
+        yield fake
+
+
+def publish(
+    nights: list[Snapshot], store=None, settings: TrackerSettings | None = None, tmp_path=None
+) -> str:
+    config = Config(tracker=settings or TrackerSettings(repo=REPO))
+    return tracker.publish_snapshot(
+        nights[-1],
+        nights[:-1],
+        nights[-2] if len(nights) > 1 else None,
+        config,
+        "bot-token",
+        False,
+        tmp_path,
+        store=store,
+        say=lambda _: None,
+    )
+
+
+def test_a_marker_quoted_in_crash_text_does_not_take_over_another_issue(fake, tmp_path):
+    # An issue of the bot for DYNAMIC whose body quotes SCALAR's marker below its first line, as
+    # crash text from model code could: SCALAR still gets an issue of its own.
+    quoting = f"{flag_marker(DYNAMIC)}\nerror: {flag_marker(SCALAR)}"
+    fake.add_issue(REPO, "dynamic", quoting, "triagebot-bot")
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}, DYNAMIC: {"T5": GUARD}})]
+    publish(nights, tmp_path=tmp_path)
+    publish(nights, tmp_path=tmp_path)
+    firsts = [issue["body"].splitlines()[0] for issue in fake.issues(REPO)]
+    assert firsts == [flag_marker(DYNAMIC), flag_marker(SCALAR)]
+
+
+def test_a_removed_marker_does_not_open_a_duplicate(fake, tmp_path):
+    store = MemoryStore()
+    first = night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})
+    publish([first], store, tmp_path=tmp_path)
+    (issue,) = fake.issues(REPO)
+    assert store.records(f"issues/{REPO}", IssueRecord)[SCALAR].number == issue["number"]
+    fake.edit_issue(REPO, issue["number"], "a-maintainer", body="my notes, no marker")
+
+    second = night("2.12.0.dev20260402", {SCALAR: {"Bert": GUARD, "T5": GUARD}})
+    publish([first, second], store, tmp_path=tmp_path)
+    (issue,) = fake.issues(REPO)  # no duplicate: the store knew the number
+    assert issue["body"].startswith(flag_marker(SCALAR))  # the body is the bot's again
+
+
+def test_an_issue_a_person_closed_stays_closed_until_a_new_signature(fake, tmp_path):
+    store = MemoryStore()
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
+    publish(nights, store, tmp_path=tmp_path)
+    number = fake.issues(REPO)[0]["number"]
+    fake.edit_issue(REPO, number, "a-maintainer", state="closed", state_reason="not_planned")
+
+    # The same signature, in more models: the person's decision stands.
+    nights.append(night("2.12.0.dev20260402", {SCALAR: {"Bert": GUARD, "Llama": GUARD}}))
+    publish(nights, store, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "closed"
+    assert fake.comments(REPO, number) == [] or all(
+        "Reopened" not in c["body"] for c in fake.comments(REPO, number)
+    )
+    record = store.records(f"issues/{REPO}", IssueRecord)[SCALAR]
+    assert record.closed_by == "a-maintainer" and record.closed_signatures == [GUARD]
+
+    # A signature it did not show when it was closed: reopened, the comment names it.
+    nights.append(night("2.12.0.dev20260403", {SCALAR: {"Bert": GUARD, "T5": PENDING}}))
+    publish(nights, store, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "open"
+    reopened = [c["body"] for c in fake.comments(REPO, number) if "Reopened" in c["body"]]
+    assert len(reopened) == 1
+    assert "PendingUnbackedSymbolNotFound" in reopened[0] and "@a-maintainer closed it" in reopened[0]
+    assert "GuardOnDataDependentSymNode" not in reopened[0]
+    writes = len(fake.writes)
+    publish(nights, store, tmp_path=tmp_path)
+    assert len(fake.writes) == writes
+
+
+def test_without_a_memory_a_person_closed_issue_stays_closed_on_the_same_crashes(fake, tmp_path):
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
+    publish(nights, tmp_path=tmp_path)
+    fake.edit_issue(REPO, 1, "a-maintainer", state="closed")
+    nights.append(night("2.12.0.dev20260402", {SCALAR: {"Bert": GUARD}}))
+    publish(nights, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "closed"
+
+
+def test_the_bot_reopens_what_it_closed_itself(fake, tmp_path):
+    store = MemoryStore()
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
+    nights += [night(f"2.12.0.dev2026040{day}", {}) for day in (2, 3)]
+    for end in range(1, 4):
+        publish(nights[:end], store, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "closed"
+    nights.append(night("2.12.0.dev20260404", {SCALAR: {"Bert": GUARD}}))
+    publish(nights, store, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "open"
+
+
+def test_a_person_routed_onto_an_existing_issue_is_mentioned_once_in_a_comment(fake, tmp_path):
+    store = MemoryStore()
+    settings = TrackerSettings(
+        repo=REPO, cc={SCALAR: ["ezyang"]}, cc_routes=[CcRoute(pattern="PendingUnbacked", people=["bobren"])]
+    )
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
+    publish(nights, store, settings, tmp_path=tmp_path)
+    number = fake.issues(REPO)[0]["number"]
+    assert "@ezyang" in fake.issues(REPO)[0]["body"] and fake.comments(REPO, number) == []  # opening pings
+
+    nights.append(night("2.12.0.dev20260402", {SCALAR: {"Bert": GUARD, "T5": PENDING}}))
+    publish(nights, store, settings, tmp_path=tmp_path)
+    assert "@bobren" in fake.issues(REPO)[0]["body"]
+    cc = [c["body"] for c in fake.comments(REPO, number) if "triagebot:cc" in c["body"].splitlines()[0]]
+    assert len(cc) == 1 and "@bobren" in cc[0] and "@ezyang" not in cc[0]
+    assert "PendingUnbackedSymbolNotFound" in cc[0]
+
+    publish(nights, store, settings, tmp_path=tmp_path)  # a rerun of the same night
+    nights.append(night("2.12.0.dev20260403", {SCALAR: {"T5": PENDING}}))
+    publish(nights, store, settings, tmp_path=tmp_path)  # still routed: already reached
+    mentions = [c for c in fake.comments(REPO, number) if "@bobren" in c["body"]]
+    assert len(mentions) == 1

@@ -1,0 +1,78 @@
+"""rerun-sweep.yml keeps every command: sweeps queue without cancelling each other, run in the
+nightly's pinned runner image, and every accepted command is answered whatever the sweep did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from test_workflows_action import runner  # noqa: F401 - the fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+RERUN = yaml.safe_load((ROOT / ".github" / "workflows" / "rerun-sweep.yml").read_text(encoding="utf-8"))
+NIGHTLY = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text(encoding="utf-8"))
+JOBS = RERUN["jobs"]
+
+
+def test_reruns_queue_without_cancelling_each_other():
+    assert "concurrency" not in RERUN
+    for name in ("sweep", "answer", "image"):
+        assert "concurrency" not in JOBS[name], name
+
+
+def test_the_rerun_sweeps_in_the_nightlys_image_by_digest():
+    sweep = JOBS["sweep"]
+    assert sweep["container"]["image"] == "${{ needs.image.outputs.image }}"
+    assert "--gpus all" in sweep["container"]["options"]
+    step = next(s for s in sweep["steps"] if s.get("id") == "sweep")
+    assert step["uses"] == "./" and step["with"]["python"] == "python"  # the image's, not the host's
+    resolve = JOBS["image"]["steps"][0]["run"]
+    assert ":nightly" in resolve and "sha256:[0-9a-f]{64}" in resolve
+    build = next(s for s in NIGHTLY["jobs"]["image"]["steps"] if s.get("id") == "build")["run"]
+    assert 'docker push "${image%:*}:nightly"' in build
+    assert not any("TRIAGEBOT_PYTHON" in str(job) for job in JOBS.values())
+
+
+def test_the_command_reaches_the_sweep_whole():
+    step = next(s for s in JOBS["sweep"]["steps"] if s.get("id") == "sweep")["with"]
+    for name in ("models", "flags", "confirm", "corpus"):
+        assert step[name] == f"${{{{ needs.parse.outputs.{name} || needs.poll.outputs.{name} }}}}", name
+    for job in ("parse", "poll"):
+        assert set(JOBS[job]["outputs"]) >= {
+            "run",
+            "models",
+            "flags",
+            "confirm",
+            "corpus",
+            "issue",
+            "comment_id",
+        }
+
+
+def test_every_accepted_command_is_answered_whatever_the_sweep_did():
+    answer = JOBS["answer"]
+    assert answer["if"].startswith("always() && ")
+    assert "sweep" in answer["needs"]
+    post = answer["steps"][-1]
+    assert post["uses"] == "./" and post["with"]["command"] == "answer"
+    assert post["with"]["sweep-result"] == "${{ needs.sweep.result }}"
+
+
+def test_the_answer_step_answers_a_result_or_why_there_is_none(runner):  # noqa: F811
+    where = {"issue": "12", "comment_id": "345", "repo": "pytorch/pytorch"}
+    status, calls, _, _ = runner(command="answer", sweep_result="success", snapshot="s.json", **where)
+    assert status == 0
+    assert calls[0]["argv"][:5] == ["-m", "triagebot", "command", "--answer", "s.json"]
+    assert calls[0]["argv"][-4:] == ["--issue", "12", "--comment-id", "345"]
+    for result in ("failure", "cancelled", "skipped"):
+        status, calls, _, _ = runner(command="answer", sweep_result=result, **where)
+        assert status == 0 and calls[0]["argv"][3:5] == ["--failed", result]
+    status, calls, _, stdout = runner(command="answer", sweep_result="failure", issue="$(id)", comment_id="1")
+    assert status == 2 and calls == [] and "needs the issue and comment-id inputs" in stdout
+
+
+def test_only_polling_may_write_the_data_branch():
+    assert JOBS["parse"]["permissions"] == {"contents": "read", "issues": "write"}
+    assert JOBS["poll"]["permissions"] == {"contents": "write"}
+    assert JOBS["poll"]["if"].startswith("github.event_name == 'schedule'")
+    assert JOBS["parse"]["if"].startswith("github.event_name == 'issue_comment'")
