@@ -292,12 +292,14 @@ def test_the_event_path_answers_a_reader_once_a_day(fake, monkeypatch, capsys, t
     assert len(refusals) == 1
 
 
-def test_every_comment_the_tracker_renders_fits_whatever_its_values():
+def test_a_comment_that_cannot_fit_is_refused_never_cut():
+    from triagebot.errors import RenderError
     from triagebot.tracker.render import render
 
-    reason = "x" * 100_000
-    body = render("tracker-refusal.md.j2", marker="<!-- m -->", user="someone", reason=reason)
-    assert len(body) <= 65_536 and body.startswith("<!-- m -->") and body.endswith("limit._\n")
+    body = render("tracker-refusal.md.j2", marker="<!-- m -->", user="someone", reason="x" * 60_000)
+    assert len(body) <= 65_536 and body.startswith("<!-- m -->")
+    with pytest.raises(RenderError, match="does not fit"):
+        render("tracker-refusal.md.j2", marker="<!-- m -->", user="someone", reason="x" * 100_000)
 
 
 def test_the_daily_refusal_reads_githubs_times_so_it_holds_without_a_ledger(fake):

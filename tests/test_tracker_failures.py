@@ -10,7 +10,7 @@ import socket
 import pytest
 from climain import run_main
 from fakegithub import serve
-from test_tracker import DYNAMIC, REPO, SCALAR, connected, snapshot
+from test_tracker import DYNAMIC, REPO, SCALAR, connected, night_of, snapshot
 
 from triagebot import report
 from triagebot.config import TrackerSettings
@@ -62,8 +62,8 @@ def oversized(flag: str):
     """report.issue_body, except that `flag`'s body is over GitHub's limit."""
     real = report.issue_body
 
-    def body(snapshot, name, **options):
-        text = real(snapshot, name, **options)
+    def body(night, name, **options):
+        text = real(night, name, **options)
         return text + "\n" + "x" * 70_000 if name == flag else text
 
     return body
@@ -73,7 +73,8 @@ def test_a_refused_write_does_not_stop_the_other_issues(fake, monkeypatch):
     nightly = snapshot("k1", {SCALAR: ["Bert"], DYNAMIC: ["T5"]})
     monkeypatch.setattr(report, "issue_body", oversized(SCALAR))
     gh = connected(fake)
-    desired = desired_issues(nightly, [], TrackerSettings(repo=REPO), author=gh.login)
+    settings = TrackerSettings(repo=REPO)
+    desired = desired_issues(night_of([nightly], settings).linked({}, author=gh.login), settings)
     publication = publish(desired, key="k1", repo=REPO, gh=gh, max_writes=50)
     assert [missing.reason for missing in publication.not_applied] == [
         f"open the issue for {SCALAR} in {REPO}: "
@@ -83,7 +84,7 @@ def test_a_refused_write_does_not_stop_the_other_issues(fake, monkeypatch):
     assert [issue["body"].splitlines()[0] for issue in issues] == [flag_marker(DYNAMIC)]
 
     monkeypatch.undo()  # the body fits again: running again opens what is missing, once
-    desired = desired_issues(nightly, [], TrackerSettings(repo=REPO), author=gh.login)
+    desired = desired_issues(night_of([nightly], settings).linked({}, author=gh.login), settings)
     again = publish(desired, key="k1", repo=REPO, gh=connected(fake), max_writes=50)
     assert again.not_applied == []
     markers = sorted(issue["body"].splitlines()[0] for issue in fake.issues(REPO))

@@ -10,7 +10,7 @@ import pytest
 from fakegithub import serve
 from test_tracker import DYNAMIC, MODELS, REPO, SCALAR
 
-from triagebot import tracker
+from triagebot import pipeline, tracker
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker
 from triagebot.results import (
@@ -72,17 +72,10 @@ def publish(
     nights: list[Snapshot], store=None, settings: TrackerSettings | None = None, tmp_path=None
 ) -> str:
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
-    return tracker.publish_snapshot(
-        nights[-1],
-        nights[:-1],
-        nights[-2] if len(nights) > 1 else None,
-        config,
-        "bot-token",
-        False,
-        tmp_path,
-        store=store,
-        say=lambda _: None,
-    )
+    night = pipeline.night_of(nights[-1], MemoryStore(nights[:-1]), config)
+    return tracker.publish_night(
+        night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None
+    ).line
 
 
 def test_a_marker_quoted_in_crash_text_does_not_take_over_another_issue(fake, tmp_path):
