@@ -9,7 +9,6 @@ list (`cc`), and the notices owed: fixed models and regressions against the prev
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -29,8 +28,6 @@ from triagebot.tracker import cc as cc_routing
 from triagebot.tracker import closing
 from triagebot.tracker.markers import state_marker
 from triagebot.tracker.render import render
-
-TITLE_FIELDS = ("flag", "crashes", "testable", "flaky", "helps", "key")
 
 
 class Texts(Protocol):
@@ -53,7 +50,7 @@ class Texts(Protocol):
 
 
 def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
-    """`tracker.title` filled in; an unknown placeholder is an error naming it."""
+    """`tracker.title` filled in (its placeholders were checked when the config was read)."""
     values = {
         "flag": stats.flag,
         "crashes": stats.counts.get(Effect.crashes, 0),
@@ -62,11 +59,6 @@ def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
         "helps": stats.counts.get(Effect.reduces_graphs, 0),
         "key": key,
     }
-    for _, name, _, _ in string.Formatter().parse(settings.title):
-        if name is not None and name not in values:
-            raise ValueError(
-                f"tracker.title: unknown placeholder {{{name}}} (known: {', '.join(TITLE_FIELDS)})"
-            )
     return settings.title.format(**values)
 
 
