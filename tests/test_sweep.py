@@ -355,15 +355,24 @@ def test_a_torn_last_line_is_skipped_when_reading(full, tmp_path):
     assert len(records) == len(full[1]) - 1
 
 
-def test_unknown_dynamo_config_name_is_a_one_line_error_naming_it(tmp_path):
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (
+            {"capture_scaler_outputs": True},
+            "flag 'typo': unknown torch._dynamo.config setting 'capture_scaler_outputs' "
+            "(did you mean 'capture_scalar_outputs'?)",
+        ),
+        (
+            {"capture_scalar_outputs": "yes"},
+            "flag 'typo': torch._dynamo.config.capture_scalar_outputs takes a bool, not 'yes'",
+        ),
+    ],
+)
+def test_a_bad_dynamo_setting_is_refused_before_any_model_runs(tmp_path, patch, message):
     with pytest.raises(SweepError) as caught:
-        run_sweep(
-            sentinels(["Plain"]),
-            {"typo": {"capture_scaler_outputs": True}},
-            tmp_path / "x.jsonl",
-            device="cpu",
-        )
-    assert str(caught.value) == "flag 'typo': torch._dynamo.config has no setting 'capture_scaler_outputs'"
+        run_sweep(sentinels(["Plain"]), {"typo": patch}, tmp_path / "x.jsonl", device="cpu")
+    assert str(caught.value) == message
     assert not (tmp_path / "x.jsonl").exists()
 
 

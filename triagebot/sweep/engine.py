@@ -71,7 +71,8 @@ def _record(result: Any) -> RunRecord:
 
 def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
-    resolve `device="auto"`, and check every flag's names against torch._dynamo.config."""
+    resolve `device="auto"`, and check every flag's names and value types against
+    torch._dynamo.config, before any model runs."""
     result = pool.call(
         Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
     )
@@ -79,22 +80,21 @@ def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environm
     if not message or "environment" not in message:
         cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
         raise SweepError(f"the sweep's worker could not start: {cause}")
-    if message["unknown"]:
-        flag, key = message["unknown"][0]
-        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    if message["problems"]:
+        raise SweepError(message["problems"][0])
     environment = Environment.model_validate(message["environment"])
     pool.device = environment.device
     return environment
 
 
 def validate_flags(flags: dict[str, dict[str, Any]]) -> None:
-    """In-process check of flag patches against the installed torch._dynamo.config."""
-    from triagebot.sweep.worker import unknown_config_names
+    """In-process check of flag patches against the installed torch._dynamo.config: names and
+    value types."""
+    from triagebot.sweep.worker import config_problems
 
-    unknown = unknown_config_names(flags)
-    if unknown:
-        flag, key = unknown[0]
-        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    problems = config_problems(flags)
+    if problems:
+        raise SweepError(problems[0])
 
 
 def run_sweep(
