@@ -19,7 +19,7 @@ from triagebot.results import (
     SweepHeader,
 )
 from triagebot.sweep.pool import Pool, Task, preload_modules
-from triagebot.sweep.stream import StreamWriter, parse_shard, read_stream, run_key, select_shard
+from triagebot.sweep.stream import StreamWriter, read_stream, run_key
 
 CHECK_CONFIG = "eager"
 """`RunRecord.config` of a check-mode record (build and eager run only)."""
@@ -115,14 +115,15 @@ def run_sweep(
     """Sweep `specs` under the baseline and every flag, streaming records to `out`.
 
     Each (model, config) runs in its own child of the warm parent. With `resume`, runs already
-    in `out` are kept and only the missing ones run. `shard="i/n"` sweeps a slice of the models.
+    in `out` are kept and only the missing ones run. `shard="i/n"` names the slice of the sweep
+    that `specs` are (chosen by `triagebot.corpus.selection`), recorded in the stream's header.
     `confirm` reruns each crash that many times (records with `attempt` 1..confirm).
     """
     progress = progress or NullProgress()
     selection = corpus if isinstance(corpus, CorpusSelection) else CorpusSelection(name=corpus)
     if not selection.models:
         selection = selection.model_copy(update={"models": [s.model for s in specs]})
-    chosen = select_shard(list(specs), parse_shard(shard))
+    chosen = list(specs)
     out = Path(out)
     with Pool(
         jobs=jobs,
