@@ -185,16 +185,31 @@ def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeyp
     from triagebot import pipeline
     from triagebot.sweep import command
 
-    def interrupted(*args, **kwargs):
+    started: list[bool] = []
+
+    def interrupted(specs, flags, out, **options):
+        if started:  # some runs had finished: the stream holds them
+            Path(out).write_text('{"kind":"header"}\n', encoding="utf-8")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline, "installed_build", lambda: Environment(torch_version="2.13.0"))
     monkeypatch.setattr(command, "start_parent", lambda: None)
     monkeypatch.setattr(command, "run_sweep", interrupted)
-    code, _, err = triagebot(capsys, "run", "--corpus", "sentinels", "--store", "store", "--out", "night")
+    arguments = ("run", "--corpus", "sentinels", "--store", "store", "--out", "night")
+    code, _, err = triagebot(capsys, *arguments)
+    assert code == 130
+    assert err == "triagebot: error: interrupted before the first run finished: nothing to resume\n"
+    started.append(True)
+    code, _, err = triagebot(capsys, *arguments)
     assert code == 130 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert f"the finished runs are in {Path('night') / 'sweep.jsonl'}" in err
     assert "run the same command again to resume" in err
+
+    def reading_the_build():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "installed_build", reading_the_build)
+    assert triagebot(capsys, *arguments)[::2] == (130, "triagebot: interrupted\n")
 
 
 def test_help_shows_brackets_no_bool_metavar_and_the_night_order(capsys):

@@ -316,7 +316,7 @@ def sweep(
 @app.command("merge")
 def merge_command(
     shards: Annotated[
-        list[Path], typer.Argument(metavar="STREAM...", help="Sweep streams (JSON Lines) to join.")
+        list[Path], typer.Argument(metavar="STREAM", help="Sweep streams (JSON Lines) to join.")
     ],
     out: Annotated[Path, typer.Option("--out", metavar="FILE", help="Snapshot JSON file to write.")],
 ) -> None:
@@ -410,7 +410,7 @@ def diff_command(
     """What changed between two snapshots, with the commit range.
 
     Names the newly crashing and fixed models of each flag and says when the flag sets
-    differ. OLD must be the older (refused otherwise, unless --any-order)."""
+    differ. Give the older snapshot first; --any-order compares them the other way round."""
     from triagebot.analysis import diff
     from triagebot.pipeline import out_of_order
     from triagebot.report.render import render
@@ -779,6 +779,10 @@ def main(argv: list[str] | None = None) -> None:
     """The console script: every `TriagebotError` is one line on stderr and its exit status."""
     try:
         app(args=argv, prog_name="triagebot")
+    except SystemExit as exit_:
+        if exit_.code == 130:  # Ctrl-C where no command had more to say about it
+            print("triagebot: interrupted", file=sys.stderr)
+        raise
     except TriagebotError as error:
         print(f"triagebot: error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)

@@ -80,11 +80,13 @@ def sweep_configured(
     from triagebot.sweep import merge
     from triagebot.sweep.command import choose, run_selected
 
-    selected = choose(config, models=models, store=store)
+    selected = choose(config, models=models, store=Snapshots(config.store, store))
     stream = work / "sweep.jsonl"
     try:
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
     except KeyboardInterrupt:
+        if not stream.exists():
+            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
         raise Interrupted(
             f"interrupted: the finished runs are in {stream}; run the same command again to resume"
         ) from None

@@ -79,6 +79,8 @@ def sweep(
     try:
         result = run_selected(settings, selected, out, resume=resume, interactive=interactive)
     except KeyboardInterrupt:
+        if not out.exists():
+            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
         raise Interrupted(f"interrupted: the finished runs are in {out}; --resume finishes it") from None
     console = Console(file=sys.stdout)
     if not console.is_terminal:
