@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from triagebot.corpus.coverage import SelectionError, render, select, summarize
+from triagebot.corpus.coverage import render, summarize
 from triagebot.corpus.sampling import SamplingError, allocate, breaking_models, sample
+from triagebot.corpus.selection import narrow
+from triagebot.errors import SelectionError
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
@@ -119,9 +121,10 @@ def test_coverage_counts_partial_and_missing_dependencies_apart():
 
 def test_selection_by_stratum_and_names():
     specs = corpus()
-    assert len(select(specs, "encoder_decoder")) == 10
-    assert [s.model for s in select(specs, None, ["vision_other-03"])] == ["vision_other-03"]
+    assert len(narrow(specs, "test", "encoder_decoder")) == 10
+    assert [s.model for s in narrow(specs, "test", None, ["vision_other-03"])] == ["vision_other-03"]
     with pytest.raises(SelectionError, match="unknown stratum 'audio'"):
-        select(specs, "audio")
-    with pytest.raises(SelectionError, match="no model 'Nope'"):
-        select(specs, None, ["Nope"])
+        narrow(specs, "test", "audio")
+    suggested = r"model 'vision_other_03' in corpus 'test' \(did you mean 'vision_other-03'\?\)"
+    with pytest.raises(SelectionError, match=suggested):
+        narrow(specs, "test", None, ["vision_other_03"])

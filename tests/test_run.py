@@ -259,12 +259,12 @@ def test_summary_names_the_build(swept: bool):
 
 
 def test_an_unknown_corpus_is_refused_before_anything_is_written(tmp_path: Path):
-    from triagebot.pipeline import PipelineError
+    from triagebot.errors import SelectionError
 
-    config = parse_config('[sweep]\ncorpus = "nope"\n')
+    config = parse_config('[sweep]\ncorpus = "sentinel"\n')
     new = snapshot("2.12.0.dev20260409", "bbb")
     stages = Stages(new)
-    with pytest.raises(PipelineError, match=r"unknown corpus 'nope' \(known: .*sentinels"):
+    with pytest.raises(SelectionError, match=r"unknown corpus 'sentinel' \(did you mean 'sentinels'\?\)"):
         run(
             config,
             RunOptions(out=tmp_path / "out"),

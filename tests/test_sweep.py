@@ -15,7 +15,8 @@ import pytest
 
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import load_corpus
-from triagebot.results import BASELINE, InputSpec, ModelSpec, RunRecord, Status
+from triagebot.corpus.selection import select_shard
+from triagebot.results import BASELINE, CorpusSelection, InputSpec, ModelSpec, RunRecord, Status
 from triagebot.sweep import (
     CHECK_CONFIG,
     StreamError,
@@ -23,10 +24,8 @@ from triagebot.sweep import (
     check_models,
     confirm_crashes,
     merge,
-    parse_shard,
     read_stream,
     run_sweep,
-    select_shard,
 )
 from triagebot.sweep import pool as pool_module
 
@@ -303,7 +302,11 @@ def test_resume_refuses_a_stream_of_other_flags(tmp_path):
 
 def test_shards_merged_equal_a_single_sweep(tmp_path, full):
     specs = sentinels()
-    paths = [sweep(tmp_path, f"shard{i}.jsonl", specs, shard=f"{i}/2", confirm=1)[0] for i in (1, 2)]
+    whole = CorpusSelection(name="sentinels", models=[spec.model for spec in specs])
+    paths = []
+    for i in (1, 2):
+        part = select_shard(specs, (i, 2))
+        paths.append(sweep(tmp_path, f"shard{i}.jsonl", part, corpus=whole, shard=f"{i}/2", confirm=1)[0])
     merged, single = merge(paths), merge([full[0]])
 
     def table(snapshot):
@@ -336,18 +339,6 @@ def test_shards_merged_equal_a_single_sweep(tmp_path, full):
         merge([paths[0], other])
 
 
-def test_shards_partition_the_models_deterministically():
-    specs = sentinels()
-    slices = [select_shard(specs, (i, 3)) for i in (1, 2, 3)]
-    names = [spec.model for part in slices for spec in part]
-    assert sorted(names) == sorted(spec.model for spec in specs)
-    for i, part in zip((1, 2, 3), slices, strict=True):  # the corpus's order does not matter
-        assert {s.model for s in part} == {s.model for s in select_shard(specs[::-1], (i, 3))}
-    for bad in ("0/2", "3/2", "x", "1/0"):
-        with pytest.raises(StreamError):
-            parse_shard(bad)
-
-
 def test_a_torn_last_line_is_skipped_when_reading(full, tmp_path):
     torn = tmp_path / "torn.jsonl"
     torn.write_bytes(full[0].read_bytes()[:-7])
@@ -355,15 +346,24 @@ def test_a_torn_last_line_is_skipped_when_reading(full, tmp_path):
     assert len(records) == len(full[1]) - 1
 
 
-def test_unknown_dynamo_config_name_is_a_one_line_error_naming_it(tmp_path):
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        (
+            {"capture_scaler_outputs": True},
+            "flag 'typo': unknown torch._dynamo.config setting 'capture_scaler_outputs' "
+            "(did you mean 'capture_scalar_outputs'?)",
+        ),
+        (
+            {"capture_scalar_outputs": "yes"},
+            "flag 'typo': torch._dynamo.config.capture_scalar_outputs takes a bool, not 'yes'",
+        ),
+    ],
+)
+def test_a_bad_dynamo_setting_is_refused_before_any_model_runs(tmp_path, patch, message):
     with pytest.raises(SweepError) as caught:
-        run_sweep(
-            sentinels(["Plain"]),
-            {"typo": {"capture_scaler_outputs": True}},
-            tmp_path / "x.jsonl",
-            device="cpu",
-        )
-    assert str(caught.value) == "flag 'typo': torch._dynamo.config has no setting 'capture_scaler_outputs'"
+        run_sweep(sentinels(["Plain"]), {"typo": patch}, tmp_path / "x.jsonl", device="cpu")
+    assert str(caught.value) == message
     assert not (tmp_path / "x.jsonl").exists()
 
 
@@ -428,7 +428,9 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
         text=True,
         timeout=60,
     )
-    assert bad.returncode == 2 and bad.stderr == "triagebot: error: corpus 'sentinels' has no model 'Nope'\n"
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("triagebot: error: unknown model 'Nope' in corpus 'sentinels' (known: ")
+    assert len(bad.stderr.splitlines()) == 1
 
 
 def test_memory_per_worker_is_bounded():

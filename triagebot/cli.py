@@ -2,142 +2,175 @@
 
 Imports of torch-using packages (corpus, sweep) stay inside the commands that need them, so
 that `publish`, `diff`, `report` and `command` run on a runner without torch.
+
+Every error meant for a person is a `triagebot.errors.TriagebotError`, raised by the package
+that found it; `main` prints it as one line on stderr and exits with its status (2; 130 for
+Ctrl-C). The command line's settings (`--jobs`, `--repo`, ...) are applied over
+triagebot.toml by `triagebot.config`, so that one check covers both; what is swept is chosen
+by `triagebot.corpus.selection` alone; a snapshot argument is read by `pipeline.Snapshots`
+(a snapshot file, a sweep's stream, or a key in the store).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from triagebot.config import Config, load_config
 from triagebot.errors import TriagebotError, UsageError
 
+NIGHT_ORDER = (
+    "run",
+    "sweep",
+    "merge",
+    "reproduce",
+    "effects",
+    "diff",
+    "report",
+    "publish",
+    "command",
+    "corpus",
+    "config",
+)
+
+
+class NightOrder(TyperGroup):
+    """Commands listed in the order of a night rather than alphabetically."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = list(self.commands)
+        return sorted(names, key=lambda name: NIGHT_ORDER.index(name) if name in NIGHT_ORDER else len(names))
+
+
 app = typer.Typer(
     name="triagebot",
+    cls=NightOrder,
     help="Flag sweeps of torch.compile over a transformers corpus, and the issues they feed.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: rich would read "[sweep] jobs" as markup and show switches as "<bool>".
+    rich_markup_mode=None,
 )
+
+
+def _versions(value: bool) -> None:
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    print(", ".join(f"{name} {installed(name)}" for name in ("triagebot", "torch", "transformers")))
+    raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_versions,
+            is_eager=True,
+            help="Print the triagebot, torch and transformers versions.",
+        ),
+    ] = False,
+) -> None:
+    """Flag sweeps of torch.compile over a transformers corpus, and the issues they feed."""
+
+
+# --- options shared by several commands ---
 
 ConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", "-c", help="triagebot.toml to read (default: ./triagebot.toml if present)."),
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="triagebot.toml to read (default: ./triagebot.toml if present).",
+    ),
 ]
-
-
-def fail(message: str) -> None:
-    raise UsageError(message)
-
-
-def read_config(path: Path | None) -> Config:
-    return load_config(path)
-
-
-# --- effects, diff, report: analysis and reports of stored snapshots ---
-
 StoreOption = Annotated[
-    Path | None, typer.Option("--store", help="Snapshot folder (default: [store] path of triagebot.toml).")
+    Path | None,
+    typer.Option(
+        "--store", metavar="DIR", help="A folder of snapshots instead of [store] of triagebot.toml."
+    ),
 ]
-
-
-def _snapshot_store(store_dir: Path | None, config: Path | None):
-    from triagebot.store import LocalStore, open_store
-
-    return LocalStore(store_dir) if store_dir else open_store(read_config(config).store)
-
-
-def _load_snapshot(where: str, store_dir: Path | None, config: Path | None):
-    """A snapshot by path to its JSON file, or by key in the store."""
-    from triagebot.store import StoreError, read_snapshot
-
-    try:
-        if Path(where).is_file():
-            return read_snapshot(where)
-        return _snapshot_store(store_dir, config).get(where)
-    except StoreError as error:
-        fail(f"{where}: {error}" if str(where) not in str(error) else str(error))
-
-
-@app.command()
-def effects(
-    snapshot: Annotated[str, typer.Argument(help="Snapshot JSON file or key in the store.")],
-    as_json: Annotated[bool, typer.Option("--json", help="JSON Lines, one row per (model, flag).")] = False,
-    store: StoreOption = None,
-    config: ConfigOption = None,
-) -> None:
-    """Each flag's effect on each model: one row per (model, flag)."""
-    from triagebot.analysis import classify
-
-    rows = classify(_load_snapshot(snapshot, store, config))
-    if as_json:
-        for row in rows:
-            print(row.model_dump_json())
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("model", "stratum", "flag", "effect", "baseline graphs", "flag graphs", "signature")
-    for row in rows:
-        graphs = ["" if value is None else str(value) for value in (row.baseline_graphs, row.flag_graphs)]
-        table.add_row(row.model, row.stratum, row.flag, row.effect.value, *graphs, row.signature or "")
-    Console().print(table)
-
-
-@app.command("diff")
-def diff_command(
-    old: Annotated[str, typer.Argument(help="Older snapshot: JSON file or key.")],
-    new: Annotated[str, typer.Argument(help="Newer snapshot: JSON file or key.")],
-    as_json: Annotated[bool, typer.Option("--json", help="The diff record as JSON.")] = False,
-    store: StoreOption = None,
-    config: ConfigOption = None,
-) -> None:
-    """What changed between two snapshots, per flag, with the commit range."""
-    from triagebot.analysis import night
-    from triagebot.report import nightly_summary
-
-    before, after = _load_snapshot(old, store, config), _load_snapshot(new, store, config)
-    compared = night(after, [before], before)
-    assert compared.diff is not None
-    print(compared.diff.model_dump_json(indent=1) if as_json else nightly_summary(compared), end="\n")
-
-
-@app.command()
-def report(
-    snapshot: Annotated[str, typer.Argument(help="Snapshot JSON file or key in the store.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the reports into.")],
-    previous: Annotated[
-        str | None,
-        typer.Option("--previous", help="Snapshot to diff against (default: the store's previous build)."),
-    ] = None,
-    store: StoreOption = None,
-    config: ConfigOption = None,
-) -> None:
-    """Write issue bodies per flag, fixed/regression notices, summary.md and dashboard.html."""
-    from triagebot.pipeline import night_of
-    from triagebot.report import write_report
-    from triagebot.store import StoreError
-
-    settings = read_config(config)
-    current = _load_snapshot(snapshot, store, config)
-    before = _load_snapshot(previous, store, config) if previous else None
-    try:
-        snapshots = _snapshot_store(store, config)
-    except StoreError as error:
-        fail(str(error))
-    written = write_report(night_of(current, snapshots, settings, previous=before), out)
-    for path in written:
-        print(path)
-
-
-# --- publish, command: the GitHub side (triagebot.tracker) ---
-
 TokenOption = Annotated[
-    str | None, typer.Option("--token", help="GitHub token (default: $GITHUB_TOKEN).", show_default=False)
+    str | None, typer.Option("--token", metavar="TOKEN", help="GitHub token (default: $GITHUB_TOKEN).")
 ]
+RepoOption = Annotated[
+    str | None,
+    typer.Option(
+        "--repo", metavar="OWNER/NAME", help="Tracking issues' repository (default: [tracker] repo)."
+    ),
+]
+CorpusOption = Annotated[
+    str | None,
+    typer.Option(
+        "--corpus", metavar="NAME", help="transformers, smoke or sentinels (default: [sweep] corpus)."
+    ),
+]
+ModelsOption = Annotated[
+    str | None,
+    typer.Option("--models", metavar="A,B", help="Only these models of the corpus (no sample is drawn)."),
+]
+FlagsOption = Annotated[
+    str | None, typer.Option("--flags", metavar="F1,F2", help="Only these configured flags (default: all).")
+]
+SampleOption = Annotated[
+    int | None,
+    typer.Option(
+        "--sample", min=1, metavar="N", help="Draw a stratified sample of N (default: [corpus] sample)."
+    ),
+]
+SeedOption = Annotated[
+    int | None, typer.Option("--seed", metavar="N", help="Seed of the sample (default: [corpus] seed).")
+]
+DeviceOption = Annotated[
+    str | None,
+    typer.Option("--device", metavar="cpu|cuda|auto", help="Where to run (default: [sweep] device)."),
+]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", "-j", metavar="N", help="Runs at once (default: [sweep] jobs).")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option("--timeout", metavar="SECONDS", help="Per run (default: [sweep] timeout).")
+]
+StratumOption = Annotated[
+    str | None,
+    typer.Option(
+        "--stratum",
+        metavar="NAME",
+        help="Only this stratum: vl_multimodal, decoder_llm, encoder_decoder, vision_other.",
+    ),
+]
+SnapshotArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="SNAPSHOT", help="Snapshot JSON file, a sweep's .jsonl stream, or a key in the store."
+    ),
+]
+
+
+def read_config(path: Path | None, **options: Any) -> Config:
+    """triagebot.toml with the command line's settings (`jobs=4` is `--jobs 4`) applied over it."""
+    return load_config(path, {f"--{name.replace('_', '-')}": value for name, value in options.items()})
+
+
+def _names(text: str | None) -> list[str] | None:
+    """`A,B` as a list (None when not given): the one comma splitter of the command line."""
+    names = [name.strip() for name in (text or "").split(",") if name.strip()]
+    return names or None
 
 
 def _token(token: str | None) -> str | None:
@@ -146,122 +179,47 @@ def _token(token: str | None) -> str | None:
     return token or os.environ.get("GITHUB_TOKEN") or None
 
 
-@app.command()
-def publish(
-    snapshot: Annotated[str, typer.Argument(help="Snapshot JSON file or key in the store.")],
-    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: [tracker] repo).")] = None,
-    previous: Annotated[
-        str | None, typer.Option("--previous", help="Snapshot to diff against (default: the previous build).")
-    ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan and bodies only; no write.")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the plan and bodies of a dry run.")] = Path(
-        ".triagebot/issues"
-    ),
-    max_writes: Annotated[
-        int | None, typer.Option("--max-writes", min=1, help="Write cap (default: [tracker] max_writes).")
-    ] = None,
-    token: TokenOption = None,
-    store: StoreOption = None,
-    config: ConfigOption = None,
-) -> None:
-    """Plan the tracking issues of SNAPSHOT against GitHub, print the plan, apply the difference."""
-    import re
+def _snapshots(config: Path | None, store: Path | None):
+    from triagebot.pipeline import Snapshots
 
-    from triagebot.pipeline import night_of
-    from triagebot.tracker import publish_night
-
-    settings = read_config(config)
-    target = repo or settings.tracker.repo
-    if target and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", target):
-        fail(f"--repo {target!r} is not OWNER/NAME")
-    current = _load_snapshot(snapshot, store, config)
-    before = _load_snapshot(previous, store, config) if previous else None
-    snapshots = _snapshot_store(store, config)
-    try:
-        published = publish_night(
-            night_of(current, snapshots, settings, previous=before),
-            settings,
-            _token(token),
-            dry_run,
-            out,
-            repo=target,
-            max_writes=max_writes,
-            store=snapshots,
-        )
-    except ValueError as error:
-        fail(str(error))
-    print(published.line)
+    return Snapshots(read_config(config, store=store).store)
 
 
-@app.command()
-def command(
-    event: Annotated[
-        Path | None, typer.Option("--event", help="Workflow event payload ($GITHUB_EVENT_PATH).")
-    ] = None,
-    poll: Annotated[bool, typer.Option("--poll", help="Poll the tracking issues of --repo.")] = False,
-    answer: Annotated[
-        str | None, typer.Option("--answer", help="Rerun snapshot (file or key) to answer a command with.")
-    ] = None,
-    failed: Annotated[
-        str | None,
-        typer.Option("--failed", help="The sweep gave no result: its job's result (failure, ...) or why."),
-    ] = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: [tracker] repo).")] = None,
-    issue: Annotated[int | None, typer.Option("--issue", help="Issue of the command.")] = None,
-    comment_id: Annotated[
-        int | None, typer.Option("--comment-id", help="The command's comment (default: last accepted).")
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", help="key=value outputs file (default: $GITHUB_OUTPUT).")
-    ] = None,
-    token: TokenOption = None,
-    store: StoreOption = None,
-    config: ConfigOption = None,
-) -> None:
-    """`/rerun-sweep`: read a command (--event or --poll) and write the sweep job's plan as
-    key=value outputs, or answer it on the issue with the rerun (--answer) or why there is none
-    (--failed)."""
-    from triagebot.tracker.dispatch import CommandOptions
-    from triagebot.tracker.dispatch import command as run_command
-
-    options = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, _token(token))
-    run_command(
-        options,
-        read_config(config),
-        _snapshot_store(store, config),
-        lambda where: _load_snapshot(where, store, config),
-    )
+def fail(message: str) -> None:
+    raise UsageError(message)
 
 
 # --- run: the nightly job end to end (triagebot.pipeline) ---
 
 
-def _names(text: str | None) -> list[str] | None:
-    return [name.strip() for name in text.split(",") if name.strip()] if text else None
-
-
 @app.command()
 def run(
-    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: sweep.corpus).")] = None,
-    models: Annotated[str | None, typer.Option("--models", help="Comma-separated corpus models.")] = None,
-    flags: Annotated[str | None, typer.Option("--flags", help="Comma-separated configured flags.")] = None,
-    sample: Annotated[
-        int | None, typer.Option("--sample", min=1, help="Models to draw (default: corpus.sample).")
-    ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", help="cpu, cuda or auto (default: sweep.device).")
-    ] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Concurrent runs.")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", min=1, help="Seconds per run.")] = None,
+    corpus: CorpusOption = None,
+    models: ModelsOption = None,
+    flags: FlagsOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = None,
+    device: DeviceOption = None,
+    jobs: JobsOption = None,
+    timeout: TimeoutOption = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Folder for this run's files (default: .triagebot/runs/KEY).")
+        Path | None,
+        typer.Option(
+            "--out", metavar="DIR", help="Folder for this run's files (default: .triagebot/runs/KEY)."
+        ),
     ] = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="OWNER/NAME (default: tracker.repo).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan issue changes; no write.")] = False,
+    repo: RepoOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Plan the issue changes; write nothing.")
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Sweep even when this build is stored.")] = False,
     snapshot: Annotated[
         Path | None,
-        typer.Option("--snapshot", help="A merged snapshot to store and publish instead of sweeping."),
+        typer.Option(
+            "--snapshot",
+            metavar="FILE",
+            help="A swept snapshot (or stream) to store and publish instead of sweeping.",
+        ),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Only say if the installed build needs a sweep: sweep=true|false.")
@@ -270,257 +228,485 @@ def run(
     store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """The night's work: detect the installed torch, skip it if stored, sweep, store, diff, render,
-    publish (a dry run without a token), and print where everything went."""
-    import re
+    """The night's work: sweep, store, diff, report, publish.
+
+    Detects the installed torch and skips it if the store has it; otherwise sweeps (crashes
+    confirmed), stores, diffs against the previous build, renders the reports, publishes (a
+    dry run without a token) and prints where everything went. Interrupted, it resumes when
+    run again."""
     from contextlib import nullcontext
 
     from triagebot import pipeline
-    from triagebot.store import LocalStore, StoreError, open_store, read_snapshot
-    from triagebot.sweep import StreamError, SweepError
+    from triagebot.store import open_store
 
-    if device not in (None, "auto", "cpu", "cuda"):
-        fail(f"--device {device!r}: expected cpu, cuda or auto")
-    selection = pipeline.Selection(
-        corpus=corpus, flags=_names(flags), sample=sample, device=device, jobs=jobs, timeout=timeout
-    )
-    if repo and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
-        fail(f"--repo {repo!r} is not OWNER/NAME")
-    settings = pipeline.configured(read_config(config), selection)
-    if repo:
-        settings.tracker.repo = repo
+    settings = read_config(
+        config,
+        corpus=corpus,
+        sample=sample,
+        seed=seed,
+        device=device,
+        jobs=jobs,
+        timeout=timeout,
+        repo=repo,
+        store=store,
+    ).with_flags(_names(flags))
     options = pipeline.RunOptions(
         out=out, token=_token(token), dry_run=dry_run, force=force, snapshot=snapshot, check_only=check
     )
-    try:
-        if snapshot is not None:
-            read_snapshot(snapshot)  # a bad file or key is refused before anything is created
-        snapshots = LocalStore(store) if store else open_store(settings.store)
-        stages = pipeline.default_stages(settings, snapshots, _names(models))
-        # Two runs on one store take turns (the second says so and waits); --check only reads.
-        with nullcontext() if check else snapshots.lock():
-            pipeline.run(settings, options, store=snapshots, **stages)
-    except (pipeline.PipelineError, StoreError, SweepError, StreamError) as error:
-        fail(str(error))
+    if snapshot is not None:
+        pipeline.read_input(snapshot)  # a bad file or key is refused before anything is created
+    snapshots = open_store(settings.store)
+    stages = pipeline.default_stages(settings, snapshots, _names(models))
+    # Two runs on one store take turns (the second says so and waits); --check only reads.
+    with nullcontext() if check else snapshots.lock():
+        pipeline.run(settings, options, store=snapshots, **stages)
 
 
-# --- sweep, merge: the flag sweep (triagebot.sweep) ---
+# --- sweep, merge, reproduce: the flag sweep (triagebot.sweep) ---
 
 
 @app.command()
 def sweep(
-    corpus: Annotated[
+    corpus: CorpusOption = None,
+    models: ModelsOption = None,
+    flags: FlagsOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = None,
+    shard: Annotated[
         str | None,
-        typer.Option("--corpus", help="Corpus to sweep: sentinels, smoke, ... (default: [sweep] corpus)."),
+        typer.Option("--shard", metavar="I/N", help="Sweep shard I of N (1-based), split by recorded cost."),
     ] = None,
-    models: Annotated[str | None, typer.Option("--models", help="Only these models: A,B,...")] = None,
-    flags: Annotated[
-        str | None, typer.Option("--flags", help="Only these configured flags: f1,f2 (default: all).")
-    ] = None,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="Workers (default: [sweep] jobs).")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.1, help="Seconds per run (default: [sweep] timeout).")
-    ] = None,
-    device: Annotated[
-        str | None,
-        typer.Option("--device", help="cpu, cuda or auto (default: [sweep] device; auto: cuda if any)."),
-    ] = None,
+    device: DeviceOption = None,
+    jobs: JobsOption = None,
+    timeout: TimeoutOption = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="JSON Lines stream (default: .triagebot/sweep-CORPUS.jsonl)."),
+        typer.Option(
+            "--out", metavar="FILE", help="JSON Lines stream (default: .triagebot/sweep-CORPUS.jsonl)."
+        ),
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Finish the stream in --out; redo nothing recorded.")
     ] = False,
-    shard: Annotated[
-        str | None, typer.Option("--shard", help="Sweep slice i of n (i/n, 1-based), by model.")
-    ] = None,
     confirm: Annotated[
         int | None,
-        typer.Option("--confirm", min=0, help="Reruns of each crash (default: [sweep] confirm)."),
+        typer.Option("--confirm", metavar="N", help="Reruns of each crash (default: [sweep] confirm)."),
     ] = None,
+    store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Compile every model under the baseline and each flag, one isolated worker per run."""
-    from triagebot.sweep import StreamError, SweepError
-    from triagebot.sweep.command import sweep as run
+    """Compile each model under the baseline and each flag.
 
-    if device not in (None, "cpu", "cuda", "auto"):
-        fail(f"--device {device!r}: expected cpu, cuda or auto")
-    try:
-        run(
-            read_config(config),
-            corpus=corpus,
-            models=models,
-            flags=flags,
-            jobs=jobs,
-            timeout=timeout,
-            device=device,
-            out=out,
-            resume=resume,
-            shard=shard,
-            confirm=confirm,
-        )
-    except (SweepError, StreamError) as error:
-        fail(str(error))
+    One isolated worker per run. Sweeps what `run` would (the configured corpus and sample),
+    or one shard of it; the shards are balanced by the seconds each model took in the newest
+    stored snapshot."""
+    from triagebot.pipeline import Snapshots
+    from triagebot.sweep.command import sweep as sweep_selection
+
+    settings = read_config(
+        config,
+        corpus=corpus,
+        sample=sample,
+        seed=seed,
+        device=device,
+        jobs=jobs,
+        timeout=timeout,
+        confirm=confirm,
+        store=store,
+    ).with_flags(_names(flags))
+    sweep_selection(
+        settings,
+        models=_names(models),
+        shard=shard,
+        store=Snapshots(settings.store),
+        out=out,
+        resume=resume,
+    )
 
 
 @app.command("merge")
 def merge_command(
-    shards: Annotated[list[Path], typer.Argument(help="Sweep streams (JSON Lines) to join.")],
-    out: Annotated[Path, typer.Option("--out", help="Snapshot JSON file to write.")],
+    shards: Annotated[
+        list[Path], typer.Argument(metavar="STREAM", help="Sweep streams (JSON Lines) to join.")
+    ],
+    out: Annotated[Path, typer.Option("--out", metavar="FILE", help="Snapshot JSON file to write.")],
 ) -> None:
-    """Join shard streams of one sweep into one snapshot; refuses streams of different sweeps."""
-    from triagebot.store import write_snapshot
-    from triagebot.sweep import StreamError, merge
+    """Join the shard streams of one sweep into one snapshot.
 
-    try:
-        snapshot = merge(shards)
-    except StreamError as error:
-        fail(str(error))
+    Streams of other sweeps (another build, flag set or corpus) are refused."""
+    from triagebot.store import write_snapshot
+    from triagebot.sweep import merge
+
+    snapshot = merge(shards)
     write_snapshot(snapshot, out)
     print(f"snapshot {snapshot.key}: {len(snapshot.results)} models from {len(shards)} streams -> {out}")
 
 
 @app.command()
 def reproduce(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot JSON file, e.g. from `triagebot merge`.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Where to write it (default: in place).")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per reproduction script.")] = 300.0,
+    snapshot: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SNAPSHOT", help="Snapshot JSON file (from `triagebot merge`) or a sweep stream."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="FILE", help="Where to write it (default: in place; a stream's FILE.json)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="Per reproduction script.")
+    ] = 300.0,
 ) -> None:
-    """Write a reproduction script per confirmed crash group and run it to verify it (needs torch)."""
-    from triagebot.pipeline import with_reproductions
-    from triagebot.store import StoreError, read_snapshot, write_snapshot
+    """Write and verify a reproduction script per crash group.
 
-    try:
-        current = with_reproductions(read_snapshot(snapshot), timeout=timeout)
-    except StoreError as error:
-        fail(str(error))
-    path = write_snapshot(current, out or snapshot)
+    Each confirmed crash group gets a script, run once with the installed torch to verify that
+    it raises the recorded signature."""
+    from triagebot.pipeline import reproduce_file
+
+    path, current = reproduce_file(snapshot, out, timeout=timeout)
     verified = sum(repro.verified for repro in current.reproductions)
     print(f"{verified} of {len(current.reproductions)} reproductions verified: {path}")
 
 
+# --- effects, diff, report: analysis and reports of stored snapshots ---
+
+
+@app.command()
+def effects(
+    snapshot: SnapshotArgument,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON Lines, one row per (model, flag).")] = False,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Each flag's effect on each model.
+
+    One row per (model, flag): the effect, the graph counts and the crash signature."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from triagebot.analysis import classify
+
+    rows = classify(_snapshots(config, store).get(snapshot))
+    if as_json:
+        for row in rows:
+            print(row.model_dump_json())
+        return
+    columns = ("model", "stratum", "flag", "effect", "baseline graphs", "flag graphs", "signature")
+    table = Table(*columns)
+    for column in table.columns:
+        column.overflow = "fold"  # never cut: a CI log keeps every character
+    for row in rows:
+        graphs = ["" if value is None else str(value) for value in (row.baseline_graphs, row.flag_graphs)]
+        table.add_row(row.model, row.stratum, row.flag, row.effect.value, *graphs, row.signature or "")
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=max(console.width, 4000))  # one line per row
+    console.print(table)
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[str, typer.Argument(metavar="OLD", help="The older snapshot: file, stream or key.")],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="The newer snapshot: file, stream or key.")],
+    as_json: Annotated[bool, typer.Option("--json", help="The diff record as JSON.")] = False,
+    any_order: Annotated[
+        bool, typer.Option("--any-order", "--reverse", help="Compare even when OLD is the newer of the two.")
+    ] = False,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """What changed between two snapshots, with the commit range.
+
+    Names the newly crashing and fixed models of each flag and says when the flag sets
+    differ. Give the older snapshot first; --any-order compares them the other way round."""
+    from triagebot.analysis import diff
+    from triagebot.pipeline import out_of_order
+    from triagebot.report.render import render
+
+    snapshots = _snapshots(config, store)
+    before, after = snapshots.get(old), snapshots.get(new)
+    if out_of_order(before, after) and not any_order:
+        fail(
+            f"{old} ({before.key}) is newer than {new} ({after.key}): give the older snapshot first, "
+            "or --any-order to compare them in this order"
+        )
+    change = diff(before, after)
+    print((change.model_dump_json(indent=1) if as_json else render("diff.txt.j2", diff=change)).rstrip("\n"))
+
+
+@app.command()
+def report(
+    snapshot: SnapshotArgument,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder to write the reports into.")],
+    previous: Annotated[
+        str | None,
+        typer.Option(
+            "--previous",
+            metavar="SNAPSHOT",
+            help="Snapshot to diff against (default: the store's previous build).",
+        ),
+    ] = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Write the issue bodies, notices, summary and dashboard.
+
+    One issue body per flag, fixed/regression notices against the previous snapshot,
+    summary.md and dashboard.html, into --out."""
+    from triagebot.pipeline import Snapshots
+    from triagebot.report import write_report
+
+    settings = read_config(config, store=store)
+    for path in write_report(Snapshots(settings.store).night(snapshot, settings, previous), out):
+        print(path)
+
+
+# --- publish, command: the GitHub side (triagebot.tracker) ---
+
+
+@app.command()
+def publish(
+    snapshot: SnapshotArgument,
+    repo: RepoOption = None,
+    previous: Annotated[
+        str | None,
+        typer.Option(
+            "--previous", metavar="SNAPSHOT", help="Snapshot to diff against (default: the previous build)."
+        ),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan and bodies only; no write.")] = False,
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Folder for the plan and bodies of a dry run.")
+    ] = Path(".triagebot/issues"),
+    max_writes: Annotated[
+        int | None,
+        typer.Option("--max-writes", metavar="N", help="Write cap (default: [tracker] max_writes)."),
+    ] = None,
+    token: TokenOption = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Keep the tracking issues on GitHub true to a snapshot.
+
+    Plans the tracking issues of SNAPSHOT against GitHub, prints the plan and applies only the
+    difference (a dry run without a token)."""
+    from triagebot.pipeline import Snapshots
+    from triagebot.tracker import publish_night
+
+    settings = read_config(config, repo=repo, max_writes=max_writes, store=store)
+    snapshots = Snapshots(settings.store)
+    night = snapshots.night(snapshot, settings, previous)
+    published = publish_night(night, settings, _token(token), dry_run, out, store=snapshots.store)
+    print(published.line)
+
+
+@app.command()
+def command(
+    event: Annotated[
+        Path | None,
+        typer.Option("--event", metavar="FILE", help="Workflow event payload ($GITHUB_EVENT_PATH)."),
+    ] = None,
+    poll: Annotated[bool, typer.Option("--poll", help="Poll the tracking issues of --repo.")] = False,
+    answer: Annotated[
+        str | None,
+        typer.Option(
+            "--answer", metavar="SNAPSHOT", help="Rerun snapshot (file, stream or key) to answer with."
+        ),
+    ] = None,
+    failed: Annotated[
+        str | None,
+        typer.Option(
+            "--failed", metavar="RESULT", help="The sweep gave no result: its job's result, or why."
+        ),
+    ] = None,
+    repo: RepoOption = None,
+    issue: Annotated[int | None, typer.Option("--issue", metavar="N", help="Issue of the command.")] = None,
+    comment_id: Annotated[
+        int | None,
+        typer.Option("--comment-id", metavar="ID", help="The command's comment (default: last accepted)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", metavar="FILE", help="key=value outputs file (default: $GITHUB_OUTPUT)."),
+    ] = None,
+    token: TokenOption = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """/rerun-sweep: read a command, or answer it.
+
+    Reads a command (--event, --poll) and writes the sweep job's plan as key=value outputs, or
+    answers one on the issue with the rerun's results (--answer) or why there are none (--failed)."""
+    from triagebot.tracker.dispatch import CommandOptions
+    from triagebot.tracker.dispatch import command as run_command
+
+    settings = read_config(config, repo=repo, store=store)
+    snapshots = _snapshots(config, store)
+    options = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, _token(token))
+    run_command(options, settings, snapshots.store, snapshots.get)
+
+
 # --- corpus list, corpus check: the model corpus (triagebot.corpus) ---
 
-corpus_app = typer.Typer(help="The model corpus: list it, check that every model builds and runs.")
+corpus_app = typer.Typer(
+    help="The model corpus: what is swept, and whether it builds.\n\n"
+    "`list` shows what `run` and `sweep` would sweep; `check` builds and runs every model eagerly."
+)
 app.add_typer(corpus_app, name="corpus")
-
-CorpusNameOption = Annotated[
-    str, typer.Option("--corpus", help="Corpus: transformers (every model class), smoke, sentinels.")
-]
-StratumOption = Annotated[
-    str | None,
-    typer.Option(
-        "--stratum", help="Only this stratum: vl_multimodal, decoder_llm, encoder_decoder, vision_other."
-    ),
-]
-
-
-def _corpus_specs(name: str, stratum: str | None, models: str = ""):
-    from triagebot.corpus import UnknownCorpus, load_corpus
-    from triagebot.corpus.coverage import SelectionError, select
-
-    try:
-        return select(load_corpus(name), stratum, [m.strip() for m in models.split(",") if m.strip()] or None)
-    except (UnknownCorpus, SelectionError) as error:
-        fail(str(error))
 
 
 @corpus_app.command("list")
 def corpus_list(
-    corpus: CorpusNameOption = "transformers",
+    corpus: CorpusOption = None,
     stratum: StratumOption = None,
-    sample: Annotated[
-        int | None, typer.Option("--sample", min=1, help="Draw a stratified sample of N.")
-    ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Sample seed (default: corpus.seed).")] = None,
+    models: ModelsOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = None,
     only_breaking_in: Annotated[
-        Path | None,
-        typer.Option("--only-breaking-in", help="Snapshot JSON: sample only models that graph-break there."),
+        str | None,
+        typer.Option(
+            "--only-breaking-in",
+            metavar="SNAPSHOT",
+            help="Sample only models whose baseline graph-breaks there (file or key).",
+        ),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", metavar="I/N", help="Only shard I of N, as `sweep --shard` splits it."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object: the models and the selection.")
     ] = False,
+    store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """The corpus's models with stratum and modality; optionally a stratified random sample."""
+    """What `run` and `sweep` would sweep.
+
+    The models of the configured selection (corpus, sample, or a shard of it) with their
+    stratum and modality."""
     import json
 
-    from triagebot.corpus.sampling import SamplingError, sample
-    from triagebot.results import CorpusSelection, Snapshot
+    from triagebot.corpus.selection import select
+    from triagebot.pipeline import Snapshots
 
-    settings = read_config(config).corpus
-    specs = _corpus_specs(corpus, stratum)
-    selection = CorpusSelection(name=corpus, models=[spec.model for spec in specs])
-    breaking_path = only_breaking_in
-    if sample or settings.sample or breaking_path or settings.only_breaking_in:
-        snapshot = None
-        if breaking_path:
-            try:
-                snapshot = Snapshot.model_validate_json(breaking_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                fail(f"{breaking_path}: not a readable snapshot: {str(error).splitlines()[0]}")
-        try:
-            specs, selection = sample(
-                specs,
-                n=sample or settings.sample or len(specs),
-                seed=settings.seed if seed is None else seed,
-                strata=settings.strata or None,
-                only_breaking_in=snapshot,
-                corpus=corpus,
-            )
-        except SamplingError as error:
-            fail(str(error))
+    settings = read_config(
+        config, corpus=corpus, sample=sample, seed=seed, only_breaking_in=only_breaking_in, store=store
+    )
+    chosen = select(
+        settings, models=_names(models), stratum=stratum, shard=shard, store=Snapshots(settings.store)
+    )
     rows = [
         {"model": s.model, "stratum": s.stratum, "modality": s.modality, "model_type": s.model_type}
-        for s in specs
+        for s in chosen.specs
     ]
     if as_json:
-        print(json.dumps({"selection": selection.model_dump(mode="json"), "models": rows}, indent=2))
+        document = {
+            "selection": chosen.selection.model_dump(mode="json"),
+            "shard": chosen.shard,
+            "costs": chosen.costs,
+            "costs_from": chosen.costs_from,
+            "models": rows,
+        }
+        print(json.dumps(document, indent=2))
         return
     for row in rows:
         print(f"{row['model']:<56} {row['stratum']:<16} {row['modality']}")
-    print(f"{len(rows)} models")
+    whole = f" (shard {chosen.shard} of {len(chosen.selection.models)})" if chosen.shard else ""
+    print(f"{len(rows)} models{whole} of corpus {chosen.selection.name!r}")
 
 
 @corpus_app.command("check")
 def corpus_check(
-    corpus: CorpusNameOption = "transformers",
+    corpus: CorpusOption = None,
     stratum: StratumOption = None,
-    models: Annotated[str | None, typer.Option("--models", help="Only these models: A,B,...")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Concurrent workers.")] = 2,
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per model.")] = 120.0,
+    models: ModelsOption = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, metavar="N", help="Concurrent workers.")] = 2,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, metavar="SECONDS", help="Per model.")] = 120.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object: counts and one entry per model.")
     ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Build and eager-run every model, each in an isolated worker with a time limit; report coverage."""
+    """Build and run every model eagerly; report coverage.
+
+    Each model of the corpus (or --stratum, --models) is built and run in an isolated worker
+    with a time limit."""
     import json
 
     from triagebot.corpus.coverage import render, summarize
-    from triagebot.sweep import SweepError, check_models
+    from triagebot.corpus.selection import load, narrow
+    from triagebot.sweep import check_models
 
-    settings = read_config(config).sweep
-    specs = _corpus_specs(corpus, stratum, models or "")
-    try:
-        records = list(
-            check_models(
-                specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=settings.memory_limit_gb
-            )
+    settings = read_config(config, corpus=corpus)
+    name = settings.sweep.corpus
+    specs = narrow(load(name), name, stratum, _names(models))
+    records = list(
+        check_models(
+            specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=settings.sweep.memory_limit_gb
         )
-    except SweepError as error:
-        fail(str(error))
+    )
     summary = summarize(records, specs)
     print(json.dumps(summary, indent=2) if as_json else render(summary))
 
 
-def main() -> None:
+# --- config: what triagebot.toml and the command line resolve to ---
+
+
+@app.command("config")
+def config_command(
+    corpus: CorpusOption = None,
+    sample: SampleOption = None,
+    seed: SeedOption = None,
+    device: DeviceOption = None,
+    jobs: JobsOption = None,
+    timeout: TimeoutOption = None,
+    repo: RepoOption = None,
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON object: key -> value and source.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """The resolved configuration, and where each value came from.
+
+    Each value comes from the defaults, the toml file, or a command-line option given here
+    (the same options as `run`)."""
+    import json
+
+    from triagebot.config import render_config
+
+    settings = read_config(
+        config,
+        corpus=corpus,
+        sample=sample,
+        seed=seed,
+        device=device,
+        jobs=jobs,
+        timeout=timeout,
+        repo=repo,
+        store=store,
+    )
+    if as_json:
+        rows = {key: {"value": value, "source": source} for key, value, source in settings.sources()}
+        print(json.dumps(rows, indent=2))
+        return
+    print(render_config(settings))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console script: every `TriagebotError` is one line on stderr and its exit status."""
     try:
-        app()
+        app(args=argv, prog_name="triagebot")
+    except SystemExit as exit_:
+        if exit_.code == 130:  # Ctrl-C where no command had more to say about it
+            print("triagebot: interrupted", file=sys.stderr)
+        raise
     except TriagebotError as error:
         print(f"triagebot: error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    except OSError as error:  # a file that cannot be written, a full disk: not a bug of ours
+        where = f"{error.filename}: " if error.filename else ""
+        detail = error.strerror or (str(error).splitlines() or [type(error).__name__])[0]
+        print(f"triagebot: error: {where}{detail}", file=sys.stderr)
         sys.exit(2)

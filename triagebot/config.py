@@ -1,19 +1,41 @@
 """`triagebot.toml`: what to sweep, where to store it, where and how to publish.
 
-Read with pydantic; every table forbids unknown keys so that a typo is an error naming the
-key rather than a silently ignored setting. Dynamo config names in `[flags.*]` are checked
-against the installed torch by the sweep (this module must not import torch).
+Read with pydantic in strict mode, and checked when it is read: every table forbids unknown keys
+(a typo is an error that names the key and the nearest known one), values keep their TOML types
+(`jobs = "2"` and `commands_on_edited = "yes"` are refused), the issue title's placeholders, the
+cc routes' regular expressions, the cc logins and `tracker.repo` are checked, so that nothing in
+the file can fail after a sweep has run.
+
+The command line's options are applied over the file before the check (`load_config(path,
+{"--jobs": 4})`), so one check covers both and an error names what the user wrote: `--repo`
+when the option was wrong, `tracker.repo` when the file was. `Config.sources()` says where
+each value came from, for `triagebot config`.
+
+Dynamo config names and value types in `[flags.*]` are checked against the installed torch when
+a sweep starts (this module must not import torch).
 """
 
 from __future__ import annotations
 
+import json
+import re
+import string
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from triagebot.errors import ConfigError
+from triagebot.errors import ConfigError, unknown
 from triagebot.results import BASELINE
 
 DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
@@ -21,11 +43,45 @@ DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
     "capture_dynamic_output_shape_ops": {"capture_dynamic_output_shape_ops": True},
 }
 
+TITLE_FIELDS = ("flag", "crashes", "testable", "flaky", "helps", "key")
+"""The placeholders `tracker.title` may use."""
 
+GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?$")
+"""A GitHub login, or an org/team."""
+
+OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+"""A repository, OWNER/NAME."""
+
+FLAG_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
+"""What a flag may be called: it goes into the hidden markers of the bot's issues."""
+
+COMMAND_LINE: dict[str, str] = {
+    "--corpus": "sweep.corpus",
+    "--device": "sweep.device",
+    "--jobs": "sweep.jobs",
+    "--timeout": "sweep.timeout",
+    "--confirm": "sweep.confirm",
+    "--sample": "corpus.sample",
+    "--seed": "corpus.seed",
+    "--only-breaking-in": "corpus.only_breaking_in",
+    "--store": "store.path",  # a plain folder: it also unsets store.branch
+    "--repo": "tracker.repo",
+    "--max-writes": "tracker.max_writes",
+}
+"""The options that set a configuration value, and the key each sets."""
+
+DEFAULT = "default"
+
+
+def _login(person: str) -> str:
+    login = person.removeprefix("@")
+    if not GITHUB_LOGIN.match(login):
+        raise ValueError(f"{person!r} is not a GitHub login or org/team")
+    return login
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SweepSettings(Section):
@@ -54,6 +110,20 @@ class CcRoute(Section):
     pattern: str  # regular expression matched against crash signatures
     people: list[str]
 
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
+        return pattern
+
+    @field_validator("people")
+    @classmethod
+    def _logins(cls, people: list[str]) -> list[str]:
+        return [_login(person) for person in people]
+
 
 class TrackerSettings(Section):
     repo: str | None = None  # OWNER/NAME the tracking issues live in
@@ -67,6 +137,36 @@ class TrackerSettings(Section):
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
     dashboard_url: str | None = None
 
+    @field_validator("repo")
+    @classmethod
+    def _owner_name(cls, repo: str | None) -> str | None:
+        if repo is not None and not OWNER_NAME.match(repo):
+            raise ValueError(f"{repo!r} is not OWNER/NAME")
+        return repo
+
+    @field_validator("title")
+    @classmethod
+    def _placeholders(cls, title: str) -> str:
+        try:
+            names = [name for _, name, _, _ in string.Formatter().parse(title) if name is not None]
+        except ValueError as error:
+            raise ValueError(f"{title!r}: {error} (write {{{{ and }}}} for a literal brace)") from None
+        for name in names:
+            if name not in TITLE_FIELDS:
+                known = ", ".join("{" + field + "}" for field in TITLE_FIELDS)
+                raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
+        example = dict(flag="flag", crashes=1, testable=2, flaky=0, helps=0, key="2.12.0")
+        try:
+            title.format(**example)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+            raise ValueError(f"{title!r} cannot be filled in: {error}") from None
+        return title
+
+    @field_validator("cc")
+    @classmethod
+    def _cc_logins(cls, cc: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {flag: [_login(person) for person in people] for flag, people in cc.items()}
+
 
 class Config(Section):
     flags: dict[str, dict[str, Any]] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
@@ -75,55 +175,194 @@ class Config(Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     tracker: TrackerSettings = Field(default_factory=TrackerSettings)
 
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
     @field_validator("flags")
     @classmethod
     def _flags_are_patches(cls, flags: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for name, patch in flags.items():
             if name == BASELINE:
                 raise ValueError(f"'{BASELINE}' is reserved for the default config")
+            if not FLAG_NAME.match(name) or "--" in name:
+                raise ValueError(f"flag name {name!r} may hold only letters, digits, _ . + and single -")
             if not patch:
                 raise ValueError(f"flag '{name}' patches nothing")
         return flags
+
+    @model_validator(mode="after")
+    def _cc_names_flags(self) -> Config:
+        for flag in self.tracker.cc:
+            if flag not in self.flags:
+                raise ValueError(f"tracker.cc: {unknown('flag', flag, self.flags)}")
+        return self
 
     def select_flags(self, names: list[str] | None) -> dict[str, dict[str, Any]]:
         """The configured flags named in `names` (all when None); unknown names are errors."""
         if not names:
             return dict(self.flags)
-        unknown = [n for n in names if n not in self.flags]
-        if unknown:
-            known = ", ".join(self.flags)
-            raise ConfigError(f"unknown flag {unknown[0]!r} (configured: {known})")
+        for name in names:
+            if name not in self.flags:
+                raise ConfigError(unknown("flag", name, self.flags))
         return {n: self.flags[n] for n in names}
 
+    def with_flags(self, names: list[str] | None) -> Config:
+        """This configuration sweeping only the flags named (all when None)."""
+        return self.model_copy(update={"flags": self.select_flags(names)})
 
-def _describe(error: ValidationError, source: str) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    def where(self, key: str) -> str:
+        """How to name the setting `key` in a message: the option that set it, else the key."""
+        source = self._sources.get(key, DEFAULT)
+        return source if source.startswith("--") else key
+
+    def sources(self) -> list[tuple[str, Any, str]]:
+        """(key, value, where it came from) for every setting: "default", the file, or the
+        command-line option."""
+        rows: list[tuple[str, Any, str]] = [("flags", self.flags, self._sources.get("flags", DEFAULT))]
+        for section in ("sweep", "corpus", "store", "tracker"):
+            settings = getattr(self, section)
+            for name in type(settings).model_fields:
+                value = getattr(settings, name)
+                if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+                    value = [item.model_dump() for item in value]
+                key = f"{section}.{name}"
+                rows.append((key, value, self._sources.get(key, DEFAULT)))
+        return rows
+
+
+def _toml_value(value: Any) -> str:
+    """A value as TOML writes it inline (the subset the configuration uses)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def render_config(config: Config) -> str:
+    """The resolved configuration as TOML, each value followed by where it came from; unset
+    values are comments."""
+    lines: list[str] = ["[flags]"]
+    flags_source = config._sources.get("flags", DEFAULT)
+    rows = [
+        (f"{_toml_key(name)} = {_toml_value(patch)}", flags_source) for name, patch in config.flags.items()
+    ]
+    section = "flags"
+    for key, value, source in config.sources()[1:]:
+        table, name = key.split(".", 1)
+        if table != section:
+            lines += [*_aligned(rows), "", f"[{table}]"]
+            rows, section = [], table
+        text = f"# {name} = (unset)" if value is None else f"{name} = {_toml_value(value)}"
+        rows.append((text, source))
+    return "\n".join(lines + _aligned(rows))
+
+
+def _aligned(rows: list[tuple[str, str]]) -> list[str]:
+    width = min(max((len(text) for text, _ in rows), default=0), 72)
+    return [f"{text:<{width}}  # {source}" for text, source in rows]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose fields the path `loc` (without its last part) leads into."""
+    model: Any = Config
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return None
+        annotation = model.model_fields[part].annotation
+        while get_origin(annotation) in (list, dict):
+            annotation = get_args(annotation)[-1]
+        model = annotation
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _describe(error: ValidationError, source: str, options: Mapping[str, str]) -> str:
+    """One line for the first problem, naming the option when the command line set the value,
+    else the file and the key."""
+    problems = error.errors()
+    first = next((p for p in problems if p["type"] == "extra_forbidden"), problems[0])
+    loc = tuple(first["loc"])
+    where = ".".join(str(part) for part in loc)
+    message = str(first["msg"]).removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        return f"{source}: unknown key '{where}'"
-    return f"{source}: '{where}': {first['msg']}"
+        model = _model_at(loc)
+        parent = "".join(f"{part}." for part in loc[:-1])
+        known = model.model_fields if model else ()
+        return f"{source}: {unknown('key', str(loc[-1]), known, prefix=parent)}"
+    if first["type"] == "missing":
+        message = "missing"
+    elif first["type"] not in ("value_error", "assertion_error"):
+        message = f"{message[:1].lower()}{message[1:]}, not {first['input']!r}"
+    for key, option in options.items():
+        if where == key:
+            return f"{option}: {message}"
+    return f"{source}: '{where}': {message}" if where else f"{source}: {message}"
 
 
-def parse_config(text: str, source: str = "triagebot.toml") -> Config:
+def parse_config(
+    text: str, source: str = "triagebot.toml", options: Mapping[str, Any] | None = None
+) -> Config:
+    """The configuration in `text` with the command line's `options` (see `COMMAND_LINE`;
+    None values are options not given) applied over it, checked."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    sources: dict[str, str] = {}
+    for table, values in data.items():
+        if table == "flags" or not isinstance(values, dict):
+            sources[table] = source
+        else:
+            sources.update({f"{table}.{key}": source for key in values})
+    given: dict[str, str] = {}
+    for option, value in (options or {}).items():
+        if value is None:
+            continue
+        if option not in COMMAND_LINE:
+            raise ConfigError(unknown("option", option, COMMAND_LINE))
+        key = COMMAND_LINE[option]
+        table, name = key.split(".")
+        section = data.setdefault(table, {})
+        if not isinstance(section, dict):
+            break  # the file's own error is reported below
+        section[name] = str(value) if isinstance(value, Path) else value
+        given[key], sources[key] = option, option
+        if option == "--store":
+            section.pop("branch", None)
+            sources.pop("store.branch", None)
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(_describe(error, source)) from None
+        raise ConfigError(_describe(error, source, given)) from None
+    config._sources = sources
+    return config
 
 
-def load_config(path: str | Path | None = None) -> Config:
-    """Read `path`, or `./triagebot.toml` when present, or the defaults."""
+def load_config(path: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Config:
+    """Read `path`, or `./triagebot.toml` when present, or the defaults; then apply the command
+    line's `options` over it (see `parse_config`)."""
     if path is None:
         path = Path("triagebot.toml")
         if not path.exists():
-            return Config()
+            return parse_config("", "defaults", options)
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-    return parse_config(text, str(path))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file") from None
+    return parse_config(text, str(path), options)

@@ -9,10 +9,15 @@ This module imports only the standard library, so that every package may import 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class TriagebotError(Exception):
     """Something the user asked for or gave cannot be done; `str(error)` is one line saying
     what was wrong and where (the file, the key, the model, the issue)."""
+
+    exit_code = 2
 
 
 class UsageError(TriagebotError):
@@ -54,3 +59,35 @@ class TrackerError(TriagebotError):
 
 class PipelineError(TriagebotError):
     """A night's run that cannot go on."""
+
+
+class Interrupted(TriagebotError):
+    """Ctrl-C: the message says where the finished work is and how to go on from it."""
+
+    exit_code = 130
+
+
+def unknown(
+    what: str, name: str, known: Iterable[str], *, where: str = "", prefix: str = "", listed: int = 8
+) -> str:
+    """ "unknown WHAT 'NAME' (did you mean 'X'?)", or the known names when none is close.
+
+    Close means close after case is ignored, so `bertmodel` finds `BertModel`. `prefix` is shown
+    before the name and every known name (`sweep.` for the keys of `[sweep]`) but not compared;
+    `where` follows the name ("in corpus 'smoke'")."""
+    names = sorted(set(known))
+    by_folded: dict[str, str] = {}
+    for known_name in names:
+        by_folded.setdefault(known_name.casefold(), known_name)
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=3, cutoff=0.75)
+    if close:  # only the best: "vision_other_03" suggests "vision_other-03", not "-39" too
+        score = {match: difflib.SequenceMatcher(None, name.casefold(), match).ratio() for match in close}
+        close = [match for match in close if score[match] >= score[close[0]] - 0.01]
+    if close:
+        hint = "did you mean " + " or ".join(repr(prefix + by_folded[match]) for match in close) + "?"
+    elif not names:
+        hint = "there are none"
+    else:
+        more = f", and {len(names) - listed} more" if len(names) > listed else ""
+        hint = "known: " + ", ".join(prefix + known_name for known_name in names[:listed]) + more
+    return f"unknown {what} {prefix + name!r}{' ' + where if where else ''} ({hint})"

@@ -22,10 +22,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triagebot.config import Config
-from triagebot.errors import PipelineError, TrackerError
-from triagebot.results import Environment, Night, Snapshot
-from triagebot.store import LocalStore, Store, StoreError, open_store, read_snapshot, write_snapshot
+from triagebot.config import FLAG_NAME, Config, StoreSettings
+from triagebot.errors import Interrupted, PipelineError, TrackerError
+from triagebot.results import BASELINE, Environment, Night, Snapshot
+from triagebot.store import (
+    LocalStore,
+    Store,
+    StoreError,
+    check_key,
+    key_order,
+    open_store,
+    read_snapshot,
+    write_snapshot,
+)
 
 
 @dataclass
@@ -36,7 +45,7 @@ class RunOptions:
     token: str | None = None
     dry_run: bool = False
     force: bool = False
-    snapshot: Path | None = None  # an already swept (merged) snapshot: store and publish it
+    snapshot: Path | None = None  # an already swept snapshot (or sweep stream): store and publish it
     check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
 
 
@@ -67,88 +76,25 @@ Renderer = Callable[[Night, Path], Path]  # the night as published, the report f
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
 
 
-@dataclass
-class Selection:
-    """What to sweep, from the command line; None keeps triagebot.toml's choice."""
-
-    corpus: str | None = None
-    models: list[str] | None = None
-    flags: list[str] | None = None
-    sample: int | None = None
-    device: str | None = None
-    jobs: int | None = None
-    timeout: float | None = None
-
-
-def configured(config: Config, selection: Selection) -> Config:
-    """triagebot.toml with the command line's choices written over it."""
-    sweep = {
-        name: value
-        for name, value in (
-            ("corpus", selection.corpus),
-            ("device", selection.device),
-            ("jobs", selection.jobs),
-            ("timeout", selection.timeout),
-        )
-        if value is not None
-    }
-    corpus = {"sample": selection.sample} if selection.sample is not None else {}
-    return config.model_copy(
-        update={
-            "flags": config.select_flags(selection.flags),
-            "sweep": config.sweep.model_copy(update=sweep),
-            "corpus": config.corpus.model_copy(update=corpus),
-        }
-    )
-
-
 def sweep_configured(
     config: Config, models: list[str] | None, work: Path, store: Store, *, resume: bool = False
 ) -> Snapshot:
-    """Sweep the configured corpus (its sample, or the named models) with crashes confirmed;
-    the stream goes to `work`/sweep.jsonl and, with `resume`, an interrupted one is finished."""
-    from triagebot.corpus.sampling import SamplingError, sample
-    from triagebot.sweep import merge, run_sweep
-    from triagebot.sweep.command import select_models
-    from triagebot.sweep.pool import start_parent
-    from triagebot.sweep.progress import make_progress
+    """Sweep what `triagebot.corpus.selection` chooses from `config` (its sample, or the named
+    models) with crashes confirmed; the stream goes to `work`/sweep.jsonl and, with `resume`,
+    an interrupted one is finished. Ctrl-C says where the finished runs are."""
+    from triagebot.sweep import merge
+    from triagebot.sweep.command import choose, run_selected
 
-    start_parent()  # the warm parent imports torch while this process loads the corpus
-    name = config.sweep.corpus
-    specs, selection = select_models(name, models)
-    # Named models are swept as named; otherwise the configured sample, if any, is drawn.
-    if not models and (config.corpus.sample is not None or config.corpus.strata):
-        reference = None
-        if config.corpus.only_breaking_in:
-            try:
-                reference = store.get(config.corpus.only_breaking_in)
-            except StoreError as error:
-                raise PipelineError(f"corpus.only_breaking_in: {error}") from None
-        try:
-            specs, selection = sample(
-                specs,
-                config.corpus.sample or 0,
-                seed=config.corpus.seed,
-                strata=config.corpus.strata,
-                only_breaking_in=reference,
-                corpus=name,
-            )
-        except SamplingError as error:
-            raise PipelineError(f"corpus sample: {error}") from None
+    selected = choose(config, models=models, store=Snapshots(config.store, store))
     stream = work / "sweep.jsonl"
-    result = run_sweep(
-        specs,
-        config.flags,
-        stream,
-        corpus=selection,
-        device=config.sweep.device,
-        jobs=config.sweep.jobs,
-        timeout=config.sweep.timeout,
-        memory_limit_gb=config.sweep.memory_limit_gb,
-        resume=resume and stream.exists(),
-        confirm=config.sweep.confirm,
-        progress=make_progress(None),
-    )
+    try:
+        result = run_selected(config, selected, stream, resume=resume and stream.exists())
+    except KeyboardInterrupt:
+        if not stream.exists():
+            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
+        raise Interrupted(
+            f"interrupted: the finished runs are in {stream}; run the same command again to resume"
+        ) from None
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
 
 
@@ -240,9 +186,10 @@ def stored_path(store: Store, key: str) -> Path | None:
     return Path(checkout) / "snapshots" / f"{key}.json" if checkout is not None else None
 
 
-def github_output(values: dict[str, str]) -> None:
-    """Step outputs for the workflow, when run in GitHub Actions."""
-    target = os.environ.get("GITHUB_OUTPUT")
+def github_output(values: dict[str, str], path: Path | None = None) -> None:
+    """Step outputs for the workflow: `name=value` lines appended to `path`, else to
+    `$GITHUB_OUTPUT` when run in GitHub Actions."""
+    target = path or os.environ.get("GITHUB_OUTPUT")
     if not target:
         return
     with open(target, "a", encoding="utf-8") as handle:
@@ -283,7 +230,7 @@ def run(
 ) -> RunReport:
     """One night's work; see the module docstring. Returns where everything went."""
     store = store if store is not None else open_store(config.store)
-    pre_swept = read_snapshot(options.snapshot) if options.snapshot is not None else None
+    pre_swept = read_input(options.snapshot) if options.snapshot is not None else None
     if build is None:
         build = pre_swept.environment if pre_swept is not None else installed_build()
 
@@ -307,11 +254,9 @@ def run(
         return report
 
     if pre_swept is None:
-        from triagebot.corpus import corpus_names
+        from triagebot.corpus.selection import check_corpus
 
-        if config.sweep.corpus not in corpus_names():
-            known = ", ".join(corpus_names())
-            raise PipelineError(f"unknown corpus {config.sweep.corpus!r} (known: {known})")
+        check_corpus(config.sweep.corpus)
     out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
     # A sweep of this build interrupted on this machine is finished rather than started over;
@@ -376,6 +321,93 @@ def run(
     if incomplete is not None:
         raise incomplete
     return report
+
+
+def is_stream(path: Path) -> bool:
+    """Whether `path` is a sweep's JSON Lines stream: a `.jsonl` file, or one whose first line
+    is a sweep header."""
+    if path.suffix == ".jsonl":
+        return True
+    try:
+        with path.open("rb") as handle:
+            return handle.readline(64).lstrip().startswith(b'{"kind":"header"')
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def reproduce_file(path: Path, out: Path | None = None, timeout: float = 300.0) -> tuple[Path, Snapshot]:
+    """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, written
+    to `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
+    current = with_reproductions(read_input(path), timeout=timeout)
+    target = out or (path.with_suffix(".json") if is_stream(path) else path)
+    return write_snapshot(current, target), current
+
+
+def read_input(path: str | Path) -> Snapshot:
+    """A snapshot file, or a sweep's JSON Lines stream merged into one (a `.jsonl` file, or any
+    file whose first line is a sweep header). Its key and flag names are checked, since both
+    end up in file names and in the hidden markers of issues."""
+    from triagebot.sweep.stream import merge
+
+    path = Path(path)
+    snapshot = merge([path]) if is_stream(path) else read_snapshot(path)
+    try:
+        check_key(snapshot.key)
+    except StoreError as error:
+        raise StoreError(f"{path}: {error}") from None
+    for flag in snapshot.flags:
+        if not FLAG_NAME.match(flag) or "--" in flag or flag == BASELINE:
+            raise StoreError(f"{path}: flag name {flag!r} is not one a configuration could give")
+    return snapshot
+
+
+class Snapshots:
+    """Snapshots by file (a snapshot, or a sweep's stream) or by key in the store: the one
+    loader of every command that takes a snapshot. The store is opened on first use, so that a
+    file never needs one."""
+
+    def __init__(self, settings: StoreSettings, store: Store | None = None) -> None:
+        self.settings = settings
+        self._store = store
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.settings)
+        return self._store
+
+    def get(self, where: str | Path) -> Snapshot:
+        path = Path(where)
+        if path.is_file():
+            return read_input(path)
+        if path.exists():
+            raise StoreError(f"{where}: not a snapshot file (a folder?)")
+        key = str(where)
+        try:
+            check_key(key)
+        except StoreError:
+            raise StoreError(f"{where}: no such file") from None
+        if key not in self.store:
+            raise StoreError(f"{where}: no such file, and no snapshot with that key in the store")
+        return self.store.get(key)
+
+    def latest(self) -> Snapshot | None:
+        return self.store.latest()
+
+    def night(self, where: str, config: Config, previous: str | None = None) -> Night:
+        """The night of the snapshot at `where` (`night_of`), compared with the one at
+        `previous` when given: what `report` and `publish` render and publish."""
+        current = self.get(where)
+        return night_of(current, self.store, config, previous=self.get(previous) if previous else None)
+
+
+def out_of_order(old: Snapshot, new: Snapshot) -> bool:
+    """Whether `old` is the newer of the two: a later torch version, or, when the keys say
+    nothing (the same version, or keys that are not versions), created later."""
+    old_order, new_order = key_order(old.key), key_order(new.key)
+    if old_order[0] == new_order[0] == 0 and old_order[1:4] != new_order[1:4]:
+        return old_order > new_order
+    return old.created > new.created
 
 
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from triagebot.errors import SelectionError
 from triagebot.results import ModelSpec, RunRecord, Status
 
 COVERED = "covered"
@@ -99,26 +98,6 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
         "seconds": seconds,
     }
 
-
-
-
-def select(
-    specs: Iterable[ModelSpec], stratum: str | None = None, models: list[str] | None = None
-) -> list[ModelSpec]:
-    """`specs` narrowed to one stratum and/or named models; unknown names are one-line errors."""
-    specs = list(specs)
-    if stratum is not None:
-        known = sorted({spec.stratum for spec in specs})
-        if stratum not in known:
-            raise SelectionError(f"unknown stratum {stratum!r} (known: {', '.join(known)})")
-        specs = [spec for spec in specs if spec.stratum == stratum]
-    if models:
-        by_name = {spec.model: spec for spec in specs}
-        unknown = [name for name in models if name not in by_name]
-        if unknown:
-            raise SelectionError(f"no model {unknown[0]!r} in this corpus selection")
-        specs = [by_name[name] for name in models]
-    return specs
 
 
 def render(summary: dict[str, Any]) -> str:

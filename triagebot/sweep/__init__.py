@@ -5,8 +5,9 @@ Public API (importing this package does not import torch; the children and the w
 - `run_sweep(specs, flags, out, *, corpus, device, jobs, timeout, memory_limit_gb, resume, shard,
   confirm, progress) -> SweepResult`: every (model, config) in its own child forked from a warm
   parent (see `pool`), records streamed to `out` as JSON Lines (a `SweepHeader`, then
-  `RunRecord`s), `resume=True` finishes an interrupted stream, `shard="i/n"` takes every n-th
-  model by name, `confirm=N` reruns each crash N times (records with `attempt` 1..N).
+  `RunRecord`s), `resume=True` finishes an interrupted stream, `shard="i/n"` records which
+  slice of the sweep `specs` are (`triagebot.corpus.selection` chooses it), `confirm=N` reruns
+  each crash N times (records with `attempt` 1..N).
 - `confirm_crashes(path, count, ...) -> list[RunRecord]`: the same confirmation reruns for an
   existing stream, appended to it.
 - `check_models(specs, *, device="cpu", jobs=1, timeout=120.0, memory_limit_gb=8.0, progress=None)
@@ -19,14 +20,15 @@ Public API (importing this package does not import torch; the children and the w
   `StreamError`.
 - `read_stream(path) -> (SweepHeader, [RunRecord])`, tolerant of a torn last line.
 - `detect_environment(device) -> Environment` (in-process; on "cuda" it initialises CUDA, so the
-  sweep calls it in a child), `validate_flags(flags)` (unknown torch._dynamo.config names).
+  sweep calls it in a child), `validate_flags(flags)` (torch._dynamo.config names and value types).
 - `start_parent()`: start the warm parent before the models are known (call it before loading a
   large corpus: its imports then overlap with the loading); the next sweep or check sends it the
   model classes to warm up.
 - `worker.run_one(spec, patch, device, compile=True, fresh=False) -> (Outcome, ModelSpec)`: one
   run in the calling process (repro checks, benchmarks).
 
-Errors meant for the user (`SweepError`, `StreamError`) are `ValueError`s with one-line messages.
+Errors meant for the user (`SweepError`, `StreamError`) are `triagebot.errors.TriagebotError`s
+with one-line messages.
 """
 
 from triagebot.sweep.engine import (
@@ -42,7 +44,7 @@ from triagebot.sweep.engine import (
 )
 from triagebot.sweep.environment import detect_environment
 from triagebot.sweep.pool import start_parent
-from triagebot.sweep.stream import StreamError, merge, parse_shard, read_stream, select_shard
+from triagebot.sweep.stream import StreamError, merge, read_stream
 
 __all__ = [
     "CHECK_CONFIG",
@@ -55,10 +57,8 @@ __all__ = [
     "confirm_crashes",
     "detect_environment",
     "merge",
-    "parse_shard",
     "read_stream",
     "run_sweep",
-    "select_shard",
     "start_parent",
     "validate_flags",
 ]

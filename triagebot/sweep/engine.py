@@ -19,7 +19,7 @@ from triagebot.results import (
     SweepHeader,
 )
 from triagebot.sweep.pool import Pool, Task, preload_modules
-from triagebot.sweep.stream import StreamWriter, parse_shard, read_stream, run_key, select_shard
+from triagebot.sweep.stream import StreamWriter, read_stream, run_key
 
 CHECK_CONFIG = "eager"
 """`RunRecord.config` of a check-mode record (build and eager run only)."""
@@ -71,7 +71,8 @@ def _record(result: Any) -> RunRecord:
 
 def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
-    resolve `device="auto"`, and check every flag's names against torch._dynamo.config."""
+    resolve `device="auto"`, and check every flag's names and value types against
+    torch._dynamo.config, before any model runs."""
     result = pool.call(
         Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
     )
@@ -79,22 +80,21 @@ def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environm
     if not message or "environment" not in message:
         cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
         raise SweepError(f"the sweep's worker could not start: {cause}")
-    if message["unknown"]:
-        flag, key = message["unknown"][0]
-        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    if message["problems"]:
+        raise SweepError(message["problems"][0])
     environment = Environment.model_validate(message["environment"])
     pool.device = environment.device
     return environment
 
 
 def validate_flags(flags: dict[str, dict[str, Any]]) -> None:
-    """In-process check of flag patches against the installed torch._dynamo.config."""
-    from triagebot.sweep.worker import unknown_config_names
+    """In-process check of flag patches against the installed torch._dynamo.config: names and
+    value types."""
+    from triagebot.sweep.worker import config_problems
 
-    unknown = unknown_config_names(flags)
-    if unknown:
-        flag, key = unknown[0]
-        raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    problems = config_problems(flags)
+    if problems:
+        raise SweepError(problems[0])
 
 
 def run_sweep(
@@ -115,14 +115,15 @@ def run_sweep(
     """Sweep `specs` under the baseline and every flag, streaming records to `out`.
 
     Each (model, config) runs in its own child of the warm parent. With `resume`, runs already
-    in `out` are kept and only the missing ones run. `shard="i/n"` sweeps a slice of the models.
+    in `out` are kept and only the missing ones run. `shard="i/n"` names the slice of the sweep
+    that `specs` are (chosen by `triagebot.corpus.selection`), recorded in the stream's header.
     `confirm` reruns each crash that many times (records with `attempt` 1..confirm).
     """
     progress = progress or NullProgress()
     selection = corpus if isinstance(corpus, CorpusSelection) else CorpusSelection(name=corpus)
     if not selection.models:
         selection = selection.model_copy(update={"models": [s.model for s in specs]})
-    chosen = select_shard(list(specs), parse_shard(shard))
+    chosen = list(specs)
     out = Path(out)
     with Pool(
         jobs=jobs,

@@ -29,6 +29,7 @@ import select
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -138,9 +139,17 @@ def _spawn(extra_env: dict[str, str]) -> None:
     for key in (WARM_REQUEST, WARM_FIFO):
         os.environ.pop(key, None)
     os.environ.update(env)
+    # Started ignoring Ctrl-C, which the driver handles: the parent's imports are not cut off
+    # with a traceback (`warm` gives its children the default handler back).
+    main = threading.current_thread() is threading.main_thread()
+    interrupt = signal.getsignal(signal.SIGINT) if main else None
+    if interrupt is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         _FORKSERVER.ensure_running()  # returns at once: the parent warms up in the background
     finally:
+        if interrupt is not None:
+            signal.signal(signal.SIGINT, interrupt)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

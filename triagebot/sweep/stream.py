@@ -1,4 +1,4 @@
-"""A sweep's JSON Lines stream, shards, and merging streams into one snapshot.
+"""A sweep's JSON Lines stream, and merging streams (one per shard) into one snapshot.
 
 Line 1 is a `SweepHeader`; every other line is a `RunRecord`, appended and flushed as each run
 finishes. A torn last line (the sweep was killed mid-write) is ignored on reading and cut off
@@ -9,38 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 from pydantic import ValidationError
 
 from triagebot.errors import StreamError
 from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader
-
-
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """`"i/n"` (1 <= i <= n) as (i, n); None for None."""
-    if text is None:
-        return None
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise StreamError(f"--shard {text!r}: expected i/n, e.g. 1/4") from None
-    if not 1 <= index <= count:
-        raise StreamError(f"--shard {text!r}: need 1 <= i <= n")
-    return index, count
-
-
-T = TypeVar("T", bound=ModelSpec)
-
-
-def select_shard(specs: Sequence[T], shard: tuple[int, int] | None) -> list[T]:
-    """Shard i of n: every n-th model in name order, starting at the i-th, so that all configs
-    of a model stay together and the slices do not depend on the corpus's list order."""
-    if shard is None:
-        return list(specs)
-    index, count = shard
-    chosen = set(sorted({spec.model for spec in specs})[index - 1 :: count])
-    return [spec for spec in specs if spec.model in chosen]
 
 
 def run_key(record: RunRecord) -> tuple[str, str, int]:

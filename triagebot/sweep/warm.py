@@ -26,6 +26,7 @@ import linecache
 import os
 import pickle
 import select
+import signal
 import sys
 
 LAZY_MODULES = (
@@ -345,3 +346,7 @@ FAILED = warm()
 # so that a child's collections do not walk (and copy-on-write) the parent's objects.
 gc.collect()
 gc.freeze()
+# The parent was started ignoring Ctrl-C (`pool._spawn`: the driver handles it and says where
+# the finished runs are). Its children get Python's default back, so that a run dies with the
+# driver instead of outliving it: the forkserver hands them the handler it finds here.
+signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -16,6 +16,8 @@ import signal
 import sys
 import time
 import traceback
+import types
+import typing
 from typing import Any
 
 import torch
@@ -165,6 +167,46 @@ def unknown_config_names(flags: dict[str, dict[str, Any]]) -> list[tuple[str, st
     return [(flag, key) for flag, patch in flags.items() for key in patch if key not in known]
 
 
+_SIMPLE_TYPES: dict[Any, tuple[str, Any]] = {  # type -> (its name, whether a value is one)
+    bool: ("a bool", lambda value: isinstance(value, bool)),
+    int: ("an int", lambda value: isinstance(value, int) and not isinstance(value, bool)),
+    float: ("a float", lambda value: isinstance(value, int | float) and not isinstance(value, bool)),
+    str: ("a string", lambda value: isinstance(value, str)),
+    type(None): ("none", lambda value: value is None),
+}
+
+
+def _takes(value_type: Any, value: Any) -> str | None:
+    """What a setting of `value_type` takes ("a bool"), when `value` is not one; None when it
+    fits or the type is not one of the simple ones TOML can write (those are left to Dynamo)."""
+    union = typing.get_origin(value_type) in (typing.Union, types.UnionType)
+    options = typing.get_args(value_type) if union else (value_type,)
+    if value_type is type(None) or not all(option in _SIMPLE_TYPES for option in options):
+        return None
+    if any(_SIMPLE_TYPES[option][1](value) for option in options):
+        return None
+    return " or ".join(_SIMPLE_TYPES[option][0] for option in options)
+
+
+def config_problems(flags: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per patched setting the installed `torch._dynamo.config` lacks, or whose value
+    is not of the setting's type (a bool setting given "yes"), naming the flag and the setting."""
+    from triagebot.errors import unknown
+
+    entries = torch._dynamo.config._config
+    problems = []
+    for flag, patch in flags.items():
+        for key, value in patch.items():
+            entry = entries.get(key)
+            if entry is None:
+                problems.append(f"flag {flag!r}: {unknown('torch._dynamo.config setting', key, entries)}")
+                continue
+            takes = _takes(getattr(entry, "value_type", None), value)
+            if takes is not None:
+                problems.append(f"flag {flag!r}: torch._dynamo.config.{key} takes {takes}, not {value!r}")
+    return problems
+
+
 # --- the child's side of the pool ------------------------------------------------------------
 
 
@@ -226,7 +268,7 @@ def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             message = {
                 "environment": detect_environment(device).model_dump(mode="json"),
-                "unknown": unknown_config_names(payload["flags"]),
+                "problems": config_problems(payload["flags"]),
                 "fork": state,
             }
         else:

@@ -9,21 +9,16 @@ the close or reopen comment. Nothing here analyses: cc lists, diffs and trends a
 
 from __future__ import annotations
 
-import string
-
 from triagebot import report
 from triagebot.config import TrackerSettings
-from triagebot.errors import ConfigError
 from triagebot.report.markers import flag_marker, notice_marker, state_marker
 from triagebot.results import Effect, FlagStats, Night, TrackedIssue, TrackerNotice
 from triagebot.tracker import closing
 from triagebot.tracker.render import render
 
-TITLE_FIELDS = ("flag", "crashes", "testable", "flaky", "helps", "key")
-
 
 def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
-    """`tracker.title` filled in; an unknown placeholder is an error naming it."""
+    """`tracker.title` filled in (its placeholders were checked when the config was read)."""
     values = {
         "flag": stats.flag,
         "crashes": stats.counts.get(Effect.crashes, 0),
@@ -32,11 +27,6 @@ def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
         "helps": stats.counts.get(Effect.reduces_graphs, 0),
         "key": key,
     }
-    for _, name, _, _ in string.Formatter().parse(settings.title):
-        if name is not None and name not in values:
-            raise ConfigError(
-                f"tracker.title: unknown placeholder {{{name}}} (known: {', '.join(TITLE_FIELDS)})"
-            )
     return settings.title.format(**values)
 
 
