@@ -1,6 +1,7 @@
 import pytest
 
 from triagebot.config import DEFAULT_FLAGS, ConfigError, load_config, parse_config
+from triagebot.results import FlagSettings
 
 
 def test_defaults_sweep_both_flags():
@@ -11,7 +12,8 @@ def test_defaults_sweep_both_flags():
 
 def test_flags_table_replaces_defaults():
     config = parse_config("[flags.scalars]\ncapture_scalar_outputs = true\n")
-    assert config.flags == {"scalars": {"capture_scalar_outputs": True}}
+    scalars = FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks")
+    assert config.flags == {"scalars": scalars}
 
 
 @pytest.mark.parametrize(

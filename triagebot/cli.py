@@ -347,7 +347,7 @@ def run(
     device: Annotated[
         str | None, typer.Option("--device", help="cpu, cuda or auto (default: sweep.device).")
     ] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", min=1, help="Concurrent runs.")] = None,
+    jobs: Annotated[str | None, typer.Option("--jobs", help="Concurrent runs, or auto.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", min=1, help="Seconds per run.")] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for this run's files (default: .triagebot/runs/KEY).")
@@ -376,8 +376,15 @@ def run(
 
     if device not in (None, "auto", "cpu", "cuda"):
         fail(f"--device {device!r}: expected cpu, cuda or auto")
+    from triagebot.sweep.pool import parse_jobs
+
     selection = pipeline.Selection(
-        corpus=corpus, flags=_names(flags), sample=sample, device=device, jobs=jobs, timeout=timeout
+        corpus=corpus,
+        flags=_names(flags),
+        sample=sample,
+        device=device,
+        jobs=parse_jobs(jobs) if jobs is not None else None,
+        timeout=timeout,
     )
     if repo and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         fail(f"--repo {repo!r} is not OWNER/NAME")
@@ -409,7 +416,7 @@ def sweep(
         str | None, typer.Option("--flags", help="Only these configured flags: f1,f2 (default: all).")
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", min=1, help="Workers (default: [sweep] jobs).")
+        str | None, typer.Option("--jobs", "-j", help="Workers, or auto (default: [sweep] jobs).")
     ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", min=0.1, help="Seconds per run (default: [sweep] timeout).")
@@ -433,6 +440,7 @@ def sweep(
     """Compile every model under the baseline and each flag, one isolated worker per run."""
     from triagebot.sweep import StreamError, SweepError
     from triagebot.sweep.command import sweep as run
+    from triagebot.sweep.pool import parse_jobs
 
     if device not in (None, "cpu", "cuda", "auto"):
         fail(f"--device {device!r}: expected cpu, cuda or auto")
@@ -442,7 +450,7 @@ def sweep(
             corpus=corpus,
             models=models,
             flags=flags,
-            jobs=jobs,
+            jobs=parse_jobs(jobs) if jobs is not None else None,
             timeout=timeout,
             device=device,
             out=out,

@@ -14,12 +14,26 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from triagebot.errors import ConfigError
-from triagebot.results import BASELINE
+from triagebot.results import BASELINE, FlagSettings
 
-DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
-    "capture_scalar_outputs": {"capture_scalar_outputs": True},
-    "capture_dynamic_output_shape_ops": {"capture_dynamic_output_shape_ops": True},
+# Both act only where Dynamo would otherwise break the graph: their runs are skipped on models
+# whose baseline compiled to one graph with no break.
+DEFAULT_FLAGS: dict[str, FlagSettings] = {
+    "capture_scalar_outputs": FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks"),
+    "capture_dynamic_output_shape_ops": FlagSettings(
+        patch={"capture_dynamic_output_shape_ops": True}, when="graph_breaks"
+    ),
 }
+
+
+def flag_table(name: str, table: Any) -> Any:
+    """`[flags.NAME]` as `FlagSettings` input: a table with `patch` is read as it is (`patch`,
+    `when`); a table without it is all patch, the shorthand `NAME = { setting = value }`."""
+    if isinstance(table, FlagSettings) or not isinstance(table, dict) or "patch" in table:
+        return table
+    if "when" in table:
+        raise ValueError(f"flag '{name}' has `when` but no `patch` table: write patch = {{ ... }} beside it")
+    return {"patch": table}
 
 
 
@@ -31,10 +45,17 @@ class Section(BaseModel):
 class SweepSettings(Section):
     corpus: str = "smoke"
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    jobs: int = Field(default=2, ge=1)
+    jobs: int | Literal["auto"] = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
+
+    @field_validator("jobs", mode="before")
+    @classmethod
+    def _jobs(cls, jobs: Any) -> Any:
+        if jobs == "auto" or (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
+            return jobs
+        raise ValueError('expected a number of workers (1 or more) or "auto"')
 
 
 class CorpusSettings(Section):
@@ -68,23 +89,30 @@ class TrackerSettings(Section):
 
 
 class Config(Section):
-    flags: dict[str, dict[str, Any]] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
+    flags: dict[str, FlagSettings] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
     sweep: SweepSettings = Field(default_factory=SweepSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     tracker: TrackerSettings = Field(default_factory=TrackerSettings)
 
+    @field_validator("flags", mode="before")
+    @classmethod
+    def _flag_tables(cls, flags: Any) -> Any:
+        if not isinstance(flags, dict):
+            return flags
+        return {name: flag_table(name, table) for name, table in flags.items()}
+
     @field_validator("flags")
     @classmethod
-    def _flags_are_patches(cls, flags: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        for name, patch in flags.items():
+    def _flags_are_patches(cls, flags: dict[str, FlagSettings]) -> dict[str, FlagSettings]:
+        for name, settings in flags.items():
             if name == BASELINE:
                 raise ValueError(f"'{BASELINE}' is reserved for the default config")
-            if not patch:
+            if not settings.patch:
                 raise ValueError(f"flag '{name}' patches nothing")
         return flags
 
-    def select_flags(self, names: list[str] | None) -> dict[str, dict[str, Any]]:
+    def select_flags(self, names: list[str] | None) -> dict[str, FlagSettings]:
         """The configured flags named in `names` (all when None); unknown names are errors."""
         if not names:
             return dict(self.flags)

@@ -71,7 +71,7 @@ class Selection:
     flags: list[str] | None = None
     sample: int | None = None
     device: str | None = None
-    jobs: int | None = None
+    jobs: int | str | None = None  # a number of workers or "auto"
     timeout: float | None = None
 
 

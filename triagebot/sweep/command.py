@@ -11,7 +11,13 @@ from triagebot.config import Config
 from triagebot.results import BASELINE, CorpusSelection, ModelSpec
 from triagebot.sweep.engine import SweepError, SweepResult, run_sweep
 from triagebot.sweep.pool import start_parent
-from triagebot.sweep.progress import crash_table, make_progress, summary_table
+from triagebot.sweep.progress import (
+    crash_table,
+    engine_error_table,
+    make_progress,
+    summary_table,
+    sweep_figures,
+)
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -45,7 +51,7 @@ def sweep(
     corpus: str | None = None,
     models: str | None = None,
     flags: str | None = None,
-    jobs: int | None = None,
+    jobs: int | str | None = None,
     timeout: float | None = None,
     device: str | None = None,
     out: Path | None = None,
@@ -87,6 +93,11 @@ def sweep(
     crashes = crash_table(result.records)
     if crashes is not None:
         console.print(crashes)
+    engine_errors = engine_error_table(result.records)
+    if engine_errors is not None:
+        console.print(engine_errors)
+    for line in sweep_figures(result.new_records, result.jobs, result.seconds).lines():
+        console.print(line, highlight=False, soft_wrap=True)
     environment = result.header.environment
     console.print(
         f"{len(result.records)} runs of {len(specs)} models on {environment.device} "
