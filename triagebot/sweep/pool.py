@@ -63,9 +63,9 @@ _STAGE = re.compile(r"^\[triagebot:stage\] (\w+)$", re.M)
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
 # Children forked ahead of need, per device. On CUDA a child's start includes initialising CUDA,
 # which a child forked ahead does while the others run. On the CPU a child's start is CPU work
-# (the fork, the bootstrap, the exit) that no core is free to overlap when every core runs a
-# worker: measured on 2 cores (`bench/child_start.py`), forking ahead saved nothing per task and
-# slowed the running task, so it is off there.
+# (the fork, the bootstrap) that no core is free to overlap when every core runs a worker: on 2
+# cores forking ahead saved nothing per task and took from the running task (`bench/child_start.py`
+# measures both ways), so it is off there.
 PRESTART = {"cpu": 0, "cuda": 1}
 GPU_SHARE = 0.95  # of the GPU's memory, split between the workers
 
