@@ -101,6 +101,11 @@ MODELS = {
 }
 
 
+def _reports(snapshot: Snapshot) -> tuple[str, str]:
+    """The issue body of the flag and the nightly summary, rendered from `snapshot`."""
+    return issue_body(snapshot, SCALARS), nightly_summary(snapshot)
+
+
 def test_percentages_are_over_the_models_the_flag_could_affect():
     stats = flag_stats(_snapshot(MODELS), SCALARS)
     assert (stats.models, stats.testable, stats.skipped, stats.affectable) == (10, 9, 6, 3)
@@ -111,8 +116,7 @@ def test_percentages_are_over_the_models_the_flag_could_affect():
 
 
 def test_the_reports_say_how_many_models_were_skipped_and_why_and_show_engine_errors_loudly():
-    snapshot = _snapshot(MODELS)
-    body = issue_body(snapshot, SCALARS)
+    body, summary = _reports(_snapshot(MODELS))
     assert "makes **1 of 3** models it could affect (33.3%) crash" in body
     assert (
         "6 of the 9 testable models were not compiled with the flag: their baseline compiled to one "
@@ -121,7 +125,6 @@ def test_the_reports_say_how_many_models_were_skipped_and_why_and_show_engine_er
     assert "Percentages are over the 3 models it could affect." in body
     assert "**Engine errors: 1 models could not be rebuilt" in body
     assert "| Effect | Models | % of those it could affect |" in body
-    summary = nightly_summary(snapshot)
     assert "`capture_scalar_outputs`: 6 of 9 testable models skipped" in summary
     assert "**ENGINE ERRORS, `capture_scalar_outputs`: 1 models could not be rebuilt" in summary
 
@@ -131,10 +134,10 @@ def test_without_skipped_runs_the_reports_read_as_before():
     snapshot = _snapshot(models, when={})
     stats = flag_stats(snapshot, SCALARS)
     assert stats.affectable == stats.testable == 2 and stats.when == "always"
-    body = issue_body(snapshot, SCALARS)
+    body, summary = _reports(snapshot)
     assert "makes **1 of 2** testable models (50%) crash" in body
     assert "not compiled with the flag" not in body and "Engine errors" not in body
-    assert "skipped" not in nightly_summary(snapshot) and "ENGINE" not in nightly_summary(snapshot)
+    assert "skipped" not in summary and "ENGINE" not in summary
 
 
 def test_a_snapshot_older_than_when_reads_as_every_flag_run_everywhere():
