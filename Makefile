@@ -8,7 +8,7 @@ VENV_ARGS ?=
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -31,6 +31,18 @@ lint: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(PY) bench/sweep_overhead.py
+
+# The whole transformers corpus (or `make bench-full SHARE=0.1`, a stratified share scaled up)
+# swept twice with both default flags, every flag run made (`always`), then only where the
+# baseline graph-breaks (`graph_breaks`, longest models first by the first sweep's costs), and
+# the check that both find the same crashes and helped models. Run it on a quiet machine.
+SHARE ?= 1
+BENCH_FULL ?= .triagebot/bench-full
+bench-full: $(INSTALLED)
+	$(PY) bench/full_sweep.py run --share $(SHARE) --when always --out $(BENCH_FULL)/always
+	$(PY) bench/full_sweep.py run --share $(SHARE) --when graph_breaks \
+		--costs $(BENCH_FULL)/always/snapshot.json --out $(BENCH_FULL)/graph_breaks
+	$(PY) bench/full_sweep.py compare $(BENCH_FULL)/always/snapshot.json $(BENCH_FULL)/graph_breaks/snapshot.json
 
 clean:
 	rm -rf $(VENV) .triagebot .pytest_cache

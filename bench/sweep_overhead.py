@@ -119,7 +119,15 @@ def specs(models: int | None = None, corpus: str = "small") -> list[ModelSpec]:
 
 
 def _configs() -> dict[str, dict]:
-    return {BASELINE: {}, **DEFAULT_FLAGS}
+    return {BASELINE: {}, **{name: flag.patch for name, flag in DEFAULT_FLAGS.items()}}
+
+
+# (a) runs every flag on every model, as (b) and (c) do, and confirms nothing, as they do not
+_CONFIG = "[sweep]\nconfirm = 0\n" + "".join(
+    f"\n[flags.{name}]\npatch = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in flag.patch.items())} }}\n"
+    'when = "always"\n'
+    for name, flag in DEFAULT_FLAGS.items()
+)
 
 
 # (a): the real command, with this file's list registered as a corpus in the driver process.
@@ -137,7 +145,7 @@ main()
 def way_a(out: Path, listed: Path, jobs: int) -> tuple[float, float, list]:
     """Wall seconds of the command, seconds until its first run started, and its records."""
     stream, config = out / "a.jsonl", out / "triagebot.toml"
-    config.write_text("[sweep]\nconfirm = 0\n")  # (b) and (c) confirm nothing either
+    config.write_text(_CONFIG)
     env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(listed)}
     command = [
         sys.executable,

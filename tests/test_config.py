@@ -1,6 +1,7 @@
 import pytest
 
 from triagebot.config import DEFAULT_FLAGS, ConfigError, load_config, parse_config, render_config
+from triagebot.results import FlagSettings
 
 
 def test_defaults_sweep_both_flags():
@@ -11,7 +12,8 @@ def test_defaults_sweep_both_flags():
 
 def test_flags_table_replaces_defaults():
     config = parse_config("[flags.scalars]\ncapture_scalar_outputs = true\n")
-    assert config.flags == {"scalars": {"capture_scalar_outputs": True}}
+    scalars = FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks")
+    assert config.flags == {"scalars": scalars}
 
 
 @pytest.mark.parametrize(
@@ -48,7 +50,7 @@ def test_missing_file_is_one_line(tmp_path):
     [
         ("[sweep]\njobz = 2\n", "unknown key 'sweep.jobz' (did you mean 'sweep.jobs'?)"),
         ("[tracker]\ntitel = 'x'\n", "unknown key 'tracker.titel' (did you mean 'tracker.title'?)"),
-        ("[sweep]\njobs = '2'\n", "'sweep.jobs': input should be a valid integer, not '2'"),
+        ("[sweep]\njobs = '2'\n", "'sweep.jobs': expected a number of workers (1 or more) or \"auto\""),
         (
             "[tracker]\ncommands_on_edited = 'yes'\n",
             "'tracker.commands_on_edited': input should be a valid boolean",

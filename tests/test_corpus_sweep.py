@@ -37,7 +37,8 @@ def test_a_sweep_of_corpus_models_records_graph_counts(tmp_path, monkeypatch):
         return start(pool, task)
 
     monkeypatch.setattr(Pool, "_start", spy)
-    run_sweep(specs, DEFAULT_FLAGS, out, corpus="smoke", device="cpu", jobs=2, timeout=240)
+    always = {name: flag.model_copy(update={"when": "always"}) for name, flag in DEFAULT_FLAGS.items()}
+    run_sweep(specs, always, out, corpus="smoke", device="cpu", jobs=2, timeout=240)
     # Baselines resolve the recipe ladder; the flag runs get the spec their baseline completed.
     assert sorted(started) == sorted(
         (spec.model, config, config != BASELINE) for spec in specs for config in [BASELINE, *DEFAULT_FLAGS]

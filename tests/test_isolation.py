@@ -73,8 +73,9 @@ def fresh(spec, patch) -> Outcome:
 def test_warm_path_records_equal_fresh_interpreters_run_by_run(tmp_path):
     specs = [s for s in load_corpus("sentinels") if s.model in SENTINELS] + real_models()
     assert len(specs) >= len(SENTINELS) + 2, "the smoke corpus has fewer than two transformers models"
-    configs = {BASELINE: {}, **DEFAULT_FLAGS}
-    warm = run_sweep(specs, dict(DEFAULT_FLAGS), tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300)
+    configs = {BASELINE: {}, **{name: flag.patch for name, flag in DEFAULT_FLAGS.items()}}
+    always = {name: flag.model_copy(update={"when": "always"}) for name, flag in DEFAULT_FLAGS.items()}
+    warm = run_sweep(specs, always, tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300)
     warm_by_run = {(r.model, r.config): essence(r.outcome) for r in warm.records if r.attempt == 0}
 
     runs = [(spec, config, patch) for spec in specs for config, patch in configs.items()]

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from triagebot.config import Config, parse_config
+from triagebot.results import FlagSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
@@ -72,7 +73,7 @@ def test_readme_toml_example_is_a_valid_config():
 def test_readme_reference_names_every_config_key():
     table = readme_section("triagebot.toml reference")
     documented = set(re.findall(r"^\| `([\w.<>]+)` \|", table, flags=re.M))
-    keys = {"flags.<name>"}
+    keys = {f"flags.<name>.{field}" for field in FlagSettings.model_fields}
     for section, model in Config.model_fields.items():
         if section == "flags":
             continue

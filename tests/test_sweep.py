@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,9 +36,14 @@ ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 NONZERO = "Dynamic shape operator"
 TIMEOUT = 6.0
 
-# model -> config -> (status, graphs, ops, first line of each break reason, error_type)
+# model -> config -> (status, graphs, ops, first line of each break reason, error_type), both
+# default flags acting only at graph breaks (`when = "graph_breaks"`)
 EXPECTED = {
-    "Plain": dict.fromkeys((BASELINE, SCALARS, DYNAMIC), ("ok", 1, 3, [], None)),
+    "Plain": {
+        BASELINE: ("ok", 1, 3, [], None),
+        SCALARS: ("skipped", None, None, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
     "ItemBreak": {
         BASELINE: ("ok", 2, 5, [ITEM], None),
         SCALARS: ("ok", 1, 6, [], None),
@@ -181,13 +187,14 @@ def test_sigkilled_worker_mid_sweep_is_a_signal_outcome_and_the_sweep_goes_on(tm
 
     def killer():
         # The hanging model's worker sleeps in the kernel; the others compute. Kill a worker
-        # seen asleep for a whole second, whatever the machine's load.
+        # seen asleep under compile for a whole second, whatever the machine's load (a child
+        # forked ahead of need sleeps too, before its log says anything).
         asleep: dict[int, float] = {}
         while not stop.is_set():
             parent = pool_module.parent_pid()
             now = time.monotonic()
             for pid, state in _children(parent) if parent else ():
-                if state != "S":
+                if state != "S" or not _compiling(pid):
                     asleep.pop(pid, None)
                 elif now - asleep.setdefault(pid, now) > 1.0:
                     os.kill(pid, signal.SIGKILL)
@@ -209,7 +216,18 @@ def test_sigkilled_worker_mid_sweep_is_a_signal_outcome_and_the_sweep_goes_on(tm
         assert (killed.status, killed.error_type) == (Status.signal, "SIGKILL")
         assert killed.error.startswith("killed by SIGKILL") and killed.error.endswith("in compile")
         assert killed.seconds < 30
-        assert by[("Plain", config)].status == by[("ItemBreak", config)].status == Status.ok
+        assert by[("ItemBreak", config)].status == Status.ok
+    assert by[("Plain", BASELINE)].status == Status.ok
+
+
+def _compiling(pid: int) -> bool:
+    """Whether a worker's log (its stderr) says it is in its compile stage."""
+    try:
+        with open(os.readlink(f"/proc/{pid}/fd/2"), errors="replace") as log:
+            stages = re.findall(r"^\[triagebot:stage\] (\w+)$", log.read(), re.M)
+    except OSError:
+        return False
+    return stages[-1:] == ["compile"]
 
 
 def _children(parent: int) -> list[tuple[int, str]]:
@@ -319,7 +337,8 @@ def test_shards_merged_equal_a_single_sweep(tmp_path, full):
     assert table(merged) == table(single)
     assert [r.model for r in merged.results] == [r.model for r in single.results]
     assert merged.key == single.key == single.environment.torch_version
-    assert merged.flags == single.flags == DEFAULT_FLAGS
+    assert merged.flags == single.flags == {name: flag.patch for name, flag in DEFAULT_FLAGS.items()}
+    assert merged.when == single.when == dict.fromkeys(DEFAULT_FLAGS, "graph_breaks")
     assert merged.result("NonzeroGuardCrash").confirmations[DYNAMIC][0].status == Status.crash
 
     with pytest.raises(StreamError, match="given twice"):
@@ -487,3 +506,175 @@ def test_a_dead_warm_parent_is_started_again():
         os.kill(pool_module.parent_pid(), signal.SIGKILL)
         time.sleep(0.2)
         assert [r.outcome.status for r in pool.run([task, task])] == [Status.ok, Status.ok]
+
+
+# --- which runs are made: `when`, skipped runs, engine errors, the order of the queue ---------
+
+
+def _spy_starts(monkeypatch) -> list[tuple[str, str, int]]:
+    """(model, config, attempt) of every run task handed to a child, in the order they start."""
+    started = []
+    start = pool_module.Pool._start
+
+    def spy(pool, task):
+        if task.kind == "run":
+            started.append(task.key)
+        return start(pool, task)
+
+    monkeypatch.setattr(pool_module.Pool, "_start", spy)
+    return started
+
+
+def _always(flags):
+    return {name: flag.model_copy(update={"when": "always"}) for name, flag in flags.items()}
+
+
+def test_a_flag_acting_only_at_graph_breaks_is_skipped_on_a_model_without_one(full):
+    _, records = full
+    plain = {r.config: r for r in records if r.model == "Plain"}
+    for flag in DEFAULT_FLAGS:
+        # recorded like any run, with the baseline's spec, and never rerun to confirm
+        assert plain[flag].outcome.status == Status.skipped and plain[flag].attempt == 0
+        assert plain[flag].spec == plain[BASELINE].spec
+    # a baseline that breaks, crashes, hangs or dies is followed by the flag's run
+    for model in ("ItemBreak", "NonzeroBreak", "NonzeroGuardCrash", "HangUnderCompile"):
+        assert all(r.outcome.status != Status.skipped for r in records if r.model == model)
+
+
+def test_no_child_is_forked_for_a_skipped_run_and_always_runs_every_flag(tmp_path, monkeypatch):
+    started = _spy_starts(monkeypatch)
+    specs = sentinels(["Plain", "ItemBreak"])
+    _, skipping = sweep(tmp_path, "skipping.jsonl", specs, jobs=1)
+    assert [r.config for r in skipping if r.outcome.status == Status.skipped] == [SCALARS, DYNAMIC]
+    assert sorted(started) == sorted(
+        [
+            ("Plain", BASELINE, 0),
+            ("ItemBreak", BASELINE, 0),
+            ("ItemBreak", SCALARS, 0),
+            ("ItemBreak", DYNAMIC, 0),
+        ]
+    )
+    started.clear()
+    out = tmp_path / "always.jsonl"
+    result = run_sweep(
+        specs, _always(DEFAULT_FLAGS), out, corpus="sentinels", device="cpu", jobs=1, timeout=TIMEOUT
+    )
+    assert len(started) == 6
+    assert {r.config: r.outcome.graphs for r in result.records if r.model == "Plain"} == dict.fromkeys(
+        (BASELINE, SCALARS, DYNAMIC), 1
+    )
+    assert read_stream(out)[0].when == dict.fromkeys(DEFAULT_FLAGS, "always")
+    # a bare patch takes the default `when` of its settings
+    bare = run_sweep(
+        sentinels(["Plain"]),
+        {SCALARS: {SCALARS: True}, "guards": {"assume_static_by_default": False}},
+        tmp_path / "bare.jsonl",
+        device="cpu",
+        jobs=1,
+        timeout=TIMEOUT,
+    )
+    assert bare.header.when == {SCALARS: "graph_breaks", "guards": "always"}
+    assert {r.config: r.outcome.status for r in bare.records} == {
+        BASELINE: Status.ok,
+        SCALARS: Status.skipped,
+        "guards": Status.ok,
+    }
+
+
+def test_resume_writes_the_skipped_runs_a_stream_lacks_without_running_them(tmp_path, full, monkeypatch):
+    """A sweep stopped between a baseline and its skipped records, and one stopped after them."""
+    lines = full[0].read_text().splitlines()
+    header, runs = lines[0], [json.loads(line) for line in lines[1:]]
+    fast = [r for r in runs if r["model"] in FAST]
+    cut = tmp_path / "cut.jsonl"
+    # Plain's baseline is kept, its skipped records are lost; ItemBreak has none of its runs
+    kept = [
+        r
+        for r in fast
+        if not (r["model"] == "Plain" and r["config"] != BASELINE) and r["model"] != "ItemBreak"
+    ]
+    cut.write_text("\n".join([header, *map(json.dumps, kept)]) + "\n")
+    started = _spy_starts(monkeypatch)
+    _, records = sweep(tmp_path, cut.name, sentinels(FAST), resume=True, confirm=1)
+    assert sorted(started) == sorted([("ItemBreak", c, 0) for c in (BASELINE, SCALARS, DYNAMIC)])
+    assert len(records) - len(kept) == 2 + 3  # Plain's skipped records, ItemBreak's runs; no confirmation
+    expected = [r for r in full[1] if r.model in FAST]
+    assert essences(read_stream(cut)[1]) == essences(records) == essences(expected)
+    snapshot = merge([cut])
+    assert {c: o.status for c, o in snapshot.result("Plain").outcomes.items()} == {
+        BASELINE: Status.ok,
+        SCALARS: Status.skipped,
+        DYNAMIC: Status.skipped,
+    }
+    started.clear()  # a whole stream with skipped records: nothing to do
+    _, again = sweep(tmp_path, cut.name, sentinels(FAST), resume=True, confirm=1)
+    assert len(again) == len(records) and started == []
+
+
+def test_resume_and_merge_refuse_a_stream_that_ran_a_flag_with_another_when(tmp_path, full):
+    with pytest.raises(StreamError, match="with when = 'graph_breaks', not 'always'"):
+        run_sweep(
+            sentinels(["Plain"]),
+            _always(DEFAULT_FLAGS),
+            full[0],
+            corpus="sentinels",
+            device="cpu",
+            resume=True,
+        )
+    lines = full[0].read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["when"]  # a stream older than `when`: every flag ran on every model
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    assert read_stream(old)[0].when == {}
+    assert merge([old]).when == dict.fromkeys(DEFAULT_FLAGS, "always")
+    with pytest.raises(StreamError, match="with when = 'always', not 'graph_breaks'"):
+        merge([old, full[0]])
+
+
+def test_a_flag_run_that_cannot_rebuild_its_baselines_model_is_an_engine_error(tmp_path, monkeypatch):
+    """The flag runs get a spec their children cannot build (as a config that does not survive
+    the round trip would): an engine error with its error and traceback, loud, never untestable,
+    never confirmed again."""
+    from triagebot.analysis import classify
+    from triagebot.results import Effect
+    from triagebot.sweep import engine
+    from triagebot.sweep.progress import PlainProgress, engine_error_table
+
+    task = engine._task
+
+    def broken(spec, config, patch, attempt=0, compile=True):
+        if config != BASELINE:
+            spec = spec.model_copy(update={"class_path": "triagebot.corpus.sentinels:Missing"})
+        return task(spec, config, patch, attempt, compile)
+
+    monkeypatch.setattr(engine, "_task", broken)
+    log = tmp_path / "progress.log"
+    with open(log, "w") as stream:
+        _, records = sweep(
+            tmp_path, "engine.jsonl", sentinels(["ItemBreak"]), confirm=1, progress=PlainProgress(stream)
+        )
+    runs = {r.config: r.outcome for r in records}
+    assert runs[BASELINE].status == Status.ok and len(records) == 3  # nothing rerun
+    for flag in DEFAULT_FLAGS:
+        assert runs[flag].status == Status.engine_error and not runs[flag].untestable
+        assert runs[flag].error_type == "KeyError" and "Missing" in runs[flag].error
+        assert "KeyError" in runs[flag].traceback
+    effects = {row.flag: row.effect for row in classify(merge([tmp_path / "engine.jsonl"]))}
+    assert effects == dict.fromkeys(DEFAULT_FLAGS, Effect.engine_error)
+    text = log.read_text()
+    assert "ENGINE ERROR: KeyError" in text and "ENGINE ERRORS 2" in text
+    assert text.rstrip().splitlines()[-1].startswith("ENGINE ERRORS: 2 flag runs could not rebuild")
+    table = engine_error_table(records)
+    assert table is not None and table.row_count == 2 and "ENGINE ERRORS" in str(table.title)
+
+
+def test_the_longest_models_by_recorded_cost_start_first_after_those_without_one(tmp_path, monkeypatch):
+    started = _spy_starts(monkeypatch)
+    specs = sentinels(["Plain", "ItemBreak", "NonzeroBreak", "EagerError"])  # in corpus order
+    costs = {"Plain": 1.0, "NonzeroBreak": 9.0, "EagerError": 4.0}  # ItemBreak is new
+    sweep(tmp_path, "costs.jsonl", specs, jobs=1, costs=costs)
+    baselines = [model for model, config, _ in started if config == BASELINE]
+    assert baselines == ["ItemBreak", "NonzeroBreak", "EagerError", "Plain"]
+    # with one worker, a model's flag runs start right after its baseline
+    assert [m for m, _, _ in started] == ["ItemBreak"] * 3 + ["NonzeroBreak"] * 3 + ["EagerError", "Plain"]

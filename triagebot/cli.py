@@ -140,8 +140,24 @@ DeviceOption = Annotated[
     str | None,
     typer.Option("--device", metavar="cpu|cuda|auto", help="Where to run (default: [sweep] device)."),
 ]
+
+
+def _jobs(value: str | None) -> int | str | None:
+    """`--jobs N` or `--jobs auto` (the runner's cores; on CUDA, its GPU's memory too)."""
+    from triagebot.sweep.pool import parse_jobs
+
+    return None if value is None else parse_jobs(value)
+
+
 JobsOption = Annotated[
-    int | None, typer.Option("--jobs", "-j", metavar="N", help="Runs at once (default: [sweep] jobs).")
+    str | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N|auto",
+        callback=_jobs,
+        help="Runs at once, or auto (default: [sweep] jobs).",
+    ),
 ]
 TimeoutOption = Annotated[
     float | None, typer.Option("--timeout", metavar="SECONDS", help="Per run (default: [sweep] timeout).")

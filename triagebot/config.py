@@ -36,11 +36,15 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, unknown
-from triagebot.results import BASELINE
+from triagebot.results import BASELINE, FlagSettings
 
-DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
-    "capture_scalar_outputs": {"capture_scalar_outputs": True},
-    "capture_dynamic_output_shape_ops": {"capture_dynamic_output_shape_ops": True},
+# Both act only where Dynamo would otherwise break the graph: their runs are skipped on models
+# whose baseline compiled to one graph with no break.
+DEFAULT_FLAGS: dict[str, FlagSettings] = {
+    "capture_scalar_outputs": FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks"),
+    "capture_dynamic_output_shape_ops": FlagSettings(
+        patch={"capture_dynamic_output_shape_ops": True}, when="graph_breaks"
+    ),
 }
 
 TITLE_FIELDS = ("flag", "crashes", "testable", "flaky", "helps", "key")
@@ -80,6 +84,16 @@ def _login(person: str) -> str:
     return login
 
 
+def flag_table(name: str, table: Any) -> Any:
+    """`[flags.NAME]` as `FlagSettings` input: a table with `patch` is read as it is (`patch`,
+    `when`); a table without it is all patch, the shorthand `NAME = { setting = value }`."""
+    if isinstance(table, FlagSettings) or not isinstance(table, dict) or "patch" in table:
+        return table
+    if "when" in table:
+        raise ValueError(f"flag '{name}' has `when` but no `patch` table: write patch = {{ ... }} beside it")
+    return {"patch": table}
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -87,10 +101,17 @@ class Section(BaseModel):
 class SweepSettings(Section):
     corpus: str = "smoke"
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    jobs: int = Field(default=2, ge=1)
+    jobs: int | Literal["auto"] = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
+
+    @field_validator("jobs", mode="before")
+    @classmethod
+    def _jobs(cls, jobs: Any) -> Any:
+        if jobs == "auto" or (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
+            return jobs
+        raise ValueError('expected a number of workers (1 or more) or "auto"')
 
 
 class CorpusSettings(Section):
@@ -169,7 +190,7 @@ class TrackerSettings(Section):
 
 
 class Config(Section):
-    flags: dict[str, dict[str, Any]] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
+    flags: dict[str, FlagSettings] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
     sweep: SweepSettings = Field(default_factory=SweepSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -177,15 +198,22 @@ class Config(Section):
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
+    @field_validator("flags", mode="before")
+    @classmethod
+    def _flag_tables(cls, flags: Any) -> Any:
+        if not isinstance(flags, dict):
+            return flags
+        return {name: flag_table(name, table) for name, table in flags.items()}
+
     @field_validator("flags")
     @classmethod
-    def _flags_are_patches(cls, flags: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        for name, patch in flags.items():
+    def _flags_are_patches(cls, flags: dict[str, FlagSettings]) -> dict[str, FlagSettings]:
+        for name, settings in flags.items():
             if name == BASELINE:
                 raise ValueError(f"'{BASELINE}' is reserved for the default config")
             if not FLAG_NAME.match(name) or "--" in name:
                 raise ValueError(f"flag name {name!r} may hold only letters, digits, _ . + and single -")
-            if not patch:
+            if not settings.patch:
                 raise ValueError(f"flag '{name}' patches nothing")
         return flags
 
@@ -196,7 +224,7 @@ class Config(Section):
                 raise ValueError(f"tracker.cc: {unknown('flag', flag, self.flags)}")
         return self
 
-    def select_flags(self, names: list[str] | None) -> dict[str, dict[str, Any]]:
+    def select_flags(self, names: list[str] | None) -> dict[str, FlagSettings]:
         """The configured flags named in `names` (all when None); unknown names are errors."""
         if not names:
             return dict(self.flags)
@@ -217,7 +245,8 @@ class Config(Section):
     def sources(self) -> list[tuple[str, Any, str]]:
         """(key, value, where it came from) for every setting: "default", the file, or the
         command-line option."""
-        rows: list[tuple[str, Any, str]] = [("flags", self.flags, self._sources.get("flags", DEFAULT))]
+        flags = {name: settings.model_dump() for name, settings in self.flags.items()}
+        rows: list[tuple[str, Any, str]] = [("flags", flags, self._sources.get("flags", DEFAULT))]
         for section in ("sweep", "corpus", "store", "tracker"):
             settings = getattr(self, section)
             for name in type(settings).model_fields:
@@ -256,7 +285,8 @@ def render_config(config: Config) -> str:
     lines: list[str] = ["[flags]"]
     flags_source = config._sources.get("flags", DEFAULT)
     rows = [
-        (f"{_toml_key(name)} = {_toml_value(patch)}", flags_source) for name, patch in config.flags.items()
+        (f"{_toml_key(name)} = {_toml_value(settings.model_dump())}", flags_source)
+        for name, settings in config.flags.items()
     ]
     section = "flags"
     for key, value, source in config.sources()[1:]:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
@@ -130,6 +130,40 @@ class ModelSpec(Record):
     code: str | None = None  # source of a module no released package has (sentinels), for repros
 
 
+When = Literal["always", "graph_breaks"]
+"""When a flag's runs are made: on every model, or only on models whose baseline graph-breaks."""
+
+# Settings that act only where Dynamo would otherwise break the graph (a scalar output such as
+# `.item()`, an op with a data-dependent output shape): on a model whose baseline compiled to one
+# graph with no break they cannot change anything.
+GRAPH_BREAK_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
+
+
+def default_when(patch: dict[str, Any]) -> When:
+    """`graph_breaks` for a patch of graph-break settings only, `always` for anything else (a
+    flag that acts on guards, recompiles or backends must run on every model)."""
+    return "graph_breaks" if patch and set(patch) <= GRAPH_BREAK_SETTINGS else "always"
+
+
+class FlagSettings(Record):
+    """One flag under study: its `torch._dynamo.config` patch and when its runs are made.
+
+    `when="graph_breaks"` skips the flag's run on a model whose baseline compiled to exactly one
+    graph with no graph-break reason (recorded as a `skipped` run); `when="always"` runs it on
+    every model. Left out, `when` is `default_when(patch)`.
+    """
+
+    patch: dict[str, Any]
+    when: When = "always"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_when(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "when" not in data and isinstance(data.get("patch"), dict):
+            return {**data, "when": default_when(data["patch"])}
+        return data
+
+
 class RunRecord(Record):
     """One line of a sweep's JSON Lines stream: a finished (model, config) run."""
 
@@ -158,6 +192,8 @@ class SweepHeader(Record):
     kind: Literal["header"] = "header"
     environment: Environment
     flags: dict[str, dict[str, Any]]
+    # flag -> when its runs are made; a flag not listed ran on every model (older streams)
+    when: dict[str, When] = Field(default_factory=dict)
     corpus: CorpusSelection
     shard: str | None = None  # "i/n"
     started: datetime = Field(default_factory=lambda: datetime.now(UTC))
@@ -191,6 +227,8 @@ class Snapshot(Record):
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
     environment: Environment
     flags: dict[str, dict[str, Any]]  # flag name -> torch._dynamo.config patch
+    # flag -> when its runs were made; a flag not listed ran on every model (older snapshots)
+    when: dict[str, When] = Field(default_factory=dict)
     corpus: CorpusSelection
     results: list[ModelResult]
     reproductions: list[Reproduction] = Field(default_factory=list)
@@ -409,15 +447,21 @@ class FlagStats(Record):
     """One flag over one snapshot: the numbers a tracking issue reports.
 
     `testable` counts the models whose build and eager run succeeded (effect other than
-    `create_error`), as the hand-written reports define it; every percentage is over it.
+    `create_error`), as the hand-written reports define it. `skipped` of them were not run under
+    the flag (`when="graph_breaks"` and a baseline of one graph with no break: nothing for the
+    flag to act on); `affectable` is the rest, the population the flag could affect, and every
+    percentage is over it (without skipped runs it equals `testable`).
     `crash_to_benefit` is confirmed crashes per model helped (None when none is helped);
     reductions are over the models the flag helps.
     """
 
     flag: str
     patch: dict[str, Any] = Field(default_factory=dict)
+    when: When = "always"
     models: int
     testable: int
+    skipped: int = 0
+    affectable: int = 0
     counts: dict[Effect, int] = Field(default_factory=dict)
     percentages: dict[Effect, float] = Field(default_factory=dict)
     strata: list[StratumStats] = Field(default_factory=list)

@@ -11,11 +11,11 @@ Public API, for report/, tracker/ and cli:
   run is `timeout` / `signal`, never `no_effect`; a flag crash whose confirmation rerun ran
   clean is `flaky` and is never counted as a crash.
 - `effect_of(model_result, flag) -> Effect | None`, `model_effect(...) -> ModelEffect | None`.
-- `flag_stats(snapshot, flag) -> FlagStats`: counts and percentages over testable models
-  (every model but `create_error`), per stratum, crash-to-benefit ratio, mean graph reduction
-  over the models helped, crash groups by signature (confirmed, and flaky apart, each with the
-  traceback tail of its first model), overlap of crashing models with every other flag, top
-  baseline graph-break reasons.
+- `flag_stats(snapshot, flag) -> FlagStats`: counts, and percentages over the models the flag
+  could affect (testable, every model but `create_error`, less those whose run was `skipped`),
+  per stratum, crash-to-benefit ratio, mean graph reduction over the models helped, crash
+  groups by signature (confirmed, and flaky apart, each with the traceback tail of its first
+  model), overlap of crashing models with every other flag, top baseline graph-break reasons.
 - `trend(snapshots, flag) -> list[TrendPoint]`: confirmed crashes and models helped per snapshot.
 - `first_seen(snapshots, flag) -> dict[signature, key]`.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph

@@ -71,10 +71,12 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
     mine = [row for row in all_rows if row.flag == flag]
     counts = _counts(mine)
     testable = _testable(counts)
+    skipped = counts.get(Effect.skipped, 0)
+    affectable = testable - skipped  # the models the flag could affect: percentages are over them
     percentages = {
-        effect: round(100.0 * count / testable, 1)
+        effect: round(100.0 * count / affectable, 1)
         for effect, count in counts.items()
-        if effect != Effect.create_error and testable
+        if effect not in (Effect.create_error, Effect.skipped) and affectable
     }
     by_stratum: dict[str, list[ModelEffect]] = defaultdict(list)
     for row in mine:
@@ -112,8 +114,11 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
     return FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
+        when=snapshot.when.get(flag, "always"),
         models=len(mine),
         testable=testable,
+        skipped=skipped,
+        affectable=affectable,
         counts=counts,
         percentages=percentages,
         strata=strata,

@@ -3,11 +3,20 @@
 Public API (importing this package does not import torch; the children and the warm parent do):
 
 - `run_sweep(specs, flags, out, *, corpus, device, jobs, timeout, memory_limit_gb, resume, shard,
-  confirm, progress) -> SweepResult`: every (model, config) in its own child forked from a warm
-  parent (see `pool`), records streamed to `out` as JSON Lines (a `SweepHeader`, then
+  confirm, progress, costs) -> SweepResult`: every (model, config) in its own child forked from a
+  warm parent (see `pool`), records streamed to `out` as JSON Lines (a `SweepHeader`, then
   `RunRecord`s), `resume=True` finishes an interrupted stream, `shard="i/n"` records which
   slice of the sweep `specs` are (`triagebot.corpus.selection` chooses it), `confirm=N` reruns
   each crash N times (records with `attempt` 1..N).
+  `flags` maps a name to its `FlagSettings` (`patch`, `when`) or to a bare patch. A flag with
+  `when="graph_breaks"` is not run on a model whose baseline compiled to one graph with no break:
+  a `skipped` record says so (no child is forked). A flag run that cannot build or run eagerly
+  though its baseline did is an `engine_error`. `jobs="auto"`: the cores this process may use
+  (cgroup-aware) and, on CUDA, what the GPU's memory holds at `memory_limit_gb` per worker.
+  `costs` (model -> seconds, `Snapshot.model_seconds()` of the previous sweep) queues the
+  longest models first, after the models it has no cost for; a model's flag runs follow its
+  baseline. `SweepResult.jobs` and `.seconds` give the workers used and the wall time;
+  `progress.sweep_figures` the closing numbers (lower bound, skipped share, stages).
 - `confirm_crashes(path, count, ...) -> list[RunRecord]`: the same confirmation reruns for an
   existing stream, appended to it.
 - `check_models(specs, *, device="cpu", jobs=1, timeout=120.0, memory_limit_gb=8.0, progress=None)

@@ -15,7 +15,13 @@ from triagebot.errors import Interrupted
 from triagebot.results import BASELINE
 from triagebot.sweep.engine import SweepResult, run_sweep
 from triagebot.sweep.pool import start_parent
-from triagebot.sweep.progress import crash_table, make_progress, summary_table
+from triagebot.sweep.progress import (
+    crash_table,
+    engine_error_table,
+    make_progress,
+    summary_table,
+    sweep_figures,
+)
 
 
 def default_stream(corpus: str, shard: str | None) -> Path:
@@ -60,6 +66,7 @@ def run_selected(
         shard=selected.shard,
         confirm=settings.sweep.confirm,
         progress=make_progress(interactive),
+        costs=selected.costs,
     )
 
 
@@ -89,6 +96,11 @@ def sweep(
     crashes = crash_table(result.records)
     if crashes is not None:
         console.print(crashes)
+    engine_errors = engine_error_table(result.records)
+    if engine_errors is not None:
+        console.print(engine_errors)
+    for line in sweep_figures(result.new_records, result.jobs, result.seconds).lines():
+        console.print(line, highlight=False, soft_wrap=True)
     environment = result.header.environment
     part = f" (shard {shard} of {len(selected.selection.models)})" if shard else ""
     console.print(

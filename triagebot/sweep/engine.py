@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -13,16 +14,39 @@ from triagebot.results import (
     BASELINE,
     CorpusSelection,
     Environment,
+    FlagSettings,
     ModelSpec,
+    Outcome,
     RunRecord,
     Status,
     SweepHeader,
 )
-from triagebot.sweep.pool import Pool, Task, preload_modules
+from triagebot.sweep.pool import Jobs, Pool, Task, preload_modules
 from triagebot.sweep.stream import StreamWriter, read_stream, run_key
 
 CHECK_CONFIG = "eager"
 """`RunRecord.config` of a check-mode record (build and eager run only)."""
+
+Flags = Mapping[str, FlagSettings | dict[str, Any]]
+"""Flag name -> its settings, or a bare `torch._dynamo.config` patch (`when` by `default_when`)."""
+
+
+def flag_settings(flags: Flags) -> dict[str, FlagSettings]:
+    return {
+        name: value if isinstance(value, FlagSettings) else FlagSettings(patch=dict(value))
+        for name, value in flags.items()
+    }
+
+
+def can_matter(flag: FlagSettings, baseline: Outcome) -> bool:
+    """Whether a flag's run could differ from the model's baseline run: always under
+    `when="always"`; under `"graph_breaks"`, unless the baseline compiled to exactly one graph
+    with no graph-break reason (nothing for the flag to act on). A baseline that crashed, hung
+    or died is always followed by the flag's run: the flag may fix it."""
+    if flag.when == "always":
+        return True
+    single = baseline.status == Status.ok and baseline.graphs == 1 and not baseline.break_reasons
+    return not single
 
 
 class Progress(Protocol):
@@ -51,7 +75,13 @@ class SweepResult:
     path: Path
     header: SweepHeader
     records: list[RunRecord] = field(default_factory=list)  # every record in the stream
-    ran: int = 0  # runs done by this call (the rest were already recorded)
+    ran: int = 0  # records made by this call (the rest were already recorded)
+    jobs: int = 1  # workers used (`jobs="auto"` resolved)
+    seconds: float = 0.0  # wall time of this call
+
+    @property
+    def new_records(self) -> list[RunRecord]:
+        return self.records[len(self.records) - self.ran :]
 
 
 def _task(
@@ -65,14 +95,22 @@ def _task(
 
 
 def _record(result: Any) -> RunRecord:
+    """A finished run's record. A flag run or a confirmation rerun is made only when its baseline
+    built and ran eagerly, with the spec that baseline completed: if it cannot do the same, the
+    sweep failed to rebuild the model, an `engine_error` (its error and traceback kept), never
+    an untestable model."""
     model, config, attempt = result.task.key
-    return RunRecord(model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec)
+    outcome = result.outcome
+    if config != CHECK_CONFIG and (config != BASELINE or attempt > 0) and outcome.untestable:
+        outcome = outcome.model_copy(update={"status": Status.engine_error})
+    return RunRecord(model=model, config=config, attempt=attempt, outcome=outcome, spec=result.spec)
 
 
 def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
-    resolve `device="auto"`, and check every flag's names and value types against
-    torch._dynamo.config, before any model runs."""
+    resolve `device="auto"` (and the pool's `jobs="auto"`: on CUDA, the GPU's memory counts),
+    and check every flag's names and value types against torch._dynamo.config, before any
+    model runs."""
     result = pool.call(
         Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
     )
@@ -83,43 +121,52 @@ def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environm
     if message["problems"]:
         raise SweepError(message["problems"][0])
     environment = Environment.model_validate(message["environment"])
-    pool.device = environment.device
+    pool.use_device(environment.device, gpu_memory=message.get("gpu_memory"))
     return environment
 
 
-def validate_flags(flags: dict[str, dict[str, Any]]) -> None:
+def validate_flags(flags: Flags) -> None:
     """In-process check of flag patches against the installed torch._dynamo.config: names and
     value types."""
     from triagebot.sweep.worker import config_problems
 
-    problems = config_problems(flags)
+    problems = config_problems({name: f.patch for name, f in flag_settings(flags).items()})
     if problems:
         raise SweepError(problems[0])
 
 
 def run_sweep(
     specs: Sequence[ModelSpec],
-    flags: dict[str, dict[str, Any]],
+    flags: Flags,
     out: str | Path,
     *,
     corpus: str | CorpusSelection = "custom",
     device: str = "auto",
-    jobs: int = 2,
+    jobs: Jobs = 2,
     timeout: float = 300.0,
     memory_limit_gb: float | None = 8.0,
     resume: bool = False,
     shard: str | None = None,
     confirm: int = 0,
     progress: Progress | None = None,
+    costs: Mapping[str, float] | None = None,
 ) -> SweepResult:
     """Sweep `specs` under the baseline and every flag, streaming records to `out`.
 
-    Each (model, config) runs in its own child of the warm parent. With `resume`, runs already
-    in `out` are kept and only the missing ones run. `shard="i/n"` names the slice of the sweep
-    that `specs` are (chosen by `triagebot.corpus.selection`), recorded in the stream's header.
-    `confirm` reruns each crash that many times (records with `attempt` 1..confirm).
+    Each (model, config) runs in its own child of the warm parent. A flag whose `when` is
+    `"graph_breaks"` is not run on a model whose baseline compiled to one graph with no break:
+    its record says `skipped`. With `resume`, runs already in `out` are kept and only the missing
+    ones run. `shard="i/n"` names the slice of the sweep that `specs` are (chosen by
+    `triagebot.corpus.selection`), recorded in the stream's header. `confirm` reruns each crash
+    that many times (records with `attempt` 1..confirm). `jobs="auto"` uses the cores this
+    process may use (and on CUDA, the GPU memory a worker's share allows). `costs` (model ->
+    seconds recorded by the previous sweep) queues the longest models first, after those it
+    has no cost for.
     """
+    started = time.monotonic()
     progress = progress or NullProgress()
+    settings = flag_settings(flags)
+    patches = {name: flag.patch for name, flag in settings.items()}
     selection = corpus if isinstance(corpus, CorpusSelection) else CorpusSelection(name=corpus)
     if not selection.models:
         selection = selection.model_copy(update={"models": [s.model for s in specs]})
@@ -132,8 +179,14 @@ def run_sweep(
         preload=preload_modules(chosen),
         warm_compile=True,
     ) as pool:
-        environment = probe(pool, device, flags)
-        header = SweepHeader(environment=environment, flags=flags, corpus=selection, shard=shard)
+        environment = probe(pool, device, patches)
+        header = SweepHeader(
+            environment=environment,
+            flags=patches,
+            when={name: flag.when for name, flag in settings.items()},
+            corpus=selection,
+            shard=shard,
+        )
         if resume and out.exists():
             writer, records = StreamWriter.resume(out, header)
             header = read_stream(out)[0]
@@ -142,13 +195,13 @@ def run_sweep(
         try:
             first = [r for r in records if r.attempt == 0]
             progress.start(
-                total=len(chosen) * (1 + len(flags)),
+                total=len(chosen) * (1 + len(settings)),
                 done=len(first),
                 crashes=sum(r.outcome.status == Status.crash for r in first),
             )
-            plan = _Plan(chosen, flags, {(r.model, r.config) for r in first})
+            plan = _Plan(chosen, settings, {(r.model, r.config) for r in first})
             baselines = {r.model: r for r in first if r.config == BASELINE}
-            for spec in chosen:
+            for spec in longest_first(chosen, costs):
                 if spec.model in baselines:
                     plan.after_baseline(baselines[spec.model])
                 else:
@@ -165,11 +218,23 @@ def run_sweep(
                         keep(copy)
             ran = len(records) - before
             if confirm:
-                ran += _confirm(pool, writer, records, flags, confirm, progress)
+                ran += _confirm(pool, writer, records, patches, confirm, progress)
         finally:
             writer.close()
             progress.close()
-    return SweepResult(out, header, records, ran)
+    return SweepResult(out, header, records, ran, jobs=pool.jobs, seconds=time.monotonic() - started)
+
+
+def longest_first(specs: Sequence[ModelSpec], costs: Mapping[str, float] | None) -> list[ModelSpec]:
+    """The order baselines are queued in: models without a recorded cost first (new or changed
+    models, whose cost nobody knows: one of them must not be what the sweep ends on), in the
+    order given, then the others by recorded seconds, longest first (ties in the order given).
+    Without `costs`, the order given."""
+    if not costs:
+        return list(specs)
+    unknown = [spec for spec in specs if spec.model not in costs]
+    known = sorted((spec for spec in specs if spec.model in costs), key=lambda spec: -costs[spec.model])
+    return unknown + known
 
 
 @dataclass
@@ -192,10 +257,11 @@ class _Plan:
     spec the baseline completed (its config, recipe and inputs), so that no flag run repeats the
     recipe ladder and every config runs on the very same inputs. A baseline that could not build
     or run eagerly makes every flag untestable too (the Dynamo patch applies only to the compiled
-    call): its outcome is recorded for each flag rather than run again."""
+    call): its outcome is recorded for each flag rather than run again. A flag that cannot matter
+    on the model (`can_matter`) gets a `skipped` record, made here: no child is forked for it."""
 
     def __init__(
-        self, specs: list[ModelSpec], flags: dict[str, dict[str, Any]], recorded: set[tuple[str, str]]
+        self, specs: list[ModelSpec], flags: dict[str, FlagSettings], recorded: set[tuple[str, str]]
     ) -> None:
         self.specs = {spec.model: spec for spec in specs}
         self.flags = flags
@@ -208,9 +274,15 @@ class _Plan:
         todo = [flag for flag in self.flags if (baseline.model, flag) not in self.recorded]
         if baseline.outcome.untestable:
             self.copies += [baseline.model_copy(update={"config": flag}, deep=True) for flag in todo]
-        else:
-            # to the front: a model's runs stay together, and its flags start while it is fresh
-            self.tasks.extendleft(_task(spec, flag, self.flags[flag]) for flag in reversed(todo))
+            return
+        run = [flag for flag in todo if can_matter(self.flags[flag], baseline.outcome)]
+        self.copies += [
+            RunRecord(model=baseline.model, config=flag, outcome=Outcome(status=Status.skipped), spec=spec)
+            for flag in todo
+            if flag not in run
+        ]
+        # to the front: a model's runs stay together, and its flags start while it is fresh
+        self.tasks.extendleft(_task(spec, flag, self.flags[flag].patch) for flag in reversed(run))
 
     def take_copies(self) -> list[RunRecord]:
         copies, self.copies = self.copies, []
@@ -225,6 +297,8 @@ def _confirm(
     count: int,
     progress: Progress,
 ) -> int:
+    """Rerun every crash `count` times. Only crashes: a skipped run, an engine error, a timeout
+    or a signal is never rerun."""
     done = {run_key(r) for r in records}
     configs = {BASELINE: {}, **flags}
     tasks = [
@@ -247,7 +321,7 @@ def confirm_crashes(
     path: str | Path,
     count: int,
     *,
-    jobs: int = 2,
+    jobs: Jobs = 2,
     timeout: float = 300.0,
     memory_limit_gb: float | None = 8.0,
     progress: Progress | None = None,
@@ -282,7 +356,7 @@ def check_models(
     specs: Iterable[ModelSpec],
     *,
     device: str = "cpu",
-    jobs: int = 1,
+    jobs: Jobs = 1,
     timeout: float = 120.0,
     memory_limit_gb: float | None = 8.0,
     progress: Progress | None = None,
@@ -297,9 +371,10 @@ def check_models(
     with Pool(
         jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
     ) as pool:
-        if device == "auto":
-            device = probe(pool, device, {}).device
-        pool.device = device
+        if device == "auto" or (device == "cuda" and jobs == "auto"):
+            probe(pool, device, {})  # resolves the device, and on CUDA the workers
+        else:
+            pool.use_device(device)
         progress.start(total=len(specs), done=0, crashes=0)
         try:
             for result in pool.run(_task(spec, CHECK_CONFIG, {}, compile=False) for spec in specs):

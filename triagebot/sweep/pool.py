@@ -6,6 +6,11 @@ first compile would import lazily, and never runs a torch op, so it holds no CUD
 no intra-op thread pool when it forks. Each task is a child of it: isolation costs a fork, not
 an interpreter start. This process (the sweep's driver) imports no torch at all.
 
+On CUDA a child is forked ahead of need (`prestart`, `PRESTART`): while the running tasks
+work, the next child starts, initialises CUDA and waits on a pipe; the next task is handed to
+it, so CUDA's start is off the per-run path. It still runs exactly one task, from the state it
+was forked in. The mechanism is the same on the CPU, where it is off by default.
+
 The driver waits on every child's result pipe and process sentinel: a result is a record; a
 child that outlives its deadline gets SIGUSR1 (faulthandler dumps its stack into its log) and
 SIGKILL, and becomes a `timeout`; a child that dies without a result (SIGSEGV, the OOM killer,
@@ -13,6 +18,10 @@ an `os._exit`) becomes a `signal` outcome with the tail of its log. Memory per c
 by RLIMIT_AS on CPU; on CUDA, where the driver cannot cap the address space (CUDA maps far
 more than it uses), the driver polls each child's resident set and kills it above the limit,
 and each child may use 1/jobs of the GPU's memory.
+
+`jobs="auto"` is as many workers as this process has cores (its CPU affinity, bounded by a
+cgroup v2 `cpu.max` or v1 `cpu.cfs_quota_us` quota) and, on CUDA, no more than the GPU's memory
+holds at `memory_limit_gb` each.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import math
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
@@ -34,8 +44,10 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
+from triagebot.errors import UsageError
 from triagebot.results import ModelSpec, Outcome, Status
 
 _CTX = multiprocessing.get_context("forkserver")
@@ -50,6 +62,96 @@ _warm_compile_crashed = False  # a parent died while it warmed up: the next one 
 _fifo: tuple[str, int] | None = None  # a parent started early waits for its classes on this FIFO
 _STAGE = re.compile(r"^\[triagebot:stage\] (\w+)$", re.M)
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
+# Children forked ahead of need, per device. On CUDA a child's start includes initialising CUDA,
+# which a child forked ahead does while the others run. On the CPU a child's start is CPU work
+# (the fork, the bootstrap) that no core is free to overlap when every core runs a worker: on 2
+# cores forking ahead saved nothing per task and took from the running task (`bench/child_start.py`
+# measures both ways), so it is off there.
+PRESTART = {"cpu": 0, "cuda": 1}
+GPU_SHARE = 0.95  # of the GPU's memory, split between the workers
+
+Jobs = int | Literal["auto"]
+
+
+def parse_jobs(text: str | int) -> Jobs:
+    """`--jobs`: a positive number of workers, or `auto`."""
+    if isinstance(text, int) or str(text).strip().isdigit():
+        jobs = int(text)
+        if jobs >= 1:
+            return jobs
+    elif str(text).strip() == "auto":
+        return "auto"
+    raise UsageError(f"--jobs {text!r}: expected a number of workers (1 or more) or auto")
+
+
+def cgroup_cpu_limit(
+    root: str | Path = "/sys/fs/cgroup", cgroups: str | Path = "/proc/self/cgroup"
+) -> float | None:
+    """The CPUs this process's cgroups allow (quota / period; the tightest of the cgroup and its
+    ancestors, v2 `cpu.max` or v1 `cpu.cfs_quota_us`), or None when nothing limits them."""
+    try:
+        lines = Path(cgroups).read_text().splitlines()
+    except OSError:
+        return None
+    root = Path(root)
+    limits = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            mounts, read = [root], _cpu_max
+        elif "cpu" in controllers.split(","):
+            mounts, read = [root / controllers, root / "cpu", root / "cpu,cpuacct"], _cfs_quota
+        else:
+            continue
+        for mount in mounts:
+            for folder in _ancestors(mount, path):
+                limit = read(folder)
+                if limit is not None:
+                    limits.append(limit)
+    return min(limits) if limits else None
+
+
+def _ancestors(mount: Path, path: str) -> list[Path]:
+    """`mount`/path and each folder above it up to `mount` (those that exist)."""
+    parts = [part for part in path.split("/") if part]
+    folders = [mount.joinpath(*parts[:n]) for n in range(len(parts), -1, -1)]
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def _cpu_max(folder: Path) -> float | None:
+    try:
+        quota, period = (folder / "cpu.max").read_text().split()[:2]
+        return int(quota) / int(period) if quota != "max" and int(period) > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+def _cfs_quota(folder: Path) -> float | None:
+    try:
+        quota = int((folder / "cpu.cfs_quota_us").read_text())
+        period = int((folder / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def available_cpus() -> int:
+    """The cores this process may use: its affinity, bounded by its cgroup's CPU quota (a
+    fractional quota rounds up: the last worker uses what is left)."""
+    cpus = len(os.sched_getaffinity(0))
+    limit = cgroup_cpu_limit()
+    return max(1, min(cpus, math.ceil(limit))) if limit else cpus
+
+
+def auto_jobs(device: str, cpus: int, gpu_memory: int | None = None, share_gb: float | None = None) -> int:
+    """Workers for `jobs="auto"`: one per core; on CUDA, no more than `GPU_SHARE` of the GPU's
+    memory (`gpu_memory` bytes) holds at `share_gb` each."""
+    if device == "cuda" and gpu_memory and share_gb:
+        return max(1, min(cpus, int(GPU_SHARE * gpu_memory // (share_gb * 2**30))))
+    return max(1, cpus)
 
 
 def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
@@ -186,6 +288,12 @@ def _child_entry(conn: Any, kind: str, payload: dict[str, Any], settings: dict[s
     worker.child_main(conn, kind, payload, settings)
 
 
+def _standby_entry(tasks: Any, conn: Any, settings: dict[str, Any]) -> None:
+    from triagebot.sweep import worker
+
+    worker.standby_main(tasks, conn, settings)
+
+
 @dataclass
 class Task:
     """One unit of work for a child: a (model, config) run, or the environment probe."""
@@ -214,6 +322,16 @@ class _Running:
     deadline: float
 
 
+@dataclass
+class _Standby:
+    """A child forked ahead of need, waiting for its one task on `tasks`."""
+
+    process: Any
+    tasks: Any  # the driver's end of the task pipe
+    conn: Any  # the driver's end of the result pipe
+    log: str
+
+
 class Pool:
     """Runs tasks in children of the warm parent, `jobs` at a time."""
 
@@ -221,23 +339,41 @@ class Pool:
         self,
         *,
         device: str = "cpu",
-        jobs: int = 1,
+        jobs: Jobs = 1,
         timeout: float = 300.0,
         memory_limit_gb: float | None = None,
         preload: Iterable[str] = (),
         warm_compile: bool = False,
         threads: int | None = None,
+        prestart: int | None = None,
     ) -> None:
         self.device = device
-        self.jobs = max(1, jobs)
+        self.auto = jobs == "auto"
+        self.cpus = available_cpus()
         self.timeout = timeout
+        self.memory_limit_gb = memory_limit_gb
         self.memory_bytes = int(memory_limit_gb * 2**30) if memory_limit_gb else None
-        cores = len(os.sched_getaffinity(0))
-        self.threads = threads or max(1, cores // self.jobs)
+        self._threads = threads
+        self._resize(auto_jobs(device, self.cpus) if jobs == "auto" else jobs)
+        self._prestart = prestart
+        self.prestart = PRESTART.get(device, 0) if prestart is None else prestart
         self.preload = list(preload)
         self.warm_compile = warm_compile
         self._logs = tempfile.mkdtemp(prefix="triagebot-sweep-")
         self._serial = 0
+        self._standby: deque[_Standby] = deque()
+
+    def _resize(self, jobs: int) -> None:
+        self.jobs = max(1, jobs)
+        self.threads = self._threads or max(1, self.cpus // self.jobs)
+
+    def use_device(self, device: str, gpu_memory: int | None = None) -> None:
+        """Run on `device` from now on; with `jobs="auto"`, as many workers as it allows."""
+        self.device = device
+        if self._prestart is None:
+            self.prestart = PRESTART.get(device, 0)
+        if self.auto:
+            self._resize(auto_jobs(device, self.cpus, gpu_memory, self.memory_limit_gb))
 
     def __enter__(self) -> Pool:
         ensure_parent(self.preload, self.warm_compile)
@@ -247,6 +383,7 @@ class Pool:
         self.close()
 
     def close(self) -> None:
+        self._drop_standby()
         shutil.rmtree(self._logs, ignore_errors=True)
 
     def settings(self, log: str) -> dict[str, Any]:
@@ -272,35 +409,88 @@ class Pool:
         ensure_parent(self.preload, self.warm_compile)
         pending = tasks if isinstance(tasks, deque) else deque(tasks)
         running: dict[int, _Running] = {}
+        runs = False  # whether any task is a run (the only kind a child forked ahead serves)
         try:
             while pending or running:
                 while pending and len(running) < self.jobs:
-                    job = self._start(pending.popleft())
+                    task = pending.popleft()
+                    runs = runs or task.kind == "run"
+                    job = self._start(task)
                     running[id(job)] = job
+                if runs:
+                    self._fill_standby()
                 yield from self._wait(running)
         finally:
             for job in running.values():
                 self._kill(job.process)
                 job.conn.close()
+            self._drop_standby()
 
     def _start(self, task: Task) -> _Running:
-        self._serial += 1
-        log = os.path.join(self._logs, f"{self._serial}.log")
+        job = self._hand_over(task) if task.kind == "run" else None
+        if job is not None:
+            return job
         reader, writer = _CTX.Pipe(duplex=False)
-        process = _CTX.Process(
-            target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
-        )
+        log = self._new_log()
         start = time.monotonic()
+        process = self._fork(_child_entry, (writer, task.kind, task.payload, self.settings(log)))
+        writer.close()
+        return _Running(task, process, reader, log, start, start + self.timeout)
+
+    def _new_log(self) -> str:
+        self._serial += 1
+        return os.path.join(self._logs, f"{self._serial}.log")
+
+    def _fork(self, target: Any, args: tuple) -> Any:
+        process = _CTX.Process(target=target, args=args, daemon=True)
         try:
             process.start()
         except (OSError, EOFError):  # the warm parent itself died (e.g. the OOM killer): restart it
             ensure_parent(self.preload, self.warm_compile)
-            process = _CTX.Process(
-                target=_child_entry, args=(writer, task.kind, task.payload, self.settings(log)), daemon=True
-            )
+            process = _CTX.Process(target=target, args=args, daemon=True)
             process.start()
-        writer.close()
-        return _Running(task, process, reader, log, start, start + self.timeout)
+        return process
+
+    def _fill_standby(self) -> None:
+        """Fork children ahead of need until `prestart` of them wait for a task."""
+        while len(self._standby) < self.prestart:
+            task_reader, task_writer = _CTX.Pipe(duplex=False)
+            result_reader, result_writer = _CTX.Pipe(duplex=False)
+            log = self._new_log()
+            process = self._fork(_standby_entry, (task_reader, result_writer, self.settings(log)))
+            task_reader.close()
+            result_writer.close()
+            self._standby.append(_Standby(process, task_writer, result_reader, log))
+
+    def _hand_over(self, task: Task) -> _Running | None:
+        """Give `task` to a child forked ahead of need; None when none is alive to take it."""
+        while self._standby:
+            child = self._standby.popleft()
+            if child.process.exitcode is None:
+                try:
+                    child.tasks.send((task.kind, task.payload))
+                except OSError:
+                    pass
+                else:
+                    child.tasks.close()
+                    start = time.monotonic()
+                    return _Running(task, child.process, child.conn, child.log, start, start + self.timeout)
+            self._drop(child)
+        return None
+
+    def _drop(self, child: _Standby) -> None:
+        """End a child that got no task: its task pipe closes, and it exits on reading that."""
+        child.tasks.close()
+        child.conn.close()
+        with contextlib.suppress(ValueError, AttributeError):
+            child.process.join(timeout=1)
+        self._kill(child.process)
+        _close(child.process)
+        _remove(child.log)
+
+    def _drop_standby(self) -> None:
+        while self._standby:
+            self._drop(self._standby.popleft())
 
     def _wait(self, running: dict[int, _Running]) -> Iterator[Result]:
         now = time.monotonic()

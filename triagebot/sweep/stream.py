@@ -14,7 +14,7 @@ from typing import IO
 from pydantic import ValidationError
 
 from triagebot.errors import StreamError
-from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader
+from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader, When
 
 
 def run_key(record: RunRecord) -> tuple[str, str, int]:
@@ -100,10 +100,21 @@ def _same_sweep(old: SweepHeader, new: SweepHeader, path: Path, what: str) -> No
         )
     if old.flags != new.flags:
         raise StreamError(f"{what} {path}: it sweeps other flags ({', '.join(old.flags) or 'none'})")
+    old_when, new_when = when_of(old), when_of(new)
+    if old_when != new_when:
+        flag = next(f for f in old_when if old_when[f] != new_when.get(f))
+        raise StreamError(
+            f"{what} {path}: it runs flag {flag!r} with when = {old_when[flag]!r}, not {new_when.get(flag)!r}"
+        )
     if old.shard != new.shard:
         raise StreamError(f"{what} {path}: it is shard {old.shard}, not {new.shard}")
     if old.corpus.name != new.corpus.name:
         raise StreamError(f"{what} {path}: it sweeps corpus {old.corpus.name!r}")
+
+
+def when_of(header: SweepHeader) -> dict[str, When]:
+    """Each flag's `when`; a stream older than the field ran every flag on every model."""
+    return {flag: header.when.get(flag, "always") for flag in header.flags}
 
 
 def model_results(
@@ -189,6 +200,7 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
         created=max(h.started for _, h, _ in streams),
         environment=first.environment,
         flags=first.flags,
+        when=when_of(first),
         corpus=first.corpus,
         results=model_results(records, configs, order),
     )

@@ -242,15 +242,53 @@ def _mark(stage: str) -> None:
     os.write(2, f"\n{STAGE_MARK}{stage}\n".encode())
 
 
-def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str, Any]) -> None:
-    """Entry point of a forked child: one task, one message back, then `os._exit`."""
-    code = 0
+def _start_cuda(settings: dict[str, Any], start: dict[str, Any]) -> None:
+    """Initialise CUDA and cap this child's share of the GPU; `start` gets the seconds it took."""
+    if not torch.cuda.is_initialized():
+        began = time.perf_counter()
+        torch.cuda.init()
+        start["cuda_init_seconds"] = round(time.perf_counter() - began, 4)
+    if settings.get("gpu_fraction"):
+        torch.cuda.set_per_process_memory_fraction(settings["gpu_fraction"])
+
+
+def standby_main(tasks: Any, conn: Any, settings: dict[str, Any]) -> None:
+    """Entry point of a child forked ahead of need: it starts (on CUDA, initialises CUDA) while
+    other children run, then waits for its one task on `tasks` and runs it as `child_main` does.
+    It exits without a word when the pipe closes first (the pool needed no more children)."""
+    state = _fork_state()  # the warm parent as it forked us, before anything here ran
+    start: dict[str, Any] = {"ahead": True}
+    if settings["device"] == "cuda":
+        with contextlib.suppress(Exception):  # a failure shows again, and is reported, in the run
+            _start_cuda(settings, start)
+    ready = time.perf_counter()
     try:
-        state = _fork_state()
+        kind, payload = tasks.recv()
+    except (EOFError, OSError):
+        os._exit(0)
+    tasks.close()
+    start["waited_seconds"] = round(time.perf_counter() - ready, 4)  # ready before it was needed
+    child_main(conn, kind, payload, settings, state=state, start=start)
+
+
+def child_main(
+    conn: Any,
+    kind: str,
+    payload: dict[str, Any],
+    settings: dict[str, Any],
+    state: dict[str, Any] | None = None,
+    start: dict[str, Any] | None = None,
+) -> None:
+    """Entry point of a forked child: one task, one message back, then `os._exit`. `state` and
+    `start` come from `standby_main` when the child was forked ahead of need."""
+    code = 0
+    start = {"ahead": False} if start is None else start
+    try:
+        state = state or _fork_state()
         _set_up(settings, limit_memory=kind == "run")  # the probe may initialise CUDA
         if kind == "run":
-            if settings["device"] == "cuda" and settings.get("gpu_fraction"):
-                torch.cuda.set_per_process_memory_fraction(settings["gpu_fraction"])
+            if settings["device"] == "cuda":
+                _start_cuda(settings, start)
             spec = ModelSpec.model_validate(payload["spec"])
             outcome, spec = run_one(
                 spec, payload["patch"], settings["device"], compile=payload["compile"], mark=_mark
@@ -259,6 +297,7 @@ def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str
                 "outcome": outcome.model_dump(mode="json"),
                 "spec": spec.model_dump(mode="json"),
                 "fork": state,
+                "start": start,
             }
         elif kind == "probe":
             from triagebot.sweep.environment import detect_environment
@@ -270,6 +309,7 @@ def child_main(conn: Any, kind: str, payload: dict[str, Any], settings: dict[str
                 "environment": detect_environment(device).model_dump(mode="json"),
                 "problems": config_problems(payload["flags"]),
                 "fork": state,
+                "gpu_memory": torch.cuda.get_device_properties(0).total_memory if device == "cuda" else None,
             }
         else:
             raise ValueError(f"unknown task kind {kind!r}")

@@ -1,0 +1,85 @@
+"""The full-sweep benchmark's arithmetic: the queue it simulates, shard balance, and the check
+that skipping finds what running every flag finds."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+
+_SPEC = importlib.util.spec_from_file_location(
+    "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
+)
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+
+FLAG = "capture_scalar_outputs"
+
+
+def test_the_simulated_queue_runs_a_models_flags_after_its_baseline_at_the_front():
+    runs = {"A": {BASELINE: 4.0, FLAG: 4.0}, "B": {BASELINE: 1.0, FLAG: 1.0}, "C": {BASELINE: 1.0, FLAG: 0.0}}
+    # two workers: A's baseline 0-4; B's 0-1, then its flag 1-2; C 2-3; A's flag 4-8
+    assert bench.simulate(runs, ["A", "B", "C"], 2) == 8.0
+    # C first: C 0-1, A 0-4, B 1-2, B's flag 2-3, A's flag 4-8
+    assert bench.simulate(runs, ["C", "A", "B"], 2) == 8.0
+    assert bench.simulate(runs, ["B", "C", "A"], 1) == 11.0
+    assert bench.longest_first(["A", "B", "C"], {"A": 1.0, "C": 5.0}, True) == ["B", "C", "A"]
+    assert bench.longest_first(["A", "B", "C"], {"A": 1.0, "C": 5.0}, False) == ["C", "A", "B"]
+
+
+def test_a_split_by_recorded_cost_balances_what_a_split_by_name_does_not():
+    costs = {"a": 10.0, "b": 1.0, "c": 1.0, "d": 10.0, "e": 1.0, "f": 1.0, "g": 1.0, "h": 1.0}
+    by_name = bench.by_name(list(costs), 2)
+    assert by_name == [["a", "c", "e", "g"], ["b", "d", "f", "h"]]
+    assert bench.balance(by_name, costs) == 1.0
+    by_cost = bench.by_cost(costs, 2)
+    assert sorted(m for shard in by_cost for m in shard) == sorted(costs)
+    assert bench.balance(by_cost, costs) == 1.0
+    skewed = {"a": 10.0, "b": 1.0, "c": 10.0, "d": 1.0}
+    assert bench.balance(bench.by_name(list(skewed), 2), skewed) > 1.8
+    assert bench.balance(bench.by_cost(skewed, 2), skewed) == 1.0
+
+
+def _snapshot(flag_outcomes: dict[str, Outcome]) -> Snapshot:
+    baseline = {
+        "Single": Outcome(status=Status.ok, graphs=1),
+        "Breaks": Outcome(status=Status.ok, graphs=3, break_reasons=["item"]),
+        "Crashes": Outcome(status=Status.ok, graphs=2, break_reasons=["nonzero"]),
+    }
+    return Snapshot(
+        key="2.13.0",
+        environment=Environment(torch_version="2.13.0"),
+        flags={FLAG: {FLAG: True}},
+        corpus=CorpusSelection(name="test", models=list(baseline)),
+        results=[
+            ModelResult(
+                model=model,
+                outcomes={BASELINE: outcome, FLAG: flag_outcomes[model]},
+                confirmations={FLAG: [flag_outcomes[model]]}
+                if flag_outcomes[model].status == "crash"
+                else {},
+            )
+            for model, outcome in baseline.items()
+        ],
+    )
+
+
+CRASH = Outcome(status=Status.crash, error_type="E", error="e", signature="E: e")
+HELPED = Outcome(status=Status.ok, graphs=1)
+
+
+def test_compare_agrees_when_skipping_lost_nothing_and_names_what_it_lost():
+    always = _snapshot({"Single": Outcome(status=Status.ok, graphs=1), "Breaks": HELPED, "Crashes": CRASH})
+    skipping = _snapshot({"Single": Outcome(status=Status.skipped), "Breaks": HELPED, "Crashes": CRASH})
+    lines, same = bench.compare_lines(always, skipping)
+    assert same, lines
+    assert f"{FLAG}: 1 runs skipped; with always, 1 of them had no effect" in lines
+    lost = _snapshot({"Single": CRASH, "Breaks": HELPED, "Crashes": CRASH})
+    lines, same = bench.compare_lines(lost, skipping)
+    assert not same
+    assert f"{FLAG}: confirmed crashes: always 2, graph_breaks 1: DIFFERENT" in lines
+    assert "  only with always: Single" in lines
+    engine = _snapshot({"Single": Outcome(status=Status.engine_error), "Breaks": HELPED, "Crashes": CRASH})
+    lines, same = bench.compare_lines(engine, skipping)
+    assert same and any("1 were engine errors (Single)" in line for line in lines)

@@ -1,0 +1,149 @@
+"""A flag's settings (`patch`, `when`), and what skipped runs and engine errors do to the numbers
+and the words of the reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from triagebot.analysis import flag_stats, night
+from triagebot.config import DEFAULT_FLAGS, ConfigError, parse_config
+from triagebot.report import issue_body, nightly_summary
+from triagebot.results import (
+    BASELINE,
+    CorpusSelection,
+    Effect,
+    Environment,
+    FlagSettings,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+    default_when,
+)
+
+SCALARS = "capture_scalar_outputs"
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_flag_table_is_a_patch_and_when_and_the_shorthand_is_all_patch():
+    config = parse_config(
+        "[flags]\n"
+        "scalars = { capture_scalar_outputs = true }\n"
+        "guards = { assume_static_by_default = false }\n"
+        "[flags.everywhere]\n"
+        "patch = { capture_dynamic_output_shape_ops = true }\n"
+        'when = "always"\n'
+    )
+    assert config.flags == {
+        "scalars": FlagSettings(patch={SCALARS: True}, when="graph_breaks"),
+        "guards": FlagSettings(patch={"assume_static_by_default": False}, when="always"),
+        "everywhere": FlagSettings(patch={"capture_dynamic_output_shape_ops": True}, when="always"),
+    }
+    assert parse_config("").flags == DEFAULT_FLAGS
+    assert {flag.when for flag in DEFAULT_FLAGS.values()} == {"graph_breaks"}
+
+
+def test_default_when_is_graph_breaks_only_for_settings_that_act_only_at_graph_breaks():
+    assert default_when({SCALARS: True}) == "graph_breaks"
+    assert default_when({SCALARS: True, "capture_dynamic_output_shape_ops": True}) == "graph_breaks"
+    assert default_when({SCALARS: True, "cache_size_limit": 1}) == "always"
+    assert FlagSettings(patch={"cache_size_limit": 1}).when == "always"
+    assert FlagSettings(patch={SCALARS: True}, when="always").when == "always"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[flags.x]\nwhen = "always"\n', "`when` but no `patch`"),
+        ('[flags.x]\npatch = { capture_scalar_outputs = true }\nwhen = "never"\n', "'flags.x.when'"),
+        ("[flags.x]\npatch = { capture_scalar_outputs = true }\nwhne = 1\n", "unknown key 'flags.x.whne'"),
+        ("[flags.x]\npatch = {}\n", "patches nothing"),
+    ],
+)
+def test_a_bad_flag_table_is_one_line_naming_it(text, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _snapshot(outcomes: dict[str, dict[str, Outcome]], when: dict[str, str] | None = None) -> Snapshot:
+    return Snapshot(
+        key="2.13.0",
+        environment=Environment(torch_version="2.13.0"),
+        flags={SCALARS: {SCALARS: True}},
+        when=when if when is not None else {SCALARS: "graph_breaks"},
+        corpus=CorpusSelection(name="test", models=list(outcomes)),
+        results=[ModelResult(model=m, outcomes=o) for m, o in outcomes.items()],
+    )
+
+
+def ok(graphs: int, breaks: int = 0) -> Outcome:
+    return Outcome(status=Status.ok, graphs=graphs, ops=graphs * 3, break_reasons=["break"] * breaks)
+
+
+CRASH = Outcome(
+    status=Status.crash, error_type="PendingUnbackedSymbolNotFound", error="u0", signature="P: u*"
+)
+SKIPPED = Outcome(status=Status.skipped)
+ENGINE = Outcome(status=Status.engine_error, error_type="ValidationError", error="time_step_limit")
+UNTESTABLE = Outcome(status=Status.create_error, error_type="RuntimeError", error="no")
+
+# Ten models: six single-graph ones skipped, one untestable, one engine error, a crash, a help.
+MODELS = {
+    **{f"Single{i}": {BASELINE: ok(1), SCALARS: SKIPPED} for i in range(6)},
+    "Untestable": {BASELINE: UNTESTABLE, SCALARS: UNTESTABLE},
+    "Rebuilt": {BASELINE: ok(2, 1), SCALARS: ENGINE},
+    "Crashes": {BASELINE: ok(2, 1), SCALARS: CRASH},
+    "Helped": {BASELINE: ok(3, 2), SCALARS: ok(1)},
+}
+
+
+def _reports(snapshot: Snapshot) -> tuple[str, str]:
+    """The issue body of the flag and the nightly summary, rendered from `snapshot`."""
+    analysed = night(snapshot, [], None)
+    return issue_body(analysed, SCALARS), nightly_summary(analysed)
+
+
+def test_percentages_are_over_the_models_the_flag_could_affect():
+    stats = flag_stats(_snapshot(MODELS), SCALARS)
+    assert (stats.models, stats.testable, stats.skipped, stats.affectable) == (10, 9, 6, 3)
+    assert stats.when == "graph_breaks"
+    assert stats.counts[Effect.skipped] == 6 and stats.counts[Effect.engine_error] == 1
+    assert stats.percentages == {Effect.crashes: 33.3, Effect.reduces_graphs: 33.3, Effect.engine_error: 33.3}
+    assert stats.crash_to_benefit == 1.0
+
+
+def test_the_reports_say_how_many_models_were_skipped_and_why_and_show_engine_errors_loudly():
+    body, summary = _reports(_snapshot(MODELS))
+    assert "makes **1 of 3** models it could affect (33.3%) crash" in body
+    assert (
+        "6 of the 9 testable models were not compiled with the flag: their baseline compiled to one "
+        "graph with no graph break" in body
+    )
+    assert "Percentages are over the 3 models it could affect." in body
+    assert "**Engine errors: 1 model could not be rebuilt" in body
+    assert "| Effect | Models | % of those it could affect |" in body
+    assert "`capture_scalar_outputs`: 6 of 9 testable models skipped" in summary
+    assert "**Engine errors, `capture_scalar_outputs`: 1 model could not be rebuilt" in summary
+
+
+def test_without_skipped_runs_the_reports_read_as_before():
+    models = {m: o for m, o in MODELS.items() if not m.startswith("Single") and m != "Rebuilt"}
+    snapshot = _snapshot(models, when={})
+    stats = flag_stats(snapshot, SCALARS)
+    assert stats.affectable == stats.testable == 2 and stats.when == "always"
+    body, summary = _reports(snapshot)
+    assert "makes **1 of 2** testable models (50%) crash" in body
+    assert "not compiled with the flag" not in body and "Engine errors" not in body
+    assert "skipped" not in summary and "ENGINE" not in summary
+
+
+def test_a_snapshot_older_than_when_reads_as_every_flag_run_everywhere():
+    data = json.loads((DATA / "2.12.0.dev20260408+cu128.json").read_text())
+    data.pop("when", None)
+    snapshot = Snapshot.model_validate(data)
+    assert snapshot.when == {}
+    assert all(flag_stats(snapshot, flag).when == "always" for flag in snapshot.flags)
