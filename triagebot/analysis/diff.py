@@ -24,6 +24,10 @@ def compare_url(old_git_version: str, new_git_version: str) -> str | None:
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
 
 
+def _by_name(snapshot: Snapshot) -> dict[str, ModelResult]:
+    return {result.model: result for result in snapshot.results}
+
+
 def _graph_change(
     model: str, stratum: str, old: ModelResult, new: ModelResult, config: str
 ) -> ModelChange | None:
@@ -38,8 +42,10 @@ def _graph_change(
 def diff_flag(old: Snapshot, new: Snapshot, flag: str, models: list[str]) -> FlagDiff:
     """How `flag` moved on the models both snapshots have."""
     result = FlagDiff(flag=flag)
+    # By name once, not `Snapshot.result` per model: that scan made a corpus-wide diff quadratic.
+    old_by_name, new_by_name = _by_name(old), _by_name(new)
     for model in models:
-        old_result, new_result = old.result(model), new.result(model)
+        old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
         before, after = model_effect(old_result, flag), model_effect(new_result, flag)
         if before is None or after is None:
@@ -77,8 +83,9 @@ def diff(old: Snapshot, new: Snapshot) -> SnapshotDiff:
     old_set = set(old_models)
     common = [model for model in new_models if model in old_set]
     baseline_changes = []
+    old_by_name, new_by_name = _by_name(old), _by_name(new)
     for model in common:
-        old_result, new_result = old.result(model), new.result(model)
+        old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
         change = _graph_change(model, new_result.stratum, old_result, new_result, BASELINE)
         if change is not None:
@@ -92,7 +99,7 @@ def diff(old: Snapshot, new: Snapshot) -> SnapshotDiff:
         same_build=old.environment.same_build(new.environment),
         compare_url=compare_url(old.environment.torch_git_version, new.environment.torch_git_version),
         models_added=[model for model in new_models if model not in old_set],
-        models_removed=[model for model in old_models if model not in set(new_models)],
+        models_removed=[model for model in old_models if model not in new_by_name],
         baseline_graph_changes=baseline_changes,
         flags={flag: diff_flag(old, new, flag, common) for flag in shared_flags},
         flags_added=[flag for flag in new.flags if flag not in old.flags],
