@@ -50,3 +50,7 @@ class TrackerError(TriagebotError):
 
 class PipelineError(TriagebotError):
     """A night's run that cannot go on."""
+
+
+class SiteError(TriagebotError):
+    """The dashboard site cannot be built from the store or written where it was asked to go."""
