@@ -140,6 +140,28 @@ def report(
         print(path)
 
 
+@app.command()
+def site(
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder to build in (again: unchanged nightlies are not re-read).")
+    ] = Path(".triagebot/site"),
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", min=1, help="Processes reading snapshots (default: CPUs, <= 4).")
+    ] = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Build the dashboard site from every stored nightly: index, flag, model and compare pages."""
+    from triagebot.report.links import site_url
+    from triagebot.report.site import build_site
+
+    settings = read_config(config)
+    built = build_site(_snapshot_store(store, config), out, jobs=jobs, say=print)
+    print(f"site: {built.nights} nightlies ({built.read} read), {built.pages} pages: {built.index}")
+    if settings.tracker.dashboard_url:
+        print(f"published at: {site_url(settings.tracker.dashboard_url)}")
+
+
 # --- publish, command: the GitHub side (triagebot.tracker) ---
 
 TokenOption = Annotated[

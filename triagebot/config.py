@@ -7,7 +7,10 @@ against the installed torch by the sweep (this module must not import torch).
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,12 +70,21 @@ class TrackerSettings(Section):
     dashboard_url: str | None = None
 
 
+class DashboardSettings(Section):
+    # Where the nightly workflow publishes the dashboard site (`triagebot site`): "pages" deploys
+    # it with the official GitHub Pages actions (Settings > Pages > Source: GitHub Actions),
+    # "branch" pushes it to `branch` (Source: that branch), "none" keeps it a workflow artifact.
+    publish: Literal["pages", "branch", "none"] = "pages"
+    branch: str = Field(default="gh-pages", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
 class Config(Section):
     flags: dict[str, dict[str, Any]] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
     sweep: SweepSettings = Field(default_factory=SweepSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     tracker: TrackerSettings = Field(default_factory=TrackerSettings)
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
 
     @field_validator("flags")
     @classmethod
@@ -114,15 +126,40 @@ def parse_config(text: str, source: str = "triagebot.toml") -> Config:
         raise ConfigError(_describe(error, source)) from None
 
 
+def pages_url(repository: str) -> str:
+    """The GitHub Pages address of repository OWNER/NAME: `https://owner.github.io/NAME/`, or
+    `https://owner.github.io/` for the repository named `OWNER.github.io` itself."""
+    owner, _, name = repository.partition("/")
+    host = f"{owner.lower()}.github.io"
+    return f"https://{host}/" if name.lower() == host else f"https://{host}/{name}/"
+
+
+def with_site_url(config: Config, environ: Mapping[str, str] | None = None) -> Config:
+    """`config` with `tracker.dashboard_url` defaulting, in GitHub Actions, to the Pages address of
+    the workflow's repository ($GITHUB_REPOSITORY), where the nightly publishes the site, unless
+    `[dashboard] publish = "none"`. A configured `dashboard_url` always wins."""
+    environ = os.environ if environ is None else environ
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    if (
+        config.tracker.dashboard_url
+        or config.dashboard.publish == "none"
+        or environ.get("GITHUB_ACTIONS") != "true"
+        or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository)
+    ):
+        return config
+    tracker = config.tracker.model_copy(update={"dashboard_url": pages_url(repository)})
+    return config.model_copy(update={"tracker": tracker})
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Read `path`, or `./triagebot.toml` when present, or the defaults."""
     if path is None:
         path = Path("triagebot.toml")
         if not path.exists():
-            return Config()
+            return with_site_url(Config())
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-    return parse_config(text, str(path))
+    return with_site_url(parse_config(text, str(path)))

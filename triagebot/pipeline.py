@@ -52,6 +52,7 @@ class RunReport:
     reports_dir: Path | None = None
     issues_dir: Path | None = None
     summary_file: Path | None = None
+    site_dir: Path | None = None  # the dashboard site, rebuilt from the store
     published: str = ""  # one line: dry run, applied N writes, held, ...
     lines: list[str] = field(default_factory=list)
 
@@ -60,6 +61,7 @@ class RunReport:
 Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
 Renderer = Callable[[Snapshot, list[Snapshot], Snapshot | None, Path], Path]
 Publisher = Callable[[Snapshot, list[Snapshot], Snapshot | None, Config, str | None, bool, Path], str]
+SiteBuilder = Callable[[Store, Path], Path]  # the store, the folder to build the site in
 
 
 @dataclass
@@ -261,6 +263,7 @@ def run(
     sweeper: Sweeper,
     renderer: Renderer,
     publisher: Publisher,
+    site_builder: SiteBuilder | None = None,
     store: Store | None = None,
     build: Environment | None = None,
     say: Callable[[str], None] = print,
@@ -334,6 +337,10 @@ def run(
         snapshot, history, previous, config, options.token, dry_run, report.issues_dir
     )
 
+    if site_builder is not None:
+        # After publishing: a site that cannot be written never holds back the issues.
+        report.site_dir = site_builder(store, out / "site")
+
     rendered_summary = report.reports_dir / "summary.md"
     details = rendered_summary.read_text(encoding="utf-8") if rendered_summary.is_file() else ""
     summary = summary_markdown(report, change, details)
@@ -347,6 +354,9 @@ def run(
             "summary": str(report.summary_file),
             "diff": str(report.diff_file or ""),
             "report": str(report.reports_dir),
+            "site": str(report.site_dir or ""),
+            "site_publish": config.dashboard.publish if report.site_dir else "none",
+            "site_branch": config.dashboard.branch,
         }
     )
     report.lines = [
@@ -356,6 +366,8 @@ def run(
         f"issues: {report.issues_dir} ({report.published})",
         f"summary: {report.summary_file}",
     ]
+    if report.site_dir is not None:
+        report.lines.append(f"site: {report.site_dir / 'index.html'}")
     for line in report.lines:
         say(line)
     return report
@@ -368,4 +380,16 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
-    return {"sweeper": sweeper, "renderer": render_reports(config), "publisher": publish_snapshot}
+    return {
+        "sweeper": sweeper,
+        "renderer": render_reports(config),
+        "publisher": publish_snapshot,
+        "site_builder": build_site_into,
+    }
+
+
+def build_site_into(store: Store, out: Path) -> Path:
+    """The dashboard site of every stored nightly, built into `out`."""
+    from triagebot.report.site import build_site
+
+    return build_site(store, out).out

@@ -327,7 +327,8 @@ def build_site(
     except StoreError as error:
         raise SiteError(f"cannot read the store: {error}") from None
     if not keys:
-        raise SiteError("the store holds no snapshot yet: nothing to build a site from")
+        where = getattr(store, "path", None) or getattr(store, "checkout", None)
+        raise SiteError(f"no snapshot in the store{f' at {where}' if where else ''}: nothing to build a site from")
     jobs = jobs or min(4, os.cpu_count() or 1)
     sources = []
     for key in keys:
