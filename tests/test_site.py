@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sitestore import HOSTILE, HOSTILE_ERROR, make_store, nightlies
+from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify
 from triagebot.config import Config, pages_url, parse_config, with_site_url
@@ -217,8 +217,8 @@ def test_crash_groups_carry_their_anchor_first_nightly_and_repro(site: Path):
 
 def test_a_model_page_says_when_it_first_changed(site: Path):
     text = (site / links.model_page("MistralForCausalLM")).read_text(encoding="utf-8")
-    first = re.search(r'<p class="first-change" id="first-change">(.*?)</p>', text, re.S)
-    assert first and THIRD in first[1] and "baseline graphs: 4 → 3" in first[1]
+    first = re.search(r'<section class="first-change" id="first-change">(.*?)</section>', text, re.S)
+    assert first and THIRD in first[1] and "baseline graphs: 4 → <strong>3</strong>" in first[1]
     unchanged = (site / links.model_page("WhisperModel")).read_text(encoding="utf-8")
     assert "Nothing changed across the 3 nightlies" in unchanged
 
@@ -295,3 +295,32 @@ def test_the_vendored_chart_library_is_the_release_its_readme_names():
     version = re.search(r"Chart\.js (\d+\.\d+\.\d+)", (vendor / "README.md").read_text())[1]
     assert f"Chart.js v{version}" in (vendor / "chart.umd.min.js").read_text(encoding="utf-8")[:200]
     assert "MIT License" in (vendor / "chart.js.LICENSE.md").read_text(encoding="utf-8")
+
+
+def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_path: Path, monkeypatch):
+    from tests.test_run import Stages
+    from triagebot.pipeline import RunOptions, build_site_into, run
+
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
+    store = make_store(tmp_path / "store")
+    latest = nightlies()[-1].model_copy(update={"key": "2.12.0.dev20260411+cu128"})
+    latest.environment = latest.environment.model_copy(update={"torch_git_version": "f" * 40})
+    stages = Stages(latest)
+    config = parse_config('[dashboard]\npublish = "branch"\nbranch = "site"\n')
+    report = run(
+        config,
+        RunOptions(out=tmp_path / "night"),
+        store=store,
+        build=latest.environment,
+        say=lambda line: None,
+        site_builder=build_site_into,
+        **stages.stages(),
+    )
+    assert report.site_dir == tmp_path / "night" / "site"
+    assert (report.site_dir / links.model_page("LlamaForCausalLM")).is_file()
+    assert f"site: {report.site_dir / 'index.html'}" in report.lines
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "github-output").read_text().splitlines())
+    assert outputs["site"] == str(report.site_dir)
+    assert (outputs["site_publish"], outputs["site_branch"]) == ("branch", "site")
+    data = read_night_data(report.site_dir / links.night_data(latest.key))
+    assert data is not None and data.previous == THIRD_KEY

@@ -90,7 +90,8 @@ class Visit:
     """A page opened from disk, with every console error, script error and outside request."""
 
     def __init__(self, browser, site: Path, name: str, javascript: bool = True) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=javascript)
+        size = {"width": 1280, "height": 900}
+        self.context = browser.new_context(viewport=size, java_script_enabled=javascript)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.outside: list[str] = []
@@ -275,7 +276,8 @@ def site_links_of_an_issue(flag: str) -> list[str]:
     for group in stats.crash_groups + stats.flaky_groups:
         found.append(links.site_url(BASE, links.crash_group(flag, group.signature)))
         found += [links.site_url(BASE, links.model_page(model)) for model in group.models]
-    helped = [row.model for row in analyse(snapshot).effects if row.flag == flag and row.effect == "reduces_graphs"]
+    rows = analyse(snapshot).effects
+    helped = [row.model for row in rows if row.flag == flag and row.effect == Effect.reduces_graphs]
     found += [links.site_url(BASE, links.model_page(model)) for model in helped]
     found += [links.site_url(BASE, links.flag_page(flag)), links.site_url(BASE, links.MODELS)]
     change = diff(nightlies()[-2], snapshot)
@@ -311,7 +313,8 @@ COMPARE = """async ([old, now]) => {
   for (const [flag, moved] of Object.entries(result.flags)) {
     flags[flag] = Object.fromEntries(Object.entries(moved).map(([kind, rows]) => [kind, names(rows)]));
   }
-  return {added: result.added.sort(), removed: result.removed.sort(), baseline: names(result.baseline), flags};
+  const baseline = names(result.baseline);
+  return {added: result.added.sort(), removed: result.removed.sort(), baseline, flags};
 }"""
 
 

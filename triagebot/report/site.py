@@ -328,7 +328,8 @@ def build_site(
         raise SiteError(f"cannot read the store: {error}") from None
     if not keys:
         where = getattr(store, "path", None) or getattr(store, "checkout", None)
-        raise SiteError(f"no snapshot in the store{f' at {where}' if where else ''}: nothing to build a site from")
+        place = f"the store at {where}" if where else "the store"
+        raise SiteError(f"no snapshot in {place}: nothing to build a site from")
     jobs = jobs or min(4, os.cpu_count() or 1)
     sources = []
     for key in keys:

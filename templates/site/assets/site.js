@@ -6,6 +6,7 @@
 
   var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf"];
+  var DASHES = [[], [8, 4], [3, 3], [12, 3, 3, 3]];
 
   /* --- charts -------------------------------------------------------------------------------- */
 
@@ -24,7 +25,9 @@
         var colour = PALETTE[index % PALETTE.length];
         return {
           label: pair[0], data: pair[1], borderColor: colour, backgroundColor: colour,
-          borderWidth: 2, pointRadius: spec.labels.length > 40 ? 0 : 3, pointHoverRadius: 4,
+          /* Lines that coincide stay told apart: later ones dashed, earlier points larger. */
+          borderWidth: 2, borderDash: DASHES[index % DASHES.length],
+          pointRadius: spec.labels.length > 40 ? 0 : Math.max(2, 5 - index), pointHoverRadius: 5,
           spanGaps: false, tension: 0
         };
       });
@@ -37,7 +40,7 @@
           maintainAspectRatio: false,
           interaction: { mode: "index", intersect: false },
           plugins: {
-            legend: { display: true, position: "bottom" },
+            legend: { display: true, position: "bottom", labels: { usePointStyle: true } },
             tooltip: { enabled: true }
           },
           scales: {
