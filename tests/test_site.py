@@ -267,6 +267,17 @@ def test_a_damaged_data_file_is_made_again(tmp_path: Path):
     assert build_site(store, tmp_path / "site").read == 1
 
 
+def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
+    store = make_store(tmp_path / "store")
+    (tmp_path / "work" / "models").mkdir(parents=True)
+    (tmp_path / "work" / "models" / "weights.bin").write_bytes(b"keep")
+    with pytest.raises(SiteError, match="holds no site built by triagebot"):
+        build_site(store, tmp_path / "work")
+    assert (tmp_path / "work" / "models" / "weights.bin").read_bytes() == b"keep"
+    build_site(store, tmp_path / "empty")  # a new folder, and a folder built before, are fine
+    build_site(store, tmp_path / "empty")
+
+
 def test_an_empty_store_is_one_clear_error(tmp_path: Path):
     with pytest.raises(SiteError, match="no snapshot in the store"):
         build_site(LocalStore(tmp_path / "none"), tmp_path / "site")

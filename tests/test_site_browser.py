@@ -22,7 +22,7 @@ import pytest
 
 from tests.sitestore import HOSTILE, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
-from triagebot.analysis import CRASH_EFFECTS, analyse, diff
+from triagebot.analysis import CRASH_EFFECTS, classify, diff, flag_stats
 from triagebot.report import issue_body, links
 from triagebot.report.site import build_site
 from triagebot.results import Effect
@@ -200,7 +200,7 @@ def test_filtering_changes_the_visible_rows(visit, screenshots: Path):
     form = page.page.locator('form.filters[data-table="effects"]')
     form.locator('select[data-column="effect"]').select_option("crashes")
     crashing = visible_models(page, "effects")
-    rows = [row for row in analyse(nightlies()[-1]).effects if row.flag == DYNAMIC]
+    rows = [row for row in classify(nightlies()[-1]) if row.flag == DYNAMIC]
     assert sorted(crashing) == sorted(row.model for row in rows if row.effect == Effect.crashes)
     assert form.locator("output").inner_text() == f"{len(crashing)} of {len(every)} rows"
     form.locator('select[data-column="effect"]').select_option("")
@@ -269,14 +269,15 @@ def site_links_of_an_issue(flag: str) -> list[str]:
     """What an issue body links to on the site: what the body holds today, and what its
     templates make with `report.links` for the groups and models they mention."""
     snapshot = nightlies()[-1]
+    # The one call that follows the report's API: the body as the tracker publishes it.
     body = issue_body(snapshot, flag, history=nightlies()[:-1], dashboard_url=BASE)
     found = re.findall(rf"{re.escape(BASE)}[^\s)>\]]*", body)
     assert found, "the issue body does not link to the site"
-    stats = analyse(snapshot, nightlies()[:-1]).flags[flag]
+    stats = flag_stats(snapshot, flag)
     for group in stats.crash_groups + stats.flaky_groups:
         found.append(links.site_url(BASE, links.crash_group(flag, group.signature)))
         found += [links.site_url(BASE, links.model_page(model)) for model in group.models]
-    rows = analyse(snapshot).effects
+    rows = classify(snapshot)
     helped = [row.model for row in rows if row.flag == flag and row.effect == Effect.reduces_graphs]
     found += [links.site_url(BASE, links.model_page(model)) for model in helped]
     found += [links.site_url(BASE, links.flag_page(flag)), links.site_url(BASE, links.MODELS)]
@@ -344,6 +345,11 @@ def test_the_compare_view_opens_a_consecutive_pair_and_draws_any_other(visit, si
     fixed = page.page.locator("#compare-result h3.flag", has_text=DYNAMIC)
     assert fixed.count() == 1
     assert page.errors == [] and page.outside == []
+    old_git, _, new_git = (snapshot.environment.torch_git_version for snapshot in nightlies())
+    commits = page.page.locator("#compare-result a", has_text=old_git[:12])
+    assert (
+        commits.get_attribute("href") == f"https://github.com/pytorch/pytorch/compare/{old_git}...{new_git}"
+    )
     page.shot(screenshots, "compare-any")
     page.page.select_option("#compare-old", NEW)
     page.page.click("#compare-form button")
@@ -352,8 +358,7 @@ def test_the_compare_view_opens_a_consecutive_pair_and_draws_any_other(visit, si
 
 
 def test_a_crashing_model_links_to_its_crash_group(visit, site: Path):
-    latest = analyse(nightlies()[-1])
-    row = next(r for r in latest.effects if r.flag == SCALAR and r.effect in CRASH_EFFECTS)
+    row = next(r for r in classify(nightlies()[-1]) if r.flag == SCALAR and r.effect in CRASH_EFFECTS)
     page = visit(links.model_page(row.model))
     page.page.locator("#errors a", has_text="its crash group").first.click()
     page.page.wait_for_load_state("load")

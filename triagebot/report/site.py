@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from triagebot.analysis import RAN_EFFECTS
+from triagebot.analysis.diff import COMPARE_URL
 from triagebot.errors import SiteError, StoreError
 from triagebot.report import links
 from triagebot.report.render import environment
@@ -61,6 +62,7 @@ ASSETS = ("site.js", "site.css")
 VENDORED = ("chart.umd.min.js", "chart.js.LICENSE.md")
 # Folders of pages this module writes; emptied before each build so no stale page remains.
 PAGE_FOLDERS = ("flags", "models", "compare")
+MARK = ".triagebot-site"  # says a folder holds a site built here, which a build may empty again
 # Below this many nightlies to read, worker processes cost more than they save.
 PARALLEL_FROM = 8
 
@@ -119,7 +121,8 @@ def _summarise_run(
 
 
 def _chunks(indexes: list[int], parts: int) -> list[list[int]]:
-    """`indexes` (sorted) cut into at most `parts` runs of consecutive indexes of similar length."""
+    """`indexes` (sorted) cut into runs of consecutive indexes, none longer than a `parts`-th of
+    them: one run per worker when they are all consecutive (a first build)."""
     runs: list[list[int]] = []
     for index in indexes:
         if runs and runs[-1][-1] == index - 1:
@@ -161,6 +164,21 @@ def _nights(
         for index, night in zip(run, found, strict=True):
             nights[index] = night
     return [night for night in nights if night is not None], len(missing)
+
+
+def _prepare(out: Path) -> None:
+    """Make `out` ready for a build: a new or empty folder, or one this module built before (its
+    page folders are emptied, so no page of a model or nightly that left the store remains).
+    Any other folder is refused, so that a wrong `--out` never deletes someone's files."""
+    try:
+        if out.exists() and not (out / MARK).is_file() and any(out.iterdir()):
+            raise SiteError(f"{out} is not empty and holds no site built by triagebot: choose another folder")
+        out.mkdir(parents=True, exist_ok=True)
+        for folder in PAGE_FOLDERS:
+            shutil.rmtree(out / folder, ignore_errors=True)
+        (out / MARK).write_text("A dashboard site built by triagebot; `triagebot site` rebuilds it here.\n")
+    except OSError as error:
+        raise SiteError(f"{out}: cannot write the site there: {error.strerror or error}") from None
 
 
 def _copy_assets(out: Path) -> None:
@@ -298,9 +316,10 @@ def _columns(rows: list[ModelNightRow], configs: list[str]) -> dict[str, dict[st
     fields = ("graphs", "ops", "recompiles")
     found: dict[str, dict[str, list[Any]]] = {field: {config: [] for config in configs} for field in fields}
     for entry in rows:
-        runs = dict(zip(entry.night.configs, entry.row.runs, strict=True))
+        where, runs = entry.night.config_index, entry.row.runs
         for config in configs:
-            run = runs.get(config)
+            index = where.get(config)
+            run = runs[index] if index is not None else None
             for field in fields:
                 found[field][config].append(getattr(run, field) if run is not None else None)
     return found
@@ -339,12 +358,7 @@ def build_site(
         except OSError as error:
             raise SiteError(f"{path}: cannot read: {error.strerror}") from None
         sources.append(_Source(key, path, source))
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for folder in PAGE_FOLDERS:
-            shutil.rmtree(out / folder, ignore_errors=True)
-    except OSError as error:
-        raise SiteError(f"{out}: cannot write the site there: {error.strerror}") from None
+    _prepare(out)
     nights, read = _nights(store, sources, out, jobs, say)
 
     latest_snapshot = _read(sources[-1], store)
@@ -494,6 +508,7 @@ def _render(
         links.COMPARE,
         "compare-any.html.j2",
         settings={
+            "compareUrl": COMPARE_URL,  # the commit range, as `analysis.diff` links it
             "ran": sorted(effect.value for effect in RAN_EFFECTS),
             "crash": Effect.crashes.value,
             "baseline": BASELINE,

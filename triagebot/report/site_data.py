@@ -27,6 +27,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -115,9 +116,14 @@ class NightData(Record):
     previous_source: str | None = None
     diff: SnapshotDiff | None = None
 
-    @property
+    @cached_property
     def configs(self) -> list[str]:
+        """The configs in the order of every `ModelNight.runs`: the baseline, then each flag."""
         return [BASELINE, *self.flags]
+
+    @cached_property
+    def config_index(self) -> dict[str, int]:
+        return {config: index for index, config in enumerate(self.configs)}
 
     def signature(self, run: Run | None) -> str | None:
         return self.signatures[run.signature] if run is not None and run.signature is not None else None
@@ -199,9 +205,13 @@ def _health(snapshot: Snapshot) -> Health:
     return total
 
 
+# Whether runs record their recompiles yet (asked once: a missing attribute is slow to ask for).
+_RECORDS_RECOMPILES = "recompiles" in Outcome.model_fields
+
+
 def _recompiles(outcome: Outcome) -> int | None:
     """The recompile count of a run, once the sweep records one."""
-    value = getattr(outcome, "recompiles", None)
+    value = getattr(outcome, "recompiles", None) if _RECORDS_RECOMPILES else None
     return value if isinstance(value, int) else None
 
 

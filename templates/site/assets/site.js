@@ -172,7 +172,10 @@
   function compareNights(oldData, newData, settings) {
     var before = indexNight(oldData), after = indexNight(newData);
     var ran = settings.ran, crash = settings.crash;
-    var result = { added: [], removed: [], baseline: [], flags: {} };
+    var result = {
+      added: [], removed: [], baseline: [], flags: {},
+      oldGit: oldData.environment.torch_git_version, newGit: newData.environment.torch_git_version
+    };
     after.order.forEach(function (model) { if (!before.models[model]) { result.added.push(model); } });
     before.order.forEach(function (model) { if (!after.models[model]) { result.removed.push(model); } });
     var common = after.order.filter(function (model) { return before.models[model]; });
@@ -251,6 +254,18 @@
     var out = document.getElementById("compare-result");
     out.textContent = "";
     out.appendChild(element("h2", oldKey + " → " + newKey, { id: "compared" }));
+    var range = element("p", null, { "class": "lede" });
+    if (result.oldGit && result.oldGit === result.newGit) {
+      range.textContent = "Both nightlies are the same torch build: nothing here is news.";
+    } else if (result.oldGit && result.newGit) {
+      range.appendChild(document.createTextNode("Commit range: "));
+      range.appendChild(element("a", result.oldGit.slice(0, 12) + "…" + result.newGit.slice(0, 12), {
+        href: settings.compareUrl.replace("{old}", result.oldGit).replace("{new}", result.newGit)
+      }));
+    } else {
+      range.textContent = "Commit range unknown: a snapshot lacks its torch git hash.";
+    }
+    out.appendChild(range);
     if (result.added.length || result.removed.length) {
       out.appendChild(element("p", result.added.length + " models joined the corpus, " +
         result.removed.length + " left it."));
