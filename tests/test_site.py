@@ -6,6 +6,8 @@ tests/test_site_browser.py; this file checks the files themselves.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import subprocess
 import sys
@@ -16,10 +18,11 @@ import pytest
 
 from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
-from triagebot.analysis import CRASH_EFFECTS, classify
+from triagebot.analysis import CRASH_EFFECTS, classify, diff
 from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links
+from triagebot.report import site as site_module
 from triagebot.report.site import build_site
 from triagebot.report.site_data import read_night_data
 from triagebot.store import LocalStore, write_snapshot
@@ -136,6 +139,14 @@ def test_dashboard_settings_are_checked_when_read():
             parse_config(f"[dashboard]\n{bad}\n")
 
 
+def test_a_diff_from_rows_already_classified_is_the_same_diff():
+    """The site passes each nightly's classified rows to the diff instead of classifying twice."""
+    for old, new in itertools.pairwise(nightlies()):
+        assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
+    old, new = nightlies()[0], nightlies()[2]
+    assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
+
+
 # --- what the site holds -----------------------------------------------------------------------------
 
 
@@ -250,6 +261,17 @@ def test_a_build_into_the_same_folder_reads_only_what_changed(tmp_path: Path):
     assert data is not None and data.diff is not None and "GPT2LMHeadModel" in data.diff.models_added
 
 
+def test_worker_processes_build_the_same_site(tmp_path: Path, monkeypatch):
+    store = make_store(tmp_path / "store")
+    build_site(store, tmp_path / "serial", jobs=1)
+    monkeypatch.setattr(site_module, "PARALLEL_FROM", 1)
+    said: list[str] = []
+    parallel = build_site(store, tmp_path / "parallel", jobs=2, say=said.append)
+    assert parallel.read == 3 and said == ["reading 3 of 3 stored nightlies"]  # no fallback
+    for name in [links.night_data(key) for key in (OLD, NEW, THIRD)] + [links.INDEX, links.flag_page(SCALAR)]:
+        assert (tmp_path / "parallel" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes(), name
+
+
 def test_pages_of_models_that_left_the_store_are_removed(tmp_path: Path):
     store = make_store(tmp_path / "store")
     build_site(store, tmp_path / "site")
@@ -335,3 +357,19 @@ def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_
     assert (outputs["site_publish"], outputs["site_branch"]) == ("branch", "site")
     data = read_night_data(report.site_dir / links.night_data(latest.key))
     assert data is not None and data.previous == THIRD_KEY
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_without_a_browser_the_browser_test_says_why(tmp_path: Path, required: bool):
+    """Skipped with the reason on a machine without Chromium; failed where it must run (.ci/run)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("TRIAGEBOT_")}
+    env["TRIAGEBOT_CHROMIUM"] = str(tmp_path / "no-chromium")
+    if required:
+        env["TRIAGEBOT_REQUIRE_BROWSER"] = "1"
+    test = "tests/test_site_browser.py::test_tables_read_without_javascript"
+    command = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", test]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    reason = f"the dashboard's browser test cannot run: {tmp_path / 'no-chromium'} does not exist"
+    assert reason in done.stdout, done.stdout[-2000:]
+    assert "apt-get install chromium" in done.stdout
+    assert done.returncode == (1 if required else 0), done.stdout[-2000:]

@@ -31,6 +31,7 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import resources
 from multiprocessing import get_context
@@ -109,14 +110,20 @@ def _summarise_run(
     """The `NightData` of consecutive nightlies `items`, each diffed against the one before it."""
     previous = _read(before, store) if before is not None else None
     previous_source = before.source if before is not None else None
+    previous_rows = None
     found = []
     for item in items:
         snapshot = _read(item, store)
-        data, _ = analyse_night(
-            snapshot, previous, source=item.source, previous_source=previous_source, detail=False
+        analysed = analyse_night(
+            snapshot,
+            previous,
+            source=item.source,
+            previous_source=previous_source,
+            previous_rows=previous_rows,
+            detail=False,
         )
-        found.append(data)
-        previous, previous_source = snapshot, item.source
+        found.append(analysed.data)
+        previous, previous_source, previous_rows = snapshot, item.source, analysed.rows
     return found
 
 
@@ -155,10 +162,17 @@ def _nights(
     files = all(sources[index].path is not None for index in missing)
     runs = _chunks(missing, jobs if files else 1)
     work = [([sources[i] for i in run], sources[run[0] - 1] if run[0] else None) for run in runs]
+    results = None
     if files and jobs > 1 and len(missing) >= PARALLEL_FROM:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=get_context("spawn")) as pool:
-            results = list(pool.map(_summarise_run, *zip(*work, strict=True)))
-    else:
+        workers = min(jobs, len(work))
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+                results = list(pool.map(_summarise_run, *zip(*work, strict=True)))
+        except BrokenProcessPool:
+            # A worker could not start (a caller whose __main__ cannot be imported again, such
+            # as a script read from stdin) or died: read them here instead.
+            say("worker processes failed; reading the nightlies in this process")
+    if results is None:
         results = [_summarise_run(items, before, store) for items, before in work]
     for run, found in zip(runs, results, strict=True):
         for index, night in zip(run, found, strict=True):
@@ -362,7 +376,7 @@ def build_site(
     nights, read = _nights(store, sources, out, jobs, say)
 
     latest_snapshot = _read(sources[-1], store)
-    _, views = analyse_night(latest_snapshot)
+    views = analyse_night(latest_snapshot).views
     latest = nights[-1]
     for flag, view in views.items():
         view.diff = latest.diff.flags.get(flag) if latest.diff is not None else None

@@ -161,6 +161,14 @@ class FlagView(Record):
         return [row for row in self.effects if row.effect == Effect.increases_graphs]
 
 
+class Analysed(NamedTuple):
+    """What `analyse_night` gives: the compact nightly, its flag views, its classified rows."""
+
+    data: NightData
+    views: dict[str, FlagView]
+    rows: list[ModelEffect]
+
+
 def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -237,9 +245,11 @@ def analyse_night(
     *,
     source: str | None = None,
     previous_source: str | None = None,
+    previous_rows: list[ModelEffect] | None = None,
     detail: bool = True,
-) -> tuple[NightData, dict[str, FlagView]]:
+) -> Analysed:
     """The adapter (see the module docstring): one nightly through the analysis API, once.
+    `previous_rows` are the `rows` of `previous`'s own analysis, when the caller kept them.
     Without `detail` (a nightly before the latest), no flag views are made ({})."""
     rows = classify(snapshot)
     flags = list(snapshot.flags)
@@ -265,8 +275,11 @@ def analyse_night(
         )
         for result in snapshot.results
     ]
-    change = diff(previous, snapshot) if previous is not None else None
-    data = NightData(
+    change = None
+    if previous is not None:
+        change = diff(previous, snapshot, old_rows=previous_rows, new_rows=rows)
+    # Made from records already checked: validating 1,000 models again would double the cost.
+    data = NightData.model_construct(
         key=snapshot.key,
         created=snapshot.created,
         environment=snapshot.environment,
@@ -286,7 +299,7 @@ def analyse_night(
         diff=change,
     )
     if not detail:
-        return data, {}
+        return Analysed(data, {}, rows)
     views = {}
     for flag in flags:
         stats = flag_stats(snapshot, flag, rows)
@@ -298,7 +311,7 @@ def analyse_night(
             crashes=_details(snapshot, flag, stats.crash_groups, by_flag[flag]),
             flaky=_details(snapshot, flag, stats.flaky_groups, by_flag[flag]),
         )
-    return data, views
+    return Analysed(data, views, rows)
 
 
 def _details(
