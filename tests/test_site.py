@@ -300,6 +300,15 @@ def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
     build_site(store, tmp_path / "empty")
 
 
+def test_a_place_the_site_cannot_be_written_is_one_clear_error(tmp_path: Path):
+    make_store(tmp_path / "store")
+    (tmp_path / "a-file").write_text("not a folder")
+    done = run_cli("site", "--store", "store", "--out", "a-file/site", "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("triagebot: error: a-file/site: cannot write the site there")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_an_empty_store_is_one_clear_error(tmp_path: Path):
     with pytest.raises(SiteError, match="no snapshot in the store"):
         build_site(LocalStore(tmp_path / "none"), tmp_path / "site")

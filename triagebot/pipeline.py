@@ -390,6 +390,12 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
 
 def build_site_into(store: Store, out: Path) -> Path:
     """The dashboard site of every stored nightly, built into `out`."""
+    from triagebot.errors import SiteError
     from triagebot.report.site import build_site
 
-    return build_site(store, out).out
+    try:
+        return build_site(store, out).out
+    except SiteError as error:
+        raise PipelineError(
+            f"{error} (the snapshot is stored and published; `triagebot site --out {out}` builds it again)"
+        ) from None

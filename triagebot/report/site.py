@@ -142,8 +142,9 @@ def _chunks(indexes: list[int], parts: int) -> list[list[int]]:
 
 def _nights(
     store: Store, sources: list[_Source], out: Path, jobs: int, say: Callable[[str], None]
-) -> tuple[list[NightData], int]:
-    """Every stored nightly's `NightData`, from its data file when still valid, else computed."""
+) -> tuple[list[NightData], list[str]]:
+    """Every stored nightly's `NightData`, from its data file when still valid, else computed;
+    and the keys of those computed (their snapshots were read)."""
     nights: list[NightData | None] = []
     for index, item in enumerate(sources):
         cached = read_night_data(out / links.night_data(item.key)) if item.source else None
@@ -177,7 +178,7 @@ def _nights(
     for run, found in zip(runs, results, strict=True):
         for index, night in zip(run, found, strict=True):
             nights[index] = night
-    return [night for night in nights if night is not None], len(missing)
+    return [night for night in nights if night is not None], [sources[index].key for index in missing]
 
 
 def _prepare(out: Path) -> None:
@@ -374,6 +375,20 @@ def build_site(
         sources.append(_Source(key, path, source))
     _prepare(out)
     nights, read = _nights(store, sources, out, jobs, say)
+    try:
+        return _write(store, sources, nights, read, out, issue_urls)
+    except OSError as error:
+        raise SiteError(f"{out}: cannot write the site there: {error.strerror or error}") from None
+
+
+def _write(
+    store: Store,
+    sources: list[_Source],
+    nights: list[NightData],
+    read: list[str],
+    out: Path,
+    issue_urls: dict[str, str] | None,
+) -> SiteBuild:
 
     latest_snapshot = _read(sources[-1], store)
     views = analyse_night(latest_snapshot).views
@@ -392,13 +407,14 @@ def build_site(
         if stale.name not in wanted:
             stale.unlink()
     for night in nights:
-        (out / links.night_data(night.key)).write_text(night_script(night), encoding="utf-8")
+        if night.key in read:  # the others' files are what was read back
+            (out / links.night_data(night.key)).write_text(night_script(night), encoding="utf-8")
     _copy_assets(out)
     (out / ".nojekyll").write_text("", encoding="utf-8")  # a gh-pages branch is served as it is
 
     pages = _Pages(out, {"latest": latest, "nights": nights, "site_flags": list(views)})
     index = _render(pages, nights, views, histories, specs)
-    return SiteBuild(out=out, nights=len(nights), read=read, pages=pages.written, index=index)
+    return SiteBuild(out=out, nights=len(nights), read=len(read), pages=pages.written, index=index)
 
 
 def _render(
