@@ -30,11 +30,12 @@ MODELS = "models.html"
 COMPARE = "compare.html"
 ASSETS = "assets"
 
-# Characters kept as they are in a file name: those of model class names, flag names and torch
-# versions (`2.12.0.dev20260408+cu128`). Anything else is replaced, and a short hash of the
-# original keeps two names that differ only there apart.
-_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,150}$")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+# Characters kept as they are in a file name: those of model class and flag names. Anything
+# else is replaced, and a short hash of the original keeps two names that differ only there
+# apart. That includes the `+` of torch versions (`2.12.0.dev20260408+cu128`): some web servers
+# read a `+` in a path as a space.
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def _digest(text: str, length: int = 12) -> str:
@@ -45,7 +46,7 @@ def slug(name: str) -> str:
     """A file name for `name`: the name itself when it is plain, else a cleaned name and a hash."""
     if _PLAIN.match(name) and ".." not in name:
         return name
-    cleaned = _UNSAFE.sub("_", name).strip("._+-")[:80] or "x"
+    cleaned = _UNSAFE.sub("_", name).strip("._-")[:80] or "x"
     return f"{cleaned}-{_digest(name, 8)}"
 
 
