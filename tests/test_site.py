@@ -24,7 +24,7 @@ from triagebot.errors import SiteError
 from triagebot.report import links
 from triagebot.report import site as site_module
 from triagebot.report.site import build_site
-from triagebot.report.site_data import read_night_data
+from triagebot.report.site_data import analyse_night, read_night_data
 from triagebot.store import LocalStore, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +148,16 @@ def test_a_diff_from_rows_already_classified_is_the_same_diff():
         assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
     old, new = nightlies()[0], nightlies()[2]
     assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
+
+
+def test_corpus_health_counts_the_baseline():
+    health = analyse_night(nightlies()[0]).data.health
+    # Bart cannot be built; Detr's baseline timed out, Whisper's crashed: 7 of 10 compiled.
+    counts = (health.models, health.built, health.testable, health.compiled, health.one_graph)
+    assert counts == (10, 9, 9, 7, 0)
+    assert health.mean_graphs == round(36 / 7, 2) and health.p90_graphs == 12
+    assert health.top_models[0] == ("Qwen2VLForConditionalGeneration", 12)
+    assert health.strata["vision"].models == 2 and health.strata["vision"].compiled == 1
 
 
 # --- what the site holds -----------------------------------------------------------------------------

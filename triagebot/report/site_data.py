@@ -15,9 +15,9 @@ previous stored nightly, and returns
   the first nightly of each crash group come from the `NightData` of the nightlies before it
   (`with_history`).
 
-When the night record (`analysis.night`) and the corpus health of the whole-stack work land, this
-module is where the site switches to them: `FlagView` has the fields of the record's per-flag part,
-and `_health` is the one function that counts the corpus's health until then.
+To build on the night record (`analysis.night`) and on a corpus health computed in analysis,
+only this module changes: `FlagView` has the fields of the record's per-flag part, and `_health`
+is the one place that counts the corpus's health here.
 """
 
 from __future__ import annotations
@@ -181,23 +181,22 @@ def _health(snapshot: Snapshot) -> Health:
     tops: list[tuple[str, int]] = []
     for result in snapshot.results:
         baseline = result.outcomes.get(BASELINE)
-        for counts in (strata[result.stratum],):
-            counts.models += 1
-            if baseline is None:
-                continue
-            built = baseline.status != Status.create_error and not (
-                baseline.status in (Status.timeout, Status.signal) and baseline.stage == "build"
-            )
-            counts.built += built
-            counts.testable += not baseline.untestable
-            if baseline.status == Status.ok:
-                counts.compiled += 1
-                counts.one_graph += baseline.graphs == 1
-                if baseline.graphs is not None:
-                    graphs.append(baseline.graphs)
-                    tops.append((result.model, baseline.graphs))
-                if baseline.ops is not None:
-                    ops.append(baseline.ops)
+        counts = strata[result.stratum]
+        counts.models += 1
+        if baseline is None:
+            continue
+        hung_in_build = baseline.status in (Status.timeout, Status.signal) and baseline.stage == "build"
+        counts.built += baseline.status != Status.create_error and not hung_in_build
+        counts.testable += not baseline.untestable
+        if baseline.status != Status.ok:
+            continue
+        counts.compiled += 1
+        counts.one_graph += baseline.graphs == 1
+        if baseline.graphs is not None:
+            graphs.append(baseline.graphs)
+            tops.append((result.model, baseline.graphs))
+        if baseline.ops is not None:
+            ops.append(baseline.ops)
     total = Health(strata=dict(sorted(strata.items())))
     for counts in strata.values():
         for field in ("models", "built", "testable", "compiled", "one_graph"):
