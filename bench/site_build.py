@@ -13,7 +13,8 @@ The store is written once into `--store` (default a folder under the system's te
 and reused while its parameters match; `--cache` also times a second build into the same
 folder (the per-night summaries are then read back instead of the snapshots).
 
-    python bench/site_build.py [--models 1000] [--nights 90] [--repeat 3] [--store DIR] [--out DIR]
+    python bench/site_build.py [--models 1000] [--nights 90] [--repeat 3] [--jobs N] [--cache]
+                               [--store DIR] [--out DIR]
 
 The last line is machine-readable: `build_s=<best> index_bytes=<n> site_bytes=<n>`.
 """
@@ -352,6 +353,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--cache", action="store_true", help="Also time a rebuild into the same folder.")
+    parser.add_argument("--jobs", type=int, default=None, help="Worker processes (default: the site's own).")
     args = parser.parse_args()
 
     from triagebot.report.site import build_site
@@ -372,12 +374,15 @@ def main() -> None:
 
     out = args.out or Path(tempfile.mkdtemp(prefix="triagebot-site-"))
     times = []
+
+    def build():
+        return build_site(LocalStore(store_dir), out, jobs=args.jobs)
+
     for attempt in range(args.repeat):
         shutil.rmtree(out, ignore_errors=True)
-        seconds = timed(f"build {attempt + 1}", lambda: build_site(LocalStore(store_dir), out))
-        times.append(seconds)
+        times.append(timed(f"build {attempt + 1}", build))
     if args.cache:
-        timed("rebuild into the same folder", lambda: build_site(LocalStore(store_dir), out))
+        timed("rebuild into the same folder", build)
     index = (out / "index.html").stat().st_size
     site = folder_bytes(out)
     pages = len(list(out.rglob("*.html")))
