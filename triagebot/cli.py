@@ -480,6 +480,37 @@ def report(
         print(path)
 
 
+@app.command()
+def site(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", metavar="DIR", help="Folder to build in (again: unchanged nightlies are not re-read)."
+        ),
+    ] = Path(".triagebot/site"),
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", metavar="N", min=1, help="Processes reading snapshots (default: CPUs, at most 4)."
+        ),
+    ] = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Build the dashboard site from every stored nightly.
+
+    An index with the trends, a page per flag, per model and per pair of nightlies; it works
+    offline from the folder and is what the nightly publishes to GitHub Pages."""
+    from triagebot.report.links import site_url
+    from triagebot.report.site import build_site
+
+    settings = read_config(config, store=store)
+    built = build_site(_snapshots(config, store).store, out, jobs=jobs, say=print)
+    print(f"site: {built.nights} nightlies ({built.read} read), {built.pages} pages: {built.index}")
+    if settings.tracker.dashboard_url:
+        print(f"published at: {site_url(settings.tracker.dashboard_url)}")
+
+
 # --- publish, command: the GitHub side (triagebot.tracker) ---
 
 

@@ -18,6 +18,7 @@ a sweep starts (this module must not import torch).
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 import tomllib
@@ -189,12 +190,21 @@ class TrackerSettings(Section):
         return {flag: [_login(person) for person in people] for flag, people in cc.items()}
 
 
+class DashboardSettings(Section):
+    # Where the nightly workflow publishes the dashboard site (`triagebot site`): "pages" deploys
+    # it with the official GitHub Pages actions (Settings > Pages > Source: GitHub Actions),
+    # "branch" pushes it to `branch` (Source: that branch), "none" keeps it a workflow artifact.
+    publish: Literal["pages", "branch", "none"] = "pages"
+    branch: str = Field(default="gh-pages", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
 class Config(Section):
     flags: dict[str, FlagSettings] = Field(default_factory=lambda: dict(DEFAULT_FLAGS))
     sweep: SweepSettings = Field(default_factory=SweepSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     tracker: TrackerSettings = Field(default_factory=TrackerSettings)
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -381,13 +391,38 @@ def parse_config(
     return config
 
 
+def pages_url(repository: str) -> str:
+    """The GitHub Pages address of repository OWNER/NAME: `https://owner.github.io/NAME/`, or
+    `https://owner.github.io/` for the repository named `OWNER.github.io` itself."""
+    owner, _, name = repository.partition("/")
+    host = f"{owner.lower()}.github.io"
+    return f"https://{host}/" if name.lower() == host else f"https://{host}/{name}/"
+
+
+def with_site_url(config: Config, environ: Mapping[str, str] | None = None) -> Config:
+    """`config` with `tracker.dashboard_url` defaulting, in GitHub Actions, to the Pages address of
+    the workflow's repository ($GITHUB_REPOSITORY), where the nightly publishes the site, unless
+    `[dashboard] publish = "none"`. A configured `dashboard_url` always wins."""
+    environ = os.environ if environ is None else environ
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    if (
+        config.tracker.dashboard_url
+        or config.dashboard.publish == "none"
+        or environ.get("GITHUB_ACTIONS") != "true"
+        or not OWNER_NAME.match(repository)
+    ):
+        return config
+    tracker = config.tracker.model_copy(update={"dashboard_url": pages_url(repository)})
+    return config.model_copy(update={"tracker": tracker})
+
+
 def load_config(path: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Config:
     """Read `path`, or `./triagebot.toml` when present, or the defaults; then apply the command
-    line's `options` over it (see `parse_config`)."""
+    line's `options` over it (see `parse_config`), and the Pages address (`with_site_url`)."""
     if path is None:
         path = Path("triagebot.toml")
         if not path.exists():
-            return parse_config("", "defaults", options)
+            return with_site_url(parse_config("", "defaults", options))
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -395,4 +430,4 @@ def load_config(path: str | Path | None = None, options: Mapping[str, Any] | Non
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a text file") from None
-    return parse_config(text, str(path), options)
+    return with_site_url(parse_config(text, str(path), options))

@@ -91,3 +91,7 @@ def unknown(
         more = f", and {len(names) - listed} more" if len(names) > listed else ""
         hint = "known: " + ", ".join(prefix + known_name for known_name in names[:listed]) + more
     return f"unknown {what} {prefix + name!r}{' ' + where if where else ''} ({hint})"
+
+
+class SiteError(TriagebotError):
+    """The dashboard site cannot be built from the store or written where it was asked to go."""

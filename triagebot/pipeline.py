@@ -65,6 +65,7 @@ class RunReport:
     reports_dir: Path | None = None
     issues_dir: Path | None = None
     summary_file: Path | None = None
+    site_dir: Path | None = None  # the dashboard site, rebuilt from the store
     published: str = ""  # one line: dry run, applied N writes, held, ...
     lines: list[str] = field(default_factory=list)
 
@@ -74,6 +75,7 @@ Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resum
 Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
 # night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
+SiteBuilder = Callable[[Store, Path], Path]  # the store, the folder to build the site in
 
 
 def sweep_configured(
@@ -224,6 +226,7 @@ def run(
     sweeper: Sweeper,
     renderer: Renderer,
     publisher: Publisher,
+    site_builder: SiteBuilder | None = None,
     store: Store | None = None,
     build: Environment | None = None,
     say: Callable[[str], None] = print,
@@ -294,6 +297,15 @@ def run(
     # byte), and is written even when publishing failed, for the failure to be read.
     renderer(night, report.reports_dir)
 
+    site_failure: PipelineError | None = None
+    if site_builder is not None:
+        # After publishing: a site that cannot be written never holds back the issues, nor
+        # the summary; the run fails with it at the end.
+        try:
+            report.site_dir = site_builder(store, out / "site")
+        except PipelineError as error:
+            site_failure = error
+
     summary = summary_markdown(report, night)
     report.summary_file = out / "summary.md"
     report.summary_file.write_text(summary + "\n", encoding="utf-8")
@@ -305,6 +317,9 @@ def run(
             "summary": str(report.summary_file),
             "diff": str(report.diff_file or ""),
             "report": str(report.reports_dir),
+            "site": str(report.site_dir or ""),
+            "site_publish": config.dashboard.publish if report.site_dir else "none",
+            "site_branch": config.dashboard.branch,
         }
     )
     report.lines = [
@@ -316,10 +331,14 @@ def run(
         f"issues: {report.issues_dir} ({report.published})",
         f"summary: {report.summary_file}",
     ]
+    if report.site_dir is not None:
+        report.lines.append(f"site: {report.site_dir / 'index.html'}")
     for line in report.lines:
         say(line)
     if incomplete is not None:
         raise incomplete
+    if site_failure is not None:
+        raise site_failure
     return report
 
 
@@ -417,4 +436,22 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
         return sweep_configured(settings, models, work, store, resume=resume)
 
     publisher = functools.partial(publish_night, store=store)  # the store remembers the issues
-    return {"sweeper": sweeper, "renderer": render_report, "publisher": publisher}
+    return {
+        "sweeper": sweeper,
+        "renderer": render_report,
+        "publisher": publisher,
+        "site_builder": build_site_into,
+    }
+
+
+def build_site_into(store: Store, out: Path) -> Path:
+    """The dashboard site of every stored nightly, built into `out`."""
+    from triagebot.errors import SiteError
+    from triagebot.report.site import build_site
+
+    try:
+        return build_site(store, out).out
+    except SiteError as error:
+        raise PipelineError(
+            f"{error} (the snapshot is stored and published; `triagebot site --out {out}` builds it again)"
+        ) from None

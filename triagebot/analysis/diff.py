@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from triagebot.analysis.effects import RAN_EFFECTS, model_effect
 from triagebot.results import (
@@ -10,6 +11,7 @@ from triagebot.results import (
     Effect,
     FlagDiff,
     ModelChange,
+    ModelEffect,
     ModelResult,
     Snapshot,
     SnapshotDiff,
@@ -29,6 +31,10 @@ def compare_url(old_git_version: str, new_git_version: str) -> str | None:
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
 
 
+def _by_name(snapshot: Snapshot) -> dict[str, ModelResult]:
+    return {result.model: result for result in snapshot.results}
+
+
 def _graph_change(
     model: str, stratum: str, old: ModelResult, new: ModelResult, config: str
 ) -> ModelChange | None:
@@ -40,50 +46,78 @@ def _graph_change(
     return ModelChange(model=model, stratum=stratum, old_graphs=before.graphs, new_graphs=after.graphs)
 
 
-def diff_flag(old: Snapshot, new: Snapshot, flag: str, models: list[str]) -> FlagDiff:
-    """How `flag` moved on the models both snapshots have."""
+def _rows_by_model(rows: Sequence[ModelEffect] | None, flag: str) -> dict[str, ModelEffect] | None:
+    return None if rows is None else {row.model: row for row in rows if row.flag == flag}
+
+
+def diff_flag(
+    old: Snapshot,
+    new: Snapshot,
+    flag: str,
+    models: list[str],
+    old_rows: Sequence[ModelEffect] | None = None,
+    new_rows: Sequence[ModelEffect] | None = None,
+) -> FlagDiff:
+    """How `flag` moved on the models both snapshots have; `old_rows` and `new_rows` are
+    `classify(old)` and `classify(new)` when the caller has them already."""
     result = FlagDiff(flag=flag)
+    # By name once, not `Snapshot.result` per model: that scan made a corpus-wide diff quadratic.
+    old_by_name, new_by_name = _by_name(old), _by_name(new)
+    old_effects, new_effects = _rows_by_model(old_rows, flag), _rows_by_model(new_rows, flag)
     for model in models:
-        old_result, new_result = old.result(model), new.result(model)
+        old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
-        before, after = model_effect(old_result, flag), model_effect(new_result, flag)
+        before = old_effects.get(model) if old_effects is not None else model_effect(old_result, flag)
+        after = new_effects.get(model) if new_effects is not None else model_effect(new_result, flag)
         if before is None or after is None:
             continue
-        change = ModelChange(
-            model=model,
-            stratum=new_result.stratum,
-            old_effect=before.effect,
-            new_effect=after.effect,
-            old_signature=before.signature,
-            new_signature=after.signature,
-            old_graphs=before.flag_graphs,
-            new_graphs=after.flag_graphs,
-            error=after.error if after.effect == Effect.crashes else None,
-        )
+        kind = None
         if after.effect == Effect.crashes and before.effect != Effect.crashes:
-            result.newly_crashing.append(change)
+            kind = result.newly_crashing
         elif before.effect == Effect.crashes and after.effect in RAN_EFFECTS:
-            result.fixed.append(change)
+            kind = result.fixed
         elif before.effect == after.effect == Effect.crashes:
             if before.signature != after.signature:
-                result.signature_changes.append(change)
+                kind = result.signature_changes
         elif before.effect != after.effect:
-            result.effect_changes.append(change)
+            kind = result.effect_changes
+        if kind is not None:
+            kind.append(
+                ModelChange(
+                    model=model,
+                    stratum=new_result.stratum,
+                    old_effect=before.effect,
+                    new_effect=after.effect,
+                    old_signature=before.signature,
+                    new_signature=after.signature,
+                    old_graphs=before.flag_graphs,
+                    new_graphs=after.flag_graphs,
+                    error=after.error if after.effect == Effect.crashes else None,
+                )
+            )
         graphs = _graph_change(model, new_result.stratum, old_result, new_result, flag)
         if graphs is not None:
             result.graph_changes.append(graphs)
     return result
 
 
-def diff(old: Snapshot, new: Snapshot) -> SnapshotDiff:
-    """Every change from `old` to `new`: per flag, at baseline, and in the corpus itself."""
+def diff(
+    old: Snapshot,
+    new: Snapshot,
+    *,
+    old_rows: Sequence[ModelEffect] | None = None,
+    new_rows: Sequence[ModelEffect] | None = None,
+) -> SnapshotDiff:
+    """Every change from `old` to `new`: per flag, at baseline, and in the corpus itself.
+    `old_rows`/`new_rows`: `classify(old)`/`classify(new)`, when already computed."""
     old_models = [result.model for result in old.results]
     new_models = [result.model for result in new.results]
     old_set = set(old_models)
     common = [model for model in new_models if model in old_set]
     baseline_changes = []
+    old_by_name, new_by_name = _by_name(old), _by_name(new)
     for model in common:
-        old_result, new_result = old.result(model), new.result(model)
+        old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
         change = _graph_change(model, new_result.stratum, old_result, new_result, BASELINE)
         if change is not None:
@@ -97,9 +131,9 @@ def diff(old: Snapshot, new: Snapshot) -> SnapshotDiff:
         same_build=old.environment.same_build(new.environment),
         compare_url=compare_url(old.environment.torch_git_version, new.environment.torch_git_version),
         models_added=[model for model in new_models if model not in old_set],
-        models_removed=[model for model in old_models if model not in set(new_models)],
+        models_removed=[model for model in old_models if model not in new_by_name],
         baseline_graph_changes=baseline_changes,
-        flags={flag: diff_flag(old, new, flag, common) for flag in shared_flags},
+        flags={flag: diff_flag(old, new, flag, common, old_rows, new_rows) for flag in shared_flags},
         flags_added=[flag for flag in new.flags if flag not in old.flags],
         flags_removed=[flag for flag in old.flags if flag not in new.flags],
     )

@@ -1,0 +1,61 @@
+"""A small store for the dashboard site's tests: the two fixture nightlies and a third after them.
+
+The third nightly (2.12.0.dev20260410) is a later build in which T5 stops crashing under
+capture_dynamic_output_shape_ops, Mistral's baseline loses a graph, a model joins whose crash
+text carries markup, a mention and an issue reference (all of which the pages must show as
+text), and a model with a name no file can carry as it is.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tests.snapshots import DYNAMIC, SCALAR, crash, model, new_snapshot, ok, old_snapshot
+from triagebot.results import BASELINE, Snapshot
+from triagebot.store import LocalStore
+
+HOSTILE = "OddModel</td><script>alert(1)</script>"
+HOSTILE_ERROR = "<img src=x onerror=alert(1)> @maintainer see #123 | `tick`"
+THIRD_KEY = "2.12.0.dev20260410+cu128"
+
+
+def third_snapshot() -> Snapshot:
+    snapshot = new_snapshot()
+    results = {result.model: result for result in snapshot.results}
+    results["T5ForConditionalGeneration"].outcomes[DYNAMIC] = ok(5)  # fixed
+    results["MistralForCausalLM"].outcomes[BASELINE] = ok(3)  # one graph fewer at baseline
+    results["ScriptyModel"] = model(
+        "ScriptyModel",
+        "decoder",
+        ok(3),
+        crash("RuntimeError", HOSTILE_ERROR),
+        ok(3),
+        confirmations={SCALAR: [crash("RuntimeError", HOSTILE_ERROR)]},
+    )
+    results[HOSTILE] = model(HOSTILE, "vision", ok(2), ok(1), ok(2))
+    return snapshot.model_copy(
+        update={
+            "key": THIRD_KEY,
+            "created": datetime(2026, 4, 10, 6, 0, tzinfo=UTC),
+            "environment": snapshot.environment.model_copy(
+                update={
+                    "torch_version": THIRD_KEY,
+                    "torch_git_version": "0123456789abcdef0123456789abcdef01234567",
+                }
+            ),
+            "results": list(results.values()),
+            "corpus": snapshot.corpus.model_copy(update={"models": list(results)}),
+        }
+    )
+
+
+def nightlies() -> list[Snapshot]:
+    return [old_snapshot(), new_snapshot(), third_snapshot()]
+
+
+def make_store(path: Path) -> LocalStore:
+    store = LocalStore(path)
+    for snapshot in nightlies():
+        store.put(snapshot)
+    return store

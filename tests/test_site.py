@@ -1,0 +1,397 @@
+"""The dashboard site (triagebot/report/site.py): what it writes, from what, under which names.
+
+What a person sees in a browser (sorting, filtering, charts, links from an issue) is
+tests/test_site_browser.py; this file checks the files themselves.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
+from tests.snapshots import DYNAMIC, SCALAR
+from triagebot.analysis import CRASH_EFFECTS, classify, diff
+from triagebot.config import Config, pages_url, parse_config, with_site_url
+from triagebot.errors import SiteError
+from triagebot.report import links
+from triagebot.report import site as site_module
+from triagebot.report.site import build_site
+from triagebot.report.site_data import analyse_night, read_night_data
+from triagebot.store import LocalStore, write_snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD, NEW, THIRD = (snapshot.key for snapshot in nightlies())
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    build_site(make_store(root / "store"), root / "site")
+    return root / "site"
+
+
+class Page(HTMLParser):
+    """The links, ids, scripts and table rows of one page."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+        self.scripts: list[str] = []
+        self.rows: dict[str, int] = {}  # table id -> rows in its body
+        self._table: list[str | None] = []
+        self._in_body = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        found = dict(attrs)
+        if "id" in found:
+            self.ids.add(found["id"])
+        if tag == "a" and "href" in found:
+            self.hrefs.append(found["href"])
+        if tag in ("script", "link") and (found.get("src") or found.get("href")):
+            self.scripts.append(found.get("src") or found["href"])
+        if tag == "table":
+            self._table.append(found.get("id"))
+        if tag == "tbody":
+            self._in_body = True
+        if tag == "tr" and self._in_body and self._table and self._table[-1]:
+            self.rows[self._table[-1]] = self.rows.get(self._table[-1], 0) + 1
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self._table:
+            self._table.pop()
+        if tag == "tbody":
+            self._in_body = False
+
+
+def page(site: Path, name: str) -> Page:
+    return Page((site / name).read_text(encoding="utf-8"))
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+
+def test_names_are_plain_where_they_can_be_and_distinct_where_they_cannot():
+    assert links.model_page("LlamaForCausalLM") == "models/LlamaForCausalLM.html"
+    assert links.flag_page(SCALAR) == f"flags/{SCALAR}.html"
+    # A torch version keeps its name but its `+`, which a server may read as a space.
+    assert re.fullmatch(r"2\.12\.0\.dev20260408_cu128-[0-9a-f]{8}", links.slug(OLD))
+    assert links.compare_page(OLD, NEW) == f"compare/{links.slug(OLD)}...{links.slug(NEW)}.html"
+    assert links.night_data(OLD) == f"data/nights/{links.slug(OLD)}.js"
+    odd = links.slug(HOSTILE)
+    for name in (odd, links.slug(OLD)):
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)
+    assert links.slug(HOSTILE) == odd  # stable
+    assert links.slug("a/b") != links.slug("a_b") and links.slug("..") != links.slug(".")
+    assert links.slug("../../etc/passwd").startswith("etc_passwd-")
+
+
+def test_a_crash_anchor_is_a_stable_id_whatever_the_signature():
+    anchor = links.crash_anchor(HOSTILE_ERROR)
+    assert re.fullmatch(r"crash-[0-9a-f]{12}", anchor)
+    assert anchor == links.crash_anchor(HOSTILE_ERROR)
+    assert anchor != links.crash_anchor(HOSTILE_ERROR + " ")
+    assert links.crash_group(SCALAR, HOSTILE_ERROR) == f"flags/{SCALAR}.html#{anchor}"
+
+
+def test_relative_links_between_pages():
+    assert links.relative("models/A.html", "flags/f.html") == "../models/A.html"
+    assert links.relative("flags/f.html#crash-1", "index.html") == "flags/f.html#crash-1"
+    assert links.relative("index.html", "compare/a...b.html") == "../index.html"
+    assert links.relative("assets/site.js", "models/A.html") == "../assets/site.js"
+
+
+def test_site_url_joins_the_configured_address_and_a_page():
+    page = links.crash_group(SCALAR, "X: y")
+    assert links.site_url("https://o.github.io/r/", page) == f"https://o.github.io/r/{page}"
+    assert links.site_url("https://o.github.io/r", page) == f"https://o.github.io/r/{page}"
+    assert links.site_url("https://h/x/dashboard.html", page) == f"https://h/x/{page}"
+    assert links.site_url("https://o.github.io/r/") == "https://o.github.io/r/"
+    assert links.site_url(None, page) is None
+
+
+def test_dashboard_url_defaults_to_the_pages_address_in_actions_only():
+    actions = {"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "Someone/triagebot"}
+    assert pages_url("Someone/triagebot") == "https://someone.github.io/triagebot/"
+    assert pages_url("someone/Someone.github.io") == "https://someone.github.io/"
+    assert with_site_url(Config(), actions).tracker.dashboard_url == "https://someone.github.io/triagebot/"
+    assert with_site_url(Config(), {}).tracker.dashboard_url is None
+    assert (
+        with_site_url(Config(), {**actions, "GITHUB_REPOSITORY": "not a repo"}).tracker.dashboard_url is None
+    )
+    configured = parse_config('[tracker]\ndashboard_url = "https://example.org/site/"\n')
+    assert with_site_url(configured, actions).tracker.dashboard_url == "https://example.org/site/"
+    unpublished = parse_config('[dashboard]\npublish = "none"\n')
+    assert with_site_url(unpublished, actions).tracker.dashboard_url is None
+
+
+def test_dashboard_settings_are_checked_when_read():
+    assert Config().dashboard.publish == "pages" and Config().dashboard.branch == "gh-pages"
+    assert parse_config('[dashboard]\npublish = "branch"\nbranch = "site"\n').dashboard.branch == "site"
+    for bad in ('publish = "netlify"', 'branch = "-x"', 'branch = "a b"', "url = 1"):
+        with pytest.raises(Exception, match="dashboard"):
+            parse_config(f"[dashboard]\n{bad}\n")
+
+
+def test_a_diff_from_rows_already_classified_is_the_same_diff():
+    """The site passes each nightly's classified rows to the diff instead of classifying twice."""
+    for old, new in itertools.pairwise(nightlies()):
+        assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
+    old, new = nightlies()[0], nightlies()[2]
+    assert diff(old, new, old_rows=classify(old), new_rows=classify(new)) == diff(old, new)
+
+
+def test_corpus_health_counts_the_baseline():
+    health = analyse_night(nightlies()[0]).data.health
+    # Bart cannot be built; Detr's baseline timed out, Whisper's crashed: 7 of 10 compiled.
+    counts = (health.models, health.built, health.testable, health.compiled, health.one_graph)
+    assert counts == (10, 9, 9, 7, 0)
+    assert health.mean_graphs == round(36 / 7, 2) and health.p90_graphs == 12
+    assert health.top_models[0] == ("Qwen2VLForConditionalGeneration", 12)
+    assert health.strata["vision"].models == 2 and health.strata["vision"].compiled == 1
+
+
+# --- what the site holds -----------------------------------------------------------------------------
+
+
+def test_every_page_kind_is_written(site: Path):
+    for name in ("index.html", "models.html", "compare.html", ".nojekyll"):
+        assert (site / name).is_file(), name
+    assert {path.name for path in (site / "flags").iterdir()} == {f"{SCALAR}.html", f"{DYNAMIC}.html"}
+    every_model = {result.model for snapshot in nightlies() for result in snapshot.results}
+    assert {path.name for path in (site / "models").iterdir()} == {
+        Path(links.model_page(name)).name for name in every_model
+    }
+    assert {path.name for path in (site / "compare").iterdir()} == {
+        Path(links.compare_page(OLD, NEW)).name,
+        Path(links.compare_page(NEW, THIRD)).name,
+    }
+    assert {path.name for path in (site / "data" / "nights").iterdir()} == {
+        Path(links.night_data(key)).name for key in (OLD, NEW, THIRD)
+    }
+    for asset in ("site.js", "site.css", "chart.umd.min.js", "chart.js.LICENSE.md"):
+        assert (site / "assets" / asset).stat().st_size > 0
+
+
+def test_every_link_is_relative_and_lands_on_a_written_page_and_anchor(site: Path):
+    pages = {path.relative_to(site).as_posix(): page(site, path.relative_to(site).as_posix())
+             for path in site.rglob("*.html")}  # fmt: skip
+    for name, found in pages.items():
+        for reference in found.scripts:
+            if reference.startswith("data:"):
+                continue
+            assert not re.match(r"(?i)^(https?:)?//", reference), (
+                f"{name} loads {reference} from another site"
+            )
+            assert (site / Path(name).parent / reference).resolve().is_file(), f"{name}: {reference}"
+        for href in found.hrefs:
+            if re.match(r"(?i)^https?://", href):
+                assert href.startswith(("https://github.com/pytorch/pytorch/", "https://github.com/")), href
+                continue
+            target, _, anchor = href.partition("#")
+            resolved = (site / Path(name).parent / target).resolve() if target else (site / name)
+            assert resolved.is_file(), f"{name} links to a missing page: {href}"
+            if anchor:
+                key = resolved.relative_to(site.resolve()).as_posix()
+                assert anchor in pages[key].ids, f"{name} links to a missing anchor: {href}"
+
+
+def test_tables_are_rendered_on_the_server(site: Path):
+    flag = page(site, links.flag_page(SCALAR))
+    latest = nightlies()[-1]
+    assert flag.rows["effects"] == sum(SCALAR in result.outcomes for result in latest.results)
+    models = page(site, links.MODELS)
+    assert models.rows["models"] == len({r.model for s in nightlies() for r in s.results})
+    index = page(site, links.INDEX)
+    assert index.rows["nightlies"] == 3
+
+
+def test_untrusted_text_is_shown_as_text(site: Path):
+    text = (site / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+    assert "<script>alert" not in text and "<img src=x" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    model_page = (site / links.model_page(HOSTILE)).read_text(encoding="utf-8")
+    assert "<script>alert" not in model_page and "OddModel&lt;/td&gt;&lt;script&gt;" in model_page
+    # The charts' data blocks cannot be closed by the text they carry.
+    for path in site.rglob("*.html"):
+        for block in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', path.read_text()):
+            assert "<" not in block
+
+
+def test_crash_groups_carry_their_anchor_first_nightly_and_repro(site: Path):
+    text = (site / links.flag_page(DYNAMIC)).read_text(encoding="utf-8")
+    flag = page(site, links.flag_page(DYNAMIC))
+    grouped = [
+        row for row in classify(nightlies()[-1]) if row.flag == DYNAMIC and row.effect in CRASH_EFFECTS
+    ]
+    assert grouped
+    for row in grouped:
+        assert links.crash_anchor(row.signature) in flag.ids
+    assert "First seen" in text and OLD in text
+
+
+def test_a_model_page_says_when_it_first_changed(site: Path):
+    text = (site / links.model_page("MistralForCausalLM")).read_text(encoding="utf-8")
+    first = re.search(r'<section class="first-change" id="first-change">(.*?)</section>', text, re.S)
+    assert first and THIRD in first[1] and "baseline graphs: 4 → <strong>3</strong>" in first[1]
+    unchanged = (site / links.model_page("WhisperModel")).read_text(encoding="utf-8")
+    assert "Nothing changed across the 3 nightlies" in unchanged
+
+
+def test_the_compare_pages_hold_the_diff_and_its_commit_range(site: Path):
+    text = (site / links.compare_page(NEW, THIRD)).read_text(encoding="utf-8")
+    old_git, new_git = (s.environment.torch_git_version for s in nightlies()[1:])
+    assert f"https://github.com/pytorch/pytorch/compare/{old_git}...{new_git}" in text
+    fixed = re.search(rf'id="{DYNAMIC}-fixed".*?</table>', text, re.S)
+    assert fixed and "T5ForConditionalGeneration" in fixed[0]
+
+
+# --- building again, and from what ---------------------------------------------------------------
+
+
+def test_a_build_into_the_same_folder_reads_only_what_changed(tmp_path: Path):
+    store = make_store(tmp_path / "store")
+    first = build_site(store, tmp_path / "site")
+    assert (first.read, first.nights) == (3, 3)
+    again = build_site(store, tmp_path / "site")
+    assert again.read == 0 and again.pages == first.pages
+    # A rerun of the middle nightly: it and the one diffed against it are read again.
+    rerun = nightlies()[1]
+    rerun.results = [r for r in rerun.results if r.model != "GPT2LMHeadModel"]
+    write_snapshot(rerun, store.file(rerun.key))
+    changed = build_site(store, tmp_path / "site")
+    assert changed.read == 2
+    data = read_night_data(tmp_path / "site" / links.night_data(THIRD))
+    assert data is not None and data.diff is not None and "GPT2LMHeadModel" in data.diff.models_added
+
+
+def test_worker_processes_build_the_same_site(tmp_path: Path, monkeypatch):
+    store = make_store(tmp_path / "store")
+    build_site(store, tmp_path / "serial", jobs=1)
+    monkeypatch.setattr(site_module, "PARALLEL_FROM", 1)
+    said: list[str] = []
+    parallel = build_site(store, tmp_path / "parallel", jobs=2, say=said.append)
+    assert parallel.read == 3 and said == ["reading 3 of 3 stored nightlies"]  # no fallback
+    for name in [links.night_data(key) for key in (OLD, NEW, THIRD)] + [links.INDEX, links.flag_page(SCALAR)]:
+        assert (tmp_path / "parallel" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes(), name
+
+
+def test_pages_of_models_that_left_the_store_are_removed(tmp_path: Path):
+    store = make_store(tmp_path / "store")
+    build_site(store, tmp_path / "site")
+    assert (tmp_path / "site" / links.model_page(HOSTILE)).exists()
+    store.file(THIRD).unlink()
+    build_site(store, tmp_path / "site")
+    assert not (tmp_path / "site" / links.model_page(HOSTILE)).exists()
+    assert not (tmp_path / "site" / links.night_data(THIRD)).exists()
+
+
+def test_a_damaged_data_file_is_made_again(tmp_path: Path):
+    store = make_store(tmp_path / "store")
+    build_site(store, tmp_path / "site")
+    (tmp_path / "site" / links.night_data(OLD)).write_text("triagebotNight({);\n", encoding="utf-8")
+    assert build_site(store, tmp_path / "site").read == 1
+
+
+def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
+    store = make_store(tmp_path / "store")
+    (tmp_path / "work" / "models").mkdir(parents=True)
+    (tmp_path / "work" / "models" / "weights.bin").write_bytes(b"keep")
+    with pytest.raises(SiteError, match="holds no site built by triagebot"):
+        build_site(store, tmp_path / "work")
+    assert (tmp_path / "work" / "models" / "weights.bin").read_bytes() == b"keep"
+    build_site(store, tmp_path / "empty")  # a new folder, and a folder built before, are fine
+    build_site(store, tmp_path / "empty")
+
+
+def test_a_place_the_site_cannot_be_written_is_one_clear_error(tmp_path: Path):
+    make_store(tmp_path / "store")
+    (tmp_path / "a-file").write_text("not a folder")
+    done = run_cli("site", "--store", "store", "--out", "a-file/site", "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("triagebot: error: a-file/site: cannot write the site there")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_empty_store_is_one_clear_error(tmp_path: Path):
+    with pytest.raises(SiteError, match="no snapshot in the store"):
+        build_site(LocalStore(tmp_path / "none"), tmp_path / "site")
+
+
+def run_cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "triagebot", *arguments]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_site_command_builds_and_says_where(tmp_path: Path):
+    make_store(tmp_path / "store")
+    done = run_cli("site", "--store", "store", "--out", "out", "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"site: 3 nightlies (3 read), {len(list((tmp_path / 'out').rglob('*.html')))} pages" in done.stdout
+    assert (tmp_path / "out" / "index.html").is_file()
+    empty = run_cli("site", "--store", "nothing", "--out", "out", cwd=tmp_path)
+    assert empty.returncode == 2
+    assert empty.stderr.strip().splitlines() == [
+        "triagebot: error: no snapshot in the store at nothing: nothing to build a site from"
+    ]
+
+
+def test_the_vendored_chart_library_is_the_release_its_readme_names():
+    vendor = ROOT / "triagebot" / "report" / "vendor"
+    version = re.search(r"Chart\.js (\d+\.\d+\.\d+)", (vendor / "README.md").read_text())[1]
+    assert f"Chart.js v{version}" in (vendor / "chart.umd.min.js").read_text(encoding="utf-8")[:200]
+    assert "MIT License" in (vendor / "chart.js.LICENSE.md").read_text(encoding="utf-8")
+
+
+def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_path: Path, monkeypatch):
+    from tests.test_run import Stages
+    from triagebot.pipeline import RunOptions, build_site_into, run
+
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
+    store = make_store(tmp_path / "store")
+    latest = nightlies()[-1].model_copy(update={"key": "2.12.0.dev20260411+cu128"})
+    latest.environment = latest.environment.model_copy(update={"torch_git_version": "f" * 40})
+    stages = Stages(latest)
+    config = parse_config('[dashboard]\npublish = "branch"\nbranch = "site"\n')
+    report = run(
+        config,
+        RunOptions(out=tmp_path / "night"),
+        store=store,
+        build=latest.environment,
+        say=lambda line: None,
+        site_builder=build_site_into,
+        **stages.stages(),
+    )
+    assert report.site_dir == tmp_path / "night" / "site"
+    assert (report.site_dir / links.model_page("LlamaForCausalLM")).is_file()
+    assert f"site: {report.site_dir / 'index.html'}" in report.lines
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "github-output").read_text().splitlines())
+    assert outputs["site"] == str(report.site_dir)
+    assert (outputs["site_publish"], outputs["site_branch"]) == ("branch", "site")
+    data = read_night_data(report.site_dir / links.night_data(latest.key))
+    assert data is not None and data.previous == THIRD_KEY
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_without_a_browser_the_browser_test_says_why(tmp_path: Path, required: bool):
+    """Skipped with the reason on a machine without Chromium; failed where it must run (.ci/run)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("TRIAGEBOT_")}
+    env["TRIAGEBOT_CHROMIUM"] = str(tmp_path / "no-chromium")
+    if required:
+        env["TRIAGEBOT_REQUIRE_BROWSER"] = "1"
+    test = "tests/test_site_browser.py::test_tables_read_without_javascript"
+    command = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", test]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    reason = f"the dashboard's browser test cannot run: {tmp_path / 'no-chromium'} does not exist"
+    assert reason in done.stdout, done.stdout[-2000:]
+    assert "apt-get install chromium" in done.stdout
+    assert done.returncode == (1 if required else 0), done.stdout[-2000:]

@@ -1,0 +1,366 @@
+"""The dashboard site as a person uses it: opened from disk in a real headless Chromium.
+
+The browser is Debian's `chromium` package, driven by Playwright (the dev extra) through
+`executable_path`; Playwright's own browser download is never used. Every page must load with
+no console error and no request leaving the site's folder; sorting and filtering change the
+rows a person sees; every chart draws, with both axes titled; the links an issue body makes to
+the site land on a page and an anchor that exist; comparing any two nightlies in the browser
+agrees with triagebot's own diff. Screenshots go to `--screenshots DIR` (default: pytest's tmp
+folder; the folder is printed at the end of the run).
+
+Without Chromium or Playwright the tests are skipped with the reason, except where
+`TRIAGEBOT_REQUIRE_BROWSER=1` (as `.ci/run` sets it after installing both): there they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.sitestore import HOSTILE, make_store, nightlies
+from tests.snapshots import DYNAMIC, SCALAR
+from triagebot.analysis import CRASH_EFFECTS, classify, diff, flag_stats, night
+from triagebot.report import issue_body, links
+from triagebot.report.site import build_site
+from triagebot.results import Effect
+
+CHROMIUM = Path(os.environ.get("TRIAGEBOT_CHROMIUM", "/usr/bin/chromium"))
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REQUIRED = os.environ.get("TRIAGEBOT_REQUIRE_BROWSER") == "1"
+BASE = "https://someone.github.io/triagebot/"  # where the issue bodies say the site is
+OLD, NEW, THIRD = (snapshot.key for snapshot in nightlies())
+
+
+def unavailable(reason: str) -> None:
+    message = (
+        f"the dashboard's browser test cannot run: {reason}. Install Debian's Chromium "
+        "(`apt-get install chromium`) and the dev extra (`pip install -e '.[dev]'`); .ci/run does both"
+    )
+    if REQUIRED:
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import Error, sync_playwright
+    except ImportError:
+        unavailable("the Python package playwright is not installed")
+    if not CHROMIUM.is_file():
+        unavailable(f"{CHROMIUM} does not exist")
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        except Error as error:
+            unavailable(f"{CHROMIUM} did not start: {str(error).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("browser-site")
+    build_site(make_store(root / "store"), root / "site")
+    return root / "site"
+
+
+@pytest.fixture(scope="module")
+def screenshots(request, tmp_path_factory) -> Path:
+    chosen = request.config.getoption("--screenshots")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    request.config.triagebot_screenshots = folder
+    return folder
+
+
+class Visit:
+    """A page opened from disk, with every console error, script error and outside request."""
+
+    def __init__(self, browser, site: Path, name: str, javascript: bool = True) -> None:
+        size = {"width": 1280, "height": 900}
+        self.context = browser.new_context(viewport=size, java_script_enabled=javascript)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        self.page.on("pageerror", lambda e: self.errors.append(f"script: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url} {r.failure}"))
+
+        def guard(route):
+            if route.request.url.startswith(("file://", "data:")):
+                route.continue_()
+            else:
+                self.outside.append(route.request.url)
+                route.abort()
+
+        self.page.route("**/*", guard)
+        self.open(site / name)
+
+    def open(self, path: Path) -> None:
+        self.page.goto(path.as_uri())
+        self.page.wait_for_load_state("load")
+
+    def shot(self, folder: Path, name: str) -> None:
+        self.page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def visit(browser, site):
+    opened: list[Visit] = []
+
+    def open_page(name: str, javascript: bool = True) -> Visit:
+        opened.append(Visit(browser, site, name, javascript))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()
+
+
+def visible_models(visit: Visit, table: str) -> list[str]:
+    return visit.page.eval_on_selector_all(
+        f"#{table} tbody tr:not([hidden])", "rows => rows.map(row => row.dataset.model)"
+    )
+
+
+# --- every page loads, from disk, with nothing from outside -----------------------------------------
+
+
+def test_every_page_loads_without_a_console_error(visit, site: Path, screenshots: Path):
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
+    assert len(pages) >= 20
+    kinds = {
+        links.INDEX: "index",
+        links.flag_page(DYNAMIC): "flag",
+        links.model_page("Qwen2VLForConditionalGeneration"): "model",
+        links.compare_page(NEW, THIRD): "compare",
+        links.MODELS: "models",
+    }
+    page = visit(links.INDEX)
+    for name in pages:
+        page.open(site / name)
+        assert page.errors == [], f"{name}: {page.errors}"
+        assert page.outside == [], f"{name} asked for {page.outside}"
+        assert page.page.title().endswith("· triagebot"), name
+        if name in kinds:
+            page.shot(screenshots, kinds[name])
+
+
+def test_tables_read_without_javascript(visit):
+    page = visit(links.flag_page(SCALAR), javascript=False)
+    rows = page.page.locator("#effects tbody tr")
+    latest = nightlies()[-1]
+    assert rows.count() == sum(SCALAR in result.outcomes for result in latest.results)
+    assert rows.first.is_visible()
+    assert page.page.locator("canvas").count() == 1  # the chart needs a script; the table does not
+
+
+# --- sorting and filtering ---------------------------------------------------------------------------
+
+
+def test_sorting_changes_the_order_of_the_rows(visit, screenshots: Path):
+    page = visit(links.flag_page(SCALAR))
+    before = visible_models(page, "effects")
+    header = page.page.locator("#effects thead th", has_text="Baseline graphs")
+    header.click()
+    ascending = visible_models(page, "effects")
+    graphs = page.page.eval_on_selector_all(
+        "#effects tbody tr", "rows => rows.map(row => row.cells[3].dataset.value)"
+    )
+    numbers = [int(value) for value in graphs if value]
+    assert numbers == sorted(numbers) and graphs[-1] == ""  # blanks last
+    header.click()
+    descending = visible_models(page, "effects")
+    assert ascending != before and descending != ascending
+    assert header.get_attribute("aria-sort") == "descending"
+    page.page.locator("#effects thead th", has_text="Model").click()
+    assert visible_models(page, "effects") == sorted(before, key=str.lower)
+    page.shot(screenshots, "flag-sorted")
+
+
+def test_filtering_changes_the_visible_rows(visit, screenshots: Path):
+    page = visit(links.flag_page(DYNAMIC))
+    every = visible_models(page, "effects")
+    form = page.page.locator('form.filters[data-table="effects"]')
+    form.locator('select[data-column="effect"]').select_option("crashes")
+    crashing = visible_models(page, "effects")
+    rows = [row for row in classify(nightlies()[-1]) if row.flag == DYNAMIC]
+    assert sorted(crashing) == sorted(row.model for row in rows if row.effect == Effect.crashes)
+    assert form.locator("output").inner_text() == f"{len(crashing)} of {len(every)} rows"
+    form.locator('select[data-column="effect"]').select_option("")
+    form.locator('select[data-column="stratum"]').select_option("vl")
+    assert sorted(visible_models(page, "effects")) == sorted(row.model for row in rows if row.stratum == "vl")
+    form.locator('select[data-column="stratum"]').select_option("")
+    form.locator('input[data-column="model"]').fill("qwen2")
+    assert visible_models(page, "effects") == ["Qwen2VLForConditionalGeneration"]
+    form.locator('input[data-column="model"]').fill("")
+    signature = next(row.signature for row in rows if row.model == "Qwen2VLForConditionalGeneration")
+    form.locator('select[data-column="signature"]').select_option(signature)
+    assert visible_models(page, "effects") == [r.model for r in rows if r.signature == signature]
+    page.shot(screenshots, "flag-filtered")
+
+    models = visit(links.MODELS)
+    everyone = visible_models(models, "models")
+    models.page.locator('form.filters select[data-column="effect"]').select_option("reduces_graphs")
+    helped = visible_models(models, "models")
+    assert helped and len(helped) < len(everyone)
+
+
+# --- charts ------------------------------------------------------------------------------------------
+
+CHART_STATE = """canvas => {
+  const chart = Chart.getChart(canvas);
+  const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let painted = 0;
+  for (let i = 3; i < pixels.length; i += 4) { if (pixels[i]) { painted++; } }
+  return {
+    drawn: canvas.dataset.drawn, painted: painted, width: canvas.width,
+    x: chart.scales.x.options.title.text, y: chart.scales.y.options.title.text,
+    xTicks: chart.scales.x.ticks.length, yTicks: chart.scales.y.ticks.length,
+    legend: chart.legend.legendItems.map(item => item.text),
+    labels: chart.data.labels,
+  };
+}"""
+
+
+def test_every_chart_draws_with_axes_and_a_legend(visit, site: Path):
+    charted = [path for path in site.rglob("*.html") if "<canvas" in path.read_text(encoding="utf-8")]
+    assert {links.INDEX, links.flag_page(SCALAR), links.model_page(HOSTILE)} <= {
+        path.relative_to(site).as_posix() for path in charted
+    }
+    page = visit(links.INDEX)
+    for path in charted:
+        page.open(path)
+        canvases = page.page.locator("canvas[data-chart]")
+        assert canvases.count() > 0
+        for index in range(canvases.count()):
+            state = canvases.nth(index).evaluate(CHART_STATE)
+            where = f"{path.name} chart {index}"
+            assert state["drawn"] == "true", where
+            assert state["painted"] > 0.01 * state["width"] * 100, f"{where}: blank canvas"
+            assert state["x"] == "nightly" and state["y"], where
+            assert state["xTicks"] > 0 and state["yTicks"] > 1, where
+            assert state["legend"], where
+            # Full nightly keys, never shortened.
+            assert set(state["labels"]) <= {OLD, NEW, THIRD}, where
+    assert page.errors == []
+
+
+# --- links from an issue body --------------------------------------------------------------------
+
+
+def site_links_of_an_issue(flag: str) -> list[str]:
+    """What an issue body links to on the site: what the body holds today, and what its
+    templates make with `report.links` for the groups and models they mention."""
+    snapshot = nightlies()[-1]
+    # The one call that follows the report's API: the body as the tracker publishes it.
+    body = issue_body(night(snapshot, nightlies()[:-1], nightlies()[-2], dashboard_url=BASE), flag)
+    found = re.findall(rf"{re.escape(BASE)}[^\s)>\]]*", body)
+    assert found, "the issue body does not link to the site"
+    stats = flag_stats(snapshot, flag)
+    for group in stats.crash_groups + stats.flaky_groups:
+        found.append(links.site_url(BASE, links.crash_group(flag, group.signature)))
+        found += [links.site_url(BASE, links.model_page(model)) for model in group.models]
+    rows = classify(snapshot)
+    helped = [row.model for row in rows if row.flag == flag and row.effect == Effect.reduces_graphs]
+    found += [links.site_url(BASE, links.model_page(model)) for model in helped]
+    found += [links.site_url(BASE, links.flag_page(flag)), links.site_url(BASE, links.MODELS)]
+    change = diff(nightlies()[-2], snapshot)
+    found.append(links.site_url(BASE, links.compare_page(change.old_key, change.new_key)))
+    return found
+
+
+@pytest.mark.parametrize("flag", [SCALAR, DYNAMIC])
+def test_links_from_an_issue_body_land_on_existing_pages_and_anchors(visit, site: Path, flag: str):
+    targets = site_links_of_an_issue(flag)
+    assert any("#crash-" in target for target in targets)
+    page = visit(links.INDEX)
+    for target in targets:
+        path, _, anchor = target[len(BASE) :].partition("#")
+        file = site / (path or links.INDEX)
+        assert file.is_file(), f"{target} is not a page of the site"
+        page.open(file)
+        assert page.errors == []
+        if anchor:
+            assert page.page.locator(f"#{anchor}").count() == 1, f"{target}: no element with that id"
+            page.page.goto(f"{file.as_uri()}#{anchor}")
+            assert page.page.locator(f"#{anchor}").is_visible()
+
+
+# --- comparing any two nightlies -----------------------------------------------------------------
+
+
+COMPARE = """async ([old, now]) => {
+  const a = await triagebotSite.load(old), b = await triagebotSite.load(now);
+  const result = triagebotSite.compare(a, b);
+  const names = rows => rows.map(row => row.model).sort();
+  const flags = {};
+  for (const [flag, moved] of Object.entries(result.flags)) {
+    flags[flag] = Object.fromEntries(Object.entries(moved).map(([kind, rows]) => [kind, names(rows)]));
+  }
+  const baseline = names(result.baseline);
+  return {added: result.added.sort(), removed: result.removed.sort(), baseline, flags};
+}"""
+
+
+@pytest.mark.parametrize("pair", [(0, 1), (1, 2), (0, 2)])
+def test_comparing_in_the_browser_agrees_with_triagebots_diff(visit, pair: tuple[int, int]):
+    old, new = nightlies()[pair[0]], nightlies()[pair[1]]
+    expected = diff(old, new)
+    page = visit(links.COMPARE)
+    found = page.page.evaluate(COMPARE, [old.key, new.key])
+    assert found["added"] == sorted(expected.models_added)
+    assert found["removed"] == sorted(expected.models_removed)
+    assert found["baseline"] == sorted(change.model for change in expected.baseline_graph_changes)
+    assert set(found["flags"]) == set(expected.flags)
+    for flag, moved in expected.flags.items():
+        for kind in ("newly_crashing", "fixed", "signature_changes", "effect_changes", "graph_changes"):
+            assert found["flags"][flag][kind] == sorted(c.model for c in getattr(moved, kind)), (flag, kind)
+    assert page.errors == []
+
+
+def test_the_compare_view_opens_a_consecutive_pair_and_draws_any_other(visit, site: Path, screenshots: Path):
+    page = visit(links.COMPARE)
+    page.page.select_option("#compare-old", OLD)
+    page.page.select_option("#compare-new", THIRD)
+    page.page.click("#compare-form button")
+    page.page.wait_for_selector("#compared")
+    assert page.page.locator("#compare-result table").count() > 0
+    fixed = page.page.locator("#compare-result h3.flag", has_text=DYNAMIC)
+    assert fixed.count() == 1
+    assert page.errors == [] and page.outside == []
+    old_git, _, new_git = (snapshot.environment.torch_git_version for snapshot in nightlies())
+    commits = page.page.locator("#compare-result a", has_text=old_git[:12])
+    assert (
+        commits.get_attribute("href") == f"https://github.com/pytorch/pytorch/compare/{old_git}...{new_git}"
+    )
+    page.shot(screenshots, "compare-any")
+    page.page.select_option("#compare-old", NEW)
+    page.page.click("#compare-form button")
+    page.page.wait_for_url(re.compile(re.escape(Path(links.compare_page(NEW, THIRD)).name)))
+    assert page.page.locator("h1").inner_text() == f"{NEW} → {THIRD}"
+
+
+def test_a_crashing_model_links_to_its_crash_group(visit, site: Path):
+    row = next(r for r in classify(nightlies()[-1]) if r.flag == SCALAR and r.effect in CRASH_EFFECTS)
+    page = visit(links.model_page(row.model))
+    page.page.locator("#errors a", has_text="its crash group").first.click()
+    page.page.wait_for_load_state("load")
+    assert page.page.url.endswith(links.crash_group(SCALAR, row.signature))
+    assert page.page.locator(f"#{links.crash_anchor(row.signature)}").is_visible()
