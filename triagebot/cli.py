@@ -32,6 +32,7 @@ NIGHT_ORDER = (
     "diff",
     "report",
     "publish",
+    "site",
     "command",
     "corpus",
     "config",
