@@ -146,7 +146,8 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
 
     def run_sweep(specs, flags, out, *, corpus, shard=None, **options):
         environment = Environment(torch_version="2.13.0", torch_git_version="abc")
-        header = SweepHeader(environment=environment, flags=flags, corpus=corpus, shard=shard)
+        patches = {name: settings.patch for name, settings in flags.items()}
+        header = SweepHeader(environment=environment, flags=patches, corpus=corpus, shard=shard)
         records = [
             RunRecord(
                 model=spec.model, config=config, outcome=Outcome(status=Status.ok, graphs=1, seconds=1.0)
