@@ -600,7 +600,10 @@ def corpus_check(
         )
     except SweepError as error:
         fail(str(error))
-    summary = summarize(records, specs)
+    from triagebot.corpus.shrink import stale_fixes
+
+    stale = [fix.describe() for fix in stale_fixes()] if corpus == "transformers" else []
+    summary = summarize(records, specs, stale)
     print(json.dumps(summary, indent=2) if as_json else render(summary))
 
 
