@@ -67,7 +67,7 @@ def test_build_is_deterministic_and_a_resolved_spec_skips_the_ladder(monkeypatch
 
 def test_the_tiny_config_dict_rebuilds_the_same_model():
     built = resolved("Gemma3ForConditionalGeneration")
-    assert hf.config_round_trips(built.spec)
+    assert hf.round_trip_difference(built.spec) is None
     rebuilt = hf.instantiate(built.spec)
     assert hf.count_params(rebuilt) == built.spec.params
     assert rebuilt.config.to_dict() == built.model.config.to_dict()
@@ -110,3 +110,30 @@ def test_the_population_follows_the_rule():
     assert by_name["MixtralForCausalLM"].stratum == "decoder_llm"
     # A sub-tower the auto mappings never name is still in the catalog.
     assert "Qwen2_5_VisionTransformerPretrainedModel" in by_name
+
+
+def test_a_repro_script_rebuilds_the_config_of_a_tagged_spec():
+    from triagebot.corpus.encoding import first_difference
+    from triagebot.report.render import render
+
+    spec = hf.complete_spec(hf.spec_for("Mamba2Model"))  # time_step_limit holds inf: tagged
+    assert "$float" in str(spec.config)
+    script = render(
+        "repro.py.j2",
+        signature="",
+        error_type="an error",
+        model=spec.model,
+        key="k",
+        torch_version=torch.__version__,
+        code=None,
+        class_name="Mamba2Model",
+        class_path=spec.class_path,
+        config=spec.config,
+        seed=spec.seed,
+        device="cpu",
+        patch={},
+        inputs=[],
+    )
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(script, namespace)
+    assert first_difference(namespace["build_model"]().config, hf.instantiate(spec).config) is None

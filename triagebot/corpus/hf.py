@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from triagebot.corpus import Built
+from triagebot.corpus.encoding import decode, encode, first_difference
 from triagebot.corpus.inputs import materialize_inputs
 from triagebot.corpus.recipes import REGISTRY, Context, NotApplicable, ladder_for
 from triagebot.corpus.recipes.common import first_int
@@ -53,6 +54,11 @@ class MissingDependency(ImportError):
 
 class NoRecipe(RuntimeError):
     """No recipe ran the model eagerly; the message carries each recipe's failure."""
+
+
+class SpecNotRecordable(RuntimeError):
+    """The recorded spec would rebuild another config than the one built: flag runs and repros,
+    which rebuild the model from the record, would test another model (or none)."""
 
 
 # --- the population ---------------------------------------------------------------------------
@@ -94,8 +100,9 @@ def import_object(path: str) -> Any:
 
 
 def config_from_dict(model_class: type, config: dict[str, Any] | None) -> Any:
+    """The config of a spec's (encoded, see encoding.py) config dict."""
     config_class = model_class.config_class
-    return config_class.from_dict(dict(config or {}))
+    return config_class.from_dict(decode(dict(config or {})))
 
 
 def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn.Module:
@@ -154,7 +161,7 @@ def complete_spec(spec: ModelSpec) -> ModelSpec:
             # The encoder alone of an encoder-decoder family: T5Gemma's refuses a config that
             # says encoder-decoder (T5's turns the flag off itself).
             config["is_encoder_decoder"] = False
-        update["config"] = config
+        update["config"] = encode(config)  # standard JSON that rebuilds this very config
     return spec.model_copy(update=update) if update else spec
 
 
@@ -162,6 +169,9 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
     """Build the model of `spec` and find inputs it runs on; the completed spec is in `Built.spec`."""
     spec = complete_spec(spec)
     model = instantiate(spec, device)
+    difference = round_trip_difference(spec)
+    if difference:
+        raise SpecNotRecordable(f"the recorded spec rebuilds another config: {difference}")
     if type(model).forward is torch.nn.Module.forward:
         # Omni wrappers and abstract bases: no recipe can feed a forward() that only raises.
         raise NoRecipe(f"{type(model).__name__} has no forward() but nn.Module's unimplemented one")
@@ -255,8 +265,18 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}"[:300]
 
 
-def config_round_trips(spec: ModelSpec) -> bool:
-    """Whether the spec's config dict rebuilds a config with the same dict."""
+def recorded(spec: ModelSpec) -> ModelSpec:
+    """`spec` as a flag run or a repro reads it back: written to JSON as a snapshot does, and read."""
+    return ModelSpec.model_validate_json(spec.model_dump_json())
+
+
+def round_trip_difference(spec: ModelSpec) -> str | None:
+    """Where the config rebuilt from the recorded `spec` differs from the one `spec` builds (the
+    key path and both values), or None when they are equal."""
     model_class = import_object(spec.class_path)
-    config = config_from_dict(model_class, spec.config)
-    return config_from_dict(model_class, config.to_dict()).to_dict() == config.to_dict()
+    built = config_from_dict(model_class, spec.config)
+    try:
+        rebuilt = config_from_dict(model_class, recorded(spec).config)
+    except Exception as error:
+        return f"it does not rebuild: {_describe(error)}"
+    return first_difference(built, rebuilt, "config")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from triagebot.corpus.encoding import decode
 from triagebot.corpus.shrink import text_token_limit
 from triagebot.results import InputSpec, ModelSpec
 
@@ -75,7 +76,7 @@ def literal(name: str, value: Any) -> InputSpec:
 
 def text_limit(ctx: Context) -> int:
     """Ids below this are plain text (special tokens sit at or above it)."""
-    return text_token_limit(ctx.spec.config or {})
+    return text_token_limit(decode(ctx.spec.config or {}))
 
 
 def first_int(value: Any, default: int) -> int:
