@@ -29,10 +29,10 @@ import torch
 from triagebot.corpus import Built
 from triagebot.corpus.encoding import decode, encode, first_difference
 from triagebot.corpus.inputs import materialize_inputs
-from triagebot.corpus.recipes import REGISTRY, Context, NotApplicable, ladder_for
+from triagebot.corpus.recipes import BY_NAME, TEXT_ONLY, Context, NotApplicable, RecipeFunction, ladder_for
 from triagebot.corpus.recipes.common import first_int
 from triagebot.corpus.shrink import tiny_config
-from triagebot.results import ModelSpec
+from triagebot.results import InputSpec, ModelSpec
 
 # The corpus never reaches the hub: models come from config classes only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -182,13 +182,11 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
         required=_required_params(model),
         model_class=type(model),
     )
-    text_only = {recipe.name for recipe in REGISTRY if recipe.text_only}
-    recipes = {recipe.name: recipe.make for recipe in REGISTRY}
     failures = []
     for name in ladder_for(spec.modality):
         ctx.token_count = 16
         try:
-            inputs = _attempt(model, ctx, recipes[name], device)
+            inputs = _attempt(model, ctx, BY_NAME[name].make, device)
         except NotApplicable:
             continue
         except ImportError as error:
@@ -201,7 +199,7 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
             update={
                 "recipe": name,
                 "inputs": inputs,
-                "partial": name in text_only and spec.modality != "text",
+                "partial": name in TEXT_ONLY and spec.modality != "text",
                 "params": count_params(model),
             }
         )
@@ -235,7 +233,7 @@ def eager_run(model: torch.nn.Module, inputs: dict[str, Any]) -> Any:
         return model(**inputs)
 
 
-def _attempt(model, ctx: Context, recipe, device: str) -> list:
+def _attempt(model: torch.nn.Module, ctx: Context, recipe: RecipeFunction, device: str) -> list[InputSpec]:
     """Run `recipe` eagerly; retry with the placeholder count the model asked for."""
     for _ in range(3):
         inputs = recipe(ctx)
