@@ -31,10 +31,12 @@ from triagebot.corpus.shrink.rules import (
     HEAD_KEYS,
     KV_HEAD_KEYS,
     LAYER_COUNT,
+    LAYER_KINDS_KEY,
     NOT_LAYER_COUNT,
     PER_LAYER_KEY,
     PER_LAYER_STRING_KEY,
     SCALAR_RULES,
+    STAGE_DEPTH_KEYS,
     STAGE_WIDTH_KEYS,
     STEM_WIDTH_KEYS,
 )
@@ -132,6 +134,11 @@ def shrink_layer_counts(config: dict[str, Any], level: Level) -> None:
     main = config.get("num_hidden_layers") or (
         0 if hierarchical else config.get("num_layers") or max(originals.values(), default=0)
     )
+    if not main and not hierarchical:
+        # No count: the list of layer kinds is the layer count (Nemotron-H lists all 52 layers).
+        main = max(
+            (len(v) for k, v in config.items() if LAYER_KINDS_KEY.match(k) and isinstance(v, list)), default=0
+        )
     new_layers = LAYERS
     if isinstance(main, int) and main > LAYERS:
         for key, value in config.items():
@@ -336,7 +343,8 @@ def _shrink_image_size(config: dict[str, Any], key: str, value: int) -> bool:
 
 
 def shrink_stage_lists(config: dict[str, Any], level: Level) -> None:
-    """Per-stage lists of hierarchical towers: depths, stage widths (scaled together), heads."""
+    """Per-stage lists of hierarchical towers: depths and block counts, stage widths (scaled
+    together), heads."""
     for key, value in list(config.items()):
         if not (
             isinstance(value, list)
@@ -344,7 +352,7 @@ def shrink_stage_lists(config: dict[str, Any], level: Level) -> None:
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             continue
-        if key == "depths" or key.endswith("_depths") or key == "blocks_per_stage":
+        if STAGE_DEPTH_KEYS.match(key):
             config[key] = [min(v, LAYERS) for v in value]
         elif STAGE_WIDTH_KEYS.match(key) and max(value) > WIDTH:
             config[key] = _scale_stage_widths(value)
@@ -482,6 +490,20 @@ def fit_feature_sizes(config: dict[str, Any], level: Level) -> None:
     if isinstance(image, int) and isinstance(patch, int) and patch > 0 and len(scales) >= len(sizes):
         grid = image // patch
         config["backbone_feature_sizes"] = [[int(grid * s)] * 2 for s in scales[: len(sizes)]]
+
+
+def shrink_vocoder_stages(config: dict[str, Any], level: Level) -> None:
+    """HiFi-GAN-style vocoders (BigVGAN, VITS, the unit vocoders) run every resblock kernel, with
+    its dilations, at every upsampling stage: LAYERS stages of one kernel each keep every kind of
+    block (a third of the kernels and of the stages is most of their compile time)."""
+    rates, kernels = config.get("upsample_rates"), config.get("upsample_kernel_sizes")
+    blocks, dilations = config.get("resblock_kernel_sizes"), config.get("resblock_dilation_sizes")
+    if not all(isinstance(value, list) for value in (rates, kernels, blocks, dilations)):
+        return
+    if len(rates) == len(kernels) > LAYERS:
+        config["upsample_rates"], config["upsample_kernel_sizes"] = rates[:LAYERS], kernels[:LAYERS]
+    if len(blocks) == len(dilations) > 1:
+        config["resblock_kernel_sizes"], config["resblock_dilation_sizes"] = blocks[:1], dilations[:1]
 
 
 def narrow_conv_stacks(config: dict[str, Any], level: Level) -> None:
@@ -645,6 +667,7 @@ PASSES: tuple[Pass, ...] = (
     keep_head_split,
     fit_image_tiles,
     fit_feature_sizes,
+    shrink_vocoder_stages,  # before narrow_conv_stacks, which sizes channels by the stage count
     narrow_conv_stacks,
     narrow_stage_channels,
     scale_rotary_sections,

@@ -81,7 +81,19 @@ SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     (("num_queries", "num_object_queries", "two_stage_num_proposals"), 16),
     # Grouped convolutions sized to the original width (codec upsamplers).
     (("upsample_groups",), WIDTH),
+    # VQ autoencoders stack this many residual blocks at every resolution (and twice in the
+    # middle): one at each keeps every kind of block.
+    (("num_res_blocks",), 1),
+    # A time series' history, which the recipe feeds whole: patch-wise models (TimesFM) loop
+    # over its patches in Python, once per 32 steps (16384 steps: 512 iterations to trace).
+    (("context_length",), 128),
 ]
+
+# Per-stage counts of blocks or layers in hierarchical towers: at most LAYERS each, like depths.
+STAGE_DEPTH_KEYS = re.compile(r"^(depths|.*_depths|blocks_per_stage|stage_num_blocks|stage_numb?_of_layers)$")
+
+# Lists of one kind per layer that a config may give instead of a layer count.
+LAYER_KINDS_KEY = re.compile(r"^(layer_types|layers_block_type|block_types)$")
 
 # Per-layer lists and strings (one entry per layer): layer kinds, hybrid patterns, block types.
 PER_LAYER_KEY = re.compile(r"pattern|layer|block|types$")
