@@ -8,7 +8,7 @@ VENV_ARGS ?=
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-full clean
+.PHONY: run test test-fast lint bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -21,9 +21,15 @@ $(INSTALLED): $(PY) pyproject.toml
 run: $(INSTALLED)
 	$(VENV)/bin/triagebot run
 
+# Every test: the fast tier and the slow one (whole sweeps, every model of the installed transformers).
 test: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(PY) -m pytest -q
+
+# The fast tier alone, while editing: the tests not marked `slow`.
+test-fast: $(INSTALLED)
+	$(VENV)/bin/ruff check triagebot tests bench
+	$(PY) -m pytest -q -m "not slow"
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench

@@ -1,4 +1,5 @@
-"""Building corpus models: the recipe ladder, determinism, spec round trips, the catalog."""
+"""Building corpus models: placeholder counts, partial and failed ladders, determinism, spec round
+trips, the catalog. Every recipe on its example model: test_corpus_recipes.py."""
 
 from __future__ import annotations
 
@@ -8,76 +9,13 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from triagebot import corpus  # noqa: E402
-from triagebot.corpus import catalog, hf, recipes  # noqa: E402
+from triagebot.corpus import catalog, hf  # noqa: E402
 from triagebot.corpus.inputs import materialize_inputs  # noqa: E402
 from triagebot.results import InputSpec, ModelSpec  # noqa: E402
 
 
 def resolved(name: str) -> corpus.Built:
     return corpus.build(hf.spec_for(name), "cpu")
-
-
-@pytest.mark.parametrize(
-    ("model", "recipe"),
-    [
-        ("LlamaForCausalLM", "text"),
-        ("T5Model", "encoder_decoder"),
-        ("ViTModel", "image"),
-        ("WhisperForConditionalGeneration", "audio_features"),
-        ("Wav2Vec2Model", "audio_waveform"),
-        ("LlavaForConditionalGeneration", "image_text"),
-        ("Qwen2VLForConditionalGeneration", "image_grid"),
-        ("PatchTSTModel", "time_series"),
-        # A timm backbone by default: built on the transformers ResNet its config also accepts.
-        ("DetrModel", "image"),
-        # Its forward() names the pixels `hidden_states`.
-        ("PPOCRV5MobileDetModel", "image_unnamed"),
-        # Grid patches kept as small images; flattened patches with no grid, one per placeholder.
-        ("PaddleOCRVLForConditionalGeneration", "image_grid_patches"),
-        ("NeoMMEModel", "image_text_patches"),
-        # A drafter fed a block to denoise and the target model's context states.
-        ("MuseGlimmerAssistantModel", "draft_block"),
-        # A text-video dual encoder: text and a clip of frames in one call.
-        ("XCLIPModel", "video_paired"),
-        # Pixtral-style towers given image sizes; Mllama's tiles with cross-attention to them;
-        # a mask of real tiles (Granite Docling); SigLIP 2 patches behind placeholders (LFM2-VL).
-        ("Mistral3ForConditionalGeneration", "image_text_with_sizes"),
-        ("MllamaForConditionalGeneration", "image_tiles"),
-        ("GraniteDoclingModel", "image_text_tile_mask"),
-        ("Lfm2VlModel", "image_text_patch_grid"),
-        # Codec decoders take latents, vocoders a mel spectrogram; Dia's decoder takes audio codes
-        # with a codebook axis, Bark's fine model every codebook and the index of the one to predict.
-        ("MimiDecoderModel", "audio_latents"),
-        ("Qwen2_5OmniToken2WavBigVGANModel", "mel_spectrogram"),
-        ("DiaModel", "text_to_audio_codes"),
-        ("BarkFineModel", "codebook_ids"),
-        # Retrieval-augmented generation with the retrieved documents as inputs (no retriever).
-        ("RagModel", "retrieved_context"),
-        # Optional towers left out by the default config are built; patches with (x, y) positions.
-        ("Gemma4UnifiedModel", "image_text_positioned"),
-        # NaViT-packed patches in one strip, with each image's patch grid.
-        ("MiniCPMV4_7Model", "image_packed"),
-        # Patches pooled into tokens by index; a grid counted in tokens, one small image per token.
-        ("Molmo2Model", "image_text_pooled"),
-        ("Inkling2Model", "image_grid_merged"),
-        # Speech LLMs: placeholders per pooled window (Granite Speech), per codec frame of raw
-        # samples (CSM), or text and audio added position by position (Voxtral Realtime); a
-        # text-audio dual encoder (CLAP) and a melody-conditioned music decoder (MusicGen Melody).
-        ("GraniteSpeechModel", "audio_text_windowed"),
-        ("CsmForConditionalGeneration", "audio_waveform_text"),
-        ("VoxtralRealtimeModel", "audio_text_streamed"),
-        ("ClapModel", "audio_paired_features_channel"),
-        ("MusicgenMelodyForConditionalGeneration", "chroma_text_to_codes"),
-    ],
-)
-def test_the_ladder_finds_a_full_modality_recipe(model, recipe):
-    built = resolved(model)
-    assert built.spec.recipe == recipe
-    assert not built.spec.partial
-    assert 0 < built.spec.params < 10_000_000
-    assert [i.name for i in built.spec.inputs] == list(built.inputs)
-    with torch.no_grad():
-        built.model(**built.inputs)
 
 
 def test_image_tokens_planted_match_the_vision_features():
@@ -104,10 +42,10 @@ def test_a_multimodal_model_that_only_runs_on_text_is_partial():
 
 
 def test_no_recipe_is_a_clear_error_naming_each_failure():
-    spec = recipes.complete_spec(hf.spec_for("BertModel"))
+    spec = hf.complete_spec(hf.spec_for("BertModel"))
     # Builds, but only 8 positions: the 16-token text recipe fails in the eager run.
     spec = spec.model_copy(update={"config": {**spec.config, "max_position_embeddings": 8}})
-    with pytest.raises(recipes.NoRecipe, match=r"^encoder_decoder|^text: "):
+    with pytest.raises(hf.NoRecipe, match=r"^encoder_decoder|^text: "):
         corpus.build(spec, "cpu")
 
 
@@ -118,7 +56,7 @@ def test_build_is_deterministic_and_a_resolved_spec_skips_the_ladder(monkeypatch
     def no_ladder(*args, **kwargs):
         raise AssertionError("a resolved spec must not walk the recipe ladder again")
 
-    monkeypatch.setattr(recipes, "resolve", no_ladder)
+    monkeypatch.setattr(hf, "resolve", no_ladder)
     again = corpus.build(spec, "cpu")
     assert again.spec == spec
     for name, tensor in first.inputs.items():
@@ -129,7 +67,7 @@ def test_build_is_deterministic_and_a_resolved_spec_skips_the_ladder(monkeypatch
 
 def test_the_tiny_config_dict_rebuilds_the_same_model():
     built = resolved("Gemma3ForConditionalGeneration")
-    assert recipes.config_round_trips(built.spec)
+    assert hf.round_trip_difference(built.spec) is None
     rebuilt = hf.instantiate(built.spec)
     assert hf.count_params(rebuilt) == built.spec.params
     assert rebuilt.config.to_dict() == built.model.config.to_dict()
@@ -172,3 +110,30 @@ def test_the_population_follows_the_rule():
     assert by_name["MixtralForCausalLM"].stratum == "decoder_llm"
     # A sub-tower the auto mappings never name is still in the catalog.
     assert "Qwen2_5_VisionTransformerPretrainedModel" in by_name
+
+
+def test_a_repro_script_rebuilds_the_config_of_a_tagged_spec():
+    from triagebot.corpus.encoding import first_difference
+    from triagebot.report.render import render
+
+    spec = hf.complete_spec(hf.spec_for("Mamba2Model"))  # time_step_limit holds inf: tagged
+    assert "$float" in str(spec.config)
+    script = render(
+        "repro.py.j2",
+        signature="",
+        error_type="an error",
+        model=spec.model,
+        key="k",
+        torch_version=torch.__version__,
+        code=None,
+        class_name="Mamba2Model",
+        class_path=spec.class_path,
+        config=spec.config,
+        seed=spec.seed,
+        device="cpu",
+        patch={},
+        inputs=[],
+    )
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(script, namespace)
+    assert first_difference(namespace["build_model"]().config, hf.instantiate(spec).config) is None

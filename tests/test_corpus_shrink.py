@@ -8,7 +8,9 @@ from triagebot.corpus.shrink import HEAD_DIM, HEADS, LAYERS, VOCAB, WIDTH, shrin
 
 transformers = pytest.importorskip("transformers")
 
-from triagebot.corpus.shrink import tiny_config  # noqa: E402  (needs transformers)
+from triagebot.corpus.coverage import render, summarize  # noqa: E402
+from triagebot.corpus.shrink import FAMILY_FIXES, FamilyFix, families, stale_fixes, tiny_config  # noqa: E402
+from triagebot.corpus.shrink.passes import PASSES  # noqa: E402
 
 
 def test_mixed_layer_types_keep_one_layer_of_each_kind():
@@ -139,3 +141,107 @@ def test_hierarchical_backbones_keep_their_stages():
     assert len(tiny["depths"]) == 4 and max(tiny["depths"]) <= LAYERS
     config = transformers.SwinConfig.from_dict(tiny)
     assert config.out_features == [config.stage_names[-1]]
+
+
+def test_every_family_fix_names_a_family_of_the_installed_transformers():
+    assert stale_fixes() == []
+    assert len(FAMILY_FIXES) == len({fix.model_type for fix in FAMILY_FIXES})
+
+
+def test_a_fix_whose_family_is_gone_is_reported_with_its_reason(monkeypatch):
+    gone = FamilyFix("gone_since_5_0", {"hidden_size": 48}, "a width its heads divide")
+    monkeypatch.setattr(families, "FAMILY_FIXES", (*families.FAMILY_FIXES, gone))
+    (stale,) = stale_fixes()
+    assert (stale.table, stale.name) == ("family fix", "gone_since_5_0")
+    assert "gone_since_5_0" in stale.describe() and "a width its heads divide" in stale.describe()
+    summary = summarize([], [], [stale.describe()])
+    assert stale.describe() in render(summary)
+
+
+def test_a_fix_table_a_reader_could_misread_is_refused():
+    fix = FamilyFix("llama", {"hidden_size": 48}, "why")
+    with pytest.raises(ValueError, match="named twice"):
+        families.by_family((fix, fix), "model_type")
+    with pytest.raises(ValueError, match="one-line reason"):
+        families.by_family((FamilyFix("llama", {"hidden_size": 48}, "why\nand more"),), "model_type")
+    with pytest.raises(ValueError, match="no values"):
+        families.by_family((FamilyFix("llama", {}, "why"),), "model_type")
+
+
+def test_a_family_fix_comes_last_and_reaches_its_family_where_it_is_nested(monkeypatch):
+    fix = FamilyFix("tower_x", {"hidden_size": 48, "extra": {"a": 1}}, "why")
+    monkeypatch.setitem(families.BY_MODEL_TYPE, "tower_x", fix)
+    tiny = shrink_dict(
+        {
+            "model_type": "parent",
+            "hidden_size": 4096,
+            "vision_config": {
+                "model_type": "tower_x",
+                "hidden_size": 1024,
+                "extra": {"model_type": "", "b": 2},
+            },
+        }
+    )
+    assert tiny["hidden_size"] == WIDTH  # the rules, where no fix applies
+    assert tiny["vision_config"]["hidden_size"] == 48  # the fix, over the rules
+    assert tiny["vision_config"]["extra"] == {"model_type": "", "b": 2, "a": 1}  # merged into a sub-config
+
+
+def test_the_passes_run_in_their_stated_order_sub_configs_first_fixes_last():
+    names = [step.__name__ for step in PASSES]
+    assert names[:2] == ["timm_backbones_as_resnet", "shrink_sub_configs"]
+    assert names[-1] == "apply_family_fixes"
+    assert names.index("shrink_scalars") < names.index("shrink_kv_heads") < names.index("follow_stem_widths")
+
+
+def test_time_series_histories_and_vq_residual_stacks_shrink():
+    tiny = shrink_dict({"model_type": "ts", "context_length": 16384, "patch_length": 32})
+    assert tiny["context_length"] == 128  # four 32-step patches, not 512 loop iterations
+    assert shrink_dict({"model_type": "vq", "num_res_blocks": 2})["num_res_blocks"] == 1
+
+
+def test_per_stage_block_and_layer_counts_shrink_like_depths():
+    tiny = shrink_dict(
+        {"model_type": "hgnet_v2", "stage_num_blocks": [1, 1, 3, 1], "stage_numb_of_layers": [6, 6, 6, 6]}
+    )
+    assert tiny["stage_num_blocks"] == [1, 1, 2, 1]
+    assert tiny["stage_numb_of_layers"] == [2, 2, 2, 2]
+
+
+def test_a_list_of_layer_kinds_without_a_layer_count_is_the_layer_count():
+    kinds = ["mamba", "moe", "mamba", "attention"] * 13
+    tiny = shrink_dict({"model_type": "hybrid", "layers_block_type": kinds, "num_nextn_predict_layers": 0})
+    assert tiny["layers_block_type"] == ["mamba", "moe", "attention"]
+
+
+def test_vocoders_keep_two_upsampling_stages_of_one_resblock_kernel():
+    tiny = shrink_dict(
+        {
+            "model_type": "hifigan",
+            "upsample_rates": [5, 3, 2, 2, 2, 2],
+            "upsample_kernel_sizes": [11, 7, 4, 4, 4, 4],
+            "resblock_kernel_sizes": [3, 7, 11],
+            "resblock_dilation_sizes": [[1, 3, 5]] * 3,
+            "upsample_initial_channel": 1536,
+        }
+    )
+    assert (tiny["upsample_rates"], tiny["upsample_kernel_sizes"]) == ([5, 3], [11, 7])
+    assert (tiny["resblock_kernel_sizes"], tiny["resblock_dilation_sizes"]) == ([3], [[1, 3, 5]])
+    # A vocoder whose kernels are one per stage (UnivNet: no upsample_rates) keeps them.
+    univnet = {
+        "model_type": "univnet",
+        "resblock_kernel_sizes": [3, 3, 3],
+        "resblock_dilation_sizes": [[1]] * 3,
+    }
+    assert shrink_dict(univnet)["resblock_kernel_sizes"] == [3, 3, 3]
+
+
+def test_a_family_that_stays_slow_says_why_and_changes_nothing(monkeypatch):
+    fix = FamilyFix("slow_x", slow="graph breaks it retraces")
+    families.by_family((fix,), "model_type")  # accepted: no values, a reason to stay slow
+    monkeypatch.setitem(families.BY_MODEL_TYPE, "slow_x", fix)
+    assert shrink_dict({"model_type": "slow_x", "hidden_size": 32}) == {
+        "model_type": "slow_x",
+        "hidden_size": 32,
+    }
+    assert all(fix.reason or fix.slow for fix in FAMILY_FIXES)

@@ -696,7 +696,10 @@ def corpus_check(
             specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=settings.sweep.memory_limit_gb
         )
     )
-    summary = summarize(records, specs)
+    from triagebot.corpus.shrink import stale_fixes
+
+    stale = [fix.describe() for fix in stale_fixes()] if name == "transformers" else []
+    summary = summarize(records, specs, stale)
     print(json.dumps(summary, indent=2) if as_json else render(summary))
 
 

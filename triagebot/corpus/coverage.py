@@ -5,7 +5,11 @@ Reads the `RunRecord`s of a build+eager-only check (no torch needed here). A mod
 - `partial`: a multimodal model that only ran on a text recipe (not covered);
 - `missing_dependency`: it needs an optional package that is not installed (timm, PIL,
   torchvision, ...), reported apart because it is not a failure of the corpus;
-- `failed`: no recipe ran it, it crashed while building, it timed out, or its worker died.
+- `failed`: no recipe ran it, it crashed while building (a spec that does not survive the round
+  trip to JSON is such a crash, naming the key that differs), it timed out, or its worker died.
+
+The summary also lists the family fixes of the shrink rules whose family the installed
+transformers no longer has (`shrink.stale_fixes()`, passed in by the caller).
 """
 
 from __future__ import annotations
@@ -50,8 +54,11 @@ def reason_of(record: RunRecord) -> str | None:
     return f"{outcome.status.value}: {kind}: {detail}".rstrip(": ")[:500]
 
 
-def summarize(records: Iterable[RunRecord], specs: Iterable[ModelSpec]) -> dict[str, Any]:
-    """The coverage object `corpus check --json` prints: counts over the population, one entry per model."""
+def summarize(
+    records: Iterable[RunRecord], specs: Iterable[ModelSpec], stale_fixes: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The coverage object `corpus check --json` prints: counts over the population, one entry per
+    model, and the stale family fixes (one line each)."""
     by_model = {record.model: record for record in records}
     entries = []
     for spec in specs:
@@ -83,6 +90,7 @@ def summarize(records: Iterable[RunRecord], specs: Iterable[ModelSpec]) -> dict[
             Counter(e["recipe"] for e in entries if e["recipe"] and e["status"] == COVERED).most_common()
         ),
         "entries": entries,
+        "stale_fixes": list(stale_fixes),
     }
 
 
@@ -121,4 +129,8 @@ def render(summary: dict[str, Any]) -> str:
         lines += ["", "not covered:"]
         for entry in sorted(others, key=lambda e: (e["status"], e["model"])):
             lines.append(f"  {entry['model']} [{entry['stratum']}] {entry['status']}: {entry['reason']}")
+    stale = summary.get("stale_fixes") or []
+    if stale:
+        lines += ["", f"family fixes to remove ({len(stale)}: their family is gone from this transformers):"]
+        lines += [f"  {line}" for line in stale]
     return "\n".join(lines)
