@@ -114,26 +114,26 @@ def test_the_population_follows_the_rule():
 
 def test_a_repro_script_rebuilds_the_config_of_a_tagged_spec():
     from triagebot.corpus.encoding import first_difference
-    from triagebot.report.render import render
+    from triagebot.report.repro import repro_script
+    from triagebot.results import BASELINE, Environment, ModelResult, Outcome, Snapshot, Status
 
     spec = hf.complete_spec(hf.spec_for("Mamba2Model"))  # time_step_limit holds inf: tagged
     assert "$float" in str(spec.config)
-    script = render(
-        "repro.py.j2",
-        signature="",
-        error_type="an error",
-        model=spec.model,
+    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
+    snapshot = Snapshot(
         key="k",
-        torch_version=torch.__version__,
-        code=None,
-        class_name="Mamba2Model",
-        class_path=spec.class_path,
-        config=spec.config,
-        seed=spec.seed,
-        device="cpu",
-        patch={},
-        inputs=[],
+        environment=Environment(torch_version=torch.__version__),
+        flags={"f": {"capture_scalar_outputs": True}},
+        corpus={"name": "transformers"},
+        results=[
+            ModelResult(
+                model=spec.model,
+                outcomes={BASELINE: Outcome(status=Status.ok, graphs=1), "f": crashed},
+                spec=spec,
+            )
+        ],
     )
+    script = repro_script(snapshot, "f", spec.model)
     namespace: dict = {"__name__": "repro_under_test"}
     exec(script, namespace)
     assert first_difference(namespace["build_model"]().config, hf.instantiate(spec).config) is None
