@@ -135,3 +135,28 @@ assert "torch" not in sys.modules, "the driver imported torch"
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_parent_that_sees_a_gpu_compiles_nothing_and_never_reaches_cuda():
+    """On a GPU runner a model run reaches the CUDA driver (Dynamo reads the CUDA RNG state around
+    every traced frame), and a parent holding the driver forks children that cannot use CUDA.
+    Here torch is told a GPU exists and CUDA's initialisation fails loudly: the parent's warm-up,
+    asked for a compile, must not compile and must not reach CUDA."""
+    script = """
+import os, json
+os.environ["TRIAGEBOT_WARM"] = json.dumps({"classes": [], "compile": True})
+import torch
+torch.cuda.is_available = lambda: True
+def refuse():
+    raise SystemExit("the warm parent reached CUDA")
+torch.cuda._lazy_init = torch.cuda.random._lazy_init = refuse
+torch.cuda.get_rng_state = torch.cuda.random.get_rng_state = lambda *args: refuse()
+torch.cuda.is_current_stream_capturing = lambda: refuse()
+from triagebot.sweep import warm
+from torch._subclasses.fake_tensor import FakeTensorMode
+assert not FakeTensorMode.cache, "the parent compiled although a GPU is visible"
+print("ok", warm.FAILED)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().startswith("ok")

@@ -295,6 +295,19 @@ def _warm_compile() -> None:
         torch._dynamo.utils.counters.clear()
 
 
+def _gpu_visible() -> bool:
+    """Whether a GPU is visible, asked of NVML (the parent's PYTORCH_NVML_BASED_CUDA_CHECK), which
+    leaves the CUDA driver untouched. Where one is, the parent compiles nothing: running a model
+    reaches the driver in more places than can be hidden (Dynamo reads the CUDA RNG state around
+    every traced frame; transformers asks whether a CUDA stream is capturing), and a parent whose
+    driver was initialised forks children that cannot use CUDA at all ("CUDA error:
+    initialization error"). Seen on an H100 runner with torch 2.11."""
+    try:
+        return torch.cuda.is_available()
+    except Exception:
+        return True  # unsure: a lost warm-up costs seconds, a poisoned parent costs the night
+
+
 def warm() -> list[str]:
     """Import what a first compile would import; returns the names that failed."""
     failed = []
@@ -327,7 +340,7 @@ def warm() -> list[str]:
     # inspect's file -> module table, which Dynamo's first lookup of a code object builds by
     # resolving the path of every loaded module
     inspect.getmodule(warm.__code__)
-    if request.get("compile"):
+    if request.get("compile") and not _gpu_visible():
         try:
             _warm_compile()
         except Exception:
