@@ -23,8 +23,9 @@ import pytest
 from tests.sitestore import HOSTILE, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff, flag_stats, night
+from triagebot.config import Config
+from triagebot.pipeline import build_site
 from triagebot.report import issue_body, links
-from triagebot.report.site import build_site
 from triagebot.results import Effect
 
 CHROMIUM = Path(os.environ.get("TRIAGEBOT_CHROMIUM", "/usr/bin/chromium"))
@@ -73,7 +74,7 @@ def browser():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("browser-site")
-    build_site(make_store(root / "store"), root / "site")
+    build_site(make_store(root / "store"), root / "site", Config(), say=lambda line: None)
     return root / "site"
 
 

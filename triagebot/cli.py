@@ -502,11 +502,11 @@ def site(
 
     An index with the trends, a page per flag, per model and per pair of nightlies; it works
     offline from the folder and is what the nightly publishes to GitHub Pages."""
+    from triagebot.pipeline import build_site
     from triagebot.report.links import site_url
-    from triagebot.report.site import build_site
 
     settings = read_config(config, store=store)
-    built = build_site(_snapshots(config, store).store, out, jobs=jobs, say=print)
+    built = build_site(_snapshots(config, store).store, out, settings, jobs=jobs, say=print)
     print(f"site: {built.nights} nightlies ({built.read} read), {built.pages} pages: {built.index}")
     if settings.tracker.dashboard_url:
         print(f"published at: {site_url(settings.tracker.dashboard_url)}")

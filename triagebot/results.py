@@ -484,6 +484,21 @@ class TrendPoint(Record):
     testable: int = 0
 
 
+class NightSummary(Record):
+    """One stored nightly as the history of a later night reads it: per flag it ran, its trend
+    point and its confirmed crash signatures (largest group first), which is what trends, first
+    sightings and reopening need; `created` and `environment` order it (`analysis.choose_history`).
+    `analysis.summarise` makes one from a snapshot. The dashboard's compact per-nightly data
+    carries these fields too, so that a night can take its history from it instead of reading
+    every stored snapshot again."""
+
+    key: str
+    created: datetime
+    environment: Environment
+    trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
+    crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
+
+
 class ModelChange(Record):
     """One model whose result under one config changed between two snapshots."""
 
