@@ -24,6 +24,7 @@ from triagebot.errors import SiteError
 from triagebot.report import links
 from triagebot.report import site as site_module
 from triagebot.report.site_data import night_data, night_script, read_night_data
+from triagebot.results import Effect
 from triagebot.store import LocalStore, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +35,8 @@ def build_site(store, out, config: Config | None = None, **options):
     """`triagebot site`: the whole site, the newest nightly rendered from its night."""
     from triagebot import pipeline
 
-    return pipeline.build_site(store, out, config or Config(), say=options.pop("say", lambda line: None), **options)
+    say = options.pop("say", lambda line: None)
+    return pipeline.build_site(store, out, config or Config(), say=say, **options)
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +53,7 @@ class Page(HTMLParser):
         super().__init__()
         self.hrefs: list[str] = []
         self.ids: set[str] = set()
+        self.repeated: set[str] = set()  # ids given to more than one element
         self.scripts: list[str] = []
         self.rows: dict[str, int] = {}  # table id -> rows in its body
         self._table: list[str | None] = []
@@ -60,6 +63,8 @@ class Page(HTMLParser):
     def handle_starttag(self, tag, attrs):
         found = dict(attrs)
         if "id" in found:
+            if found["id"] in self.ids:
+                self.repeated.add(found["id"])
             self.ids.add(found["id"])
         if tag == "a" and "href" in found:
             self.hrefs.append(found["href"])
@@ -203,6 +208,7 @@ def test_every_link_is_relative_and_lands_on_a_written_page_and_anchor(site: Pat
             if re.match(r"(?i)^https?://", href):
                 assert href.startswith(("https://github.com/pytorch/pytorch/", "https://github.com/")), href
                 continue
+            assert found.repeated == set(), f"{name}: ids given twice: {found.repeated}"
             target, _, anchor = href.partition("#")
             resolved = (site / Path(name).parent / target).resolve() if target else (site / name)
             assert resolved.is_file(), f"{name} links to a missing page: {href}"
@@ -241,8 +247,28 @@ def test_crash_groups_carry_their_anchor_first_nightly_and_repro(site: Path):
     ]
     assert grouped
     for row in grouped:
-        assert links.crash_anchor(row.signature) in flag.ids
+        assert links.crash_anchor(row.signature, confirmed=row.effect != Effect.flaky) in flag.ids
     assert "First seen" in text and OLD in text
+
+
+def test_a_flaky_group_and_a_confirmed_group_of_one_signature_have_their_own_anchors(tmp_path: Path):
+    """On the second fixture nightly one signature is both a confirmed group (T5) and a flaky one
+    (Mistral) under capture_dynamic_output_shape_ops: each has its own section and link."""
+    from triagebot.analysis import night
+
+    store = LocalStore(tmp_path / "store")
+    for snapshot in nightlies()[:2]:
+        store.put(snapshot)
+    stats = night(nightlies()[1]).flags[DYNAMIC].stats
+    shared = {g.signature for g in stats.crash_groups} & {g.signature for g in stats.flaky_groups}
+    assert shared
+    build_site(store, tmp_path / "site")
+    flag = page(tmp_path / "site", links.flag_page(DYNAMIC))
+    assert flag.repeated == set()
+    for signature in shared:
+        anchors = {links.crash_anchor(signature), links.crash_anchor(signature, confirmed=False)}
+        assert len(anchors) == 2 and anchors <= flag.ids
+        assert {f"#{anchor}" for anchor in anchors} <= set(flag.hrefs)
 
 
 def test_a_model_page_says_when_it_first_changed(site: Path):

@@ -531,16 +531,16 @@ def _render(
             strata=sorted({row.stratum for row in view.effects}),
             effects=[effect.value for effect in Effect if view.stats.counts.get(effect)],
             signatures=sorted({row.signature for row in view.effects if row.signature}),
-            # model -> the signature of the crash group (confirmed or flaky) it is listed in
+            # model -> the crash group (confirmed or flaky) it is listed in
             grouped={
-                model: group.signature
+                model: group
                 for group in view.stats.crash_groups + view.stats.flaky_groups
                 for model in group.models
             },
         )
     latest_rows = {row.model: row for row in latest.models}
     groups: Groups = {
-        (flag, model): links.crash_group(flag, group.signature)
+        (flag, model): links.crash_group(flag, group.signature, group.confirmed)
         for flag, view in night.flags.items()
         for group in view.stats.crash_groups + view.stats.flaky_groups
         for model in group.models
