@@ -2,7 +2,10 @@
 
 Everything here reads a `results.Night` (built once by `analysis.night`) and renders templates/;
 nothing analyses again, so the report folder, the published bodies, the step summary and the
-dashboard say the same thing. Public API, for the tracker, the pipeline and the command line:
+dashboard site (`report.site`) say the same thing. With `night.dashboard_url`, every model a
+body, notice or summary names links to its page on the site, every crash group to its section
+of the flag's page, and the two nightlies of a diff to their comparison (`report.links`).
+Public API, for the tracker, the pipeline and the command line:
 
 - `issue_body(night, flag) -> str`: the tracking-issue body of `flag`, first line
   `markers.flag_marker(flag)`, at most `GITHUB_LIMIT` characters with its Markdown whole
