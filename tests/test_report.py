@@ -18,7 +18,6 @@ import pytest
 
 from triagebot.analysis import night
 from triagebot.report import (
-    dashboard_html,
     fixed_notice,
     issue_body,
     links,
@@ -86,7 +85,7 @@ def test_issue_body_golden(flag: str) -> None:
     check_golden(f"issue-{flag}.md", body)
 
 
-def test_notices_summary_and_dashboard_golden() -> None:
+def test_notices_and_summary_golden() -> None:
     tonight = fixture_night()
     fixed, regression = fixed_notice(tonight, SCALAR), regression_notice(tonight, DYNAMIC)
     assert markers.find_notice(fixed) == ("fixed", SCALAR, NEW.key)
@@ -96,7 +95,6 @@ def test_notices_summary_and_dashboard_golden() -> None:
     check_golden("fixed.md", fixed)
     check_golden("regression.md", regression)
     check_golden("summary.md", nightly_summary(tonight))
-    check_golden("dashboard.html", dashboard_html(tonight))
 
 
 SITE = "https://someone.github.io/triagebot/"

@@ -16,7 +16,6 @@ Public API, for the tracker, the pipeline and the command line:
   `markers.notice_marker(...)`; None when there are none or the two nightlies are one build.
 - `nightly_summary(night) -> str`: the summary of every flag and what changed (summary.md).
 - `run_summary(build, night, ...) -> str`: the step summary of `triagebot run`.
-- `dashboard_html(night) -> str`: one static HTML page with every table.
 - `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
 - `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
@@ -128,15 +127,11 @@ def run_summary(
     )
 
 
-def dashboard_html(night: Night) -> str:
-    return render("dashboard.html.j2", night=night)
-
-
 def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     """Write into `out_dir`: issue-FLAG.md (the body as published), issue-FLAG.full.md (every
     table, only when the published body is shortened), fixed-FLAG.md / regression-FLAG.md (when
-    any), summary.md, dashboard.html and night.json (the record they were all rendered from);
-    returns the paths written."""
+    any), summary.md and night.json (the record they were all rendered from); returns the paths
+    written. The dashboard is the site (`triagebot site`), which summary.md points to."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
@@ -152,7 +147,6 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
             if notice is not None:
                 files[f"{name}-{flag}.md"] = notice
     files["summary.md"] = nightly_summary(night)
-    files["dashboard.html"] = dashboard_html(night)
     files["night.json"] = night.model_dump_json(indent=1) + "\n"
     written = []
     for name, text in files.items():
@@ -165,7 +159,6 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
 __all__ = [
     "GITHUB_LIMIT",
     "bounded",
-    "dashboard_html",
     "fixed_notice",
     "full_name",
     "issue_body",
