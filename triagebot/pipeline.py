@@ -314,13 +314,13 @@ def run(
             stored_site = site.read(store, out / "site")
         except PipelineError as error:
             site_failure = error
-    mine = stored_site is not None and stored_site.newest == snapshot.key
+    is_newest = stored_site is not None and stored_site.newest == snapshot.key
     night = night_of(
         snapshot,
         store,
         config,
-        stored=stored_site.nights if mine else None,
-        kept=stored_site.kept if mine else None,
+        stored=stored_site.nights if is_newest else None,
+        kept=stored_site.kept if is_newest else None,
     )
     if night.diff is not None:
         report.previous_key = night.previous_key

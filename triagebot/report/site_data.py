@@ -203,14 +203,9 @@ def _compact(
         )
         for result in snapshot.results
     ]
-    summary = summarise(snapshot, rows)
     # Made from records already checked: validating 1,000 models again would double the cost.
     return NightData.model_construct(
-        key=snapshot.key,
-        created=snapshot.created,
-        environment=snapshot.environment,
-        trend=summary.trend,
-        crash_signatures=summary.crash_signatures,
+        **dict(summarise(snapshot, rows)),  # what a later night's history reads
         flags=snapshot.flags,
         source=source,
         signatures=list(signatures),
