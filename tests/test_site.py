@@ -377,6 +377,20 @@ def test_the_site_command_builds_and_says_where(tmp_path: Path):
     ]
 
 
+def test_the_site_command_links_the_tracking_issues_the_store_remembers(tmp_path: Path):
+    from triagebot.tracker.memory import IssueMemory
+
+    store = make_store(tmp_path / "store")
+    memory = IssueMemory.load(store, "someone/triagebot")
+    memory.remember(SCALAR, 7)
+    memory.save(store)
+    build_site(store, tmp_path / "site", parse_config('[tracker]\nrepo = "someone/triagebot"\n'))
+    issue = "https://github.com/someone/triagebot/issues/7"
+    assert issue in page(tmp_path / "site", links.flag_page(SCALAR)).hrefs
+    assert issue in page(tmp_path / "site", links.INDEX).hrefs
+    assert not any("/issues/" in href for href in page(tmp_path / "site", links.flag_page(DYNAMIC)).hrefs)
+
+
 def test_the_vendored_chart_library_is_the_release_its_readme_names():
     vendor = ROOT / "triagebot" / "report" / "vendor"
     version = re.search(r"Chart\.js (\d+\.\d+\.\d+)", (vendor / "README.md").read_text())[1]
@@ -411,6 +425,8 @@ def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_
     assert (outputs["site_publish"], outputs["site_branch"]) == ("branch", "site")
     data = read_night_data(report.site_dir / links.night_data(latest.key))
     assert data is not None and data.previous == THIRD_KEY
+    # The flag pages are the night as published: they link its tracking issue.
+    assert "https://example.org/issues/1" in page(report.site_dir, links.flag_page(SCALAR)).hrefs
 
 
 class Counted:
