@@ -6,12 +6,13 @@ and inputs per model, statuses of every kind (build and eager errors, crashes co
 flaky, timeouts, signals), graph and op counts, multi-line graph-break reasons, crash
 signatures with unbacked symbols, verified reproductions, and a corpus that changes a little
 each night (graph counts move, crashes come and go, models join). Then builds the site from
-it `--repeat` times and prints the wall time of each build, the index page's weight and the
+it `--repeat` times as `triagebot site` does (the newest nightly analysed into its night, the
+others summarised) and prints the wall time of each build, the index page's weight and the
 whole site's. Targets: a build under 30 s, an index under 2 MB.
 
 The store is written once into `--store` (default a folder under the system's temp folder)
 and reused while its parameters match; `--cache` also times a second build into the same
-folder (the per-night summaries are then read back instead of the snapshots).
+folder (the per-night summaries are then read back instead of the earlier snapshots).
 
     python bench/site_build.py [--models 1000] [--nights 90] [--repeat 3] [--jobs N] [--cache]
                                [--store DIR] [--out DIR]
@@ -356,7 +357,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="Worker processes (default: the site's own).")
     args = parser.parse_args()
 
-    from triagebot.report.site import build_site
+    from triagebot.config import Config
+    from triagebot.pipeline import build_site
     from triagebot.store import LocalStore
 
     default = Path(tempfile.gettempdir()) / f"triagebot-site-bench-{args.models}x{args.nights}"
@@ -376,7 +378,7 @@ def main() -> None:
     times = []
 
     def build():
-        return build_site(LocalStore(store_dir), out, jobs=args.jobs)
+        return build_site(LocalStore(store_dir), out, Config(), jobs=args.jobs, say=lambda line: None)
 
     for attempt in range(args.repeat):
         shutil.rmtree(out, ignore_errors=True)

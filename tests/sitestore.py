@@ -1,7 +1,8 @@
 """A small store for the dashboard site's tests: the two fixture nightlies and a third after them.
 
 The third nightly (2.12.0.dev20260410) is a later build in which T5 stops crashing under
-capture_dynamic_output_shape_ops, Mistral's baseline loses a graph, a model joins whose crash
+capture_dynamic_output_shape_ops and GPT-2 starts to (so that the night has both notices),
+Mistral's baseline loses a graph, a model joins whose crash
 text carries markup, a mention and an issue reference (all of which the pages must show as
 text), and a model with a name no file can carry as it is.
 """
@@ -25,6 +26,9 @@ def third_snapshot() -> Snapshot:
     results = {result.model: result for result in snapshot.results}
     results["T5ForConditionalGeneration"].outcomes[DYNAMIC] = ok(5)  # fixed
     results["MistralForCausalLM"].outcomes[BASELINE] = ok(3)  # one graph fewer at baseline
+    regression = crash("RuntimeError", "nonzero is not supported for meta tensors here")
+    results["GPT2LMHeadModel"].outcomes[DYNAMIC] = regression  # newly crashing, confirmed
+    results["GPT2LMHeadModel"].confirmations[DYNAMIC] = [regression]
     results["ScriptyModel"] = model(
         "ScriptyModel",
         "decoder",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from triagebot.analysis import choose_history, classify, diff, effect_of, flag_stats, night, trend
+from triagebot.analysis import choose_history, classify, diff, effect_of, flag_stats, night, summarise
 from triagebot.results import BASELINE, Effect, ModelResult, Outcome, Status, error_signature
 from triagebot.store import read_snapshot
 
@@ -168,11 +168,49 @@ def test_first_seen_and_trend_follow_history() -> None:
     assert guard_group.first_seen == OLD.key
     runtime = next(group for sig, group in by_signature.items() if sig.startswith("RuntimeError"))
     assert runtime.first_seen == NEW.key
-    points = trend([OLD, NEW], SCALAR)
+    points = [summarise(snapshot).trend[SCALAR] for snapshot in (OLD, NEW)]
     assert [(p.key, p.crashes, p.helps) for p in points] == [(OLD.key, 2, 1), (NEW.key, 1, 1)]
     assert analysis.flags[SCALAR].trend == points
     assert analysis.previous_key == OLD.key and analysis.history == [OLD.key]
     assert analysis.flags[DYNAMIC].diff == analysis.diff.flags[DYNAMIC]
+
+
+def test_a_history_of_summaries_gives_the_same_night() -> None:
+    """A night whose history is given as summaries (the site's compact data) is the night of the
+    whole snapshots: trends, first sightings and the previous nightly's signatures alike."""
+    whole = night(NEW, [OLD], OLD)
+    assert night(NEW, [summarise(OLD)], OLD) == whole
+    assert whole.flags[DYNAMIC].previous_signatures == summarise(OLD).crash_signatures[DYNAMIC]
+
+
+def test_a_night_classifies_each_snapshot_once_and_diffs_once(monkeypatch) -> None:
+    import sys
+
+    diff_module, night_module = (sys.modules[f"triagebot.analysis.{name}"] for name in ("diff", "night"))
+
+    classified: list[str] = []
+    real = night_module.classify
+
+    def counting(snapshot):
+        classified.append(snapshot.key)
+        return real(snapshot)
+
+    effects: list[str] = []
+    real_effect = diff_module.model_effect
+
+    def counting_effect(result, flag):
+        effects.append(result.model)
+        return real_effect(result, flag)
+
+    summary = summarise(OLD)
+    monkeypatch.setattr(night_module, "classify", counting)
+    monkeypatch.setattr(diff_module, "model_effect", counting_effect)
+    night(NEW, [OLD], OLD)
+    assert sorted(classified) == sorted([OLD.key, NEW.key])
+    assert effects == []  # the diff reads the rows already made
+    classified.clear()
+    night(NEW, [summary], OLD)
+    assert sorted(classified) == sorted([OLD.key, NEW.key])  # the previous, whole, for the diff
 
 
 def test_a_crash_group_keeps_the_traceback_tail_of_its_first_model() -> None:

@@ -2,7 +2,9 @@
 
 The snapshot is a real sweep of the smoke corpus (`triagebot run --dry-run`, torch 2.13.0 CPU,
 both reproductions verified), committed under tests/data; the file is what the dry run writes
-for one flag (`# title`, then the body). When a template or the analysis changes, this test
+for one flag (`# title`, then the body) in the nightly workflow of a repository OWNER/REPO,
+where `tracker.dashboard_url` is the Pages address: every model and crash group links to its
+page on the dashboard, as in a real issue. When a template or the analysis changes, this test
 fails until the file is rendered again with `TRIAGEBOT_UPDATE_GOLDEN=1 pytest
 tests/test_example_issue.py` and the diff is reviewed.
 """
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from triagebot import pipeline
-from triagebot.config import Config
+from triagebot.config import Config, with_site_url
 from triagebot.report.fit import markdown_problems
 from triagebot.store import MemoryStore, read_snapshot
 from triagebot.tracker.desired import desired_issues
@@ -30,7 +32,7 @@ FLAG = "capture_scalar_outputs"
 def example() -> str:
     """The dry run's file for FLAG from the committed snapshot, as `triagebot run` writes it."""
     snapshot = read_snapshot(SNAPSHOT)
-    config = Config()
+    config = with_site_url(Config(), {"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "OWNER/REPO"})
     night = pipeline.night_of(snapshot, MemoryStore([snapshot]), config)
     [issue] = [issue for issue in desired_issues(night, config.tracker) if issue.flag == FLAG]
     return f"# {issue.title}\n\n{issue.body}"
@@ -56,3 +58,5 @@ def test_the_example_shows_what_a_tracking_issue_is_for() -> None:
     for section in ("## Summary", "## Models the flag helps", "## Crashing models", "## Analysis"):
         assert section in text
     assert "<details><summary>Traceback of" in text and "verified to raise this signature" in text
+    site = "https://owner.github.io/REPO/"
+    assert f"]({site}models/" in text and f"]({site}flags/{FLAG}.html#crash-" in text

@@ -17,7 +17,7 @@ import pytest
 
 from triagebot import pipeline, report
 from triagebot.config import Config, TrackerSettings
-from triagebot.report import markers
+from triagebot.report import links, markers
 from triagebot.report.fit import (
     COMMENT_LADDER,
     FULL,
@@ -234,9 +234,11 @@ def test_the_tracker_comments_are_bounded_too(crashing_night) -> None:
             {"title": "Still crashing", "rows": rows},
             {"title": "No longer crashing", "rows": rows[:700]},
         ],
+        dashboard_url=SITE,
     )
     assert_whole(answer, pings=("someone",))
     assert "And " in answer and "more rows" in answer
+    assert_models_linked(answer, at_least=5)
     alert = tracker_render(
         "tracker-alert.md.j2",
         marker=markers.alert_marker(crashing_night.key),
@@ -246,6 +248,45 @@ def test_the_tracker_comments_are_bounded_too(crashing_night) -> None:
         planned=[HOSTILE * 3] * 900,
     )
     assert_whole(alert)
+
+
+SITE = "https://someone.github.io/triagebot/"
+
+
+def assert_models_linked(text: str, at_least: int) -> None:
+    """Every model name `text` shows as a code span is a link to its page on the site."""
+    shown = re.findall(r"`(Model\d{4}ForCausalLM)`", text)
+    assert len(set(shown)) >= at_least
+    for model in set(shown):
+        linked = f"[`{model}`]({SITE}{links.model_page(model)})"
+        assert text.count(f"`{model}`") == text.count(linked), f"{model} is named without its link"
+
+
+def test_with_a_dashboard_the_shortened_bodies_keep_the_links_of_what_they_show() -> None:
+    """Links lengthen every body; the ladder sheds detail, never a link of what it keeps."""
+    crashing, fixed = night_of(2, SITE), night_of(3, SITE)
+    for flag in (SCALAR, DYNAMIC):
+        body, detail = report.issue_rendering(crashing, flag)
+        assert_whole(body)
+        assert body.rstrip().endswith("cc @ezyang @pytorch/dynamo")
+        assert detail.shortened and f"Every table: {SITE}{links.flag_page(flag)}" in body
+        assert_models_linked(body, at_least=3)
+        groups = crashing.flags[flag].stats.crash_groups
+        listed = [group for group in groups if f"`{group.signature[:30]}" in body]
+        assert listed
+        for group in listed:
+            assert f"]({SITE}{links.crash_group(flag, group.signature)})" in body
+    compared = f"{SITE}{links.compare_page(NIGHTS[0].key, NIGHTS[1].key)}"
+    for notice in (report.regression_notice(crashing, SCALAR), report.regression_notice(crashing, DYNAMIC)):
+        assert notice is not None
+        assert_whole(notice)
+        assert_models_linked(notice, at_least=5)
+        assert f"every one is listed on {compared}" in notice
+        assert f"The two nightlies compared: {compared}" in notice
+    for notice in (report.fixed_notice(fixed, SCALAR), report.fixed_notice(fixed, DYNAMIC)):
+        assert notice is not None
+        assert_whole(notice)
+        assert_models_linked(notice, at_least=5)
 
 
 def test_a_text_that_cannot_fit_is_refused_not_cut() -> None:

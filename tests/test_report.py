@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +18,9 @@ import pytest
 
 from triagebot.analysis import night
 from triagebot.report import (
-    dashboard_html,
     fixed_notice,
     issue_body,
+    links,
     markers,
     nightly_summary,
     regression_notice,
@@ -84,7 +85,7 @@ def test_issue_body_golden(flag: str) -> None:
     check_golden(f"issue-{flag}.md", body)
 
 
-def test_notices_summary_and_dashboard_golden() -> None:
+def test_notices_and_summary_golden() -> None:
     tonight = fixture_night()
     fixed, regression = fixed_notice(tonight, SCALAR), regression_notice(tonight, DYNAMIC)
     assert markers.find_notice(fixed) == ("fixed", SCALAR, NEW.key)
@@ -94,7 +95,36 @@ def test_notices_summary_and_dashboard_golden() -> None:
     check_golden("fixed.md", fixed)
     check_golden("regression.md", regression)
     check_golden("summary.md", nightly_summary(tonight))
-    check_golden("dashboard.html", dashboard_html(tonight))
+
+
+SITE = "https://someone.github.io/triagebot/"
+
+
+def test_with_a_dashboard_every_model_group_and_comparison_links_to_its_page_golden() -> None:
+    """The same night with `tracker.dashboard_url`: the bodies above, with links into the site."""
+    tonight = fixture_night(with_repro(NEW), dashboard_url=SITE)
+    body = issue_body(tonight, DYNAMIC)
+    state = tonight.flags[DYNAMIC]
+    for group in state.stats.crash_groups:
+        assert f"]({SITE}{links.crash_group(DYNAMIC, group.signature)})" in body
+        for model in group.models:
+            assert f"[`{model}`]({SITE}{links.model_page(model)})" in body
+    for row in state.helped:
+        assert f"[`{row.model}`]({SITE}{links.model_page(row.model)})" in body
+    # Nothing else changed: without its links and its last line, it is the body without a site.
+    unlinked = re.sub(r"\[(`[^`]*`|[^\]`]*)\]\(" + re.escape(SITE) + r"[^)]*\)", r"\1", body)
+    flag_page = f"{SITE}{links.flag_page(DYNAMIC)}"
+    last = f"\n\nEvery table, and each model night by night, on the dashboard: {flag_page}\n"
+    assert unlinked.replace(last, "\n") == issue_body(fixture_night(with_repro(NEW)), DYNAMIC)
+    check_golden(f"issue-{DYNAMIC}.linked.md", body)
+    regression = regression_notice(tonight, DYNAMIC)
+    compared = f"{SITE}{links.compare_page(OLD.key, NEW.key)}"
+    assert f"The two nightlies compared: {compared}" in regression
+    check_golden("regression.linked.md", regression)
+    check_golden("fixed.linked.md", fixed_notice(tonight, SCALAR))
+    summary = nightly_summary(tonight)
+    assert f"The two nightlies compared: {compared}" in summary and f": {SITE}\n" in summary
+    check_golden("summary.linked.md", summary)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="runs torch in a subprocess")

@@ -28,7 +28,7 @@ from test_commands import (
 from triagebot.config import TrackerSettings
 from triagebot.report.markers import result_marker
 from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
-from triagebot.store import LocalStore, MemoryStore
+from triagebot.store import LocalStore, MemoryStore, write_snapshot
 from triagebot.tracker import answer, commands, rerun
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.ledger import Ledger
@@ -169,6 +169,31 @@ def test_a_failed_sweep_is_answered_with_its_reason_and_a_confused_reaction(
     )
     assert "https://github.com/someone/triagebot-fork/actions/runs/42" in answers[0]
     assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
+
+
+def test_in_actions_the_answer_links_each_model_to_its_page_on_the_dashboard(
+    fake, monkeypatch, capsys, tmp_path
+):
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model,BertModel", "maintainer")
+    rerun.react(gh_for(fake), REPO, number, comment["id"], "eyes")
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    write_snapshot(rerun_snapshot(), tmp_path / "rerun.json")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "someone/triagebot-fork")  # the site: its Pages address
+    argv = ["command", "--answer", str(tmp_path / "rerun.json"), "--repo", REPO, "--issue", str(number)]
+    ran = run_main(
+        monkeypatch, capsys, *argv, "--comment-id", str(comment["id"]), "--store", str(tmp_path / "store")
+    )
+    assert ran.status == 0, ran.err
+    text = fake.comments(REPO, number)[-1]["body"]
+    site = "https://someone.github.io/triagebot-fork/"
+    assert f"| [`BertModel`]({site}models/BertModel.html) |" in text
+    assert f"| [`T5Model`]({site}models/T5Model.html) |" in text
+    assert answer.answer_body(7, "maintainer", rerun_snapshot(), stored_snapshot(), None).count(site) == 0
 
 
 # --- no command lost ---------------------------------------------------------------------------

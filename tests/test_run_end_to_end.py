@@ -59,7 +59,8 @@ def test_run_twice_sweeps_once_and_says_where_everything_is(tmp_path: Path):
     assert repro["observed"] == crasher["outcomes"]["capture_dynamic_output_shape_ops"]["signature"]
     issue = (night / "issues" / "issue-capture_dynamic_output_shape_ops.md").read_text(encoding="utf-8")
     assert "verified to raise this signature" in issue
-    assert (night / "report" / "dashboard.html").exists()
+    # One dashboard: the site, not a page in the report folder.
+    assert (night / "site" / "index.html").exists() and not (night / "report" / "dashboard.html").exists()
     assert (night / "report" / "issue-capture_dynamic_output_shape_ops.md").exists()
     assert (night / "issues" / "plan.txt").exists()  # the dry run's plan
     assert (night / "issues" / "issue-capture_dynamic_output_shape_ops.md").exists()

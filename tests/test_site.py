@@ -23,12 +23,20 @@ from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links
 from triagebot.report import site as site_module
-from triagebot.report.site import build_site
-from triagebot.report.site_data import analyse_night, read_night_data
+from triagebot.report.site_data import night_data, night_script, read_night_data
+from triagebot.results import Effect
 from triagebot.store import LocalStore, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD, NEW, THIRD = (snapshot.key for snapshot in nightlies())
+
+
+def build_site(store, out, config: Config | None = None, **options):
+    """`triagebot site`: the whole site, the newest nightly rendered from its night."""
+    from triagebot import pipeline
+
+    say = options.pop("say", lambda line: None)
+    return pipeline.build_site(store, out, config or Config(), say=say, **options)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +53,7 @@ class Page(HTMLParser):
         super().__init__()
         self.hrefs: list[str] = []
         self.ids: set[str] = set()
+        self.repeated: set[str] = set()  # ids given to more than one element
         self.scripts: list[str] = []
         self.rows: dict[str, int] = {}  # table id -> rows in its body
         self._table: list[str | None] = []
@@ -54,6 +63,8 @@ class Page(HTMLParser):
     def handle_starttag(self, tag, attrs):
         found = dict(attrs)
         if "id" in found:
+            if found["id"] in self.ids:
+                self.repeated.add(found["id"])
             self.ids.add(found["id"])
         if tag == "a" and "href" in found:
             self.hrefs.append(found["href"])
@@ -151,7 +162,7 @@ def test_a_diff_from_rows_already_classified_is_the_same_diff():
 
 
 def test_corpus_health_counts_the_baseline():
-    health = analyse_night(nightlies()[0]).data.health
+    health = night_data(nightlies()[0])[0].health
     # Bart cannot be built; Detr's baseline timed out, Whisper's crashed: 7 of 10 compiled.
     counts = (health.models, health.built, health.testable, health.compiled, health.one_graph)
     assert counts == (10, 9, 9, 7, 0)
@@ -197,6 +208,7 @@ def test_every_link_is_relative_and_lands_on_a_written_page_and_anchor(site: Pat
             if re.match(r"(?i)^https?://", href):
                 assert href.startswith(("https://github.com/pytorch/pytorch/", "https://github.com/")), href
                 continue
+            assert found.repeated == set(), f"{name}: ids given twice: {found.repeated}"
             target, _, anchor = href.partition("#")
             resolved = (site / Path(name).parent / target).resolve() if target else (site / name)
             assert resolved.is_file(), f"{name} links to a missing page: {href}"
@@ -235,8 +247,28 @@ def test_crash_groups_carry_their_anchor_first_nightly_and_repro(site: Path):
     ]
     assert grouped
     for row in grouped:
-        assert links.crash_anchor(row.signature) in flag.ids
+        assert links.crash_anchor(row.signature, confirmed=row.effect != Effect.flaky) in flag.ids
     assert "First seen" in text and OLD in text
+
+
+def test_a_flaky_group_and_a_confirmed_group_of_one_signature_have_their_own_anchors(tmp_path: Path):
+    """On the second fixture nightly one signature is both a confirmed group (T5) and a flaky one
+    (Mistral) under capture_dynamic_output_shape_ops: each has its own section and link."""
+    from triagebot.analysis import night
+
+    store = LocalStore(tmp_path / "store")
+    for snapshot in nightlies()[:2]:
+        store.put(snapshot)
+    stats = night(nightlies()[1]).flags[DYNAMIC].stats
+    shared = {g.signature for g in stats.crash_groups} & {g.signature for g in stats.flaky_groups}
+    assert shared
+    build_site(store, tmp_path / "site")
+    flag = page(tmp_path / "site", links.flag_page(DYNAMIC))
+    assert flag.repeated == set()
+    for signature in shared:
+        anchors = {links.crash_anchor(signature), links.crash_anchor(signature, confirmed=False)}
+        assert len(anchors) == 2 and anchors <= flag.ids
+        assert {f"#{anchor}" for anchor in anchors} <= set(flag.hrefs)
 
 
 def test_a_model_page_says_when_it_first_changed(site: Path):
@@ -263,7 +295,7 @@ def test_a_build_into_the_same_folder_reads_only_what_changed(tmp_path: Path):
     first = build_site(store, tmp_path / "site")
     assert (first.read, first.nights) == (3, 3)
     again = build_site(store, tmp_path / "site")
-    assert again.read == 0 and again.pages == first.pages
+    assert again.read == 1 and again.pages == first.pages  # the newest, for its night
     # A rerun of the middle nightly: it and the one diffed against it are read again.
     rerun = nightlies()[1]
     rerun.results = [r for r in rerun.results if r.model != "GPT2LMHeadModel"]
@@ -299,7 +331,7 @@ def test_a_damaged_data_file_is_made_again(tmp_path: Path):
     store = make_store(tmp_path / "store")
     build_site(store, tmp_path / "site")
     (tmp_path / "site" / links.night_data(OLD)).write_text("triagebotNight({);\n", encoding="utf-8")
-    assert build_site(store, tmp_path / "site").read == 1
+    assert build_site(store, tmp_path / "site").read == 2  # it and the newest
 
 
 def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
@@ -345,6 +377,20 @@ def test_the_site_command_builds_and_says_where(tmp_path: Path):
     ]
 
 
+def test_the_site_command_links_the_tracking_issues_the_store_remembers(tmp_path: Path):
+    from triagebot.tracker.memory import IssueMemory
+
+    store = make_store(tmp_path / "store")
+    memory = IssueMemory.load(store, "someone/triagebot")
+    memory.remember(SCALAR, 7)
+    memory.save(store)
+    build_site(store, tmp_path / "site", parse_config('[tracker]\nrepo = "someone/triagebot"\n'))
+    issue = "https://github.com/someone/triagebot/issues/7"
+    assert issue in page(tmp_path / "site", links.flag_page(SCALAR)).hrefs
+    assert issue in page(tmp_path / "site", links.INDEX).hrefs
+    assert not any("/issues/" in href for href in page(tmp_path / "site", links.flag_page(DYNAMIC)).hrefs)
+
+
 def test_the_vendored_chart_library_is_the_release_its_readme_names():
     vendor = ROOT / "triagebot" / "report" / "vendor"
     version = re.search(r"Chart\.js (\d+\.\d+\.\d+)", (vendor / "README.md").read_text())[1]
@@ -354,7 +400,7 @@ def test_the_vendored_chart_library_is_the_release_its_readme_names():
 
 def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_path: Path, monkeypatch):
     from tests.test_run import Stages
-    from triagebot.pipeline import RunOptions, build_site_into, run
+    from triagebot.pipeline import RunOptions, SiteStage, run
 
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
     store = make_store(tmp_path / "store")
@@ -368,7 +414,7 @@ def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_
         store=store,
         build=latest.environment,
         say=lambda line: None,
-        site_builder=build_site_into,
+        site=SiteStage(),
         **stages.stages(),
     )
     assert report.site_dir == tmp_path / "night" / "site"
@@ -379,6 +425,99 @@ def test_run_builds_the_site_after_publishing_and_names_it_for_the_workflow(tmp_
     assert (outputs["site_publish"], outputs["site_branch"]) == ("branch", "site")
     data = read_night_data(report.site_dir / links.night_data(latest.key))
     assert data is not None and data.previous == THIRD_KEY
+    # The flag pages are the night as published: they link its tracking issue.
+    assert "https://example.org/issues/1" in page(report.site_dir, links.flag_page(SCALAR)).hrefs
+
+
+class Counted:
+    """Every classification (by snapshot key) and every diff (by pair) made while it is installed."""
+
+    def __init__(self, monkeypatch) -> None:
+        import sys
+
+        self.classified: list[str] = []
+        self.diffed: list[tuple[str, str]] = []
+        self.effects_in_diffs = 0
+        modules = {name: sys.modules[f"triagebot.{name}"] for name in ("analysis.night", "analysis.stats")}
+        modules["report.site_data"] = sys.modules["triagebot.report.site_data"]
+        for module in modules.values():
+            if hasattr(module, "classify"):
+                monkeypatch.setattr(module, "classify", self.classify(module.classify))
+            if hasattr(module, "diff"):
+                monkeypatch.setattr(module, "diff", self.diff(module.diff))
+        diff_module = sys.modules["triagebot.analysis.diff"]
+        real_effect = diff_module.model_effect
+
+        def model_effect(result, flag):
+            self.effects_in_diffs += 1
+            return real_effect(result, flag)
+
+        monkeypatch.setattr(diff_module, "model_effect", model_effect)
+
+    def classify(self, real):
+        def counting(snapshot):
+            self.classified.append(snapshot.key)
+            return real(snapshot)
+
+        return counting
+
+    def diff(self, real):
+        def counting(old, new, **rows):
+            self.diffed.append((old.key, new.key))
+            return real(old, new, **rows)
+
+        return counting
+
+
+def test_run_classifies_and_diffs_each_stored_nightly_once(tmp_path: Path, monkeypatch):
+    """The night reads its history from the site's data and its previous nightly from the site's
+    last read; the site renders the newest nightly from the night: nothing is done twice."""
+    from tests.test_run import Stages
+    from triagebot.pipeline import RunOptions, SiteStage, run
+
+    store = make_store(tmp_path / "store")
+    latest = nightlies()[-1].model_copy(update={"key": "2.12.0.dev20260411+cu128"})
+    latest.environment = latest.environment.model_copy(update={"torch_git_version": "f" * 40})
+    counted = Counted(monkeypatch)
+    run(
+        Config(),
+        RunOptions(out=tmp_path / "night"),
+        store=store,
+        build=latest.environment,
+        say=lambda line: None,
+        site=SiteStage(jobs=1),
+        **Stages(latest).stages(),
+    )
+    keys = [OLD, NEW, THIRD, latest.key]
+    assert sorted(counted.classified) == sorted(keys)
+    assert counted.diffed == list(itertools.pairwise(keys))
+    assert counted.effects_in_diffs == 0  # every diff reads rows already made
+    data = read_night_data(tmp_path / "night" / "site" / links.night_data(latest.key))
+    assert data is not None and data.previous == THIRD and data.diff is not None
+
+
+def test_the_site_command_classifies_and_diffs_each_stored_nightly_once(tmp_path: Path, monkeypatch):
+    store = make_store(tmp_path / "store")
+    counted = Counted(monkeypatch)
+    build_site(store, tmp_path / "site")
+    assert sorted(counted.classified) == sorted([OLD, NEW, THIRD])
+    assert counted.diffed == [(OLD, NEW), (NEW, THIRD)] and counted.effects_in_diffs == 0
+    counted.classified.clear()
+    build_site(store, tmp_path / "site")  # again: the earlier nightlies come from their data files
+    assert sorted(counted.classified) == sorted([NEW, THIRD])  # the newest, and what it is diffed against
+
+
+def test_the_newest_nightlys_data_from_its_night_is_the_data_its_snapshot_gives():
+    """The data file of the newest nightly, made from its night, is what a later build makes of
+    the same nightly from its snapshot, so a build reads it back as it would any other."""
+    from triagebot.analysis import night
+    from triagebot.report.site_data import newest_data
+
+    old, new = nightlies()[1:]
+    from_snapshot, _ = night_data(new, old, source="b", previous_source="a")
+    from_night = newest_data(night(new, [old], old), source="b", previous_source="a")
+    assert from_night.model_dump() == from_snapshot.model_dump()
+    assert night_script(from_night) == night_script(from_snapshot)
 
 
 @pytest.mark.parametrize("required", [False, True])

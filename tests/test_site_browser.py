@@ -3,8 +3,9 @@
 The browser is Debian's `chromium` package, driven by Playwright (the dev extra) through
 `executable_path`; Playwright's own browser download is never used. Every page must load with
 no console error and no request leaving the site's folder; sorting and filtering change the
-rows a person sees; every chart draws, with both axes titled; the links an issue body makes to
-the site land on a page and an anchor that exist; comparing any two nightlies in the browser
+rows a person sees; every chart draws, with both axes titled; the links that the issue bodies,
+notices, summary and rerun answers of the newest night make to the site, read from those texts,
+land on a page and an anchor that exist; comparing any two nightlies in the browser
 agrees with triagebot's own diff. Screenshots go to `--screenshots DIR` (default: pytest's tmp
 folder; the folder is printed at the end of the run).
 
@@ -22,10 +23,13 @@ import pytest
 
 from tests.sitestore import HOSTILE, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
-from triagebot.analysis import CRASH_EFFECTS, classify, diff, flag_stats, night
-from triagebot.report import issue_body, links
-from triagebot.report.site import build_site
-from triagebot.results import Effect
+from triagebot.analysis import CRASH_EFFECTS, classify, diff
+from triagebot.config import Config, TrackerSettings
+from triagebot.pipeline import build_site, night_of
+from triagebot.report import fixed_notice, issue_body, links, nightly_summary, regression_notice
+from triagebot.results import Effect, Night
+from triagebot.store import MemoryStore
+from triagebot.tracker.answer import answer_body
 
 CHROMIUM = Path(os.environ.get("TRIAGEBOT_CHROMIUM", "/usr/bin/chromium"))
 FLAGS = [
@@ -73,7 +77,7 @@ def browser():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("browser-site")
-    build_site(make_store(root / "store"), root / "site")
+    build_site(make_store(root / "store"), root / "site", Config(), say=lambda line: None)
     return root / "site"
 
 
@@ -265,33 +269,60 @@ def test_every_chart_draws_with_axes_and_a_legend(visit, site: Path):
 # --- links from an issue body --------------------------------------------------------------------
 
 
-def site_links_of_an_issue(flag: str) -> list[str]:
-    """What an issue body links to on the site: what the body holds today, and what its
-    templates make with `report.links` for the groups and models they mention."""
-    snapshot = nightlies()[-1]
-    # The one call that follows the report's API: the body as the tracker publishes it.
-    body = issue_body(night(snapshot, nightlies()[:-1], nightlies()[-2], dashboard_url=BASE), flag)
-    found = re.findall(rf"{re.escape(BASE)}[^\s)>\]]*", body)
-    assert found, "the issue body does not link to the site"
-    stats = flag_stats(snapshot, flag)
-    for group in stats.crash_groups + stats.flaky_groups:
-        found.append(links.site_url(BASE, links.crash_group(flag, group.signature)))
-        found += [links.site_url(BASE, links.model_page(model)) for model in group.models]
-    rows = classify(snapshot)
-    helped = [row.model for row in rows if row.flag == flag and row.effect == Effect.reduces_graphs]
-    found += [links.site_url(BASE, links.model_page(model)) for model in helped]
-    found += [links.site_url(BASE, links.flag_page(flag)), links.site_url(BASE, links.MODELS)]
-    change = diff(nightlies()[-2], snapshot)
-    found.append(links.site_url(BASE, links.compare_page(change.old_key, change.new_key)))
-    return found
+def newest_night() -> Night:
+    """The night the site renders, as `triagebot run` publishes it with the dashboard at BASE."""
+    config = Config(tracker=TrackerSettings(dashboard_url=BASE))
+    return night_of(nightlies()[-1], MemoryStore(nightlies()), config)
 
 
-@pytest.mark.parametrize("flag", [SCALAR, DYNAMIC])
-def test_links_from_an_issue_body_land_on_existing_pages_and_anchors(visit, site: Path, flag: str):
-    targets = site_links_of_an_issue(flag)
-    assert any("#crash-" in target for target in targets)
+def what_the_night_publishes() -> dict[str, str]:
+    """Every text the newest night publishes, rendered as the tracker renders it: the issue
+    bodies, the notices, the summary, and the answer to a rerun of the newest nightly."""
+    latest, before = nightlies()[-1], nightlies()[-2]
+    tonight = newest_night()
+    texts = {f"issue {flag}": issue_body(tonight, flag) for flag in (SCALAR, DYNAMIC)}
+    texts["fixed"] = fixed_notice(tonight, DYNAMIC)
+    texts["regression"] = regression_notice(tonight, DYNAMIC)
+    texts["summary"] = nightly_summary(tonight)
+    texts["answer"] = answer_body(7, "someone", latest, before, None, dashboard_url=BASE)
+    assert all(texts.values()), [name for name, text in texts.items() if not text]
+    return texts
+
+
+def site_links(text: str) -> list[str]:
+    """The addresses on the site that `text` links to (Markdown links and bare addresses)."""
+    return re.findall(rf"{re.escape(BASE)}[^\s)>\]]*", text)
+
+
+def test_the_published_texts_link_every_model_group_and_comparison():
+    texts = what_the_night_publishes()
+    found = {name: site_links(text) for name, text in texts.items()}
+    tonight = newest_night()
+    for flag, state in tonight.flags.items():
+        groups = state.stats.crash_groups
+        wanted = {links.crash_group(flag, group.signature) for group in groups}
+        wanted |= {links.model_page(model) for group in groups for model in group.models}
+        wanted |= {links.model_page(row.model) for row in state.helped} | {links.flag_page(flag)}
+        assert {links.site_url(BASE, page) for page in wanted} <= set(found[f"issue {flag}"]), flag
+    compared = links.site_url(BASE, links.compare_page(tonight.previous_key, tonight.key))
+    for name in ("fixed", "regression", "summary"):
+        assert compared in found[name], name
+    assert links.site_url(BASE, links.model_page("GPT2LMHeadModel")) in found["regression"]
+    assert links.site_url(BASE, links.model_page("T5ForConditionalGeneration")) in found["fixed"]
+    assert links.site_url(BASE, links.model_page("ScriptyModel")) in found["answer"]
+
+
+@pytest.mark.parametrize(
+    "name", ["issue " + SCALAR, "issue " + DYNAMIC, "fixed", "regression", "summary", "answer"]
+)
+def test_links_from_an_issue_body_land_on_existing_pages_and_anchors(visit, site: Path, name: str):
+    """Every link the published texts make to the site, read from the texts themselves."""
+    targets = site_links(what_the_night_publishes()[name])
+    assert targets, f"the {name} does not link to the site"
+    if name.startswith("issue"):
+        assert any("#crash-" in target for target in targets)
     page = visit(links.INDEX)
-    for target in targets:
+    for target in dict.fromkeys(targets):
         path, _, anchor = target[len(BASE) :].partition("#")
         file = site / (path or links.INDEX)
         assert file.is_file(), f"{target} is not a page of the site"

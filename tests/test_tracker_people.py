@@ -106,14 +106,16 @@ def test_a_removed_marker_does_not_open_a_duplicate(fake, tmp_path):
 
 def test_an_issue_a_person_closed_stays_closed_until_a_new_signature(fake, tmp_path):
     store = MemoryStore()
+    site = "https://someone.github.io/triagebot/"
+    settings = TrackerSettings(repo=REPO, dashboard_url=site)
     nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
-    publish(nights, store, tmp_path=tmp_path)
+    publish(nights, store, settings, tmp_path=tmp_path)
     number = fake.issues(REPO)[0]["number"]
     fake.edit_issue(REPO, number, "a-maintainer", state="closed", state_reason="not_planned")
 
     # The same signature, in more models: the person's decision stands.
     nights.append(night("2.12.0.dev20260402", {SCALAR: {"Bert": GUARD, "Llama": GUARD}}))
-    publish(nights, store, tmp_path=tmp_path)
+    publish(nights, store, settings, tmp_path=tmp_path)
     assert fake.issues(REPO)[0]["state"] == "closed"
     assert fake.comments(REPO, number) == [] or all(
         "Reopened" not in c["body"] for c in fake.comments(REPO, number)
@@ -123,14 +125,15 @@ def test_an_issue_a_person_closed_stays_closed_until_a_new_signature(fake, tmp_p
 
     # A signature it did not show when it was closed: reopened, the comment names it.
     nights.append(night("2.12.0.dev20260403", {SCALAR: {"Bert": GUARD, "T5": PENDING}}))
-    publish(nights, store, tmp_path=tmp_path)
+    publish(nights, store, settings, tmp_path=tmp_path)
     assert fake.issues(REPO)[0]["state"] == "open"
     reopened = [c["body"] for c in fake.comments(REPO, number) if "Reopened" in c["body"]]
     assert len(reopened) == 1
     assert "PendingUnbackedSymbolNotFound" in reopened[0] and "@a-maintainer closed it" in reopened[0]
     assert "GuardOnDataDependentSymNode" not in reopened[0]
+    assert f"([1 model]({site}flags/{SCALAR}.html#crash-" in reopened[0]  # the group, on the dashboard
     writes = len(fake.writes)
-    publish(nights, store, tmp_path=tmp_path)
+    publish(nights, store, settings, tmp_path=tmp_path)
     assert len(fake.writes) == writes
 
 

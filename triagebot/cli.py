@@ -469,10 +469,10 @@ def report(
     store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Write the issue bodies, notices, summary and dashboard.
+    """Write the issue bodies, notices and summary.
 
     One issue body per flag, fixed/regression notices against the previous snapshot,
-    summary.md and dashboard.html, into --out."""
+    summary.md and night.json, into --out. The dashboard is `triagebot site`."""
     from triagebot.pipeline import Snapshots
     from triagebot.report import write_report
 
@@ -501,12 +501,14 @@ def site(
     """Build the dashboard site from every stored nightly.
 
     An index with the trends, a page per flag, per model and per pair of nightlies; it works
-    offline from the folder and is what the nightly publishes to GitHub Pages."""
+    offline from the folder and is what the nightly publishes to GitHub Pages. The newest
+    nightly is analysed as `run` does, and its flag pages link the tracking issues the store
+    remembers for [tracker] repo."""
+    from triagebot.pipeline import build_site
     from triagebot.report.links import site_url
-    from triagebot.report.site import build_site
 
     settings = read_config(config, store=store)
-    built = build_site(_snapshots(config, store).store, out, jobs=jobs, say=print)
+    built = build_site(_snapshots(config, store).store, out, settings, jobs=jobs, say=print)
     print(f"site: {built.nights} nightlies ({built.read} read), {built.pages} pages: {built.index}")
     if settings.tracker.dashboard_url:
         print(f"published at: {site_url(settings.tracker.dashboard_url)}")

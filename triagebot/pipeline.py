@@ -1,8 +1,9 @@
 """`triagebot run`: one night's work, from the installed torch to the tracking issues.
 
-detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> the
-night (`night_of`: analysed once, against the previous stored build) -> publish (a dry run
-without a token) -> render the report folder from the night as published -> summary.
+detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> read
+the store's compact data for the site -> the night (`night_of`: analysed once, against the
+previous stored build, its history from that data) -> publish (a dry run without a token) ->
+render the report folder and the site from the night as published -> summary.
 
 Each stage is a public function of its own package; this module only orders them and says
 where every product landed. `night_of` is the one way every command (`run`, `report`,
@@ -18,13 +19,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from triagebot.config import FLAG_NAME, Config, StoreSettings
-from triagebot.errors import Interrupted, PipelineError, TrackerError
-from triagebot.results import BASELINE, Environment, Night, Snapshot
+from triagebot.errors import Interrupted, PipelineError, SiteError, TrackerError, TriagebotError
+from triagebot.results import BASELINE, Environment, ModelEffect, Night, NightSummary, Snapshot
 from triagebot.store import (
     LocalStore,
     Store,
@@ -35,6 +37,9 @@ from triagebot.store import (
     read_snapshot,
     write_snapshot,
 )
+
+if TYPE_CHECKING:
+    from triagebot.report.site import SiteBuild, StoredNights
 
 
 @dataclass
@@ -75,7 +80,6 @@ Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resum
 Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
 # night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
-SiteBuilder = Callable[[Store, Path], Path]  # the store, the folder to build the site in
 
 
 def sweep_configured(
@@ -108,23 +112,44 @@ def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout
     return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
 
 
-def night_of(snapshot: Snapshot, store: Store, config: Config, *, previous: Snapshot | None = None) -> Night:
+def night_of(
+    snapshot: Snapshot,
+    store: Store,
+    config: Config,
+    *,
+    previous: Snapshot | None = None,
+    stored: Sequence[NightSummary] | None = None,
+    kept: tuple[Snapshot, list[ModelEffect]] | None = None,
+) -> Night:
     """The night of `snapshot`, analysed once: compared with `previous` (default: the newest
     stored snapshot of another build ordered before it), its history the stored snapshots
-    before that one (`analysis.choose_history`), cc lists from `[tracker]`. `run`, `report`
-    and `publish` all build their night here, so that they render and close alike."""
+    before that one (`analysis.choose_history`), cc lists from `[tracker]`. `run`, `report`,
+    `publish` and `site` all build their night here, so that they render and close alike.
+
+    `stored`: the store's nightlies before `snapshot` as summaries (the site's compact data),
+    when the caller has them: then only the previous nightly's snapshot is read from the
+    store, for the diff, instead of every stored snapshot; not even that one when it is the
+    nightly of `kept`, already read whole and classified (the site's last read)."""
     from triagebot.analysis import choose_history, night
     from triagebot.tracker.cc import cc_for
 
+    before_rows = None
     try:
-        stored = store.history(until=snapshot.key)
+        history, before = choose_history(
+            snapshot, store.history(until=snapshot.key) if stored is None else stored, previous
+        )
+        if before is not None and not isinstance(before, Snapshot):
+            if kept is not None and kept[0].key == before.key:
+                before, before_rows = kept
+            else:
+                before = store.get(before.key)  # the one nightly the diff reads whole
     except StoreError as error:
         raise PipelineError(f"cannot read the stored history: {error}") from None
-    history, before = choose_history(snapshot, stored, previous)
     return night(
         snapshot,
         history,
         before,
+        previous_rows=before_rows,
         cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
         dashboard_url=config.tracker.dashboard_url,
     )
@@ -226,7 +251,7 @@ def run(
     sweeper: Sweeper,
     renderer: Renderer,
     publisher: Publisher,
-    site_builder: SiteBuilder | None = None,
+    site: SiteStage | None = None,
     store: Store | None = None,
     build: Environment | None = None,
     say: Callable[[str], None] = print,
@@ -279,7 +304,24 @@ def run(
     report.stored_file = stored_path(store, snapshot.key)
     report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
 
-    night = night_of(snapshot, store, config)
+    # The site's store-wide data first, so that the night reads its history from it and every
+    # stored nightly is read and classified once; a site that cannot be built never holds back
+    # the issues, nor the summary: the run fails with it at the end.
+    site_failure: PipelineError | None = None
+    stored_site = None
+    if site is not None:
+        try:
+            stored_site = site.read(store, out / "site")
+        except PipelineError as error:
+            site_failure = error
+    is_newest = stored_site is not None and stored_site.newest == snapshot.key
+    night = night_of(
+        snapshot,
+        store,
+        config,
+        stored=stored_site.nights if is_newest else None,
+        kept=stored_site.kept if is_newest else None,
+    )
     if night.diff is not None:
         report.previous_key = night.previous_key
         report.diff_file = out / "diff.json"
@@ -297,12 +339,9 @@ def run(
     # byte), and is written even when publishing failed, for the failure to be read.
     renderer(night, report.reports_dir)
 
-    site_failure: PipelineError | None = None
-    if site_builder is not None:
-        # After publishing: a site that cannot be written never holds back the issues, nor
-        # the summary; the run fails with it at the end.
-        try:
-            report.site_dir = site_builder(store, out / "site")
+    if site is not None and stored_site is not None:
+        try:  # the night as published: its flag pages link the tracking issues
+            report.site_dir = site.write(store, stored_site, night, config, out / "site")
         except PipelineError as error:
             site_failure = error
 
@@ -430,28 +469,69 @@ def out_of_order(old: Snapshot, new: Snapshot) -> bool:
 
 
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
-    """The real sweep, renderer and publisher, for `run`."""
+    """The real sweep, renderer, publisher and site, for `run`."""
 
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
     publisher = functools.partial(publish_night, store=store)  # the store remembers the issues
-    return {
-        "sweeper": sweeper,
-        "renderer": render_report,
-        "publisher": publisher,
-        "site_builder": build_site_into,
-    }
+    return {"sweeper": sweeper, "renderer": render_report, "publisher": publisher, "site": SiteStage()}
 
 
-def build_site_into(store: Store, out: Path) -> Path:
-    """The dashboard site of every stored nightly, built into `out`."""
-    from triagebot.errors import SiteError
-    from triagebot.report.site import build_site
+def _site_error(error: TriagebotError, out: Path) -> PipelineError:
+    return PipelineError(
+        f"{error} (the snapshot is stored and published; `triagebot site --out {out}` builds it again)"
+    )
 
-    try:
-        return build_site(store, out).out
-    except SiteError as error:
-        raise PipelineError(
-            f"{error} (the snapshot is stored and published; `triagebot site --out {out}` builds it again)"
-        ) from None
+
+@dataclass
+class SiteStage:
+    """The dashboard site in `run`: the store's compact data read before the night (`read`),
+    the pages written from the night as published (`write`). Failures are `PipelineError`s
+    that say the snapshot is stored and published."""
+
+    jobs: int | None = None
+
+    def read(self, store: Store, out: Path) -> StoredNights:
+        from triagebot.report.site import read_store
+
+        try:
+            return read_store(store, out, jobs=self.jobs)
+        except (SiteError, StoreError) as error:
+            raise _site_error(error, out) from None
+
+    def write(self, store: Store, stored: StoredNights, night: Night, config: Config, out: Path) -> Path:
+        from triagebot.report.site import write_site
+
+        try:
+            return write_site(store, stored, newest_night(store, config, stored, night), out).out
+        except (SiteError, StoreError, PipelineError) as error:
+            raise _site_error(error, out) from None
+
+
+def newest_night(store: Store, config: Config, stored: StoredNights, night: Night | None = None) -> Night:
+    """The night of the newest stored nightly, which the site renders: `night` when it is that
+    one, else analysed here (`night_of`, its history from the site's data) and linked to the
+    tracking issues the store remembers for `tracker.repo`."""
+    if night is not None and night.key == stored.newest:
+        return night
+    tonight = night_of(store.get(stored.newest), store, config, stored=stored.nights, kept=stored.kept)
+    repo = config.tracker.repo
+    if not repo:
+        return tonight
+    from triagebot.tracker import issue_url
+    from triagebot.tracker.memory import IssueMemory
+
+    numbers = IssueMemory.load(store, repo).numbers(list(tonight.flags))
+    return tonight.linked({flag: issue_url(repo, number) for flag, number in numbers.items()})
+
+
+def build_site(
+    store: Store, out: Path, config: Config, *, jobs: int | None = None, say: Callable[[str], None] = print
+) -> SiteBuild:
+    """`triagebot site`: the dashboard of every stored nightly built into `out`, the newest
+    rendered from its night."""
+    from triagebot.report.site import read_store, write_site
+
+    stored = read_store(store, out, jobs=jobs, say=say)
+    return write_site(store, stored, newest_night(store, config, stored), out)

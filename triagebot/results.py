@@ -484,6 +484,21 @@ class TrendPoint(Record):
     testable: int = 0
 
 
+class NightSummary(Record):
+    """One stored nightly as the history of a later night reads it: per flag it ran, its trend
+    point and its confirmed crash signatures (largest group first), which is what trends, first
+    sightings and reopening need; `created` and `environment` order it (`analysis.choose_history`).
+    `analysis.summarise` makes one from a snapshot. The dashboard's compact per-nightly data
+    carries these fields too, so that a night can take its history from it instead of reading
+    every stored snapshot again."""
+
+    key: str
+    created: datetime
+    environment: Environment
+    trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
+    crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
+
+
 class ModelChange(Record):
     """One model whose result under one config changed between two snapshots."""
 
@@ -587,10 +602,6 @@ class FlagNight(Record):
         """Models with more graphs under the flag, in snapshot order."""
         return [row for row in self.effects if row.effect == Effect.increases_graphs]
 
-    def row(self, model: str) -> ModelEffect | None:
-        """This flag's row for `model`."""
-        return next((row for row in self.effects if row.model == model), None)
-
 
 class Night(Record):
     """One nightly analysed once: the snapshot, what it is compared with, and every flag's findings.
@@ -598,7 +609,8 @@ class Night(Record):
     `history` and `previous_key` are chosen by one rule (`analysis.choose_history`) for every
     command: the stored nightlies ordered before this one (other builds only), oldest first,
     ending with the one it is diffed against. Renderers read this record and nothing else, so
-    that the report folder, the published bodies, the step summary and the dashboard agree.
+    that the report folder, the published bodies, the step summary and the dashboard's flag
+    pages agree (its pages per model read the site's own data of every stored nightly).
     """
 
     key: str  # the snapshot's key (the torch version)
@@ -613,22 +625,6 @@ class Night(Record):
     def effects(self) -> list[ModelEffect]:
         """Every (model, flag) row, flag by flag."""
         return [row for flag in self.flags.values() for row in flag.effects]
-
-    def model(self, model: str) -> list[ModelEffect]:
-        """Every flag's row for `model`: what a per-model page shows beside `snapshot.result(model)`."""
-        return [row for flag in self.flags.values() for row in flag.effects if row.model == model]
-
-    def changes(self, model: str) -> dict[str, list[ModelChange]]:
-        """flag -> how `model` moved under it since `previous_key` (empty without a previous nightly)."""
-        if self.diff is None:
-            return {}
-        moved: dict[str, list[ModelChange]] = {}
-        for name, flag in self.diff.flags.items():
-            kinds = (*(flag.newly_crashing, flag.fixed), flag.signature_changes, flag.effect_changes)
-            found = [c for kind in (*kinds, flag.graph_changes) for c in kind if c.model == model]
-            if found:
-                moved[name] = found
-        return moved
 
     def linked(self, issue_urls: dict[str, str], *, author: str | None = None) -> Night:
         """This night with its tracking issues' addresses, and `author` (the bot's login, already

@@ -5,7 +5,9 @@ Public API, for report/, tracker/ and cli:
 - `night(snapshot, history, previous, *, cc, issue_urls, dashboard_url) -> Night`: the one
   analysis of a nightly that every report, issue body, notice, step summary and page is
   rendered from; `choose_history(snapshot, stored, previous) -> (history, previous)` is the
-  one rule for what it is compared with.
+  one rule for what it is compared with. The history may be given as `NightSummary` records
+  (`summarise(snapshot, rows)`: trend points and crash signatures per flag) instead of whole
+  snapshots.
 - `classify(snapshot) -> list[ModelEffect]`: one row per (model, flag), models in snapshot
   order. Untestable (build or eager failed) is `create_error`; a timeout or a signal in either
   run is `timeout` / `signal`, never `no_effect`; a flag crash whose confirmation rerun ran
@@ -16,8 +18,8 @@ Public API, for report/, tracker/ and cli:
   per stratum, crash-to-benefit ratio, mean graph reduction over the models helped, crash
   groups by signature (confirmed, and flaky apart, each with the traceback tail of its first
   model), overlap of crashing models with every other flag, top baseline graph-break reasons.
-- `trend(snapshots, flag) -> list[TrendPoint]`: confirmed crashes and models helped per snapshot.
-- `first_seen(snapshots, flag) -> dict[signature, key]`.
+- `trend_point(key, rows) -> TrendPoint`: one nightly's confirmed crashes and models helped
+  under one flag, from that flag's rows.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph
   changes and other effect changes; baseline graph changes; models and flags added or
   removed; `same_build` (one torch git hash: not news); `compare_url`, the pytorch commit range.
@@ -26,8 +28,8 @@ Public API, for report/, tracker/ and cli:
 
 from triagebot.analysis.diff import compare_url, diff
 from triagebot.analysis.effects import CRASH_EFFECTS, RAN_EFFECTS, classify, effect_of, model_effect
-from triagebot.analysis.night import CcRule, choose_history, night
-from triagebot.analysis.stats import crash_groups, first_seen, flag_stats, top_break_reasons, trend
+from triagebot.analysis.night import CcRule, choose_history, night, summarise
+from triagebot.analysis.stats import crash_groups, flag_stats, top_break_reasons, trend_point
 
 __all__ = [
     "CRASH_EFFECTS",
@@ -39,10 +41,10 @@ __all__ = [
     "crash_groups",
     "diff",
     "effect_of",
-    "first_seen",
     "flag_stats",
     "model_effect",
     "night",
+    "summarise",
     "top_break_reasons",
-    "trend",
+    "trend_point",
 ]

@@ -1,7 +1,10 @@
 """One night analysed once: the `Night` record every report, body and page is rendered from.
 
-`choose_history` is the one rule for what a nightly is compared with, used by `run`, `report`
-and `publish` alike; `night` computes everything else from the snapshots it is given.
+`choose_history` is the one rule for what a nightly is compared with, used by `run`, `report`,
+`publish` and `site` alike; `night` computes everything else from the snapshots it is given.
+A nightly of the history may be given whole (a `Snapshot`) or as the `NightSummary` it reduces
+to (`summarise`): a night needs only each earlier nightly's trend points and crash signatures,
+and the snapshot of the one it is diffed against.
 """
 
 from __future__ import annotations
@@ -10,23 +13,43 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify
-from triagebot.analysis.stats import crash_groups, first_seen, flag_stats, trend
-from triagebot.results import Effect, FlagNight, ModelEffect, Night, Snapshot
+from triagebot.analysis.stats import crash_groups, flag_stats, trend_point
+from triagebot.results import Effect, FlagNight, ModelEffect, Night, NightSummary, Snapshot
 
 CcRule = Callable[[str, list[str]], list[str]]
 """(flag, its confirmed crash signatures, largest group first) -> people to cc on its issue."""
 
 
+def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> NightSummary:
+    """`snapshot` as the history of a later night reads it; `rows` are `classify(snapshot)`
+    when already computed."""
+    rows = classify(snapshot) if rows is None else rows
+    by_flag: dict[str, list[ModelEffect]] = {flag: [] for flag in snapshot.flags}
+    for row in rows:
+        if row.flag in by_flag:
+            by_flag[row.flag].append(row)
+    return NightSummary(
+        key=snapshot.key,
+        created=snapshot.created,
+        environment=snapshot.environment,
+        trend={flag: trend_point(snapshot.key, mine) for flag, mine in by_flag.items()},
+        crash_signatures={
+            flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
+            for flag, mine in by_flag.items()
+        },
+    )
+
+
 def choose_history(
-    snapshot: Snapshot, stored: Sequence[Snapshot], previous: Snapshot | None = None
-) -> tuple[list[Snapshot], Snapshot | None]:
+    snapshot: Snapshot, stored: Sequence[Snapshot | NightSummary], previous: Snapshot | None = None
+) -> tuple[list[Snapshot | NightSummary], Snapshot | NightSummary | None]:
     """The nightlies `snapshot` is compared with: (history oldest first, previous).
 
     `stored` is the store's history up to `snapshot` (oldest first, as `Store.history` gives
-    it); `snapshot` itself and other snapshots of its build are left out. Without `previous`,
-    the newest of the rest is the previous nightly. With one (`--previous OLD`), the history
-    ends with it: the stored nightlies before it, then it, so that closing and trends read the
-    nightly the diff was made against, whether or not it is in the store.
+    it), whole or summarised; `snapshot` itself and other nightlies of its build are left out.
+    Without `previous`, the newest of the rest is the previous nightly. With one (`--previous
+    OLD`), the history ends with it: the stored nightlies before it, then it, so that closing
+    and trends read the nightly the diff was made against, whether or not it is in the store.
     """
     older = [
         candidate
@@ -45,27 +68,45 @@ def choose_history(
 
 def night(
     snapshot: Snapshot,
-    history: Sequence[Snapshot] = (),
+    history: Sequence[Snapshot | NightSummary] = (),
     previous: Snapshot | None = None,
     *,
+    previous_rows: Sequence[ModelEffect] | None = None,
     cc: CcRule | None = None,
     issue_urls: dict[str, str] | None = None,
     dashboard_url: str | None = None,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
-    (oldest first) fills each crash group's first nightly and each flag's trend; `previous`
-    is what the diff is made against. Every snapshot is classified once."""
+    (oldest first, snapshots or their summaries) fills each crash group's first nightly and each
+    flag's trend; `previous` is what the diff is made against (`previous_rows`: its rows, when
+    the caller has them). Every snapshot given is classified once, and the diff is made once,
+    from those rows."""
     rows = classify(snapshot)
-    past = list(history)
-    past_rows = [classify(old) for old in past]
-    change = diff(previous, snapshot) if previous is not None else None
-    previous_rows = None
+    summaries: list[NightSummary] = []
+    for old in history:
+        if isinstance(old, Snapshot):
+            old_rows = previous_rows if old is previous and previous_rows is not None else classify(old)
+            if old is previous:
+                previous_rows = old_rows
+            summaries.append(summarise(old, old_rows))
+        else:
+            summaries.append(old)
+    change = None
+    before = None  # the previous nightly's summary
     if previous is not None:
-        previous_rows = past_rows[-1] if past and past[-1] is previous else classify(previous)
+        if previous_rows is None:
+            previous_rows = classify(previous)
+        change = diff(previous, snapshot, old_rows=previous_rows, new_rows=rows)
+        last = summaries[-1] if summaries else None
+        before = last if last is not None and last.key == previous.key else summarise(previous, previous_rows)
+    nights = [*summaries, summarise(snapshot, rows)]
     flags = {}
     for flag in snapshot.flags:
         stats = flag_stats(snapshot, flag, rows)
-        seen = first_seen([*past, snapshot], flag, [*past_rows, rows])
+        seen: dict[str, str] = {}
+        for nightly in nights:
+            for signature in nightly.crash_signatures.get(flag, []):
+                seen.setdefault(signature, nightly.key)
         for group in stats.crash_groups:
             group.first_seen = seen.get(group.signature, snapshot.key)
         signatures = [group.signature for group in stats.crash_groups]
@@ -74,13 +115,13 @@ def night(
             flag=flag,
             stats=stats,
             effects=mine,
-            trend=trend([*past, snapshot], flag, [*past_rows, rows]),
+            trend=[nightly.trend[flag] for nightly in nights if flag in nightly.trend],
             diff=change.flags.get(flag) if change is not None else None,
             cc=list(cc(flag, signatures)) if cc is not None else [],
             issue_url=(issue_urls or {}).get(flag),
             previous_signatures=(
-                [group.signature for group in crash_groups(previous_rows, flag, Effect.crashes)]
-                if previous is not None and previous_rows is not None and flag in previous.flags
+                list(before.crash_signatures[flag])
+                if before is not None and flag in before.crash_signatures
                 else None
             ),
         )
@@ -88,7 +129,7 @@ def night(
         key=snapshot.key,
         snapshot=snapshot,
         previous_key=previous.key if previous is not None else None,
-        history=[old.key for old in past],
+        history=[old.key for old in summaries],
         diff=change,
         flags=flags,
         dashboard_url=dashboard_url,

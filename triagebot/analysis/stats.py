@@ -107,8 +107,10 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
             crashing_under[row.flag].add(row.model)
     overlap = {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
     groups = crash_groups(mine, flag, Effect.crashes)
-    for group in groups:
-        first = snapshot.result(group.models[0])
+    flaky = crash_groups(mine, flag, Effect.flaky)
+    by_name = {result.model: result for result in snapshot.results}
+    for group in groups + flaky:  # a flaky group's traceback is its first (crashing) run's
+        first = by_name.get(group.models[0])
         outcome = first.outcomes.get(flag) if first is not None else None
         group.traceback = outcome.traceback if outcome is not None else None
     return FlagStats(
@@ -128,45 +130,19 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
             round(sum(reduction_percents) / len(reduction_percents), 1) if reduction_percents else None
         ),
         crash_groups=groups,
-        flaky_groups=crash_groups(mine, flag, Effect.flaky),
+        flaky_groups=flaky,
         overlap=overlap,
         top_break_reasons=top_break_reasons(snapshot),
     )
 
 
-def first_seen(
-    history: Sequence[Snapshot], flag: str, rows: Sequence[Sequence[ModelEffect]] | None = None
-) -> dict[str, str]:
-    """Signature -> key of the oldest snapshot (history is oldest first) where `flag` crashed with
-    it; `rows[i]` is `classify(history[i])` when already computed."""
-    seen: dict[str, str] = {}
-    for index, snapshot in enumerate(history):
-        if flag not in snapshot.flags:
-            continue
-        classified = rows[index] if rows is not None else classify(snapshot)
-        for group in crash_groups(classified, flag, Effect.crashes):
-            seen.setdefault(group.signature, snapshot.key)
-    return seen
-
-
-def trend(
-    snapshots: Sequence[Snapshot], flag: str, rows: Sequence[Sequence[ModelEffect]] | None = None
-) -> list[TrendPoint]:
-    """One point per snapshot (in the order given) that has `flag`: confirmed crashes and models
-    helped; `rows[i]` is `classify(snapshots[i])` when already computed."""
-    points = []
-    for index, snapshot in enumerate(snapshots):
-        if flag not in snapshot.flags:
-            continue
-        classified = rows[index] if rows is not None else classify(snapshot)
-        counts = _counts(row for row in classified if row.flag == flag)
-        points.append(
-            TrendPoint(
-                key=snapshot.key,
-                crashes=counts.get(Effect.crashes, 0),
-                helps=counts.get(Effect.reduces_graphs, 0),
-                flaky=counts.get(Effect.flaky, 0),
-                testable=_testable(counts),
-            )
-        )
-    return points
+def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
+    """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`."""
+    counts = _counts(rows)
+    return TrendPoint(
+        key=key,
+        crashes=counts.get(Effect.crashes, 0),
+        helps=counts.get(Effect.reduces_graphs, 0),
+        flaky=counts.get(Effect.flaky, 0),
+        testable=_testable(counts),
+    )

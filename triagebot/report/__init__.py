@@ -2,7 +2,10 @@
 
 Everything here reads a `results.Night` (built once by `analysis.night`) and renders templates/;
 nothing analyses again, so the report folder, the published bodies, the step summary and the
-dashboard say the same thing. Public API, for the tracker, the pipeline and the command line:
+dashboard site (`report.site`) say the same thing. With `night.dashboard_url`, every model a
+body, notice or summary names links to its page on the site, every crash group to its section
+of the flag's page, and the two nightlies of a diff to their comparison (`report.links`).
+Public API, for the tracker, the pipeline and the command line:
 
 - `issue_body(night, flag) -> str`: the tracking-issue body of `flag`, first line
   `markers.flag_marker(flag)`, at most `GITHUB_LIMIT` characters with its Markdown whole
@@ -13,7 +16,6 @@ dashboard say the same thing. Public API, for the tracker, the pipeline and the 
   `markers.notice_marker(...)`; None when there are none or the two nightlies are one build.
 - `nightly_summary(night) -> str`: the summary of every flag and what changed (summary.md).
 - `run_summary(build, night, ...) -> str`: the step summary of `triagebot run`.
-- `dashboard_html(night) -> str`: one static HTML page with every table.
 - `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
 - `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
@@ -125,15 +127,11 @@ def run_summary(
     )
 
 
-def dashboard_html(night: Night) -> str:
-    return render("dashboard.html.j2", night=night)
-
-
 def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     """Write into `out_dir`: issue-FLAG.md (the body as published), issue-FLAG.full.md (every
     table, only when the published body is shortened), fixed-FLAG.md / regression-FLAG.md (when
-    any), summary.md, dashboard.html and night.json (the record they were all rendered from);
-    returns the paths written."""
+    any), summary.md and night.json (the record they were all rendered from); returns the paths
+    written. The dashboard is the site (`triagebot site`), which summary.md points to."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
@@ -149,7 +147,6 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
             if notice is not None:
                 files[f"{name}-{flag}.md"] = notice
     files["summary.md"] = nightly_summary(night)
-    files["dashboard.html"] = dashboard_html(night)
     files["night.json"] = night.model_dump_json(indent=1) + "\n"
     written = []
     for name, text in files.items():
@@ -162,7 +159,6 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
 __all__ = [
     "GITHUB_LIMIT",
     "bounded",
-    "dashboard_html",
     "fixed_notice",
     "full_name",
     "issue_body",

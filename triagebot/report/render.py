@@ -11,6 +11,15 @@ Untrusted text reaches them only through the escaper's filters (`code`, `cell`, 
   then "and N more";
 - `effect`: an effect in words ("fewer graphs", "untestable (build or eager run failed)");
 - `mention`: `@login` for a configured cc entry.
+
+Links into the dashboard site are made with `report.links` (a global, `links`) and nothing
+else; `site` is the site's address (`tracker.dashboard_url`), and without one they are no links
+at all, only the text:
+
+- `model(name, site, cell=False)`: a model name as a code span, linked to its model page;
+- `names(..., site=site)`: the same for each name of a list;
+- `linked(text, page, site)`: Markdown `text` linked to `page` of the site (a `links` name);
+- `site_url(page, site)`: the address of `page`, or None without a site.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from typing import Any
 
 import jinja2
 
-from triagebot.report import safety
+from triagebot.report import links, safety
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -43,11 +52,37 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count} {words}"
 
 
-def names(models: Sequence[Any], limit: int | None = None, cell: bool = False) -> str:
-    """Model names as code spans joined by commas: the first `limit`, then "and N more"."""
-    escape = safety.cell if cell else safety.code
+# What would end a Markdown link's destination or break it; a configured address may hold them.
+_HREF_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\n": "%0A"}
+
+
+def site_url(page: str, site: str | None) -> str | None:
+    """The address of `page` (a `links` name) on the site at `site`; None without a site."""
+    return links.site_url(site, page)
+
+
+def linked(text: str, page: str, site: str | None) -> str:
+    """Markdown `text` (already escaped) linked to `page` of the site at `site`; the text alone
+    without a site."""
+    url = site_url(page, site)
+    if url is None:
+        return text
+    return f"[{text}]({''.join(_HREF_UNSAFE.get(char, char) for char in url)})"
+
+
+def model(name: Any, site: str | None = None, cell: bool = False) -> str:
+    """A model name as a code span (`cell`: for a table), linked to its page on the site."""
+    text = (safety.cell if cell else safety.code)(name)
+    return linked(text, links.model_page(str(name)), site) if text else text
+
+
+def names(
+    models: Sequence[Any], limit: int | None = None, cell: bool = False, site: str | None = None
+) -> str:
+    """Model names as code spans joined by commas: the first `limit`, then "and N more"; each
+    linked to its model page when `site` is given."""
     shown = list(models if limit is None else models[:limit])
-    text = ", ".join(escape(name) for name in shown)
+    text = ", ".join(model(name, site, cell) for name in shown)
     rest = len(models) - len(shown)
     if rest:
         text = f"{text} and {rest} more" if text else plural(rest, "model")
@@ -108,10 +143,14 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         effect=effect,
         plural=plural,
         names=names,
+        model=model,
+        linked=linked,
+        site_url=site_url,
         pyrepr=repr,
         pyline=_pyline,
         tojson_compact=lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True),
     )
+    env.globals["links"] = links
     return env
 
 

@@ -1,11 +1,17 @@
 """The dashboard site: static pages rebuilt from the store, readable offline from a folder.
 
-`build_site(store, out)` writes, under the names of `report.links`:
+A build has two steps, so that the newest nightly is analysed once, by `analysis.night`:
+`read_store(store, out)` gives every stored nightly's compact data but the newest's (the
+site's own store-wide data, `site_data`), from which `pipeline.night_of` takes the newest
+night's history; `write_site(stored, night, out)` then renders the newest nightly from its
+`Night` (with its tracking issues' links, when it has them) and writes, under the names of
+`report.links`:
 
 - `index.html`: the corpus's health and every flag's trend across the stored nightlies, the
   latest nightly's flags, its health in detail, and every nightly with a link to its diff;
-- `flags/<flag>.html`: the latest nightly's effects table (sortable, filterable by stratum,
-  effect, signature and model name), crash groups with their verified repros, models helped;
+- `flags/<flag>.html`: the newest night's effects table (sortable, filterable by stratum,
+  effect, signature and model name), crash groups with their repros, models helped; its
+  tracking issue;
 - `models/<model>.html`: one model's status, graphs, ops (and recompiles, once recorded) under
   every config, night by night, with the first nightly where anything changed; `models.html`
   lists them;
@@ -21,7 +27,9 @@ disk as well as from GitHub Pages.
 Reading every snapshot dominates at corpus scale, so each nightly's compact `NightData` is
 written as its data file and read back by a later build into the same folder while the
 snapshot file's hash is unchanged; nightlies that must be read are read by `jobs` worker
-processes, each taking a run of consecutive nightlies.
+processes, each taking a run of consecutive nightlies. `pipeline.build_site` is both steps
+with the night between them (`triagebot site`); `triagebot run` reads the store before it
+analyses the night and writes the site after publishing.
 """
 
 from __future__ import annotations
@@ -45,18 +53,17 @@ from triagebot.report import links
 from triagebot.report.render import environment
 from triagebot.report.site_data import (
     Difference,
-    FlagView,
     ModelNightRow,
     NightData,
-    analyse_night,
     break_reason_changes,
     fingerprint,
     model_histories,
+    newest_data,
+    night_data,
     night_script,
     read_night_data,
-    with_history,
 )
-from triagebot.results import BASELINE, Effect, ModelSpec, Snapshot
+from triagebot.results import BASELINE, Effect, ModelEffect, ModelSpec, Night, Snapshot
 from triagebot.store import GitStore, LocalStore, Store, read_snapshot
 
 ASSETS = ("site.js", "site.css")
@@ -104,27 +111,32 @@ def _read(item: _Source, store: Store | None) -> Snapshot:
     return store.get(item.key)
 
 
+Whole = tuple[Snapshot, list[ModelEffect]]
+"""A nightly read whole, with its classified rows."""
+
+
 def _summarise_run(
-    items: list[_Source], before: _Source | None, store: Store | None = None
-) -> list[NightData]:
-    """The `NightData` of consecutive nightlies `items`, each diffed against the one before it."""
+    items: list[_Source], before: _Source | None, store: Store | None = None, keep: bool = False
+) -> tuple[list[NightData], Whole | None]:
+    """The `NightData` of consecutive nightlies `items`, each diffed against the one before it,
+    and with `keep` the last of them whole (for the diff of the nightly after it)."""
     previous = _read(before, store) if before is not None else None
     previous_source = before.source if before is not None else None
     previous_rows = None
     found = []
     for item in items:
         snapshot = _read(item, store)
-        analysed = analyse_night(
+        data, rows = night_data(
             snapshot,
             previous,
             source=item.source,
             previous_source=previous_source,
             previous_rows=previous_rows,
-            detail=False,
         )
-        found.append(analysed.data)
-        previous, previous_source, previous_rows = snapshot, item.source, analysed.rows
-    return found
+        found.append(data)
+        previous, previous_source, previous_rows = snapshot, item.source, rows
+    kept = (previous, previous_rows) if keep and previous is not None and previous_rows is not None else None
+    return found, kept
 
 
 def _chunks(indexes: list[int], parts: int) -> list[list[int]]:
@@ -142,9 +154,16 @@ def _chunks(indexes: list[int], parts: int) -> list[list[int]]:
 
 def _nights(
     store: Store, sources: list[_Source], out: Path, jobs: int, say: Callable[[str], None]
-) -> tuple[list[NightData], list[str]]:
-    """Every stored nightly's `NightData`, from its data file when still valid, else computed;
-    and the keys of those computed (their snapshots were read)."""
+) -> tuple[list[NightData], list[str], Whole | None]:
+    """The `NightData` of every nightly of `sources` but the newest, from its data file when
+    still valid, else computed; the keys of those computed (their snapshots were read); and the
+    last of them whole, when it was computed in this process (the newest night's diff reads
+    it: it is then not read nor classified again).
+
+    With worker processes, this process computes the last run of nightlies while the workers
+    compute the others. Each run diffs its first nightly against the one before it, which a
+    worker reads again: the one cost of reading in parallel."""
+    sources = sources[:-1]
     nights: list[NightData | None] = []
     for index, item in enumerate(sources):
         cached = read_night_data(out / links.night_data(item.key)) if item.source else None
@@ -158,27 +177,38 @@ def _nights(
         )
         nights.append(cached if valid else None)
     missing = [index for index, night in enumerate(nights) if night is None]
-    if missing:
-        say(f"reading {len(missing)} of {len(sources)} stored nightlies")
+    # The newest is read too, for its night.
+    say(f"reading {len(missing) + 1} of {len(sources) + 1} stored nightlies")
     files = all(sources[index].path is not None for index in missing)
-    runs = _chunks(missing, jobs if files else 1)
+    parallel = files and jobs > 1 and len(missing) >= PARALLEL_FROM
+    runs = _chunks(missing, jobs if parallel else 1)
     work = [([sources[i] for i in run], sources[run[0] - 1] if run[0] else None) for run in runs]
-    results = None
-    if files and jobs > 1 and len(missing) >= PARALLEL_FROM:
-        workers = min(jobs, len(work))
+    results: list[list[NightData] | None] = [None] * len(work)
+    kept: Whole | None = None
+    if parallel and len(work) > 1:
+        workers = min(jobs - 1, len(work) - 1)
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-                results = list(pool.map(_summarise_run, *zip(*work, strict=True)))
+                futures = [pool.submit(_summarise_run, items, before) for items, before in work[:-1]]
+                results[-1], kept = _summarise_run(*work[-1], store, keep=True)
+                for index, future in enumerate(futures):
+                    results[index] = future.result()[0]
         except BrokenProcessPool:
             # A worker could not start (a caller whose __main__ cannot be imported again, such
-            # as a script read from stdin) or died: read them here instead.
+            # as a script read from stdin) or died: read the rest here instead.
             say("worker processes failed; reading the nightlies in this process")
-    if results is None:
-        results = [_summarise_run(items, before, store) for items, before in work]
+    for index, (items, before) in enumerate(work):
+        if results[index] is None:
+            results[index], last = _summarise_run(items, before, store, keep=index == len(work) - 1)
+            kept = last if index == len(work) - 1 else kept
     for run, found in zip(runs, results, strict=True):
+        assert found is not None
         for index, night in zip(run, found, strict=True):
             nights[index] = night
-    return [night for night in nights if night is not None], [sources[index].key for index in missing]
+    if not missing or missing[-1] != len(sources) - 1:
+        kept = None  # the newest but one came from its data file
+    computed = [sources[index].key for index in missing]
+    return [night for night in nights if night is not None], computed, kept
 
 
 def _prepare(out: Path) -> None:
@@ -346,15 +376,28 @@ def _chart(labels: Sequence[str], series: dict[str, Sequence[Any]], y: str, x: s
     return {"labels": list(labels), "series": pairs, "x": x, "y": y}
 
 
-def build_site(
-    store: Store,
-    out: str | Path,
-    *,
-    issue_urls: dict[str, str] | None = None,
-    jobs: int | None = None,
-    say: Callable[[str], None] = lambda line: None,
-) -> SiteBuild:
-    """Build the whole site from every nightly in `store` into `out` (see the module docstring)."""
+@dataclass
+class StoredNights:
+    """The store as the site reads it: every stored nightly's file (oldest first) and the compact
+    data of each but the newest, whose data comes from its night (`write_site`)."""
+
+    sources: list[_Source]
+    nights: list[NightData]  # of sources[:-1]
+    read: list[str]  # keys of the nightlies whose snapshot was read (the others: their data files)
+    kept: Whole | None = None  # the newest but one, whole with its rows, when read here
+
+    @property
+    def newest(self) -> str:
+        """The key of the newest stored nightly: the one whose night the site renders."""
+        return self.sources[-1].key
+
+
+def read_store(
+    store: Store, out: str | Path, *, jobs: int | None = None, say: Callable[[str], None] = lambda line: None
+) -> StoredNights:
+    """Every stored nightly's compact data but the newest's, from the data files of a site built
+    into `out` before while they are still valid, else from the snapshots (read by `jobs` worker
+    processes). Writes nothing."""
     out = Path(out)
     try:
         keys = store.keys()
@@ -373,54 +416,57 @@ def build_site(
         except OSError as error:
             raise SiteError(f"{path}: cannot read: {error.strerror}") from None
         sources.append(_Source(key, path, source))
+    nights, read, kept = _nights(store, sources, out, jobs, say)
+    return StoredNights(sources, nights, read, kept)
+
+
+def write_site(store: Store, stored: StoredNights, night: Night, out: str | Path) -> SiteBuild:
+    """Build the site into `out` (see the module docstring): the stored nightlies' data, and
+    the newest nightly's from `night`, which must be its night (`night.key == stored.newest`)."""
+    out = Path(out)
+    if night.key != stored.newest:
+        raise SiteError(f"the site renders the newest stored nightly {stored.newest}, not {night.key}")
+    before = stored.sources[-2] if len(stored.sources) > 1 else None
+    newest = newest_data(
+        night,
+        source=stored.sources[-1].source,
+        previous_source=before.source if before is not None and before.key == night.previous_key else None,
+    )
     _prepare(out)
-    nights, read = _nights(store, sources, out, jobs, say)
     try:
-        return _write(store, sources, nights, read, out, issue_urls)
+        return _write(store, stored, [*stored.nights, newest], night, out)
     except OSError as error:
         raise SiteError(f"{out}: cannot write the site there: {error.strerror or error}") from None
 
 
-def _write(
-    store: Store,
-    sources: list[_Source],
-    nights: list[NightData],
-    read: list[str],
-    out: Path,
-    issue_urls: dict[str, str] | None,
-) -> SiteBuild:
-
-    latest_snapshot = _read(sources[-1], store)
-    views = analyse_night(latest_snapshot).views
-    latest = nights[-1]
-    for flag, view in views.items():
-        view.diff = latest.diff.flags.get(flag) if latest.diff is not None else None
-        view.issue_url = (issue_urls or {}).get(flag)
-    views = with_history(views, nights)
-    specs: dict[str, ModelSpec] = {r.model: r.spec for r in latest_snapshot.results if r.spec is not None}
+def _write(store: Store, stored: StoredNights, nights: list[NightData], night: Night, out: Path) -> SiteBuild:
+    specs: dict[str, ModelSpec] = {r.model: r.spec for r in night.snapshot.results if r.spec is not None}
     histories = model_histories(nights)
 
     data_folder = out / "data" / "nights"
     data_folder.mkdir(parents=True, exist_ok=True)
-    wanted = {Path(links.night_data(night.key)).name for night in nights}
+    wanted = {Path(links.night_data(data.key)).name for data in nights}
     for stale in data_folder.glob("*.js"):
         if stale.name not in wanted:
             stale.unlink()
-    for night in nights:
-        if night.key in read:  # the others' files are what was read back
-            (out / links.night_data(night.key)).write_text(night_script(night), encoding="utf-8")
+    fresh = {*stored.read, night.key}  # the others' files are what was read back
+    for data in nights:
+        if data.key in fresh:
+            path, text = out / links.night_data(data.key), night_script(data)
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
     _copy_assets(out)
     (out / ".nojekyll").write_text("", encoding="utf-8")  # a gh-pages branch is served as it is
 
-    pages = _Pages(out, {"latest": latest, "nights": nights, "site_flags": list(views)})
-    index = _render(pages, nights, views, histories, specs)
-    return SiteBuild(out=out, nights=len(nights), read=len(read), pages=pages.written, index=index)
+    pages = _Pages(out, {"latest": nights[-1], "nights": nights, "site_flags": list(night.flags)})
+    index = _render(pages, nights, night, histories, specs)
+    return SiteBuild(out=out, nights=len(nights), read=len(fresh), pages=pages.written, index=index)
 
 
 def _render(
     pages: _Pages,
     nights: list[NightData],
-    views: dict[str, FlagView],
+    night: Night,
     histories: dict[str, list],
     specs: dict[str, ModelSpec],
 ) -> Path:
@@ -460,12 +506,12 @@ def _render(
     index = pages.write(
         links.INDEX,
         "index.html.j2",
-        views=views,
+        flags=night.flags,
         every_flag=every_flag,
         charts={"health": health_chart, "graphs": graphs_chart, "flags": flags_chart},
         reasons=break_reason_changes(latest, previous),
     )
-    for flag, view in views.items():
+    for flag, view in night.flags.items():
         trend_chart = _chart(
             [point.key for point in view.trend],
             {
@@ -479,19 +525,25 @@ def _render(
             links.flag_page(flag),
             "flag.html.j2",
             view=view,
+            night=night,
+            repros={repro.signature: repro for repro in night.snapshot.reproductions if repro.flag == flag},
             chart=trend_chart,
             strata=sorted({row.stratum for row in view.effects}),
             effects=[effect.value for effect in Effect if view.stats.counts.get(effect)],
             signatures=sorted({row.signature for row in view.effects if row.signature}),
-            # model -> the signature of the crash group (confirmed or flaky) it is listed in
-            grouped={model: d.group.signature for d in view.crashes + view.flaky for model in d.group.models},
+            # model -> the crash group (confirmed or flaky) it is listed in
+            grouped={
+                model: group
+                for group in view.stats.crash_groups + view.stats.flaky_groups
+                for model in group.models
+            },
         )
     latest_rows = {row.model: row for row in latest.models}
     groups: Groups = {
-        (flag, model): links.crash_group(flag, detail.group.signature)
-        for flag, view in views.items()
-        for detail in view.crashes + view.flaky
-        for model in detail.group.models
+        (flag, model): links.crash_group(flag, group.signature, group.confirmed)
+        for flag, view in night.flags.items()
+        for group in view.stats.crash_groups + view.stats.flaky_groups
+        for model in group.models
     }
     model_list = []
     for model, rows in sorted(histories.items()):
@@ -520,7 +572,7 @@ def _render(
                 "ops": _chart(labels, columns["ops"], "operators"),
             },
         )
-    listed = [_model_row(model, entry, list(views)) for model, entry in model_list]
+    listed = [_model_row(model, entry, list(night.flags)) for model, entry in model_list]
     pages.write(
         links.MODELS,
         "models.html.j2",

@@ -1,23 +1,22 @@
-"""What the dashboard site shows, computed from the store through the analysis API in one place.
+"""The dashboard site's own store-wide data: every stored nightly in compact form.
 
-`analyse_night(snapshot, previous)` is the adapter: it asks `triagebot.analysis` for one
-nightly's effects, flag statistics, crash groups, break reasons and its diff against the
-previous stored nightly, and returns
+The newest nightly is rendered from its `results.Night` (analysed once by `analysis.night`):
+its flag pages read the record itself. What the site adds is the store as a whole: a
+`NightData` per stored nightly (every model's status, graphs, ops and signature under every
+config, every flag's effect on it, its trend point and crash signatures per flag, its corpus
+health and its diff against the nightly before it), for the index, the model pages and the
+compare view. The site keeps one per nightly as `data/nights/<key>.js`: the compare view reads
+two of them, and a later build into the same folder reads them back instead of parsing the
+snapshot again (`read_night_data`, checked against a hash of the snapshot file, so the site
+stays derivable from the store alone).
 
-- a `NightData`: the nightly in compact form (every model's status, graphs, ops and signature
-  under every config, and every flag's effect on it), its trend point per flag, its corpus
-  health and its diff. The site keeps one per stored nightly, as `data/nights/<key>.js`: the
-  compare view reads two of them, and a later build into the same folder reads them back
-  instead of parsing the snapshot again (`read_night_data`, checked against a hash of the
-  snapshot file, so the site stays derivable from the store alone);
-- a `FlagView` per flag, the latest nightly's full detail for its flag page (every effect row,
-  crash groups with their tracebacks and verified reproductions, models helped). Its trend and
-  the first nightly of each crash group come from the `NightData` of the nightlies before it
-  (`with_history`).
+- `night_data(snapshot, previous, ...)`: an earlier nightly's data, from its snapshot (classified
+  here, once, and diffed against the nightly before it with the rows of both);
+- `newest_data(night, ...)`: the newest nightly's data, from its night: nothing is classified or
+  diffed again.
 
-To build on the night record (`analysis.night`) and on a corpus health computed in analysis,
-only this module changes: `FlagView` has the fields of the record's per-flag part, and `_health`
-is the one place that counts the corpus's health here.
+A `NightData` is a `results.NightSummary` too, so the history of the newest night can be read
+from these records instead of from every stored snapshot (`pipeline.night_of`'s `stored`).
 """
 
 from __future__ import annotations
@@ -26,30 +25,25 @@ import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, ValidationError
 
-from triagebot.analysis import classify, crash_groups, diff, flag_stats, top_break_reasons
+from triagebot.analysis import classify, diff, summarise, top_break_reasons
 from triagebot.results import (
     BASELINE,
     BreakReasonCount,
-    CrashGroup,
     Effect,
-    Environment,
-    FlagDiff,
-    FlagStats,
     ModelEffect,
+    Night,
+    NightSummary,
     Outcome,
     Record,
-    Reproduction,
     Snapshot,
     SnapshotDiff,
     Status,
-    TrendPoint,
 )
 
 FORMAT = 1
@@ -95,21 +89,18 @@ class Health(StratumHealth):
     top_models: list[tuple[str, int]] = Field(default_factory=list)  # most graphs first
 
 
-class NightData(Record):
+class NightData(NightSummary):
     """One stored nightly, compact: everything the index, the model pages and the compare view
-    need from it. `source` is the SHA-256 of the snapshot file it was made from (None when the
-    store keeps no file), `previous`/`previous_source` those of the nightly `diff` is against."""
+    need from it, with the summary a later night's history reads (key, created, environment,
+    trend and crash signatures per flag). `source` is the SHA-256 of the snapshot file it was
+    made from (None when the store keeps no file), `previous`/`previous_source` those of the
+    nightly `diff` is against."""
 
     format: Literal[1] = FORMAT
-    key: str
-    created: datetime
-    environment: Environment
     flags: dict[str, dict[str, Any]]
     source: str | None = None
     signatures: list[str] = Field(default_factory=list)
     models: list[ModelNight] = Field(default_factory=list)
-    trend: dict[str, TrendPoint] = Field(default_factory=dict)
-    crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
     health: Health = Field(default_factory=Health)
     break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     previous: str | None = None
@@ -127,46 +118,6 @@ class NightData(Record):
 
     def signature(self, run: Run | None) -> str | None:
         return self.signatures[run.signature] if run is not None and run.signature is not None else None
-
-
-class CrashDetail(Record):
-    """A crash group on a flag page: the group, its traceback's tail and its reproduction."""
-
-    group: CrashGroup
-    traceback: str | None = None
-    repro: Reproduction | None = None
-    rows: list[ModelEffect] = Field(default_factory=list)
-
-
-class FlagView(Record):
-    """One flag on the latest nightly, as its page shows it (the fields of the night record's
-    per-flag part, and the crash groups' details)."""
-
-    flag: str
-    stats: FlagStats
-    effects: list[ModelEffect] = Field(default_factory=list)
-    trend: list[TrendPoint] = Field(default_factory=list)
-    diff: FlagDiff | None = None
-    issue_url: str | None = None
-    crashes: list[CrashDetail] = Field(default_factory=list)
-    flaky: list[CrashDetail] = Field(default_factory=list)
-
-    @property
-    def helped(self) -> list[ModelEffect]:
-        rows = [row for row in self.effects if row.effect == Effect.reduces_graphs]
-        return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
-
-    @property
-    def increased(self) -> list[ModelEffect]:
-        return [row for row in self.effects if row.effect == Effect.increases_graphs]
-
-
-class Analysed(NamedTuple):
-    """What `analyse_night` gives: the compact nightly, its flag views, its classified rows."""
-
-    data: NightData
-    views: dict[str, FlagView]
-    rows: list[ModelEffect]
 
 
 def fingerprint(data: bytes) -> str:
@@ -222,39 +173,17 @@ def _recompiles(outcome: Outcome) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _trend_point(key: str, rows: Sequence[ModelEffect]) -> TrendPoint:
-    """As `analysis.trend` counts one nightly, from rows already classified."""
-    counts = Counter(row.effect for row in rows)
-    return TrendPoint(
-        key=key,
-        crashes=counts[Effect.crashes],
-        helps=counts[Effect.reduces_graphs],
-        flaky=counts[Effect.flaky],
-        testable=len(rows) - counts[Effect.create_error],
-    )
-
-
-def _tail(text: str | None, lines: int = 30) -> str | None:
-    return "\n".join(text.splitlines()[-lines:]) if text else None
-
-
-def analyse_night(
+def _compact(
     snapshot: Snapshot,
-    previous: Snapshot | None = None,
+    rows: Sequence[ModelEffect],
+    change: SnapshotDiff | None,
     *,
-    source: str | None = None,
-    previous_source: str | None = None,
-    previous_rows: list[ModelEffect] | None = None,
-    detail: bool = True,
-) -> Analysed:
-    """The adapter (see the module docstring): one nightly through the analysis API, once.
-    `previous_rows` are the `rows` of `previous`'s own analysis, when the caller kept them.
-    Without `detail` (a nightly before the latest), no flag views are made ({})."""
-    rows = classify(snapshot)
+    source: str | None,
+    previous: str | None,
+    previous_source: str | None,
+) -> NightData:
+    """The `NightData` of `snapshot` from its rows (`classify(snapshot)`) and its diff."""
     flags = list(snapshot.flags)
-    by_flag: dict[str, list[ModelEffect]] = {flag: [] for flag in flags}
-    for row in rows:
-        by_flag[row.flag].append(row)
     configs = [BASELINE, *flags]
     signatures: dict[str, int] = {}
 
@@ -274,85 +203,58 @@ def analyse_night(
         )
         for result in snapshot.results
     ]
-    change = None
-    if previous is not None:
-        change = diff(previous, snapshot, old_rows=previous_rows, new_rows=rows)
     # Made from records already checked: validating 1,000 models again would double the cost.
-    data = NightData.model_construct(
-        key=snapshot.key,
-        created=snapshot.created,
-        environment=snapshot.environment,
+    return NightData.model_construct(
+        **dict(summarise(snapshot, rows)),  # what a later night's history reads
         flags=snapshot.flags,
         source=source,
         signatures=list(signatures),
         models=models,
-        trend={flag: _trend_point(snapshot.key, by_flag[flag]) for flag in flags},
-        crash_signatures={
-            flag: [group.signature for group in crash_groups(by_flag[flag], flag, Effect.crashes)]
-            for flag in flags
-        },
         health=_health(snapshot),
         break_reasons=top_break_reasons(snapshot, TOP_BREAK_REASONS),
-        previous=previous.key if previous is not None else None,
+        previous=previous,
         previous_source=previous_source if previous is not None else None,
         diff=change,
     )
-    if not detail:
-        return Analysed(data, {}, rows)
-    views = {}
-    for flag in flags:
-        stats = flag_stats(snapshot, flag, rows)
-        views[flag] = FlagView(
-            flag=flag,
-            stats=stats,
-            effects=by_flag[flag],
-            diff=change.flags.get(flag) if change is not None else None,
-            crashes=_details(snapshot, flag, stats.crash_groups, by_flag[flag]),
-            flaky=_details(snapshot, flag, stats.flaky_groups, by_flag[flag]),
-        )
-    return Analysed(data, views, rows)
 
 
-def _details(
-    snapshot: Snapshot, flag: str, groups: list[CrashGroup], rows: list[ModelEffect]
-) -> list[CrashDetail]:
-    repros = {repro.signature: repro for repro in snapshot.reproductions if repro.flag == flag}
-    by_model = {result.model: result for result in snapshot.results}
-    details = []
-    for group in groups:
-        first = by_model.get(group.models[0])
-        outcome = first.outcomes.get(flag) if first is not None else None
-        crashed = outcome if outcome is not None and outcome.status == Status.crash else None
-        if crashed is None and first is not None:
-            crashed = first.outcomes.get(BASELINE)
-        members = set(group.models)
-        details.append(
-            CrashDetail(
-                group=group,
-                traceback=_tail(crashed.traceback if crashed is not None else None),
-                repro=repros.get(group.signature),
-                rows=[row for row in rows if row.model in members],
-            )
-        )
-    return details
+def night_data(
+    snapshot: Snapshot,
+    previous: Snapshot | None = None,
+    *,
+    source: str | None = None,
+    previous_source: str | None = None,
+    previous_rows: list[ModelEffect] | None = None,
+) -> tuple[NightData, list[ModelEffect]]:
+    """An earlier nightly's data from its snapshot, diffed against `previous` (`previous_rows`:
+    its rows, when the caller kept them), and its classified rows for the next nightly's diff."""
+    rows = classify(snapshot)
+    change = None
+    if previous is not None:
+        if previous_rows is None:
+            previous_rows = classify(previous)
+        change = diff(previous, snapshot, old_rows=previous_rows, new_rows=rows)
+    data = _compact(
+        snapshot,
+        rows,
+        change,
+        source=source,
+        previous=previous.key if previous is not None else None,
+        previous_source=previous_source,
+    )
+    return data, rows
 
 
-def with_history(views: dict[str, FlagView], nights: Sequence[NightData]) -> dict[str, FlagView]:
-    """The latest nightly's flag views with their trend over `nights` (oldest first, the latest
-    last) and each crash group's first nightly, the oldest in `nights` that had its signature."""
-    result = {}
-    for flag, view in views.items():
-        seen: dict[str, str] = {}
-        for night in nights:
-            for signature in night.crash_signatures.get(flag, []):
-                seen.setdefault(signature, night.key)
-        details = []
-        for detail in view.crashes:
-            group = detail.group.model_copy(update={"first_seen": seen.get(detail.group.signature)})
-            details.append(detail.model_copy(update={"group": group}))
-        trend = [night.trend[flag] for night in nights if flag in night.trend]
-        result[flag] = view.model_copy(update={"trend": trend, "crashes": details})
-    return result
+def newest_data(night: Night, *, source: str | None = None, previous_source: str | None = None) -> NightData:
+    """The newest nightly's data from its night: its rows and its diff as analysed, once."""
+    return _compact(
+        night.snapshot,
+        night.effects,
+        night.diff,
+        source=source,
+        previous=night.previous_key,
+        previous_source=previous_source,
+    )
 
 
 # --- the per-night data file: `triagebotNight({...});`, a script the compare view loads from disk ---

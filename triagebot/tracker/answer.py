@@ -76,8 +76,14 @@ def not_rerun(rerun: Snapshot, stored: Snapshot | None, flags: Collection[str]) 
 
 
 def answer_body(
-    comment_id: int, user: str, rerun: Snapshot, stored: Snapshot | None, flags: Collection[str] | None
+    comment_id: int,
+    user: str,
+    rerun: Snapshot,
+    stored: Snapshot | None,
+    flags: Collection[str] | None,
+    dashboard_url: str | None = None,
 ) -> str:
+    """The answer's text; with `dashboard_url`, every model links to its page on the site."""
     rows = answer_rows(rerun, stored, flags)
     # Full sections: the bounded renderer sheds rows ("and N more") until the answer fits.
     sections = [{"title": title, "rows": rows[name]} for name, title in SECTIONS if rows[name]]
@@ -90,6 +96,7 @@ def answer_body(
         counts={name: len(found) for name, found in rows.items()},
         sections=sections,
         not_rerun=not_rerun(rerun, stored, flags or list(rerun.flags)),
+        dashboard_url=dashboard_url,
     )
 
 
@@ -107,11 +114,14 @@ def post_answer(
     rerun: Snapshot,
     stored: Snapshot | None,
     flags: Collection[str] | None = None,
+    dashboard_url: str | None = None,
 ) -> None:
-    """Answer the command `comment_id` with the rerun's table and mark it answered (🚀)."""
+    """Answer the command `comment_id` with the rerun's table and mark it answered (🚀); with
+    `dashboard_url` (`tracker.dashboard_url`), its models link to their pages on the site."""
     marker = result_marker(comment_id)
     if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
-        body = answer_body(comment_id, _author(gh, repo_name, issue, comment_id), rerun, stored, flags)
+        author = _author(gh, repo_name, issue, comment_id)
+        body = answer_body(comment_id, author, rerun, stored, flags, dashboard_url)
         post_comment(gh, repo_name, issue, marker, body, what=f"answer the rerun on {repo_name}#{issue}")
     react(gh, repo_name, issue, comment_id, "rocket")
 

@@ -105,7 +105,9 @@ def command(
             )
         result = load_snapshot(options.answer)
         stored = store.readable(result.key) if result.key in store else store.latest()
-        answers.post_answer(gh, target, options.issue, which, result, stored)
+        answers.post_answer(
+            gh, target, options.issue, which, result, stored, dashboard_url=settings.tracker.dashboard_url
+        )
         say(f"answered comment {which} on {target}#{options.issue}")
         return
 

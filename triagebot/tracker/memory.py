@@ -28,6 +28,7 @@ class FlagFacts:
     routes: dict[str, list[str]]  # person -> the signatures that routed them here
     previous_signatures: list[str] | None = None  # None: no previous snapshot with this flag
     previous_cc: list[str] | None = None
+    dashboard_url: str | None = None  # the site the night's crash groups are on
 
 
 def night_facts(night: Night, settings: TrackerSettings, author: str | None = None) -> dict[str, FlagFacts]:
@@ -44,6 +45,7 @@ def night_facts(night: Night, settings: TrackerSettings, author: str | None = No
             routes=cc_routing.routed(flag, signatures, settings),
             previous_signatures=before,
             previous_cc=None if before is None else cc_routing.cc_for(flag, before, settings, author=author),
+            dashboard_url=night.dashboard_url,
         )
     return facts
 

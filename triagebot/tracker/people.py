@@ -65,7 +65,13 @@ def respect_closer(
         return Verdict(desired.model_copy(update={"open": False, "notices": notices}), remember)
     marker = state_marker("reopen", desired.flag, key)
     body = render(
-        "tracker-reopen-new.md.j2", marker=marker, flag=desired.flag, key=key, closer=closer, new=new
+        "tracker-reopen-new.md.j2",
+        marker=marker,
+        flag=desired.flag,
+        key=key,
+        closer=closer,
+        new=new,
+        dashboard_url=facts.dashboard_url,
     )
     notices = [n for n in desired.notices if n.kind != "reopen"]
     notices.append(TrackerNotice(kind="reopen", marker=marker, body=body))
