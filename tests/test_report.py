@@ -83,7 +83,7 @@ def test_notices_summary_and_dashboard_golden() -> None:
     assert fixed_notice(diff(OLD, OLD), SCALAR) is None  # one build: never news
     check_golden("fixed.md", fixed)
     check_golden("regression.md", regression)
-    check_golden("summary.md", nightly_summary(NEW, change))
+    check_golden("summary.md", nightly_summary(NEW, change, [OLD]))
     check_golden("dashboard.html", dashboard_html(NEW, [OLD], URLS))
 
 

@@ -7,6 +7,7 @@ against the installed torch by the sweep (this module must not import torch).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,9 @@ DEFAULT_FLAGS: dict[str, dict[str, Any]] = {
 
 
 
+_BACKEND_NAME = re.compile(r"[A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?")
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -35,6 +39,23 @@ class SweepSettings(Section):
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
+    # The backend ladder after the sweep: None climbs aot_eager and inductor on CUDA, aot_eager
+    # on the CPU; [] climbs none. Names of torch._dynamo.list_backends(), or "module:function".
+    backends: list[str] | None = None
+    ladder_sample: int = Field(default=20, ge=0)  # models beyond those a flag changes that climb it
+    accuracy: bool = True  # compare every compiled call's outputs with eager's
+    # Where the compiled model is called again on a second input shape: on the ladder's
+    # selection (a rung of its own), on every run, or nowhere.
+    recompiles: Literal["selection", "all", "none"] = "selection"
+
+
+    @field_validator("backends")
+    @classmethod
+    def _backend_names(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            if not _BACKEND_NAME.fullmatch(name):
+                raise ValueError(f"backend {name!r} is neither a backend name nor module:function")
+        return names
 
 
 class CorpusSettings(Section):
@@ -65,6 +86,7 @@ class TrackerSettings(Section):
     cc_routes: list[CcRoute] = Field(default_factory=list)
     commands_on_edited: bool = False
     dashboard_url: str | None = None
+    health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
 
 
 class Config(Section):

@@ -107,6 +107,7 @@ def sweep_configured(
     from triagebot.sweep.command import select_models
     from triagebot.sweep.pool import start_parent
     from triagebot.sweep.progress import make_progress
+    from triagebot.sweep.stack import stack_options
 
     start_parent()  # the warm parent imports torch while this process loads the corpus
     name = config.sweep.corpus
@@ -143,6 +144,7 @@ def sweep_configured(
         resume=resume and stream.exists(),
         confirm=config.sweep.confirm,
         progress=make_progress(None),
+        **stack_options(config.sweep, specs, config.corpus.seed),
     )
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
 

@@ -105,7 +105,7 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         if row.effect == Effect.crashes:
             crashing_under[row.flag].add(row.model)
     overlap = {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
-    return FlagStats(
+    stats = FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
         models=len(mine),
@@ -122,7 +122,11 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         flaky_groups=crash_groups(mine, flag, Effect.flaky),
         overlap=overlap,
         top_break_reasons=top_break_reasons(snapshot),
+        wrong_result_groups=crash_groups(mine, flag, Effect.wrong_result),
     )
+    from triagebot.analysis.stack import add_stack  # it builds on this module's crash groups
+
+    return add_stack(stats, snapshot, mine)
 
 
 def first_seen(history: Sequence[Snapshot], flag: str) -> dict[str, str]:

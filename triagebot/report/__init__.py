@@ -13,7 +13,11 @@ Public API, for the tracker and `triagebot run` / `triagebot report`:
 - `fixed_notice(diff, flag) -> str | None` and `regression_notice(diff, flag) -> str | None`:
   comments for models that stopped / started crashing, None when there are none or the two
   snapshots are one build. First line `markers.notice_marker(kind, flag, diff.new_key)`.
-- `nightly_summary(snapshot, diff=None) -> str`: Markdown for $GITHUB_STEP_SUMMARY.
+- `nightly_summary(snapshot, diff=None, history=()) -> str`: Markdown for $GITHUB_STEP_SUMMARY,
+  the corpus's health last.
+- `health_body(snapshot, history=(), dashboard_url=None) -> str`: the health tracking issue's
+  body (first line `markers.HEALTH_MARKER`); `baseline_regression_notice(diff) -> str | None`: the
+  comment for models whose baseline graph count rose (`health.py`).
 - `dashboard_html(snapshot, history=(), issue_urls={}) -> str`: one static HTML file.
 - `write_report(snapshot, out_dir, previous=None, history=(), ...) -> list[Path]`: all of them.
 - `repro`: `repro_script`, `verify`, `reproduce` (see that module); `markers`; `safety`.
@@ -25,9 +29,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from triagebot.analysis import analyse, classify, trend
+from triagebot.analysis import analyse, classify, corpus_health, trend
 from triagebot.analysis import diff as diff_snapshots
 from triagebot.report import markers, safety
+from triagebot.report.health import baseline_regression_notice, health_body
 from triagebot.report.render import render
 from triagebot.results import Effect, ModelChange, Snapshot, SnapshotDiff
 
@@ -74,7 +79,14 @@ def issue_body(
     crashes = stats.counts.get(Effect.crashes, 0)
     helps = stats.counts.get(Effect.reduces_graphs, 0)
     repros = {
-        repro.signature: repro for repro in snapshot.reproductions if repro.flag == flag and repro.verified
+        repro.signature: repro
+        for repro in snapshot.reproductions
+        if repro.flag == flag and repro.verified and repro.backend is None
+    }
+    stack_repros = {
+        (repro.backend, repro.signature): repro
+        for repro in snapshot.reproductions
+        if repro.flag == flag and repro.verified and repro.backend is not None
     }
     context = dict(
         marker=markers.flag_marker(flag),
@@ -98,6 +110,12 @@ def issue_body(
             for group in stats.crash_groups
         },
         repros=repros,
+        stack_repros=stack_repros,
+        checks=snapshot.checks,
+        wrong_rows={
+            group.signature: [row for row in rows if row.model in group.models]
+            for group in stats.wrong_result_groups
+        },
         issue_urls=issue_urls or {},
         trend=trend([*history, snapshot], flag),
         cc=_cc(cc),
@@ -139,15 +157,22 @@ def regression_notice(diff: SnapshotDiff, flag: str) -> str | None:
     return _notice("regression", diff, flag, change.newly_crashing if change else [])
 
 
-def nightly_summary(snapshot: Snapshot, diff: SnapshotDiff | None = None) -> str:
+def nightly_summary(
+    snapshot: Snapshot, diff: SnapshotDiff | None = None, history: Sequence[Snapshot] = ()
+) -> str:
+    """`history`: stored snapshots older than `snapshot`, oldest first (the health trend)."""
     analysis = analyse(snapshot)
+    flags = list(analysis.flags.values())
     return render(
         "summary.md.j2",
         key=snapshot.key,
         env=snapshot.environment,
         models=len(snapshot.results),
-        flags=list(analysis.flags.values()),
+        flags=flags,
         diff=diff,
+        judged="accuracy" in snapshot.checks,
+        stacked=any(stats.stack or stats.recompiles for stats in flags),
+        health=corpus_health(snapshot, history),
     )
 
 
@@ -198,7 +223,10 @@ def write_report(
             ):
                 if notice is not None:
                     files[f"{name}-{flag}.md"] = notice
-    files["summary.md"] = nightly_summary(snapshot, change)
+    files["summary.md"] = nightly_summary(snapshot, change, history)
+    regressed = baseline_regression_notice(change) if change is not None else None
+    if regressed is not None:
+        files["regression-baseline.md"] = regressed
     files["dashboard.html"] = dashboard_html(snapshot, history, issue_urls)
     written = []
     for name, text in files.items():
@@ -210,8 +238,10 @@ def write_report(
 
 __all__ = [
     "BODY_LIMIT",
+    "baseline_regression_notice",
     "dashboard_html",
     "fixed_notice",
+    "health_body",
     "issue_body",
     "markers",
     "nightly_summary",

@@ -5,6 +5,7 @@ Formats (HTML comments, invisible on GitHub):
 - tracking issue body, first line: `<!-- triagebot:flag=NAME -->`
 - notice comment, first line: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`, where KIND
   is `fixed` or `regression` and KEY is the snapshot key (the torch version) it reports on.
+- corpus-health issue body, first line: `<!-- triagebot:health -->`.
 
 Flag names and keys are plain identifiers and version strings; anything that could end the
 comment (`--`, `>`) or split the fields (spaces) is refused, so a marker always parses back.
@@ -16,6 +17,9 @@ import re
 from typing import Literal, NamedTuple
 
 NoticeKind = Literal["fixed", "regression"]
+HEALTH_MARKER = "<!-- triagebot:health -->"
+"""First line of the corpus-health tracking issue. Its baseline-regression notices carry
+`notice_marker("regression", "baseline", KEY)` (no flag may be named `baseline`)."""
 _VALUE = re.compile(r"^[A-Za-z0-9_.+\-]+$")
 _FLAG_MARKER = re.compile(r"<!-- triagebot:flag=(?P<flag>[A-Za-z0-9_.+\-]+) -->")
 _NOTICE_MARKER = re.compile(

@@ -10,9 +10,11 @@ no hub and no triagebot.
 package never imports torch) and checks that it raises an error whose signature, computed by
 `results.error_signature` as the sweep computes it, is the expected one.
 
-`reproduce(snapshot, python)` does both for the first model of every confirmed crash group and
-returns `results.Reproduction` records; store them in `Snapshot.reproductions`. Only verified
-ones are shown in issues.
+`reproduce(snapshot, python)` does both for the first model of every confirmed crash group (and
+of every wrong-result group, whose script raises `WrongResult` naming the output that differs,
+and of every failure met only on the backend ladder, whose script compiles with that backend)
+and returns `results.Reproduction` records; store them in `Snapshot.reproductions`. Only
+verified ones are shown in issues.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import Reproduction, Snapshot, error_signature
+from triagebot.results import BASELINE, WRONG_RESULT, Reproduction, Snapshot, error_signature
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -47,23 +49,43 @@ _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
 
 
-def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | None = None) -> str:
-    """The reproduction script for `model` crashing under `flag` in `snapshot`."""
+# The sweep's output comparison, inlined into wrong-result scripts as source text (report/ never
+# imports torch): read from beside this package, its `from __future__` line dropped.
+ACCURACY_SOURCE = Path(__file__).resolve().parents[1] / "sweep" / "accuracy.py"
+
+
+def _accuracy_code() -> str:
+    lines = ACCURACY_SOURCE.read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if not line.startswith("from __future__")).strip()
+
+
+def repro_script(
+    snapshot: Snapshot,
+    flag: str,
+    model: str,
+    signature: str | None = None,
+    *,
+    backend: str | None = None,
+    wrong: bool = False,
+) -> str:
+    """The reproduction script for `model` crashing under `flag` in `snapshot`. `backend`: the
+    ladder backend it fails under (None: the counting backend). `wrong`: it gives a wrong result
+    rather than crashing; the script raises `WrongResult` when the outputs differ."""
     result = snapshot.result(model)
     if result is None:
         raise ReproError(f"snapshot {snapshot.key} has no model {model!r}")
     if result.spec is None:
         raise ReproError(f"model {model!r} in snapshot {snapshot.key} carries no spec to rebuild it from")
-    if flag not in snapshot.flags:
+    if flag not in snapshot.flags and flag != BASELINE:
         raise ReproError(f"snapshot {snapshot.key} has no flag {flag!r}")
     spec = result.spec
-    outcome = result.outcomes.get(flag)
+    outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
-        error_type=(outcome.error_type if outcome else None) or "an error",
+        error_type=WRONG_RESULT if wrong else (outcome.error_type if outcome else None) or "an error",
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
@@ -73,8 +95,11 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
         config=spec.config or {},
         seed=spec.seed,
         device=snapshot.environment.device,
-        patch=snapshot.flags[flag],
+        patch=snapshot.flags[flag] if flag != BASELINE else {},
         inputs=[item.model_dump() for item in spec.inputs],
+        backend=backend,
+        wrong=wrong,
+        accuracy_code=_accuracy_code() if wrong else "",
     )
 
 
@@ -112,6 +137,7 @@ def verify(
     signature: str,
     python: str = sys.executable,
     timeout: float = DEFAULT_TIMEOUT,
+    backend: str | None = None,
 ) -> Reproduction:
     """Run `script` and record whether it raised `signature`."""
     try:
@@ -127,6 +153,7 @@ def verify(
         script=script,
         verified=observed == signature,
         observed=observed or "no error",
+        backend=backend,
     )
 
 
@@ -140,15 +167,27 @@ def reproduce(
     """
     found = []
     for flag in snapshot.flags:
-        for group in flag_stats(snapshot, flag).crash_groups:
+        stats = flag_stats(snapshot, flag)
+        groups = [(group, None, False) for group in stats.crash_groups]
+        groups += [(group, None, True) for group in stats.wrong_result_groups]
+        groups += [(group, group.backend, group.error_type == WRONG_RESULT) for group in stats.stack_groups]
+        for group, backend, wrong in groups:
             attempt = None
             for model in group.models:
                 try:
-                    script = repro_script(snapshot, flag, model, group.signature)
+                    script = repro_script(
+                        snapshot, flag, model, group.signature, backend=backend, wrong=wrong
+                    )
                 except ReproError:
                     continue
                 attempt = verify(
-                    script, flag=flag, model=model, signature=group.signature, python=python, timeout=timeout
+                    script,
+                    flag=flag,
+                    model=model,
+                    signature=group.signature,
+                    python=python,
+                    timeout=timeout,
+                    backend=backend,
                 )
                 if attempt.verified:
                     break

@@ -12,6 +12,7 @@ from triagebot.results import BASELINE, CorpusSelection, ModelSpec
 from triagebot.sweep.engine import SweepError, SweepResult, run_sweep
 from triagebot.sweep.pool import start_parent
 from triagebot.sweep.progress import crash_table, make_progress, summary_table
+from triagebot.sweep.stack import stack_options
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -77,6 +78,7 @@ def sweep(
             shard=shard,
             confirm=settings.sweep.confirm,
             progress=progress,
+            **stack_options(settings.sweep, specs, settings.corpus.seed),
         )
     except KeyboardInterrupt:
         raise SweepError(f"interrupted: the finished runs are in {out}; --resume finishes it") from None

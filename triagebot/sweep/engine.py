@@ -18,6 +18,7 @@ from triagebot.results import (
     Status,
     SweepHeader,
 )
+from triagebot.sweep.ladder import Ladder, run_ladder
 from triagebot.sweep.pool import Pool, Task, preload_modules
 from triagebot.sweep.stream import StreamWriter, parse_shard, read_stream, run_key, select_shard
 
@@ -27,7 +28,7 @@ CHECK_CONFIG = "eager"
 
 class Progress(Protocol):
     def start(self, total: int, done: int, crashes: int) -> None: ...
-    def add(self, runs: int) -> None: ...
+    def add(self, runs: int, what: str | None = ...) -> None: ...
     def update(self, record: RunRecord) -> None: ...
     def close(self) -> None: ...
 
@@ -36,7 +37,7 @@ class NullProgress:
     def start(self, total: int, done: int, crashes: int) -> None:
         pass
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = None) -> None:
         pass
 
     def update(self, record: RunRecord) -> None:
@@ -69,12 +70,14 @@ def _record(result: Any) -> RunRecord:
     return RunRecord(model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec)
 
 
-def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
+def probe(
+    pool: Pool, device: str, flags: dict[str, dict[str, Any]], backends: list[str] | None = None
+) -> Environment:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
-    resolve `device="auto"`, and check every flag's names against torch._dynamo.config."""
-    result = pool.call(
-        Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
-    )
+    resolve `device="auto"`, and check every flag's names against torch._dynamo.config and every
+    ladder backend against Dynamo's registry."""
+    payload = {"device": device, "flags": flags, "backends": backends or []}
+    result = pool.call(Task(key="probe", kind="probe", payload=payload), timeout=300)
     message = result.message
     if not message or "environment" not in message:
         cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
@@ -82,6 +85,8 @@ def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environm
     if message["unknown"]:
         flag, key = message["unknown"][0]
         raise SweepError(f"flag {flag!r}: torch._dynamo.config has no setting {key!r}")
+    if message.get("unknown_backends"):
+        raise SweepError(f"[sweep] backends: {message['unknown_backends'][0]}")
     environment = Environment.model_validate(message["environment"])
     pool.device = environment.device
     return environment
@@ -111,12 +116,16 @@ def run_sweep(
     shard: str | None = None,
     confirm: int = 0,
     progress: Progress | None = None,
+    checks: dict[str, bool] | None = None,
+    ladder: Ladder | None = None,
 ) -> SweepResult:
     """Sweep `specs` under the baseline and every flag, streaming records to `out`.
 
     Each (model, config) runs in its own child of the warm parent. With `resume`, runs already
     in `out` are kept and only the missing ones run. `shard="i/n"` sweeps a slice of the models.
-    `confirm` reruns each crash that many times (records with `attempt` 1..confirm).
+    `confirm` reruns each crash and each wrong result that many times (records with `attempt`
+    1..confirm). `checks`: what every run checks (`worker.run_one`). `ladder`: the backend
+    ladder's stage after the sweep (`triagebot.sweep.ladder`).
     """
     progress = progress or NullProgress()
     selection = corpus if isinstance(corpus, CorpusSelection) else CorpusSelection(name=corpus)
@@ -130,16 +139,25 @@ def run_sweep(
         memory_limit_gb=memory_limit_gb,
         preload=preload_modules(chosen),
         warm_compile=True,
+        checks=checks,
     ) as pool:
-        environment = probe(pool, device, flags)
-        header = SweepHeader(environment=environment, flags=flags, corpus=selection, shard=shard)
+        environment = probe(pool, device, flags, ladder.backends if ladder is not None else None)
+        rungs = ladder.rungs(environment.device) if ladder is not None else []
+        header = SweepHeader(
+            environment=environment,
+            flags=flags,
+            corpus=selection,
+            shard=shard,
+            checks=sorted(name for name, on in (checks or {}).items() if on),
+            ladder=rungs,
+        )
         if resume and out.exists():
             writer, records = StreamWriter.resume(out, header)
             header = read_stream(out)[0]
         else:
             writer, records = StreamWriter.create(out, header), []
         try:
-            first = [r for r in records if r.attempt == 0]
+            first = [r for r in records if r.attempt == 0 and r.backend is None]
             progress.start(
                 total=len(chosen) * (1 + len(flags)),
                 done=len(first),
@@ -165,6 +183,8 @@ def run_sweep(
             ran = len(records) - before
             if confirm:
                 ran += _confirm(pool, writer, records, flags, confirm, progress)
+            if ladder is not None:
+                ran += run_ladder(pool, keep, records, flags, ladder, rungs, confirm, progress)
         finally:
             writer.close()
             progress.close()
@@ -224,12 +244,12 @@ def _confirm(
     count: int,
     progress: Progress,
 ) -> int:
-    done = {run_key(r) for r in records}
+    done = {run_key(r) for r in records if r.backend is None}
     configs = {BASELINE: {}, **flags}
     tasks = [
         _task(r.spec, r.config, configs[r.config], attempt)
         for r in records
-        if r.attempt == 0 and r.outcome.status == Status.crash and r.spec and r.config in configs
+        if r.attempt == 0 and r.backend is None and r.outcome.suspect and r.spec and r.config in configs
         for attempt in range(1, count + 1)
         if (r.model, r.config, attempt) not in done
     ]
@@ -251,14 +271,18 @@ def confirm_crashes(
     memory_limit_gb: float | None = 8.0,
     progress: Progress | None = None,
 ) -> list[RunRecord]:
-    """Rerun every crashed (model, config) of the stream at `path` until it has `count`
+    """Rerun every crashed or wrong (model, config) of the stream at `path` until it has `count`
     confirmation runs (attempts 1..count), in isolated children like the sweep, and append
     them to the stream. Returns the new records. The analysis decides flaky vs confirmed."""
     progress = progress or NullProgress()
     header, records = read_stream(path)
     specs = [r.spec for r in records if r.spec]
     with Pool(
-        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
+        jobs=jobs,
+        timeout=timeout,
+        memory_limit_gb=memory_limit_gb,
+        preload=preload_modules(specs),
+        checks=dict.fromkeys(header.checks, True),
     ) as pool:
         environment = probe(pool, header.environment.device, header.flags)
         if not environment.same_build(header.environment):

@@ -218,8 +218,10 @@ class Pool:
         preload: Iterable[str] = (),
         warm_compile: bool = False,
         threads: int | None = None,
+        checks: dict[str, bool] | None = None,
     ) -> None:
         self.device = device
+        self.checks = dict(checks or {})  # what every run checks (`worker.run_one`'s checks)
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.memory_bytes = int(memory_limit_gb * 2**30) if memory_limit_gb else None
@@ -247,6 +249,7 @@ class Pool:
             "memory_bytes": self.memory_bytes,
             "gpu_fraction": min(1.0, 0.95 / self.jobs) if self.device == "cuda" else None,
             "log": log,
+            "checks": self.checks,
         }
 
     def call(self, task: Task, timeout: float | None = None) -> Result:

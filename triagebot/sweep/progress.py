@@ -30,7 +30,8 @@ def describe(record: RunRecord) -> str:
         if outcome.graphs is None:
             return "ok"
         breaks = f", {len(outcome.break_reasons)} break reasons" if outcome.break_reasons else ""
-        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}"
+        wrong = ", WRONG RESULT" if outcome.mismatched else ""
+        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}{wrong}"
     return f"{outcome.status.value}: {outcome.error_type}"
 
 
@@ -59,7 +60,7 @@ class LiveProgress:
         self.bar.start()
         self.task = self.bar.add_task("sweep", total=total, completed=done, crashes=crashes, last="")
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
         self.bar.update(self.task, total=self.bar.tasks[0].total + runs)
 
     def update(self, record: RunRecord) -> None:
@@ -85,9 +86,11 @@ class PlainProgress:
         if done:
             self._print(f"resuming: {done} of {total} runs already recorded")
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
+        """`runs` more to do; `what` they are for is said once (None: nothing said)."""
         self.total += runs
-        self._print(f"confirming crashes: {runs} more runs")
+        if what:
+            self._print(f"{what}: {runs} more runs")
 
     def update(self, record: RunRecord) -> None:
         self.done += 1
@@ -96,6 +99,7 @@ class PlainProgress:
         elapsed = time.monotonic() - self.started
         left = (self.total - self.done) * elapsed / self.ran
         attempt = f" attempt {record.attempt}" if record.attempt else ""
+        attempt += f" on {record.backend}" if record.backend else ""
         self._print(
             f"[{self.done}/{self.total} crashes {self.crashes} ETA {_clock(left)}] "
             f"{record.model} [{record.config}{attempt}] {describe(record)} ({record.outcome.seconds:.1f}s)"
@@ -129,7 +133,7 @@ def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table
         table.add_column(status.value, justify="right")
     table.add_column("graphs", justify="right")
     for config in configs:
-        runs = [r for r in records if r.config == config and r.attempt == 0]
+        runs = [r for r in records if r.config == config and r.attempt == 0 and r.backend is None]
         counts = Counter(r.outcome.status for r in runs)
         graphs = sum(r.outcome.graphs or 0 for r in runs if r.outcome.status == Status.ok)
         table.add_row(config, *(str(counts.get(s, 0) or "") for s in statuses), str(graphs))
@@ -141,7 +145,8 @@ def crash_table(records: Sequence[RunRecord]) -> Table | None:
     bad = [
         r
         for r in records
-        if r.attempt == 0 and r.outcome.status in (Status.crash, Status.timeout, Status.signal)
+        if r.attempt == 0 and r.backend is None
+        if r.outcome.status in (Status.crash, Status.timeout, Status.signal)
     ]
     if not bad:
         return None

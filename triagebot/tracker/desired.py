@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from triagebot import report
-from triagebot.analysis import analyse, diff, trend
+from triagebot.analysis import analyse, corpus_health, diff, trend
 from triagebot.config import TrackerSettings
 from triagebot.report import markers as report_markers
 from triagebot.results import (
+    BASELINE,
     Effect,
     FlagStats,
     Snapshot,
@@ -154,4 +155,35 @@ def desired_issues(
                 notices=notices,
             )
         )
+    if settings.health_issue:
+        desired.append(health_issue(snapshot, older, change, settings))
     return desired
+
+
+HEALTH = "corpus-health"
+"""`TrackedIssue.flag` of the corpus-health issue (its files and plan lines go by this name)."""
+
+
+def health_issue(
+    snapshot: Snapshot, older: Sequence[Snapshot], change: SnapshotDiff | None, settings: TrackerSettings
+) -> TrackedIssue:
+    """The corpus-health tracking issue (`[tracker] health_issue`): the night's health, and a
+    notice for the models whose baseline graph count rose since the previous nightly."""
+    overall = corpus_health(snapshot, older).overall
+    notices = []
+    regressed = report.baseline_regression_notice(change) if change is not None else None
+    if regressed is not None:
+        marker = report_markers.notice_marker("regression", BASELINE, snapshot.key)
+        notices.append(TrackerNotice(kind="regression", marker=marker, body=regressed))
+    return TrackedIssue(
+        flag=HEALTH,
+        marker=report_markers.HEALTH_MARKER,
+        title=(
+            f"[triagebot] Dynamo on the {snapshot.corpus.name} corpus: {overall.one_graph} of "
+            f"{overall.models} models compile to one graph"
+        ),
+        body=report.health_body(snapshot, older, dashboard_url=settings.dashboard_url),
+        labels=list(settings.labels),
+        open=True,
+        notices=notices,
+    )
