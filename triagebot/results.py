@@ -512,7 +512,7 @@ class FlagStats(Record):
     stack: list[StackRow] = Field(default_factory=list)  # pairs that climbed the ladder
     stack_groups: list[CrashGroup] = Field(default_factory=list)  # failures met only on the ladder
     helped_survive: int | None = None  # helped models whose benefit survives the full stack
-    helped_laddered: int = 0  # helped models that climbed every backend rung there was to climb
+    helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
     recompiles: list[RecompileRow] = Field(default_factory=list)
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
 

@@ -130,9 +130,11 @@ def stack_rows(
         failure = _first_failure(result, flag, order)
         crashed_in_sweep = row.effect in FAILED_IN_SWEEP
         words = _rungs(result, flag, order)
-        survives = None
-        if row.effect == Effect.reduces_graphs and words:
-            survives = failure is None and all(rung in words for rung in order if rung != COUNTING_BACKEND)
+        survives = None  # not helped, or the ladder stopped short of its top without a confirmed failure
+        if row.effect == Effect.reduces_graphs and failure is not None:
+            survives = False
+        elif row.effect == Effect.reduces_graphs and words and all(words.get(rung) == "ok" for rung in order):
+            survives = True
         table.append(
             StackRow(
                 model=row.model,

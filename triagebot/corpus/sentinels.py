@@ -2,8 +2,9 @@
 
 They prove the sweep engine end to end without a HuggingFace model: each one exercises one
 path (a graph break a flag removes, a crash a flag causes, an eager failure, a build failure,
-a segfault, a hang). Behaviour verified on torch 2.13.0 (CPU), with the counting backend and
-`fullgraph=False`, under `torch.no_grad()`:
+a segfault, a hang, and beyond Dynamo: a failure only from AOTAutograd or only under Inductor, a
+wrong result, a nondeterministic output, a recompile on every new shape). Behaviour verified on
+torch 2.13.0 (CPU), with the counting backend and `fullgraph=False`, under `torch.no_grad()`:
 
 | model                | baseline              | capture_scalar_outputs | capture_dynamic_output_shape_ops |
 | -------------------- | --------------------- | ---------------------- | -------------------------------- |
@@ -12,6 +13,7 @@ a segfault, a hang). Behaviour verified on torch 2.13.0 (CPU), with the counting
 | `NonzeroBreak`       | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | 1 graph                          |
 | `NonzeroGuardCrash`  | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | crash: GuardOnDataDependentSymNode |
 | `ItemMatmul`         | 2 graphs, `.item()`   | 1 graph                | 2 graphs, `.item()`              |
+| `AliasingCustomOp`   | 1 graph               | 1 graph                | 1 graph                          |
 | `BatchNormOut`       | 1 graph               | 1 graph                | 1 graph                          |
 | `OwnGenerator`       | 1 graph               | 1 graph                | 1 graph                          |
 | `RangeLoop`          | 1 graph               | 1 graph                | 1 graph                          |
@@ -28,6 +30,9 @@ compared with eager's, and a second and a third input shape (the batch rule: 8, 
   under `aot_eager` and crashes under `inductor` (InductorError: LoweringException:
   GuardOnDataDependentSymNode), a benefit that does not survive the full stack. Outputs match;
   the second shape recompiles 2 frames at baseline, 1 with the flag, dynamically.
+- `AliasingCustomOp`: crashes under `aot_eager` (and so under `inductor`) under every config
+  (BackendCompilerFailed: RuntimeError: Found a custom (non-ATen) operator whose output has
+  alias annotations). Outputs match with the counting backend.
 - `BatchNormOut`: runs under `aot_eager`, crashes under `inductor` under every config
   (BackendCompilerFailed: AssertionError in a graph pass). Outputs match; eager fails on the
   second shape, so it has none.
@@ -36,11 +41,6 @@ compared with eager's, and a second and a third input shape (the batch rule: 8, 
   third (overspecialisation).
 - `WrongUnderScalarCapture`: runs everywhere; its outputs differ from eager's under
   `capture_scalar_outputs` with every backend, and match otherwise.
-
-No module was found that fails under `aot_eager` and not with the counting backend on torch
-2.13 CPU (out= variants, input and buffer mutations, aliasing, metadata mutations, sparse,
-quantized and complex tensors, unbacked sizes through two dozen ops all pass AOTAutograd): the
-tests prove that classification with an injected backend instead.
 
 Every spec carries its module's source (`ModelSpec.code`) so that a repro script can inline it,
 and literal inputs (`kind="values"`) so that the data-dependent paths are deterministic.
@@ -119,6 +119,26 @@ class ItemMatmul(nn.Module):
     def forward(self, x):
         n = (x > 0).sum().item()
         return (torch.ones(1, n, 4) @ torch.ones(1, 4, n)).sum() + x
+
+
+class AliasingCustomOp(nn.Module):
+    """A custom operator whose schema returns a view of its input (`Tensor(a) -> Tensor(a)`):
+    Dynamo traces it through its Meta kernel, AOTAutograd refuses to functionalize an operator
+    with an aliased output. Fails from `aot_eager` on (so Inductor too), under every config."""
+
+    library = None  # the operator's definition, made once per process
+
+    def __init__(self):
+        super().__init__()
+        if AliasingCustomOp.library is None:
+            library = torch.library.Library("triagebot_sentinel", "DEF")
+            library.define("view_of(Tensor(a) x) -> Tensor(a)")
+            for key in ("CPU", "CUDA", "Meta"):
+                library.impl("view_of", lambda x: x.view(-1), key)
+            AliasingCustomOp.library = library
+
+    def forward(self, x):
+        return torch.ops.triagebot_sentinel.view_of(x) * 2
 
 
 class BatchNormOut(nn.Module):
@@ -214,6 +234,7 @@ SENTINELS: tuple[type[nn.Module], ...] = (
     NonzeroBreak,
     NonzeroGuardCrash,
     ItemMatmul,
+    AliasingCustomOp,
     BatchNormOut,
     OwnGenerator,
     RangeLoop,
@@ -230,6 +251,7 @@ COMPILING: tuple[str, ...] = ("Plain", "ItemBreak", "NonzeroBreak", "NonzeroGuar
 # output, a recompile on every new shape (the smoke corpus includes them).
 STACK: tuple[str, ...] = (
     "ItemMatmul",
+    "AliasingCustomOp",
     "BatchNormOut",
     "OwnGenerator",
     "RangeLoop",
