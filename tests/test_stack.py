@@ -119,6 +119,21 @@ def test_wrong_results_come_before_crashes_in_the_summary_and_the_issue():
     assert "**1** gives a wrong result" in body
 
 
+def test_a_new_wrong_result_is_a_change_between_nightlies():
+    from triagebot.analysis import diff
+
+    before = snapshot([result("Fewer", ok(3), ok(1))], key="2.13.0.dev1", git="a" * 40)
+    after = snapshot([result("Fewer", ok(3), wrong(1), confirmations={FLAG: [wrong(1)]})], key="2.13.0.dev2")
+    change = diff(before, after).flags[FLAG]
+    [wrong_now] = change.newly_wrong
+    assert (wrong_now.model, wrong_now.old_effect, wrong_now.new_effect) == (
+        "Fewer",
+        Effect.reduces_graphs,
+        Effect.wrong_result,
+    )
+    assert wrong_now.error.startswith("logits: ") and change.has_changes and not change.newly_crashing
+
+
 # --- the backend ladder ------------------------------------------------------------------------
 
 
@@ -348,6 +363,7 @@ def test_the_corpus_health_per_stratum_with_its_trend_and_baseline_regressions()
     assert (overall.nondeterministic, overall.second_calls, overall.overspecialized) == (1, 1, 1)
     assert [n.stratum for n in health.strata] == ["decoder_llm", "vl", "vl_multimodal"]
     assert [point.key for point in health.trend] == ["2.13.0.dev1", "2.13.0.dev2"]
+    assert [point.mean_graphs for point in health.strata_trend["decoder_llm"]] == [1.5, 3.0]
     assert [(c.model, c.old_graphs, c.new_graphs) for c in health.baseline_regressions] == [("B", 2, 5)]
     assert health.compare_url and health.compare_url.endswith("a" * 40 + "..." + "b" * 40)
     # Rendered in the summary, and as an issue of its own with a notice for the regression.

@@ -592,6 +592,7 @@ class CorpusHealth(Record):
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
     trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
+    strata_trend: dict[str, list[HealthPoint]] = Field(default_factory=dict)  # the same, per stratum
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs
     laddered: int = 0  # models that climbed the ladder at baseline
     ladder_failures: dict[str, int] = Field(default_factory=dict)  # rung -> baseline runs first failing there
@@ -635,6 +636,7 @@ class FlagDiff(Record):
 
     flag: str
     newly_crashing: list[ModelChange] = Field(default_factory=list)
+    newly_wrong: list[ModelChange] = Field(default_factory=list)  # a wrong result now, not before
     fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
     signature_changes: list[ModelChange] = Field(default_factory=list)
     graph_changes: list[ModelChange] = Field(default_factory=list)  # graphs under the flag
@@ -644,6 +646,7 @@ class FlagDiff(Record):
     def has_changes(self) -> bool:
         return bool(
             self.newly_crashing
+            or self.newly_wrong
             or self.fixed
             or self.signature_changes
             or self.graph_changes

@@ -53,10 +53,12 @@ def diff_flag(old: Snapshot, new: Snapshot, flag: str, models: list[str]) -> Fla
             new_signature=after.signature,
             old_graphs=before.flag_graphs,
             new_graphs=after.flag_graphs,
-            error=after.error if after.effect == Effect.crashes else None,
+            error=after.error if after.effect in (Effect.crashes, Effect.wrong_result) else None,
         )
         if after.effect == Effect.crashes and before.effect != Effect.crashes:
             result.newly_crashing.append(change)
+        elif after.effect == Effect.wrong_result and before.effect != Effect.wrong_result:
+            result.newly_wrong.append(change)
         elif before.effect == Effect.crashes and after.effect in RAN_EFFECTS:
             result.fixed.append(change)
         elif before.effect == after.effect == Effect.crashes:

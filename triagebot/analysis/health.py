@@ -132,9 +132,10 @@ def numbers(
     )
 
 
-def point(snapshot: Snapshot) -> HealthPoint:
-    """One nightly of the trend."""
-    overall = numbers(ALL, snapshot.results)
+def point(snapshot: Snapshot, stratum: str = ALL) -> HealthPoint:
+    """One nightly of the trend, of the whole corpus or of one stratum."""
+    members = [result for result in snapshot.results if stratum in (ALL, result.stratum)]
+    overall = numbers(stratum, members)
     return HealthPoint(
         key=snapshot.key,
         models=overall.models,
@@ -185,6 +186,10 @@ def corpus_health(snapshot: Snapshot, history: Sequence[Snapshot] = ()) -> Corpu
             for stratum, members in sorted(by_stratum.items())
         ],
         trend=[point(old) for old in older] + [point(snapshot)],
+        strata_trend={
+            stratum: [point(old, stratum) for old in older] + [point(snapshot, stratum)]
+            for stratum in sorted(by_stratum)
+        },
         ladder=list(snapshot.ladder),
         laddered=laddered,
         ladder_failures=failures,

@@ -141,20 +141,24 @@ def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table
 
 
 def crash_table(records: Sequence[RunRecord]) -> Table | None:
-    """The sweep's crashes, timeouts and signals by model and config (None when there are none)."""
+    """The sweep's crashes, timeouts, signals and wrong results by model and config (None when
+    there are none)."""
     bad = [
         r
         for r in records
         if r.attempt == 0 and r.backend is None
-        if r.outcome.status in (Status.crash, Status.timeout, Status.signal)
+        if r.outcome.status in (Status.crash, Status.timeout, Status.signal) or r.outcome.mismatched
     ]
     if not bad:
         return None
-    table = Table(title="crashes, timeouts and signals")
+    table = Table(title="crashes, timeouts, signals and wrong results")
     table.add_column("model")
     table.add_column("config")
     table.add_column("status")
     table.add_column("error")
     for r in sorted(bad, key=lambda r: (r.model, r.config != BASELINE, r.config)):
-        table.add_row(r.model, r.config, r.outcome.status.value, (r.outcome.signature or "")[:100])
+        wrong = r.outcome.accuracy if r.outcome.mismatched else None
+        status = "wrong result" if wrong else r.outcome.status.value
+        error = f"{wrong.where}: {wrong.detail}" if wrong else r.outcome.signature or ""
+        table.add_row(r.model, r.config, status, error[:100])
     return table
