@@ -431,6 +431,13 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     [recompiles] = [row for row in stats.recompiles if row.model == "ItemMatmul"]
     assert (recompiles.baseline_recompiles, recompiles.flag_recompiles) == (2, 1)
     assert corpus_health(snap).ladder_failures == {"aot_eager": 1}
+    # The flag helps the aliasing op's model, but AOTAutograd refuses it at baseline as well.
+    [aot] = [group for group in stats.stack_groups if group.backend == "aot_eager"]
+    assert (aot.models, aot.baseline_too, aot.lives_in) == (
+        ["AliasingCustomOp"],
+        ["AliasingCustomOp"],
+        "AOTAutograd",
+    )
     assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash"}
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
     again = run_sweep(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
