@@ -215,21 +215,22 @@ def _second_call(
             error=_first_line(message),
             signature=error_signature(type(error).__name__, message),
         ), None
+    by_frame = list((failures or {}).values())  # read before the third call clears them
     reasons = [
         _COMPILE_ID.sub("", reason.strip().splitlines()[0]) if reason.strip() else "unknown"
-        for reasons in (failures or {}).values()
-        for reason in reasons
+        for frame in by_frame
+        for reason in frame
     ]
     new = backend.dynamic[before:]
     check = RecompileCheck(
         change=change,
         status="ok",
-        recompiles=sum(bool(reasons) for reasons in (failures or {}).values()),  # frames compiled again
+        recompiles=sum(bool(frame) for frame in by_frame),  # frames compiled again
         graphs=backend.graphs - before,
         dynamic=any(new) if new else None,
         guard_failures=reasons[:20],
-        again=_third_call(spec, inputs, compiled, patch, device, call),
     )
+    check.again = _third_call(spec, inputs, compiled, patch, device, call)
     if not judge:
         return check, None
     fp64 = lambda: accuracy.float64_outputs(model, second, call)  # noqa: E731
