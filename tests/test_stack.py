@@ -442,3 +442,40 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
     again = run_sweep(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
     assert again.ran == 0 and len(read_stream(out)[1]) == len(records)
+
+
+@pytest.mark.slow
+def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
+    from triagebot.corpus import load_corpus
+    from triagebot.report.repro import reproduce
+    from triagebot.sweep.worker import run_one
+
+    specs = {spec.model: spec for spec in load_corpus("sentinels")}
+    aot, _ = run_one(specs["AliasingCustomOp"], FLAGS[FLAG], "cpu", fresh=True, backend="aot_eager")
+    assert aot.status == Status.crash  # the record the ladder keeps, made here in-process
+    results = [
+        result(
+            "WrongUnderScalarCapture",
+            ok(1),
+            wrong(1, where="output"),
+            confirmations={FLAG: [wrong(1, where="output")]},
+            spec=specs["WrongUnderScalarCapture"],
+            stratum="sentinel",
+        ),
+        result(
+            "AliasingCustomOp",
+            ok(2),
+            ok(1),
+            spec=specs["AliasingCustomOp"],
+            stratum="sentinel",
+            ladder={FLAG: climbed(counting=ok(1), aot_eager=aot)},
+            ladder_confirmations={FLAG: {"aot_eager": [aot]}},
+        ),
+    ]
+    found = {(repro.model, repro.backend): repro for repro in reproduce(snapshot(results), timeout=240)}
+    wrong_repro = found[("WrongUnderScalarCapture", None)]
+    assert wrong_repro.verified, wrong_repro.observed
+    assert wrong_repro.signature == "WrongResult: output" and "raise WrongResult" in wrong_repro.script
+    aot_repro = found[("AliasingCustomOp", "aot_eager")]
+    assert aot_repro.verified, aot_repro.observed
+    assert "backend='aot_eager'" in aot_repro.script and "class AliasingCustomOp" in aot_repro.script

@@ -19,6 +19,7 @@ verified ones are shown in issues.
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -55,7 +56,12 @@ ACCURACY_SOURCE = Path(__file__).resolve().parents[1] / "sweep" / "accuracy.py"
 
 
 def _accuracy_code() -> str:
-    lines = ACCURACY_SOURCE.read_text(encoding="utf-8").splitlines()
+    """The module's code without its docstring (the rules are the sweep's README's) and without
+    `from __future__`, which only the first line of a file may hold."""
+    source = ACCURACY_SOURCE.read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    start = body[0].end_lineno if body and isinstance(body[0], ast.Expr) else 0
+    lines = source.splitlines()[start:]
     return "\n".join(line for line in lines if not line.startswith("from __future__")).strip()
 
 
