@@ -225,7 +225,8 @@ def _second_call(
     check = RecompileCheck(
         change=change,
         status="ok",
-        recompiles=sum(bool(frame) for frame in by_frame),  # frames compiled again
+        # frames compiled again; a torch that keeps no record of its guard failures: graphs compiled
+        recompiles=sum(bool(frame) for frame in by_frame) if failures is not None else len(new),
         graphs=backend.graphs - before,
         dynamic=any(new) if new else None,
         guard_failures=reasons[:20],
