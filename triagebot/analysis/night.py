@@ -10,11 +10,13 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify
+from triagebot.analysis.health import health_of
 from triagebot.analysis.stats import crash_groups, first_seen, flag_stats, trend
 from triagebot.results import Effect, FlagNight, ModelEffect, Night, Snapshot
 
 CcRule = Callable[[str, list[str]], list[str]]
-"""(flag, its confirmed crash signatures, largest group first) -> people to cc on its issue."""
+"""(flag, its confirmed wrong-result then crash signatures, largest group first) -> people to cc
+on its issue."""
 
 
 def choose_history(
@@ -53,8 +55,9 @@ def night(
     dashboard_url: str | None = None,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
-    (oldest first) fills each crash group's first nightly and each flag's trend; `previous`
-    is what the diff is made against. Every snapshot is classified once."""
+    (oldest first) fills each crash group's first nightly, each flag's trend and the corpus's
+    health trend; `previous` is what the diff (and the health's baseline regressions) is made
+    against. Every snapshot is classified once, the diff made once, the health computed once."""
     rows = classify(snapshot)
     past = list(history)
     past_rows = [classify(old) for old in past]
@@ -68,7 +71,8 @@ def night(
         seen = first_seen([*past, snapshot], flag, [*past_rows, rows])
         for group in stats.crash_groups:
             group.first_seen = seen.get(group.signature, snapshot.key)
-        signatures = [group.signature for group in stats.crash_groups]
+        # What the issue tracks (wrong results, then crashes) routes its people.
+        signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
         mine: list[ModelEffect] = [row for row in rows if row.flag == flag]
         flags[flag] = FlagNight(
             flag=flag,
@@ -79,7 +83,11 @@ def night(
             cc=list(cc(flag, signatures)) if cc is not None else [],
             issue_url=(issue_urls or {}).get(flag),
             previous_signatures=(
-                [group.signature for group in crash_groups(previous_rows, flag, Effect.crashes)]
+                [
+                    group.signature
+                    for effect in (Effect.wrong_result, Effect.crashes)
+                    for group in crash_groups(previous_rows, flag, effect)
+                ]
                 if previous is not None and previous_rows is not None and flag in previous.flags
                 else None
             ),
@@ -92,4 +100,5 @@ def night(
         diff=change,
         flags=flags,
         dashboard_url=dashboard_url,
+        health=health_of(snapshot, past, previous, change),
     )

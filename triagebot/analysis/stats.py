@@ -111,7 +111,7 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         first = snapshot.result(group.models[0])
         outcome = first.outcomes.get(flag) if first is not None else None
         group.traceback = outcome.traceback if outcome is not None else None
-    return FlagStats(
+    stats = FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
         when=snapshot.when.get(flag, "always"),
@@ -131,7 +131,11 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         flaky_groups=crash_groups(mine, flag, Effect.flaky),
         overlap=overlap,
         top_break_reasons=top_break_reasons(snapshot),
+        wrong_result_groups=crash_groups(mine, flag, Effect.wrong_result),
     )
+    from triagebot.analysis.stack import add_stack  # it builds on this module's crash groups
+
+    return add_stack(stats, snapshot, mine)
 
 
 def first_seen(
@@ -152,8 +156,8 @@ def first_seen(
 def trend(
     snapshots: Sequence[Snapshot], flag: str, rows: Sequence[Sequence[ModelEffect]] | None = None
 ) -> list[TrendPoint]:
-    """One point per snapshot (in the order given) that has `flag`: confirmed crashes and models
-    helped; `rows[i]` is `classify(snapshots[i])` when already computed."""
+    """One point per snapshot (in the order given) that has `flag`: confirmed crashes, confirmed
+    wrong results and models helped; `rows[i]` is `classify(snapshots[i])` when already computed."""
     points = []
     for index, snapshot in enumerate(snapshots):
         if flag not in snapshot.flags:
@@ -167,6 +171,7 @@ def trend(
                 helps=counts.get(Effect.reduces_graphs, 0),
                 flaky=counts.get(Effect.flaky, 0),
                 testable=_testable(counts),
+                wrong=counts.get(Effect.wrong_result, 0),
             )
         )
     return points
