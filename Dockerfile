@@ -1,5 +1,6 @@
-# The runner image for GPU sweeps: a CUDA base, Python 3.11, one torch nightly, transformers and
-# triagebot. Workflows use it as the job container with `--gpus all`.
+# The runner image for GPU sweeps: a CUDA base, Python 3.11, one torch nightly (and the torchvision
+# built for it), transformers with its optional packages, and triagebot. Workflows use it as the job
+# container with `--gpus all`. Building it runs `triagebot corpus check`, which shows what it covers.
 #
 #   docker build \
 #     --build-arg TORCH_CHANNEL=nightly --build-arg TORCH_VARIANT=cu128 \
@@ -20,6 +21,13 @@ ARG TORCH_VARIANT=cu128
 # Empty: the newest nightly on the index. A version such as 2.12.0.dev20260408 pins one night.
 ARG TORCH_VERSION=
 ARG TRANSFORMERS_VERSION=5.23.0
+# Optional packages some transformers models need: timm (with a torchvision built for this torch),
+# Pillow, and natten where a wheel for this torch and Python exists.
+ARG TIMM_VERSION=1.0.31
+ARG PILLOW_VERSION=13.0.0
+ARG NATTEN_VERSION=0.21.7
+# Workers of the corpus check the build runs (see the last RUN as root).
+ARG CHECK_JOBS=4
 # The uid of the self-hosted runner's user, so that files written into the mounted workspace
 # stay removable by the runner.
 ARG RUNNER_UID=1000
@@ -42,12 +50,29 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && python3.11 -m venv "$VIRTUAL_ENV"
 
-# torch first, from the PyTorch index only, so that nothing later can swap it for a PyPI build.
+# torch first, from the PyTorch index only, so that nothing later can swap it for a PyPI build:
+# every later install is constrained to the torch it installed (/opt/keep-torch.txt).
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 RUN pip install --pre "torch${TORCH_VERSION:+==$TORCH_VERSION}" \
         --index-url "https://download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}" \
-    && pip install "transformers==${TRANSFORMERS_VERSION}" \
+    && pip freeze | grep -E '^torch==' > /opt/keep-torch.txt \
+    && pip install --constraint /opt/keep-torch.txt "transformers==${TRANSFORMERS_VERSION}" "pillow==${PILLOW_VERSION}" \
     && python -c "import torch; print('torch', torch.__version__, torch.version.git_version)"
+
+# The torchvision nightly built for this torch (the constraint makes the resolver pick it; it has
+# no version of its own to pin), then timm on top of it. A night without a matching torchvision
+# build leaves both out rather than fail the image: the corpus check below then shows the timm
+# models as missing a dependency. natten only as a prebuilt wheel: none means DiNAT stays uncovered.
+# hadolint ignore=DL3013
+RUN if pip install --pre torchvision --constraint /opt/keep-torch.txt \
+            --index-url "https://download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}"; then \
+        pip install --constraint /opt/keep-torch.txt "timm==${TIMM_VERSION}" \
+        && python -c "import torchvision, timm; print('torchvision', torchvision.__version__, 'timm', timm.__version__)"; \
+    else \
+        echo "no torchvision built for this torch: timm stays out of the image"; \
+    fi \
+    && { pip install --constraint /opt/keep-torch.txt --only-binary=:all: "natten==${NATTEN_VERSION}" \
+         || echo "natten ${NATTEN_VERSION}: no wheel for this torch and Python"; }
 
 # triagebot last (the layer that changes most). The constraint pins the torch just installed,
 # so resolving triagebot's `torch>=2.6` can never replace the nightly. Installed in place
@@ -56,10 +81,12 @@ WORKDIR /opt/triagebot
 COPY pyproject.toml README.md ./
 COPY triagebot ./triagebot
 COPY templates ./templates
-RUN pip freeze | grep -E '^torch==' > /tmp/keep-torch.txt \
-    && pip install --constraint /tmp/keep-torch.txt --editable . \
-    && rm /tmp/keep-torch.txt \
+RUN pip install --constraint /opt/keep-torch.txt --editable . \
     && triagebot --help > /dev/null
+
+# What this image covers: every model of the corpus built and run eagerly on the CPU, each in an
+# isolated worker (a few minutes). The table is in the build log and kept at /opt/triagebot/coverage.txt.
+RUN triagebot corpus check --jobs "${CHECK_JOBS}" | tee /opt/triagebot/coverage.txt
 
 RUN useradd --create-home --uid "${RUNNER_UID}" --shell /bin/bash triagebot
 USER ${RUNNER_UID}

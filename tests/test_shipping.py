@@ -35,8 +35,23 @@ def test_torch_comes_from_the_pytorch_index_chosen_by_build_arguments():
 
 def test_triagebot_is_installed_without_touching_the_nightly():
     # The installed torch is pinned as a constraint while triagebot's dependencies resolve.
-    assert "pip install --constraint /tmp/keep-torch.txt" in DOCKERFILE
-    assert DOCKERFILE.index("pip install --pre") < DOCKERFILE.index("--constraint /tmp/keep-torch.txt")
+    assert "pip install --constraint /opt/keep-torch.txt --editable ." in DOCKERFILE
+    assert DOCKERFILE.index("pip install --pre") < DOCKERFILE.index("--constraint /opt/keep-torch.txt")
+    installs = [line for line in instructions("RUN") if "pip install" in line]
+    for line in installs[1:]:  # after torch's own: every pip install keeps it
+        assert line.count("pip install") == line.count("--constraint /opt/keep-torch.txt"), line
+
+
+def test_the_image_has_the_optional_packages_for_this_torch_and_shows_what_it_covers():
+    runs = " ".join(instructions("RUN"))
+    # torchvision from the same PyTorch index, built for the installed torch; timm on top of it.
+    assert re.search(r"pip install --pre torchvision --constraint /opt/keep-torch.txt\s+--index-url", runs)
+    assert runs.index("torchvision --constraint") < runs.index('"timm==${TIMM_VERSION}"')
+    assert '"pillow==${PILLOW_VERSION}"' in runs
+    assert '--only-binary=:all: "natten==${NATTEN_VERSION}"' in runs  # never built from source
+    # The build ends by checking the corpus, after triagebot is installed and before the user drops root.
+    check = DOCKERFILE.index("RUN triagebot corpus check")
+    assert DOCKERFILE.index("--editable .") < check < DOCKERFILE.index("USER ")
 
 
 def test_image_runs_as_a_non_root_user_and_holds_no_secret():

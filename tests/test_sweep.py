@@ -34,6 +34,7 @@ SCALARS = "capture_scalar_outputs"
 DYNAMIC = "capture_dynamic_output_shape_ops"
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 NONZERO = "Dynamic shape operator"
+PROXY = "Failed to convert args/kwargs to proxy"  # a generator argument
 TIMEOUT = 6.0
 
 # model -> config -> (status, graphs, ops, first line of each break reason, error_type), both
@@ -58,6 +59,32 @@ EXPECTED = {
         BASELINE: ("ok", 2, 2, [NONZERO], None),
         SCALARS: ("ok", 2, 2, [NONZERO], None),
         DYNAMIC: ("crash", None, None, [], "GuardOnDataDependentSymNode"),
+    },
+    "ItemMatmul": {
+        BASELINE: ("ok", 2, 7, [ITEM], None),
+        SCALARS: ("ok", 1, 10, [], None),
+        DYNAMIC: ("ok", 2, 7, [ITEM], None),
+    },
+    "AliasingCustomOp": {
+        BASELINE: ("ok", 2, 4, [ITEM], None),
+        SCALARS: ("ok", 1, 5, [], None),
+        DYNAMIC: ("ok", 2, 4, [ITEM], None),
+    },
+    "BatchNormOut": {
+        BASELINE: ("ok", 1, 10, [], None),
+        SCALARS: ("skipped", None, None, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
+    "OwnGenerator": dict.fromkeys((BASELINE, SCALARS, DYNAMIC), ("ok", 1, 1, [PROXY], None)),
+    "RangeLoop": {
+        BASELINE: ("ok", 1, 26, [], None),
+        SCALARS: ("skipped", None, None, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
+    "WrongUnderScalarCapture": {
+        BASELINE: ("ok", 2, 4, [ITEM], None),
+        SCALARS: ("ok", 1, 5, [], None),  # outputs differ from eager's: a wrong result (test_stack)
+        DYNAMIC: ("ok", 2, 4, [ITEM], None),
     },
     "EagerError": dict.fromkeys(
         (BASELINE, SCALARS, DYNAMIC), ("eager_error", None, None, [], "RuntimeError")
@@ -175,7 +202,7 @@ def test_stream_starts_with_a_header_and_has_one_line_per_run(full):
     path, records = full
     lines = path.read_text().splitlines()
     assert json.loads(lines[0])["kind"] == "header"
-    assert len(lines) == 1 + len(records) == 1 + 8 * 3 + 1
+    assert len(lines) == 1 + len(records) == 1 + len(EXPECTED) * 3 + 1
     header, again = read_stream(path)
     assert header.environment.device == "cpu" and header.corpus.name == "sentinels"
     assert essences(again) == essences(records)
@@ -394,6 +421,12 @@ def test_check_mode_builds_and_runs_eagerly_only():
         "ItemBreak": "ok",
         "NonzeroBreak": "ok",
         "NonzeroGuardCrash": "ok",
+        "ItemMatmul": "ok",
+        "AliasingCustomOp": "ok",
+        "BatchNormOut": "ok",
+        "OwnGenerator": "ok",
+        "RangeLoop": "ok",
+        "WrongUnderScalarCapture": "ok",
         "HangUnderCompile": "ok",
         "EagerError": "eager_error",
         "BuildError": "create_error",

@@ -37,7 +37,7 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, unknown
-from triagebot.results import BASELINE, FlagSettings
+from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings
 
 # Both act only where Dynamo would otherwise break the graph: their runs are skipped on models
 # whose baseline compiled to one graph with no break.
@@ -48,7 +48,7 @@ DEFAULT_FLAGS: dict[str, FlagSettings] = {
     ),
 }
 
-TITLE_FIELDS = ("flag", "crashes", "testable", "flaky", "helps", "key")
+TITLE_FIELDS = ("flag", "crashes", "wrong", "testable", "flaky", "helps", "key")
 """The placeholders `tracker.title` may use."""
 
 GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?$")
@@ -95,6 +95,9 @@ def flag_table(name: str, table: Any) -> Any:
     return {"patch": table}
 
 
+_BACKEND_NAME = re.compile(r"[A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?")
+
+
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -106,6 +109,22 @@ class SweepSettings(Section):
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
+    # The backend ladder after the sweep: None climbs aot_eager and inductor on CUDA, aot_eager
+    # on the CPU; [] climbs none. Names of torch._dynamo.list_backends(), or "module:function".
+    backends: list[str] | None = None
+    ladder_sample: int = Field(default=20, ge=0)  # models beyond those a flag changes that climb it
+    accuracy: bool = True  # compare every compiled call's outputs with eager's
+    # Where the compiled model is called again on a second input shape: on the ladder's
+    # selection (a rung of its own), on every run, or nowhere.
+    recompiles: Literal["selection", "all", "none"] = "selection"
+
+    @field_validator("backends")
+    @classmethod
+    def _backend_names(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            if not _BACKEND_NAME.fullmatch(name):
+                raise ValueError(f"backend {name!r} is neither a backend name nor module:function")
+        return names
 
     @field_validator("jobs", mode="before")
     @classmethod
@@ -158,6 +177,7 @@ class TrackerSettings(Section):
     commands_on_edited: bool = False
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
     dashboard_url: str | None = None
+    health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
 
     @field_validator("repo")
     @classmethod
@@ -177,7 +197,7 @@ class TrackerSettings(Section):
             if name not in TITLE_FIELDS:
                 known = ", ".join("{" + field + "}" for field in TITLE_FIELDS)
                 raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
-        example = dict(flag="flag", crashes=1, testable=2, flaky=0, helps=0, key="2.12.0")
+        example = dict(flag="flag", crashes=1, wrong=0, testable=2, flaky=0, helps=0, key="2.12.0")
         try:
             title.format(**example)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
@@ -221,6 +241,8 @@ class Config(Section):
         for name, settings in flags.items():
             if name == BASELINE:
                 raise ValueError(f"'{BASELINE}' is reserved for the default config")
+            if name == HEALTH_ISSUE:
+                raise ValueError(f"'{HEALTH_ISSUE}' is reserved for the corpus-health issue")
             if not FLAG_NAME.match(name) or "--" in name:
                 raise ValueError(f"flag name {name!r} may hold only letters, digits, _ . + and single -")
             if not settings.patch:

@@ -17,6 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
 
+HEALTH_ISSUE = "corpus-health"
+"""`TrackedIssue.flag` of the corpus-health issue (its files, plan lines and memory go by this
+name); no flag may take it."""
+
 
 class Record(BaseModel):
     """Base for all records: unknown fields are errors, so a typo never passes silently."""
@@ -62,6 +66,48 @@ class Status(StrEnum):
 PRE_COMPILE_STAGES = frozenset({"build", "eager"})
 """Stages of a run before the compiled call: failing in one of them makes a model untestable."""
 
+COUNTING_BACKEND = "counting"
+"""The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
+
+WRONG_RESULT = "WrongResult"
+"""The error type a wrong result is reported (and its repro raises) under."""
+
+
+class Accuracy(StrEnum):
+    """How a compiled call's outputs compare with eager outputs on the same inputs and seed."""
+
+    match = "match"  # within the benchmark harness's tolerances
+    mismatch = "mismatch"  # beyond them: a wrong result once confirmed by a rerun
+    nondeterministic = "nondeterministic"  # two eager runs already differ: not judged
+
+
+class AccuracyCheck(Record):
+    """The compiled outputs against the eager ones (`triagebot.sweep.accuracy` has the rules)."""
+
+    verdict: Accuracy
+    # The first output that differs (`logits`, `past_key_values.layers[0].keys`), prefixed with
+    # `second call: ` when only the call on the second shape differs. For `nondeterministic`,
+    # the output where the two eager runs differ.
+    where: str | None = None
+    detail: str | None = None  # how far: largest difference, tolerance, RMSE or cosine similarity
+
+
+class RecompileCheck(Record):
+    """The compiled model called again on a second shape of its inputs (`triagebot.sweep.shapes`)."""
+
+    change: str  # how the inputs changed ("sequence 16 -> 24", "batch 1 -> 2"), or why none could be made
+    status: Literal["ok", "crash", "skipped"]  # skipped: no second shape, or eager failed on it
+    recompiles: int = 0  # frames Dynamo compiled again for the second call
+    graphs: int = 0  # graphs the backend received for the second call
+    dynamic: bool | None = None  # a graph of the second call took symbolic sizes (None: none compiled)
+    guard_failures: list[str] = Field(default_factory=list)  # the guard that failed, per recompile
+    # Recompiles of a third call on a third shape (the same rule again): more than none means the
+    # second call specialised rather than generalised (overspecialisation). None: not made.
+    again: int | None = None
+    error_type: str | None = None  # a crash of the second call
+    error: str | None = None
+    signature: str | None = None
+
 
 class Outcome(Record):
     """One (model, config) run."""
@@ -79,10 +125,23 @@ class Outcome(Record):
     # Where a run that gave no result (timeout, signal) was: build, eager or compile. None for
     # the other statuses, and in snapshots older than this field (read as compile).
     stage: str | None = None
+    accuracy: AccuracyCheck | None = None  # None: not checked (checks off, or the call did not run)
+    recompile: RecompileCheck | None = None  # None: not tried (checks off, a ladder run, no result)
 
     @property
     def ran(self) -> bool:
         return self.status == Status.ok
+
+    @property
+    def mismatched(self) -> bool:
+        """It ran, and its outputs differ from eager beyond tolerance."""
+        checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.mismatch
+        return self.status == Status.ok and checked
+
+    @property
+    def suspect(self) -> bool:
+        """A crash or a wrong result: what confirmation reruns are for."""
+        return self.status == Status.crash or self.mismatched
 
     @property
     def untestable(self) -> bool:
@@ -173,6 +232,7 @@ class RunRecord(Record):
     attempt: int = 0  # 0 for the sweep, 1.. for confirmation reruns
     outcome: Outcome
     spec: ModelSpec | None = None
+    backend: str | None = None  # a ladder run's rung (counting, aot_eager, inductor); None: the sweep
 
 
 class CorpusSelection(Record):
@@ -197,6 +257,8 @@ class SweepHeader(Record):
     corpus: CorpusSelection
     shard: str | None = None  # "i/n"
     started: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order (empty: no ladder)
 
 
 class ModelResult(Record):
@@ -207,6 +269,10 @@ class ModelResult(Record):
     outcomes: dict[str, Outcome]  # BASELINE and each flag name
     confirmations: dict[str, list[Outcome]] = Field(default_factory=dict)  # reruns of crashes
     spec: ModelSpec | None = None
+    # The backend ladder: config -> backend -> outcome, in ladder order, up to the first failure;
+    # only for the (model, config) pairs the ladder chose. Its reruns of failures apart.
+    ladder: dict[str, dict[str, Outcome]] = Field(default_factory=dict)
+    ladder_confirmations: dict[str, dict[str, list[Outcome]]] = Field(default_factory=dict)
 
 
 class Reproduction(Record):
@@ -218,6 +284,7 @@ class Reproduction(Record):
     script: str
     verified: bool = False  # the script was run and raised an error with this signature
     observed: str | None = None  # the signature it raised, or why it could not be checked
+    backend: str | None = None  # the backend the script compiles with; None: the counting backend
 
 
 class Snapshot(Record):
@@ -232,6 +299,10 @@ class Snapshot(Record):
     corpus: CorpusSelection
     results: list[ModelResult]
     reproductions: list[Reproduction] = Field(default_factory=list)
+    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    # The backend ladder's rungs, in order: `counting` (the recompile check on the ladder's
+    # selection) and the backends (aot_eager, inductor); empty when no ladder ran.
+    ladder: list[str] = Field(default_factory=list)
 
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
@@ -242,6 +313,7 @@ class Snapshot(Record):
         return {
             result.model: sum(outcome.seconds for outcome in result.outcomes.values())
             + sum(rerun.seconds for reruns in result.confirmations.values() for rerun in reruns)
+            + sum(outcome.seconds for rungs in result.ladder.values() for outcome in rungs.values())
             for result in self.results
         }
 
@@ -345,6 +417,12 @@ def error_signature(error_type: str, message: str) -> str:
     return f"{signature} [in {function}]" if function else signature
 
 
+def wrong_result_signature(where: str | None) -> str:
+    """The signature of a wrong result: the output that differs, normalised like an error, so that
+    one output of one family groups across models and a repro raising `WrongResult(where)` matches."""
+    return error_signature(WRONG_RESULT, where or "output")
+
+
 class TrackerNotice(Record):
     """A comment the bot owes on a tracking issue. `marker` (hidden in `body`) is its
     idempotency key: a notice whose marker is already on the issue is never posted again."""
@@ -425,6 +503,43 @@ class CrashGroup(Record):
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
     traceback: str | None = None  # the tail of the first model's traceback, as the sweep kept it
+    # Where it lives (Dynamo, AOTAutograd, Inductor): a crash of the sweep is Dynamo's; one met
+    # only on the backend ladder lives where its first failing rung (`backend`) says.
+    lives_in: str | None = None
+    backend: str | None = None  # the ladder rung it was met on; None: the sweep's counting backend
+    ladder: dict[str, str] = Field(default_factory=dict)  # its first model's rungs: rung -> ok, crash, ...
+    baseline_too: list[str] = Field(default_factory=list)  # members that fail there at baseline too
+
+
+class StackRow(Record):
+    """One (model, flag) pair that climbed the backend ladder: the ladder's columns beside its effect."""
+
+    model: str
+    stratum: str = "other"
+    effect: Effect
+    rungs: dict[str, str] = Field(default_factory=dict)  # rung -> ok, wrong, crash, timeout, signal, flaky
+    baseline_rungs: dict[str, str] = Field(default_factory=dict)  # the same model at baseline
+    failed_at: str | None = None  # the first rung that failed, confirmed
+    lives_in: str | None = None  # Dynamo, AOTAutograd, Inductor (a crash of the sweep: Dynamo)
+    signature: str | None = None
+    survives: bool | None = None  # a helped model: its flag run passed every backend (None: not helped)
+
+
+class RecompileRow(Record):
+    """A flag's effect on recompiles for one model: the second call under the flag and at baseline."""
+
+    model: str
+    stratum: str = "other"
+    effect: Effect
+    change: str  # how the inputs changed for the second call
+    baseline_recompiles: int | None = None  # None: the second call crashed
+    flag_recompiles: int | None = None
+    baseline_dynamic: bool | None = None
+    flag_dynamic: bool | None = None
+    baseline_again: int | None = None  # recompiles on a third shape
+    flag_again: int | None = None
+    guard_failures: list[str] = Field(default_factory=list)  # under the flag, the first few
+    error: str | None = None  # the signature of a crash of the second call under the flag
 
 
 class BreakReasonCount(Record):
@@ -472,6 +587,99 @@ class FlagStats(Record):
     flaky_groups: list[CrashGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
+    # The rest of the stack (empty when the sweep made no such checks):
+    wrong_result_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
+    nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
+    stack: list[StackRow] = Field(default_factory=list)  # pairs that climbed the ladder
+    stack_groups: list[CrashGroup] = Field(default_factory=list)  # failures met only on the ladder
+    helped_survive: int | None = None  # helped models whose benefit survives the full stack
+    helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
+    recompiles: list[RecompileRow] = Field(default_factory=list)
+    recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
+
+
+class ModelGraphs(Record):
+    """A model and the graphs its baseline compiled to."""
+
+    model: str
+    stratum: str = "other"
+    graphs: int
+    ops: int | None = None
+
+
+class BreakReasonChange(Record):
+    """A graph-break reason at baseline: how many models hit it tonight and in the previous nightly."""
+
+    reason: str
+    models: int
+    previous: int | None = None  # None: there is no previous nightly to compare with
+
+    @property
+    def change(self) -> int | None:
+        return None if self.previous is None else self.models - self.previous
+
+
+class HealthNumbers(Record):
+    """Dynamo on the corpus (or on one stratum) at baseline, the 7k-model evaluation's numbers.
+
+    Each count includes the next: built >= ran_eagerly >= compiled >= one_graph. Graph and
+    operator statistics are over the models that compiled; the 90th percentile is nearest-rank.
+    The stack's numbers count baseline runs: outputs that two eager runs already disagree on,
+    confirmed wrong results, and, of the models called again on a second shape, those that
+    recompiled and those whose new graphs took symbolic sizes.
+    """
+
+    stratum: str  # "all" for the whole corpus
+    models: int
+    built: int = 0
+    ran_eagerly: int = 0
+    compiled: int = 0
+    one_graph: int = 0
+    mean_graphs: float | None = None
+    p90_graphs: float | None = None
+    mean_ops: float | None = None
+    max_ops: int | None = None
+    max_ops_model: str | None = None
+    nondeterministic: int = 0
+    wrong_results: int = 0
+    second_calls: int = 0
+    recompiled: int = 0
+    dynamic: int = 0  # recompiled with symbolic sizes, and a third shape recompiled nothing
+    overspecialized: int = 0  # a third shape recompiled again
+    top_models: list[ModelGraphs] = Field(default_factory=list)  # most graphs first
+    top_break_reasons: list[BreakReasonChange] = Field(default_factory=list)  # most models first
+
+
+class HealthPoint(Record):
+    """One stored nightly in the corpus's health trend."""
+
+    key: str
+    models: int
+    compiled: int
+    one_graph: int
+    mean_graphs: float | None = None
+    p90_graphs: float | None = None
+    ran_eagerly: int = 0
+
+
+class CorpusHealth(Record):
+    """How healthy Dynamo is on the corpus tonight: numbers overall and per stratum, the trend over
+    stored nightlies, the full stack at baseline, and the models whose baseline graph count rose
+    since the previous nightly (a Dynamo regression in its own right, whatever the flags do)."""
+
+    key: str
+    previous_key: str | None = None
+    compare_url: str | None = None  # the commit range since the previous nightly
+    same_build: bool = False  # the previous nightly is the same torch build: nothing here is news
+    overall: HealthNumbers
+    strata: list[HealthNumbers] = Field(default_factory=list)
+    trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
+    strata_trend: dict[str, list[HealthPoint]] = Field(default_factory=dict)  # the same, per stratum
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs
+    laddered: int = 0  # models that climbed the ladder at baseline
+    ladder_failures: dict[str, int] = Field(default_factory=dict)  # rung -> baseline runs first failing there
+    baseline_regressions: list[ModelChange] = Field(default_factory=list)  # more graphs than last night
 
 
 class TrendPoint(Record):
@@ -482,13 +690,20 @@ class TrendPoint(Record):
     helps: int  # models with fewer graphs
     flaky: int = 0
     testable: int = 0
+    wrong: int = 0  # confirmed wrong results
+
+    @property
+    def failures(self) -> int:
+        """Confirmed crashes and wrong results: what keeps a tracking issue open."""
+        return self.crashes + self.wrong
 
 
 class NightSummary(Record):
     """One stored nightly as the history of a later night reads it: per flag it ran, its trend
-    point and its confirmed crash signatures (largest group first), which is what trends, first
-    sightings and reopening need; `created` and `environment` order it (`analysis.choose_history`).
-    `analysis.summarise` makes one from a snapshot. The dashboard's compact per-nightly data
+    point, its confirmed crash and wrong-result signatures (largest group first), and the corpus's
+    health per stratum: what trends, first sightings and reopening need; `created` and
+    `environment` order it (`analysis.choose_history`). `analysis.summarise` makes one from a
+    snapshot. The dashboard's compact per-nightly data
     carries these fields too, so that a night can take its history from it instead of reading
     every stored snapshot again."""
 
@@ -497,6 +712,8 @@ class NightSummary(Record):
     environment: Environment
     trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
     crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
+    wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
+    health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
 
 
 class ModelChange(Record):
@@ -518,6 +735,7 @@ class FlagDiff(Record):
 
     flag: str
     newly_crashing: list[ModelChange] = Field(default_factory=list)
+    newly_wrong: list[ModelChange] = Field(default_factory=list)  # a wrong result now, not before
     fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
     signature_changes: list[ModelChange] = Field(default_factory=list)
     graph_changes: list[ModelChange] = Field(default_factory=list)  # graphs under the flag
@@ -527,6 +745,7 @@ class FlagDiff(Record):
     def has_changes(self) -> bool:
         return bool(
             self.newly_crashing
+            or self.newly_wrong
             or self.fixed
             or self.signature_changes
             or self.graph_changes
@@ -578,14 +797,26 @@ class FlagNight(Record):
     diff: FlagDiff | None = None  # this flag's part of `Night.diff`; None without one or without the flag
     cc: list[str] = Field(default_factory=list)  # logins and org/teams mentioned on its issue, in order
     issue_url: str | None = None  # its tracking issue, once one is known
-    # Confirmed crash signatures of the previous nightly under this flag, largest group first;
-    # None when there is no previous nightly with the flag (what a person saw, for reopening).
+    # Confirmed wrong-result then crash signatures of the previous nightly under this flag,
+    # largest group first; None when there is no previous nightly with the flag (what a person
+    # saw, for reopening).
     previous_signatures: list[str] | None = None
 
     @property
     def crashes(self) -> int:
         """Confirmed crashes (flaky ones are not counted)."""
         return self.stats.counts.get(Effect.crashes, 0)
+
+    @property
+    def wrong(self) -> int:
+        """Confirmed wrong results (worse than crashes: they keep the issue open too)."""
+        return self.stats.counts.get(Effect.wrong_result, 0)
+
+    @property
+    def tracked(self) -> list[CrashGroup]:
+        """What the issue tracks and its people are routed by: the confirmed wrong-result groups,
+        then the confirmed crash groups, each largest first."""
+        return [*self.stats.wrong_result_groups, *self.stats.crash_groups]
 
     @property
     def helps(self) -> int:
@@ -620,6 +851,10 @@ class Night(Record):
     diff: SnapshotDiff | None = None  # from `previous_key` to `key`
     flags: dict[str, FlagNight] = Field(default_factory=dict)  # in the snapshot's flag order
     dashboard_url: str | None = None  # where the complete tables are published, when configured
+    # Dynamo's health on the corpus at baseline, its trend over `history`, and the models whose
+    # baseline graph count rose since `previous_key`: what summary.md's health section, the
+    # health issue and the baseline-regression notice all render.
+    health: CorpusHealth | None = None
 
     @property
     def effects(self) -> list[ModelEffect]:

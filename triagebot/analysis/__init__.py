@@ -24,11 +24,19 @@ Public API, for report/, tracker/ and cli:
   changes and other effect changes; baseline graph changes; models and flags added or
   removed; `same_build` (one torch git hash: not news); `compare_url`, the pytorch commit range.
 - Error signatures are `triagebot.results.error_signature` (shared with the sweep).
+- The rest of the stack (`stack`): `ladder_pairs(results, flags, sample)` (what climbs the
+  backend ladder), `lives_in(rung)`; `flag_stats` fills each flag's wrong-result groups,
+  nondeterministic models, ladder columns and groups, helped models that survive the full stack,
+  and its effect on recompiles.
+- `corpus_health(snapshot, history=()) -> CorpusHealth` (`health`): Dynamo's health on the corpus
+  at baseline, overall and per stratum, with its trend and the baseline graph regressions.
 """
 
 from triagebot.analysis.diff import compare_url, diff
 from triagebot.analysis.effects import CRASH_EFFECTS, RAN_EFFECTS, classify, effect_of, model_effect
+from triagebot.analysis.health import corpus_health
 from triagebot.analysis.night import CcRule, choose_history, night, summarise
+from triagebot.analysis.stack import ladder_pairs, lives_in
 from triagebot.analysis.stats import crash_groups, flag_stats, top_break_reasons, trend_point
 
 __all__ = [
@@ -38,10 +46,13 @@ __all__ = [
     "choose_history",
     "classify",
     "compare_url",
+    "corpus_health",
     "crash_groups",
     "diff",
     "effect_of",
     "flag_stats",
+    "ladder_pairs",
+    "lives_in",
     "model_effect",
     "night",
     "summarise",

@@ -74,6 +74,8 @@ def diff_flag(
         kind = None
         if after.effect == Effect.crashes and before.effect != Effect.crashes:
             kind = result.newly_crashing
+        elif after.effect == Effect.wrong_result and before.effect != Effect.wrong_result:
+            kind = result.newly_wrong
         elif before.effect == Effect.crashes and after.effect in RAN_EFFECTS:
             kind = result.fixed
         elif before.effect == after.effect == Effect.crashes:
@@ -92,7 +94,7 @@ def diff_flag(
                     new_signature=after.signature,
                     old_graphs=before.flag_graphs,
                     new_graphs=after.flag_graphs,
-                    error=after.error if after.effect == Effect.crashes else None,
+                    error=after.error if after.effect in (Effect.crashes, Effect.wrong_result) else None,
                 )
             )
         graphs = _graph_change(model, new_result.stratum, old_result, new_result, flag)

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from triagebot.results import BASELINE, Effect, ModelEffect, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import (
+    BASELINE,
+    WRONG_RESULT,
+    Effect,
+    ModelEffect,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+    wrong_result_signature,
+)
 
 # Effects that put a model in a crash group: the flag's own confirmed crash, or its flaky one.
 CRASH_EFFECTS = frozenset({Effect.crashes, Effect.flaky})
@@ -15,13 +25,20 @@ def _repeated(confirmations: list[Outcome]) -> bool:
     return all(rerun.status == Status.crash for rerun in confirmations)
 
 
+def _repeated_mismatch(confirmations: list[Outcome]) -> bool:
+    """A wrong result counts only if every rerun gave a wrong result again."""
+    return all(rerun.mismatched for rerun in confirmations)
+
+
 def effect_of(result: ModelResult, flag: str) -> Effect | None:
     """The effect of `flag` on one model, or None when the model has no run for the flag or baseline.
 
     Untestable (the baseline could not build or run eagerly) wins over everything. A flag run
     that could not build or run eagerly though its baseline did is the sweep's fault, an
     `engine_error`, never untestable. Then a skipped flag run, a hang, a death, so a timeout or
-    a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`.
+    a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`. A flag run
+    whose outputs differ from eager's is `wrong_result` once every rerun differs too (`flaky`
+    when one does not), whatever its graph counts.
     """
     baseline = result.outcomes.get(BASELINE)
     flagged = result.outcomes.get(flag)
@@ -43,6 +60,8 @@ def effect_of(result: ModelResult, flag: str) -> Effect | None:
         return Effect.both_crash
     if flag_crashed:
         return Effect.crashes if _repeated(result.confirmations.get(flag, [])) else Effect.flaky
+    if flagged.mismatched:  # a wrong answer, whatever its graph counts
+        return Effect.wrong_result if _repeated_mismatch(result.confirmations.get(flag, [])) else Effect.flaky
     if baseline_crashed:
         # A baseline crash that did not repeat says nothing about what the flag fixed.
         return Effect.fixes_crash if _repeated(result.confirmations.get(BASELINE, [])) else Effect.flaky
@@ -61,8 +80,14 @@ def model_effect(result: ModelResult, flag: str) -> ModelEffect | None:
         return None
     baseline = result.outcomes[BASELINE]
     flagged = result.outcomes[flag]
-    failed = flagged if flagged.status != Status.ok else baseline
-    has_error = failed.status != Status.ok
+    error: tuple[str | None, str | None, str | None] = (None, None, None)  # signature, type, first line
+    if flagged.mismatched and effect in (Effect.wrong_result, Effect.flaky) and flagged.accuracy is not None:
+        where = flagged.accuracy.where
+        error = (wrong_result_signature(where), WRONG_RESULT, f"{where}: {flagged.accuracy.detail}")
+    else:
+        failed = flagged if flagged.status != Status.ok else baseline
+        if failed.status != Status.ok:
+            error = (failed.signature, failed.error_type, failed.error)
     return ModelEffect(
         model=result.model,
         stratum=result.stratum,
@@ -70,9 +95,9 @@ def model_effect(result: ModelResult, flag: str) -> ModelEffect | None:
         effect=effect,
         baseline_graphs=baseline.graphs,
         flag_graphs=flagged.graphs,
-        signature=failed.signature if has_error else None,
-        error_type=failed.error_type if has_error else None,
-        error=failed.error if has_error else None,
+        signature=error[0],
+        error_type=error[1],
+        error=error[2],
     )
 
 

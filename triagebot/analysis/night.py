@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify
+from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.stats import crash_groups, flag_stats, trend_point
 from triagebot.results import Effect, FlagNight, ModelEffect, Night, NightSummary, Snapshot
 
 CcRule = Callable[[str, list[str]], list[str]]
-"""(flag, its confirmed crash signatures, largest group first) -> people to cc on its issue."""
+"""(flag, its confirmed wrong-result then crash signatures, largest group first) -> people to cc
+on its issue."""
 
 
 def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> NightSummary:
@@ -37,6 +39,11 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
             for flag, mine in by_flag.items()
         },
+        wrong_signatures={
+            flag: [group.signature for group in crash_groups(mine, flag, Effect.wrong_result)]
+            for flag, mine in by_flag.items()
+        },
+        health=health_points(snapshot),
     )
 
 
@@ -77,10 +84,11 @@ def night(
     dashboard_url: str | None = None,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
-    (oldest first, snapshots or their summaries) fills each crash group's first nightly and each
-    flag's trend; `previous` is what the diff is made against (`previous_rows`: its rows, when
-    the caller has them). Every snapshot given is classified once, and the diff is made once,
-    from those rows."""
+    (oldest first, snapshots or their summaries) fills each crash group's first nightly, each
+    flag's trend and the corpus's health trend; `previous` is what the diff (and the health's
+    baseline regressions) is made against (`previous_rows`: its rows, when the caller has them).
+    Every snapshot given is classified once, the diff made once from those rows, the health
+    computed once."""
     rows = classify(snapshot)
     summaries: list[NightSummary] = []
     for old in history:
@@ -109,7 +117,8 @@ def night(
                 seen.setdefault(signature, nightly.key)
         for group in stats.crash_groups:
             group.first_seen = seen.get(group.signature, snapshot.key)
-        signatures = [group.signature for group in stats.crash_groups]
+        # What the issue tracks (wrong results, then crashes) routes its people.
+        signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
         mine: list[ModelEffect] = [row for row in rows if row.flag == flag]
         flags[flag] = FlagNight(
             flag=flag,
@@ -120,7 +129,7 @@ def night(
             cc=list(cc(flag, signatures)) if cc is not None else [],
             issue_url=(issue_urls or {}).get(flag),
             previous_signatures=(
-                list(before.crash_signatures[flag])
+                [*before.wrong_signatures.get(flag, []), *before.crash_signatures[flag]]
                 if before is not None and flag in before.crash_signatures
                 else None
             ),
@@ -133,4 +142,5 @@ def night(
         diff=change,
         flags=flags,
         dashboard_url=dashboard_url,
+        health=health_of(snapshot, [old.health for old in summaries], previous, change),
     )

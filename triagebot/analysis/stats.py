@@ -13,6 +13,7 @@ from triagebot.results import (
     Effect,
     FlagStats,
     ModelEffect,
+    ModelResult,
     Snapshot,
     StratumStats,
     TrendPoint,
@@ -50,15 +51,21 @@ def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list
     return sorted(groups, key=lambda group: (-len(group.models), group.signature))
 
 
-def top_break_reasons(snapshot: Snapshot, limit: int = TOP_BREAK_REASONS) -> list[BreakReasonCount]:
+def break_reason_counts(results: Iterable[ModelResult]) -> Counter[str]:
     """Baseline graph-break reasons by how many models hit each (first line, once per model)."""
     counted: Counter[str] = Counter()
-    for result in snapshot.results:
+    for result in results:
         baseline = result.outcomes.get(BASELINE)
         if baseline is None:
             continue
         reasons = {reason.strip().splitlines()[0] for reason in baseline.break_reasons if reason.strip()}
         counted.update(reasons)
+    return counted
+
+
+def top_break_reasons(snapshot: Snapshot, limit: int = TOP_BREAK_REASONS) -> list[BreakReasonCount]:
+    """The most common baseline graph-break reasons (`break_reason_counts`)."""
+    counted = break_reason_counts(snapshot.results)
     ranked = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return [BreakReasonCount(reason=reason, models=models) for reason, models in ranked]
 
@@ -113,7 +120,7 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         first = by_name.get(group.models[0])
         outcome = first.outcomes.get(flag) if first is not None else None
         group.traceback = outcome.traceback if outcome is not None else None
-    return FlagStats(
+    stats = FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
         when=snapshot.when.get(flag, "always"),
@@ -133,7 +140,11 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         flaky_groups=flaky,
         overlap=overlap,
         top_break_reasons=top_break_reasons(snapshot),
+        wrong_result_groups=crash_groups(mine, flag, Effect.wrong_result),
     )
+    from triagebot.analysis.stack import add_stack  # it builds on this module's crash groups
+
+    return add_stack(stats, snapshot, mine)
 
 
 def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
@@ -145,4 +156,5 @@ def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
         helps=counts.get(Effect.reduces_graphs, 0),
         flaky=counts.get(Effect.flaky, 0),
         testable=_testable(counts),
+        wrong=counts.get(Effect.wrong_result, 0),
     )

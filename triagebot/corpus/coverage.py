@@ -107,7 +107,6 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
     }
 
 
-
 def render(summary: dict[str, Any]) -> str:
     """Coverage as plain text: totals, a row per stratum, then every model that is not covered."""
     population = summary["population"]

@@ -52,6 +52,9 @@ class Selected:
     costs: dict[str, float] = field(default_factory=dict)  # model of `specs` -> estimated seconds
     costs_from: str | None = None  # the stored snapshot whose recorded seconds those are
     recorded: int = 0  # how many of the selection's models had a recorded cost
+    # Every shard's models, in corpus order (what a draw over the whole sweep, such as the
+    # backend ladder's sample, draws from, so that every shard draws the same).
+    candidates: list[ModelSpec] = field(default_factory=list)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -203,4 +206,5 @@ def select(
         costs={spec.model: costs[spec.model] for spec in chosen},
         costs_from=previous.key if previous is not None else None,
         recorded=sum(model in recorded for model in selection.models),
+        candidates=list(candidates),
     )

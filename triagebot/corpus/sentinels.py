@@ -2,8 +2,9 @@
 
 They prove the sweep engine end to end without a HuggingFace model: each one exercises one
 path (a graph break a flag removes, a crash a flag causes, an eager failure, a build failure,
-a segfault, a hang). Behaviour verified on torch 2.13.0 (CPU), with the counting backend and
-`fullgraph=False`, under `torch.no_grad()`:
+a segfault, a hang, and beyond Dynamo: a failure only from AOTAutograd or only under Inductor, a
+wrong result, a nondeterministic output, a recompile on every new shape). Behaviour verified on
+torch 2.13.0 (CPU), with the counting backend and `fullgraph=False`, under `torch.no_grad()`:
 
 | model                | baseline              | capture_scalar_outputs | capture_dynamic_output_shape_ops |
 | -------------------- | --------------------- | ---------------------- | -------------------------------- |
@@ -11,10 +12,36 @@ a segfault, a hang). Behaviour verified on torch 2.13.0 (CPU), with the counting
 | `ItemBreak`          | 2 graphs, `.item()`   | 1 graph                | 2 graphs, `.item()`              |
 | `NonzeroBreak`       | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | 1 graph                          |
 | `NonzeroGuardCrash`  | 2 graphs, `nonzero`   | 2 graphs, `nonzero`    | crash: GuardOnDataDependentSymNode |
+| `ItemMatmul`         | 2 graphs, `.item()`   | 1 graph                | 2 graphs, `.item()`              |
+| `AliasingCustomOp`   | 2 graphs, `.item()`   | 1 graph                | 2 graphs, `.item()`              |
+| `BatchNormOut`       | 1 graph               | 1 graph                | 1 graph                          |
+| `OwnGenerator`       | 1 graph               | 1 graph                | 1 graph                          |
+| `RangeLoop`          | 1 graph               | 1 graph                | 1 graph                          |
+| `WrongUnderScalarCapture` | 2 graphs, `.item()` | 1 graph, wrong result | 2 graphs, `.item()`          |
 | `EagerError`         | eager_error           | eager_error            | eager_error                      |
 | `BuildError`         | create_error          | create_error           | create_error                     |
 | `Segfault`           | signal SIGSEGV        | signal SIGSEGV         | signal SIGSEGV                   |
 | `HangUnderCompile`   | timeout (eager is ok) | timeout                | timeout                          |
+
+Beyond Dynamo, verified the same way with the `aot_eager` and `inductor` backends, outputs
+compared with eager's, and a second and a third input shape (the batch rule: 8, 9, 10 elements):
+
+- `ItemMatmul`: runs under both backends at baseline; under `capture_scalar_outputs` it runs
+  under `aot_eager` and crashes under `inductor` (InductorError: LoweringException:
+  GuardOnDataDependentSymNode), a benefit that does not survive the full stack. Outputs match;
+  the second shape recompiles 2 frames at baseline, 1 with the flag, dynamically.
+- `AliasingCustomOp`: crashes under `aot_eager` (and so under `inductor`) under every config
+  (BackendCompilerFailed: RuntimeError: Found a custom (non-ATen) operator whose output has
+  alias annotations), at baseline too. Outputs match with the counting backend; the second shape
+  recompiles 2 frames at baseline, 1 with the flag, dynamically.
+- `BatchNormOut`: runs under `aot_eager`, crashes under `inductor` under every config
+  (BackendCompilerFailed: AssertionError in a graph pass). Outputs match; eager fails on the
+  second shape, so it has none.
+- `OwnGenerator`: runs everywhere; two eager runs differ, so it is nondeterministic, not judged.
+- `RangeLoop`: runs everywhere, outputs match; the second shape recompiles, and so does the
+  third (overspecialisation).
+- `WrongUnderScalarCapture`: runs everywhere; its outputs differ from eager's under
+  `capture_scalar_outputs` with every backend, and match otherwise.
 
 Every spec carries its module's source (`ModelSpec.code`) so that a repro script can inline it,
 and literal inputs (`kind="values"`) so that the data-dependent paths are deterministic.
@@ -84,6 +111,90 @@ class NonzeroGuardCrash(nn.Module):
         return x
 
 
+class ItemMatmul(nn.Module):
+    """A product whose size is a tensor's value: `.item()` breaks the graph unless
+    `capture_scalar_outputs` is set; with it, one graph holds a matmul over an unbacked size,
+    which Dynamo and AOTAutograd take but Inductor's lowering cannot guard on. A benefit of the
+    flag that does not survive the full stack."""
+
+    def forward(self, x):
+        n = (x > 0).sum().item()
+        return (torch.ones(1, n, 4) @ torch.ones(1, 4, n)).sum() + x
+
+
+class AliasingCustomOp(nn.Module):
+    """A custom operator whose schema returns a view of its input (`Tensor(a) -> Tensor(a)`):
+    Dynamo traces it through its Meta kernel, AOTAutograd refuses to functionalize an operator
+    with an aliased output. Fails from `aot_eager` on (so Inductor too), under every config. Its
+    `.item()` break, which `capture_scalar_outputs` removes, makes it a model the flag changes:
+    one whose benefit the full stack does not keep, through no fault of the flag."""
+
+    library = None  # the operator's definition, made once per process
+
+    def __init__(self):
+        super().__init__()
+        if AliasingCustomOp.library is None:
+            library = torch.library.Library("triagebot_sentinel", "DEF")
+            library.define("view_of(Tensor(a) x) -> Tensor(a)")
+            for key in ("CPU", "CUDA", "Meta"):
+                library.impl("view_of", lambda x: x.view(-1), key)
+            AliasingCustomOp.library = library
+
+    def forward(self, x):
+        scale = x.abs().sum().item()
+        return torch.ops.triagebot_sentinel.view_of(x) * scale
+
+
+class BatchNormOut(nn.Module):
+    """`native_batch_norm`'s out= variant: Dynamo and AOTAutograd run it, Inductor's graph passes
+    assert on the copies into the out= buffers. Fails only under Inductor, under every config."""
+
+    def forward(self, x):
+        x = x.view(2, 4, 1)
+        weight, bias = torch.ones(4), torch.zeros(4)
+        mean, var = torch.zeros(4), torch.ones(4)
+        out = (torch.empty(2, 4, 1), torch.empty(4), torch.empty(4))
+        torch.native_batch_norm(x, weight, bias, mean, var, True, 0.5, 1e-5, out=out)
+        return out[0] + 1
+
+
+class OwnGenerator(nn.Module):
+    """Draws noise from a generator of its own, which reseeding the global one does not reset:
+    two eager runs differ, so its outputs are nondeterministic and never judged."""
+
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        return x + torch.randn(x.shape, generator=self.generator)
+
+
+class RangeLoop(nn.Module):
+    """A Python loop over the input's length: Dynamo unrolls it, so a new length recompiles,
+    and a third length recompiles again (overspecialisation), whatever the config."""
+
+    def forward(self, x):
+        total = x[0] * 0
+        for i in range(x.shape[0]):
+            total = total + x[i] * i
+        return total
+
+
+class WrongUnderScalarCapture(nn.Module):
+    """Computes differently once compiled under `capture_scalar_outputs`, by construction: a
+    stand-in for a miscompile a flag causes, so that detecting, confirming and reproducing a
+    wrong result is exercised end to end. Right at baseline and under other flags. Its `.item()`
+    breaks the graph unless the flag is set, so that a flag that runs only where Dynamo breaks
+    (`when = "graph_breaks"`) runs on it."""
+
+    def forward(self, x):
+        scale = x.abs().sum().item()
+        if torch.compiler.is_compiling() and torch._dynamo.config.capture_scalar_outputs:
+            return x * scale + 0.5
+        return x * scale + 1
+
+
 class EagerError(nn.Module):
     """Its eager run fails (a shape mismatch), so it is untestable under every config."""
 
@@ -129,6 +240,12 @@ SENTINELS: tuple[type[nn.Module], ...] = (
     ItemBreak,
     NonzeroBreak,
     NonzeroGuardCrash,
+    ItemMatmul,
+    AliasingCustomOp,
+    BatchNormOut,
+    OwnGenerator,
+    RangeLoop,
+    WrongUnderScalarCapture,
     EagerError,
     BuildError,
     Segfault,
@@ -137,6 +254,16 @@ SENTINELS: tuple[type[nn.Module], ...] = (
 
 # The sentinels that compile and finish (the benchmark's share of the sentinel corpus).
 COMPILING: tuple[str, ...] = ("Plain", "ItemBreak", "NonzeroBreak", "NonzeroGuardCrash")
+# The sentinels of the rest of the stack: a full-stack failure, a wrong result, a nondeterministic
+# output, a recompile on every new shape (the smoke corpus includes them).
+STACK: tuple[str, ...] = (
+    "ItemMatmul",
+    "AliasingCustomOp",
+    "BatchNormOut",
+    "OwnGenerator",
+    "RangeLoop",
+    "WrongUnderScalarCapture",
+)
 
 
 def _spec(cls: type[nn.Module]) -> ModelSpec:

@@ -37,7 +37,13 @@ MODELS: tuple[str, ...] = (
 
 
 def specs() -> list[ModelSpec]:
-    """Unresolved specs: `corpus.build` shrinks each config and picks its recipe."""
+    """Unresolved specs (`corpus.build` shrinks each config and picks its recipe), then the
+    sentinels of the rest of the stack (`sentinels.STACK`): what no real model shows on torch
+    2.13 CPU, so that `make run` shows every section of a night (a wrong result, a
+    nondeterministic model, a model that recompiles for every new shape, failures only under
+    Inductor where the ladder climbs it)."""
+    from triagebot.corpus import sentinels
     from triagebot.corpus.hf import spec_for
 
-    return [spec_for(name) for name in MODELS]
+    stack = [spec for spec in sentinels.specs() if spec.model in sentinels.STACK]
+    return [spec_for(name) for name in MODELS] + stack

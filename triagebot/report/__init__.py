@@ -12,9 +12,13 @@ Public API, for the tracker, the pipeline and the command line:
   (`fit.ISSUE_LADDER` sheds detail until it fits; see `fit`). `issue_rendering` also returns
   the `Detail` it shows.
 - `fixed_notice(night, flag)` / `regression_notice(night, flag) -> str | None`: the comments for
-  models that stopped / started crashing since `night.previous_key`, first line
-  `markers.notice_marker(...)`; None when there are none or the two nightlies are one build.
-- `nightly_summary(night) -> str`: the summary of every flag and what changed (summary.md).
+  models that stopped / started crashing (or giving wrong results) since `night.previous_key`,
+  first line `markers.notice_marker(...)`; None when there are none or the two nightlies are
+  one build.
+- `nightly_summary(night) -> str`: the summary of every flag and what changed (summary.md),
+  the corpus's health last.
+- `health_body(night) -> str` and `baseline_regression_notice(night) -> str | None`: the
+  corpus-health issue and the notice of models whose baseline graph count rose (`health`).
 - `run_summary(build, night, ...) -> str`: the step summary of `triagebot run`.
 - `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
@@ -28,6 +32,7 @@ from pathlib import Path
 
 from triagebot.report import markers, safety
 from triagebot.report.fit import FULL, GITHUB_LIMIT, ISSUE_LADDER, Detail, bounded, fit
+from triagebot.report.health import REGRESSION_FILE, baseline_regression_notice, health_body
 from triagebot.report.render import render
 from triagebot.results import Environment, Night
 
@@ -50,7 +55,12 @@ def _issue_context(night: Night, flag: str) -> dict:
         repros={
             repro.signature: repro
             for repro in night.snapshot.reproductions
-            if repro.flag == flag and repro.verified
+            if repro.flag == flag and repro.verified and repro.backend is None
+        },
+        stack_repros={
+            (repro.backend, repro.signature): repro
+            for repro in night.snapshot.reproductions
+            if repro.flag == flag and repro.verified and repro.backend is not None
         },
         full_name=full_name(flag),
     )
@@ -78,13 +88,15 @@ def _notice(kind: markers.NoticeKind, night: Night, flag: str) -> str | None:
     if night.diff is None or night.diff.same_build or change is None:
         return None
     changes = change.fixed if kind == "fixed" else change.newly_crashing
-    if not changes:
+    wrong = change.newly_wrong if kind == "regression" else []
+    if not changes and not wrong:
         return None
     return bounded(
         f"{kind}.md.j2",
         marker=markers.notice_marker(kind, flag, night.key),
         flag=flag,
         changes=changes,
+        wrong=wrong,
         old_key=night.diff.old_key,
         new_key=night.diff.new_key,
         compare_url=night.diff.compare_url,
@@ -98,7 +110,8 @@ def fixed_notice(night: Night, flag: str) -> str | None:
 
 
 def regression_notice(night: Night, flag: str) -> str | None:
-    """A comment listing the models that newly crash under `flag`, or None."""
+    """A comment listing the models that newly crash or newly give a wrong result under `flag`,
+    or None."""
     return _notice("regression", night, flag)
 
 
@@ -130,8 +143,9 @@ def run_summary(
 def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     """Write into `out_dir`: issue-FLAG.md (the body as published), issue-FLAG.full.md (every
     table, only when the published body is shortened), fixed-FLAG.md / regression-FLAG.md (when
-    any), summary.md and night.json (the record they were all rendered from); returns the paths
-    written. The dashboard is the site (`triagebot site`), which summary.md points to."""
+    any), regression-baseline.md (models whose baseline graph count rose, when any), summary.md
+    and night.json (the record they were all rendered from); returns the paths written. The
+    dashboard is the site (`triagebot site`), which summary.md points to."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
@@ -146,6 +160,9 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
         ):
             if notice is not None:
                 files[f"{name}-{flag}.md"] = notice
+    regressed = baseline_regression_notice(night)
+    if regressed is not None:
+        files[REGRESSION_FILE] = regressed
     files["summary.md"] = nightly_summary(night)
     files["night.json"] = night.model_dump_json(indent=1) + "\n"
     written = []
@@ -158,9 +175,11 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
 
 __all__ = [
     "GITHUB_LIMIT",
+    "baseline_regression_notice",
     "bounded",
     "fixed_notice",
     "full_name",
+    "health_body",
     "issue_body",
     "issue_rendering",
     "markers",

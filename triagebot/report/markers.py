@@ -6,7 +6,9 @@ further down can never pass for one (the escaper, `safety`, also keeps untrusted
 forming an HTML comment at all). Formats:
 
 - tracking issue body: `<!-- triagebot:flag=NAME -->`
-- fixed / regression notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`
+- corpus-health tracking issue body: `<!-- triagebot:health -->`
+- fixed / regression notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->` (a
+  baseline regression, on the health issue: `flag=baseline`, a name no flag may take)
 - close / reopen comment: `<!-- triagebot:state=KIND flag=NAME snapshot=KEY -->`
 - mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
 - answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
@@ -29,6 +31,9 @@ from triagebot.errors import ConfigError
 
 NoticeKind = Literal["fixed", "regression"]
 StateKind = Literal["close", "reopen"]
+HEALTH_MARKER = "<!-- triagebot:health -->"
+"""First line of the corpus-health tracking issue. Its baseline-regression notices carry
+`notice_marker("regression", "baseline", KEY)` (no flag may be named `baseline`)."""
 _NAME = r"[A-Za-z0-9_.+\-]+"
 _VALUE = re.compile(rf"{_NAME}\Z")
 _FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")

@@ -4,17 +4,25 @@
 `ModelSpec` (transformers class path and tiny config, or the inlined source of a sentinel),
 its inputs rebuilt from their `InputSpec`s and seed, the flag's config patch, the counting
 backend and `fullgraph=False`. It needs torch (and transformers for transformers models) but
-no hub and no triagebot, and imports nothing it does not use. Running and verifying scripts
-is `triagebot.reproduce`'s (a stage beside the sweep: it runs torch).
+no hub and no triagebot, and imports nothing it does not use. With `backend` (a failure met
+only on the backend ladder) it compiles with that backend instead; with `wrong` (a wrong
+result) it compares the compiled outputs with eager ones by the sweep's own rules, inlined, and
+raises `WrongResult` naming the output that differs. Running and verifying scripts is
+`triagebot.reproduce`'s (a stage beside the sweep: it runs torch).
 """
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import Snapshot
+from triagebot.results import BASELINE, WRONG_RESULT, Snapshot
+
+# The sweep's output comparison, inlined into wrong-result scripts as source text (report/ never
+# imports torch): read from beside this package.
+ACCURACY_SOURCE = Path(__file__).resolve().parents[1] / "sweep" / "accuracy.py"
 
 
 def _bound_imports(code: str) -> set[str]:
@@ -32,17 +40,37 @@ def _bound_imports(code: str) -> set[str]:
     return bound
 
 
-def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | None = None) -> str:
-    """The reproduction script for `model` crashing under `flag` in `snapshot`."""
+def _accuracy_code() -> str:
+    """The comparison module's code without its docstring (the rules are the README's) and
+    without `from __future__`, which only the first line of a file may hold."""
+    source = ACCURACY_SOURCE.read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    start = body[0].end_lineno if body and isinstance(body[0], ast.Expr) else 0
+    lines = source.splitlines()[start:]
+    return "\n".join(line for line in lines if not line.startswith("from __future__")).strip()
+
+
+def repro_script(
+    snapshot: Snapshot,
+    flag: str,
+    model: str,
+    signature: str | None = None,
+    *,
+    backend: str | None = None,
+    wrong: bool = False,
+) -> str:
+    """The reproduction script for `model` failing under `flag` (or `baseline`) in `snapshot`.
+    `backend`: the ladder backend it fails under (None: the counting backend). `wrong`: it gives
+    a wrong result rather than crashing; the script raises `WrongResult` when outputs differ."""
     result = snapshot.result(model)
     if result is None:
         raise ReproError(f"snapshot {snapshot.key} has no model {model!r}")
     if result.spec is None:
         raise ReproError(f"model {model!r} in snapshot {snapshot.key} carries no spec to rebuild it from")
-    if flag not in snapshot.flags:
+    if flag not in snapshot.flags and flag != BASELINE:
         raise ReproError(f"snapshot {snapshot.key} has no flag {flag!r}")
     spec = result.spec
-    outcome = result.outcomes.get(flag)
+    outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
     imports = ["import importlib", "import torch"]
@@ -51,7 +79,7 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
-        error_type=(outcome.error_type if outcome else None) or "an error",
+        error_type=WRONG_RESULT if wrong else (outcome.error_type if outcome else None) or "an error",
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
@@ -61,7 +89,10 @@ def repro_script(snapshot: Snapshot, flag: str, model: str, signature: str | Non
         config=spec.config or {},
         seed=spec.seed,
         device=snapshot.environment.device,
-        patch=snapshot.flags[flag],
+        patch=snapshot.flags.get(flag, {}),
         inputs=[item.model_dump() for item in spec.inputs],
         imports=imports,
+        backend=backend,
+        wrong=wrong,
+        accuracy_code=_accuracy_code() if wrong else "",
     )

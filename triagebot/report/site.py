@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 
 from triagebot.analysis import RAN_EFFECTS
 from triagebot.analysis.diff import COMPARE_URL
+from triagebot.analysis.health import ALL
 from triagebot.errors import SiteError, StoreError
 from triagebot.report import links
 from triagebot.report.render import environment
@@ -473,21 +474,26 @@ def _render(
     latest = nights[-1]
     keys = [night.key for night in nights]
     every_flag = list(dict.fromkeys(flag for night in nights for flag in night.flags))
+    corpus = [night.health.get(ALL) for night in nights]  # None: a nightly summarised before health
+
+    def health_series(field: str) -> list:
+        return [getattr(point, field) if point is not None else None for point in corpus]
+
     health_chart = _chart(
         keys,
         {
-            "models swept": [night.health.models for night in nights],
-            "built and ran eagerly": [night.health.testable for night in nights],
-            "compiled (baseline)": [night.health.compiled for night in nights],
-            "one graph": [night.health.one_graph for night in nights],
+            "models swept": health_series("models"),
+            "built and ran eagerly": health_series("ran_eagerly"),
+            "compiled (baseline)": health_series("compiled"),
+            "one graph": health_series("one_graph"),
         },
         "models",
     )
     graphs_chart = _chart(
         keys,
         {
-            "mean graphs per model": [night.health.mean_graphs for night in nights],
-            "90th percentile": [night.health.p90_graphs for night in nights],
+            "mean graphs per model": health_series("mean_graphs"),
+            "90th percentile": health_series("p90_graphs"),
         },
         "graphs per compiled model",
     )
@@ -509,6 +515,7 @@ def _render(
         flags=night.flags,
         every_flag=every_flag,
         charts={"health": health_chart, "graphs": graphs_chart, "flags": flags_chart},
+        health=night.health,
         reasons=break_reason_changes(latest, previous),
     )
     for flag, view in night.flags.items():

@@ -22,8 +22,7 @@ from these records instead of from every stored snapshot (`pipeline.night_of`'s 
 from __future__ import annotations
 
 import hashlib
-import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -32,23 +31,22 @@ from typing import Any, Literal, NamedTuple
 from pydantic import Field, ValidationError
 
 from triagebot.analysis import classify, diff, summarise, top_break_reasons
+from triagebot.analysis.stack import recompile_run
 from triagebot.results import (
     BASELINE,
     BreakReasonCount,
     Effect,
     ModelEffect,
+    ModelResult,
     Night,
     NightSummary,
-    Outcome,
-    Record,
     Snapshot,
     SnapshotDiff,
     Status,
 )
 
-FORMAT = 1
+FORMAT = 2
 TOP_BREAK_REASONS = 50  # kept per nightly, so that the index can show the change of its top 15
-TOP_MODELS = 10
 
 
 class Run(NamedTuple):
@@ -70,25 +68,6 @@ class ModelNight(NamedTuple):
     effects: list[Effect | None]  # one per flag of `NightData.flags`; None: no effect recorded
 
 
-class StratumHealth(Record):
-    models: int = 0
-    built: int = 0
-    testable: int = 0  # built and ran eagerly
-    compiled: int = 0  # the baseline compile ran
-    one_graph: int = 0  # ... into exactly one graph
-
-
-class Health(StratumHealth):
-    """How Dynamo does on the corpus at baseline tonight: what the index charts over nightlies."""
-
-    mean_graphs: float | None = None  # over the models whose baseline compiled
-    p90_graphs: int | None = None
-    mean_ops: float | None = None
-    max_ops: int | None = None
-    strata: dict[str, StratumHealth] = Field(default_factory=dict)
-    top_models: list[tuple[str, int]] = Field(default_factory=list)  # most graphs first
-
-
 class NightData(NightSummary):
     """One stored nightly, compact: everything the index, the model pages and the compare view
     need from it, with the summary a later night's history reads (key, created, environment,
@@ -96,12 +75,11 @@ class NightData(NightSummary):
     made from (None when the store keeps no file), `previous`/`previous_source` those of the
     nightly `diff` is against."""
 
-    format: Literal[1] = FORMAT
+    format: Literal[2] = FORMAT
     flags: dict[str, dict[str, Any]]
     source: str | None = None
     signatures: list[str] = Field(default_factory=list)
     models: list[ModelNight] = Field(default_factory=list)
-    health: Health = Field(default_factory=Health)
     break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     previous: str | None = None
     previous_source: str | None = None
@@ -124,53 +102,12 @@ def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _health(snapshot: Snapshot) -> Health:
-    """Baseline health of the corpus: built, ran eagerly, compiled, one graph; graph and op counts."""
-    strata: dict[str, StratumHealth] = defaultdict(StratumHealth)
-    graphs: list[int] = []
-    ops: list[int] = []
-    tops: list[tuple[str, int]] = []
-    for result in snapshot.results:
-        baseline = result.outcomes.get(BASELINE)
-        counts = strata[result.stratum]
-        counts.models += 1
-        if baseline is None:
-            continue
-        hung_in_build = baseline.status in (Status.timeout, Status.signal) and baseline.stage == "build"
-        counts.built += baseline.status != Status.create_error and not hung_in_build
-        counts.testable += not baseline.untestable
-        if baseline.status != Status.ok:
-            continue
-        counts.compiled += 1
-        counts.one_graph += baseline.graphs == 1
-        if baseline.graphs is not None:
-            graphs.append(baseline.graphs)
-            tops.append((result.model, baseline.graphs))
-        if baseline.ops is not None:
-            ops.append(baseline.ops)
-    total = Health(strata=dict(sorted(strata.items())))
-    for counts in strata.values():
-        for field in ("models", "built", "testable", "compiled", "one_graph"):
-            setattr(total, field, getattr(total, field) + getattr(counts, field))
-    if graphs:
-        ordered = sorted(graphs)
-        total.mean_graphs = round(sum(graphs) / len(graphs), 2)
-        total.p90_graphs = ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
-    if ops:
-        total.mean_ops = round(sum(ops) / len(ops), 1)
-        total.max_ops = max(ops)
-    total.top_models = sorted(tops, key=lambda item: (-item[1], item[0]))[:TOP_MODELS]
-    return total
-
-
-# Whether runs record their recompiles yet (asked once: a missing attribute is slow to ask for).
-_RECORDS_RECOMPILES = "recompiles" in Outcome.model_fields
-
-
-def _recompiles(outcome: Outcome) -> int | None:
-    """The recompile count of a run, once the sweep records one."""
-    value = getattr(outcome, "recompiles", None) if _RECORDS_RECOMPILES else None
-    return value if isinstance(value, int) else None
+def _recompiles(result: ModelResult, config: str) -> int | None:
+    """Frames recompiled when `result`'s model was called again on a second shape under `config`
+    (None: no second call was made, or it crashed)."""
+    run = recompile_run(result, config)
+    check = run.recompile if run is not None else None
+    return check.recompiles if check is not None and check.status == "ok" else None
 
 
 def _compact(
@@ -187,18 +124,19 @@ def _compact(
     configs = [BASELINE, *flags]
     signatures: dict[str, int] = {}
 
-    def compact(outcome: Outcome | None) -> Run | None:
+    def compact(result: ModelResult, config: str) -> Run | None:
+        outcome = result.outcomes.get(config)
         if outcome is None:
             return None
         index = signatures.setdefault(outcome.signature, len(signatures)) if outcome.signature else None
-        return Run(outcome.status, outcome.graphs, outcome.ops, index, _recompiles(outcome))
+        return Run(outcome.status, outcome.graphs, outcome.ops, index, _recompiles(result, config))
 
     effects: dict[tuple[str, str], Effect] = {(row.model, row.flag): row.effect for row in rows}
     models = [
         ModelNight(
             result.model,
             result.stratum,
-            [compact(result.outcomes.get(config)) for config in configs],
+            [compact(result, config) for config in configs],
             [effects.get((result.model, flag)) for flag in flags],
         )
         for result in snapshot.results
@@ -210,7 +148,6 @@ def _compact(
         source=source,
         signatures=list(signatures),
         models=models,
-        health=_health(snapshot),
         break_reasons=top_break_reasons(snapshot, TOP_BREAK_REASONS),
         previous=previous,
         previous_source=previous_source if previous is not None else None,

@@ -6,7 +6,9 @@ whose signature, computed by `results.error_signature` as the sweep computes it,
 expected one.
 
 `reproduce(snapshot, python)` writes (`report.repro.repro_script`) and verifies a script for
-the models of every confirmed crash group, until one reproduces it, and returns
+the models of every confirmed crash group, until one reproduces it (and of every wrong-result
+group, whose script raises `WrongResult` naming the output that differs, and of every failure
+met only on the backend ladder, whose script compiles with that backend), and returns
 `results.Reproduction` records; store them in `Snapshot.reproductions`. Only verified ones are
 shown in issues.
 """
@@ -22,7 +24,7 @@ from pathlib import Path
 from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
 from triagebot.report.repro import repro_script
-from triagebot.results import Reproduction, Snapshot, error_signature
+from triagebot.results import WRONG_RESULT, Reproduction, Snapshot, error_signature
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -75,8 +77,10 @@ def verify(
     signature: str,
     python: str = sys.executable,
     timeout: float = DEFAULT_TIMEOUT,
+    backend: str | None = None,
 ) -> Reproduction:
-    """Run `script` and record whether it raised `signature`."""
+    """Run `script` and record whether it raised `signature`; `backend`: the ladder backend the
+    script compiles with (None: the counting backend)."""
     try:
         observed = run_script(script, python, timeout)
     except subprocess.TimeoutExpired:
@@ -90,28 +94,42 @@ def verify(
         script=script,
         verified=observed == signature,
         observed=observed or "no error",
+        backend=backend,
     )
 
 
 def reproduce(
     snapshot: Snapshot, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT
 ) -> list[Reproduction]:
-    """A verified-or-not reproduction for every confirmed crash group of every flag.
+    """A verified-or-not reproduction for every confirmed crash group, wrong-result group and
+    ladder failure group of every flag.
 
     Each group is tried with its models in order until one model's script reproduces it; a
     group none of whose models has a spec is skipped.
     """
     found = []
     for flag in snapshot.flags:
-        for group in flag_stats(snapshot, flag).crash_groups:
+        stats = flag_stats(snapshot, flag)
+        groups = [(group, None, False) for group in stats.crash_groups]
+        groups += [(group, None, True) for group in stats.wrong_result_groups]
+        groups += [(group, group.backend, group.error_type == WRONG_RESULT) for group in stats.stack_groups]
+        for group, backend, wrong in groups:
             attempt = None
             for model in group.models:
                 try:
-                    script = repro_script(snapshot, flag, model, group.signature)
+                    script = repro_script(
+                        snapshot, flag, model, group.signature, backend=backend, wrong=wrong
+                    )
                 except ReproError:
                     continue
                 attempt = verify(
-                    script, flag=flag, model=model, signature=group.signature, python=python, timeout=timeout
+                    script,
+                    flag=flag,
+                    model=model,
+                    signature=group.signature,
+                    python=python,
+                    timeout=timeout,
+                    backend=backend,
                 )
                 if attempt.verified:
                     break

@@ -22,6 +22,7 @@ from triagebot.sweep.progress import (
     summary_table,
     sweep_figures,
 )
+from triagebot.sweep.stack import stack_options
 
 
 def default_stream(corpus: str, shard: str | None) -> Path:
@@ -67,6 +68,7 @@ def run_selected(
         confirm=settings.sweep.confirm,
         progress=make_progress(interactive),
         costs=selected.costs,
+        **stack_options(settings.sweep, selected.candidates or selected.specs, settings.corpus.seed),
     )
 
 

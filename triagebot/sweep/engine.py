@@ -21,6 +21,7 @@ from triagebot.results import (
     Status,
     SweepHeader,
 )
+from triagebot.sweep.ladder import Ladder, run_ladder
 from triagebot.sweep.pool import Jobs, Pool, Task, preload_modules
 from triagebot.sweep.stream import StreamWriter, read_stream, run_key
 
@@ -51,7 +52,7 @@ def can_matter(flag: FlagSettings, baseline: Outcome) -> bool:
 
 class Progress(Protocol):
     def start(self, total: int, done: int, crashes: int) -> None: ...
-    def add(self, runs: int) -> None: ...
+    def add(self, runs: int, what: str | None = ...) -> None: ...
     def update(self, record: RunRecord) -> None: ...
     def close(self) -> None: ...
 
@@ -60,7 +61,7 @@ class NullProgress:
     def start(self, total: int, done: int, crashes: int) -> None:
         pass
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = None) -> None:
         pass
 
     def update(self, record: RunRecord) -> None:
@@ -106,20 +107,23 @@ def _record(result: Any) -> RunRecord:
     return RunRecord(model=model, config=config, attempt=attempt, outcome=outcome, spec=result.spec)
 
 
-def probe(pool: Pool, device: str, flags: dict[str, dict[str, Any]]) -> Environment:
+def probe(
+    pool: Pool, device: str, flags: dict[str, dict[str, Any]], backends: list[str] | None = None
+) -> Environment:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
     resolve `device="auto"` (and the pool's `jobs="auto"`: on CUDA, the GPU's memory counts),
-    and check every flag's names and value types against torch._dynamo.config, before any
-    model runs."""
-    result = pool.call(
-        Task(key="probe", kind="probe", payload={"device": device, "flags": flags}), timeout=300
-    )
+    and check every flag's names and value types against torch._dynamo.config and every ladder
+    backend against Dynamo's registry, before any model runs."""
+    payload = {"device": device, "flags": flags, "backends": backends or []}
+    result = pool.call(Task(key="probe", kind="probe", payload=payload), timeout=300)
     message = result.message
     if not message or "environment" not in message:
         cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
         raise SweepError(f"the sweep's worker could not start: {cause}")
     if message["problems"]:
         raise SweepError(message["problems"][0])
+    if message.get("unknown_backends"):
+        raise SweepError(f"[sweep] backends: {message['unknown_backends'][0]}")
     environment = Environment.model_validate(message["environment"])
     pool.use_device(environment.device, gpu_memory=message.get("gpu_memory"))
     return environment
@@ -150,6 +154,8 @@ def run_sweep(
     confirm: int = 0,
     progress: Progress | None = None,
     costs: Mapping[str, float] | None = None,
+    checks: dict[str, bool] | None = None,
+    ladder: Ladder | None = None,
 ) -> SweepResult:
     """Sweep `specs` under the baseline and every flag, streaming records to `out`.
 
@@ -158,10 +164,11 @@ def run_sweep(
     its record says `skipped`. With `resume`, runs already in `out` are kept and only the missing
     ones run. `shard="i/n"` names the slice of the sweep that `specs` are (chosen by
     `triagebot.corpus.selection`), recorded in the stream's header. `confirm` reruns each crash
-    that many times (records with `attempt` 1..confirm). `jobs="auto"` uses the cores this
-    process may use (and on CUDA, the GPU memory a worker's share allows). `costs` (model ->
-    seconds recorded by the previous sweep) queues the longest models first, after those it
-    has no cost for.
+    and each wrong result that many times (records with `attempt` 1..confirm). `jobs="auto"`
+    uses the cores this process may use (and on CUDA, the GPU memory a worker's share allows).
+    `costs` (model -> seconds recorded by the previous sweep) queues the longest models first,
+    after those it has no cost for. `checks`: what every run checks (`worker.run_one`).
+    `ladder`: the backend ladder's stage after the sweep (`triagebot.sweep.ladder`).
     """
     started = time.monotonic()
     progress = progress or NullProgress()
@@ -178,14 +185,18 @@ def run_sweep(
         memory_limit_gb=memory_limit_gb,
         preload=preload_modules(chosen),
         warm_compile=True,
+        checks=checks,
     ) as pool:
-        environment = probe(pool, device, patches)
+        environment = probe(pool, device, patches, ladder.backends if ladder is not None else None)
+        rungs = ladder.rungs(environment.device) if ladder is not None else []
         header = SweepHeader(
             environment=environment,
             flags=patches,
             when={name: flag.when for name, flag in settings.items()},
             corpus=selection,
             shard=shard,
+            checks=sorted(name for name, on in (checks or {}).items() if on),
+            ladder=rungs,
         )
         if resume and out.exists():
             writer, records = StreamWriter.resume(out, header)
@@ -193,7 +204,7 @@ def run_sweep(
         else:
             writer, records = StreamWriter.create(out, header), []
         try:
-            first = [r for r in records if r.attempt == 0]
+            first = [r for r in records if r.attempt == 0 and r.backend is None]
             progress.start(
                 total=len(chosen) * (1 + len(settings)),
                 done=len(first),
@@ -219,6 +230,8 @@ def run_sweep(
             ran = len(records) - before
             if confirm:
                 ran += _confirm(pool, writer, records, patches, confirm, progress)
+            if ladder is not None:
+                ran += run_ladder(pool, keep, records, patches, ladder, rungs, confirm, progress)
         finally:
             writer.close()
             progress.close()
@@ -297,14 +310,14 @@ def _confirm(
     count: int,
     progress: Progress,
 ) -> int:
-    """Rerun every crash `count` times. Only crashes: a skipped run, an engine error, a timeout
-    or a signal is never rerun."""
-    done = {run_key(r) for r in records}
+    """Rerun every crash and every wrong result `count` times. Only those: a skipped run, an
+    engine error, a timeout or a signal is never rerun."""
+    done = {run_key(r) for r in records if r.backend is None}
     configs = {BASELINE: {}, **flags}
     tasks = [
         _task(r.spec, r.config, configs[r.config], attempt)
         for r in records
-        if r.attempt == 0 and r.outcome.status == Status.crash and r.spec and r.config in configs
+        if r.attempt == 0 and r.backend is None and r.outcome.suspect and r.spec and r.config in configs
         for attempt in range(1, count + 1)
         if (r.model, r.config, attempt) not in done
     ]
@@ -326,14 +339,18 @@ def confirm_crashes(
     memory_limit_gb: float | None = 8.0,
     progress: Progress | None = None,
 ) -> list[RunRecord]:
-    """Rerun every crashed (model, config) of the stream at `path` until it has `count`
+    """Rerun every crashed or wrong (model, config) of the stream at `path` until it has `count`
     confirmation runs (attempts 1..count), in isolated children like the sweep, and append
     them to the stream. Returns the new records. The analysis decides flaky vs confirmed."""
     progress = progress or NullProgress()
     header, records = read_stream(path)
     specs = [r.spec for r in records if r.spec]
     with Pool(
-        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
+        jobs=jobs,
+        timeout=timeout,
+        memory_limit_gb=memory_limit_gb,
+        preload=preload_modules(specs),
+        checks=dict.fromkeys(header.checks, True),
     ) as pool:
         environment = probe(pool, header.environment.device, header.flags)
         if not environment.same_build(header.environment):

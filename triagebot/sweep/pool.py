@@ -346,8 +346,10 @@ class Pool:
         warm_compile: bool = False,
         threads: int | None = None,
         prestart: int | None = None,
+        checks: dict[str, bool] | None = None,
     ) -> None:
         self.device = device
+        self.checks = dict(checks or {})  # what every run checks (`worker.run_one`'s checks)
         self.auto = jobs == "auto"
         self.cpus = available_cpus()
         self.timeout = timeout
@@ -393,6 +395,7 @@ class Pool:
             "memory_bytes": self.memory_bytes,
             "gpu_fraction": min(1.0, 0.95 / self.jobs) if self.device == "cuda" else None,
             "log": log,
+            "checks": self.checks,
         }
 
     def call(self, task: Task, timeout: float | None = None) -> Result:

@@ -40,7 +40,8 @@ def describe(record: RunRecord) -> str:
         if outcome.graphs is None:
             return "ok"
         breaks = f", {len(outcome.break_reasons)} break reasons" if outcome.break_reasons else ""
-        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}"
+        wrong = ", WRONG RESULT" if outcome.mismatched else ""
+        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}{wrong}"
     return f"{outcome.status.value}: {outcome.error_type}"
 
 
@@ -73,7 +74,7 @@ class LiveProgress:
             "sweep", total=total, completed=done, crashes=crashes, engine="", last=""
         )
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
         self.bar.update(self.task, total=self.bar.tasks[0].total + runs)
 
     def update(self, record: RunRecord) -> None:
@@ -103,9 +104,11 @@ class PlainProgress:
         if done:
             self._print(f"resuming: {done} of {total} runs already recorded")
 
-    def add(self, runs: int) -> None:
+    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
+        """`runs` more to do; `what` they are for is said once (None: nothing said)."""
         self.total += runs
-        self._print(f"confirming crashes: {runs} more runs")
+        if what:
+            self._print(f"{what}: {runs} more runs")
 
     def update(self, record: RunRecord) -> None:
         self.done += 1
@@ -115,6 +118,7 @@ class PlainProgress:
         elapsed = time.monotonic() - self.started
         left = (self.total - self.done) * elapsed / self.ran
         attempt = f" attempt {record.attempt}" if record.attempt else ""
+        attempt += f" on {record.backend}" if record.backend else ""
         engine = f" ENGINE ERRORS {self.engine_errors}" if self.engine_errors else ""
         self._print(
             f"[{self.done}/{self.total} crashes {self.crashes}{engine} ETA {_clock(left)}] "
@@ -150,7 +154,7 @@ def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table
         table.add_column(status.value, justify="right")
     table.add_column("graphs", justify="right")
     for config in configs:
-        runs = [r for r in records if r.config == config and r.attempt == 0]
+        runs = [r for r in records if r.config == config and r.attempt == 0 and r.backend is None]
         counts = Counter(r.outcome.status for r in runs)
         graphs = sum(r.outcome.graphs or 0 for r in runs if r.outcome.status == Status.ok)
         table.add_row(config, *(str(counts.get(s, 0) or "") for s in statuses), str(graphs))
@@ -242,19 +246,24 @@ def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> Sweep
 
 
 def crash_table(records: Sequence[RunRecord]) -> Table | None:
-    """The sweep's crashes, timeouts and signals by model and config (None when there are none)."""
+    """The sweep's crashes, timeouts, signals and wrong results by model and config (None when
+    there are none)."""
     bad = [
         r
         for r in records
-        if r.attempt == 0 and r.outcome.status in (Status.crash, Status.timeout, Status.signal)
+        if r.attempt == 0 and r.backend is None
+        if r.outcome.status in (Status.crash, Status.timeout, Status.signal) or r.outcome.mismatched
     ]
     if not bad:
         return None
-    table = Table(title="crashes, timeouts and signals")
+    table = Table(title="crashes, timeouts, signals and wrong results")
     table.add_column("model")
     table.add_column("config")
     table.add_column("status")
     table.add_column("error")
     for r in sorted(bad, key=lambda r: (r.model, r.config != BASELINE, r.config)):
-        table.add_row(r.model, r.config, r.outcome.status.value, (r.outcome.signature or "")[:100])
+        wrong = r.outcome.accuracy if r.outcome.mismatched else None
+        status = "wrong result" if wrong else r.outcome.status.value
+        error = f"{wrong.where}: {wrong.detail}" if wrong else r.outcome.signature or ""
+        table.add_row(r.model, r.config, status, error[:100])
     return table

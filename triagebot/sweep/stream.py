@@ -120,11 +120,20 @@ def when_of(header: SweepHeader) -> dict[str, When]:
 def model_results(
     records: Iterable[RunRecord], configs: Sequence[str], order: Sequence[str] | None = None
 ) -> list[ModelResult]:
-    """Group run records into one ModelResult per model (sweep runs, then confirmations)."""
+    """Group run records into one ModelResult per model (sweep runs, then confirmations; the
+    backend ladder's runs apart, by config and rung)."""
     outcomes: dict[str, dict[str, RunRecord]] = {}
     confirmations: dict[str, dict[str, list[RunRecord]]] = {}
+    ladder: dict[str, dict[str, dict[str, RunRecord]]] = {}
+    ladder_reruns: dict[str, dict[str, dict[str, list[RunRecord]]]] = {}
     for record in records:
-        if record.attempt == 0:
+        if record.backend is not None:
+            if record.attempt == 0:
+                ladder.setdefault(record.model, {}).setdefault(record.config, {})[record.backend] = record
+            else:
+                rungs = ladder_reruns.setdefault(record.model, {}).setdefault(record.config, {})
+                rungs.setdefault(record.backend, []).append(record)
+        elif record.attempt == 0:
             outcomes.setdefault(record.model, {})[record.config] = record
         else:
             confirmations.setdefault(record.model, {}).setdefault(record.config, []).append(record)
@@ -144,6 +153,17 @@ def model_results(
                 outcomes={c: runs[c].outcome for c in configs if c in runs},
                 confirmations=confirmed,
                 spec=spec,
+                ladder={
+                    config: {rung: record.outcome for rung, record in rungs.items()}
+                    for config, rungs in ladder.get(model, {}).items()
+                },
+                ladder_confirmations={
+                    config: {
+                        rung: [r.outcome for r in sorted(reruns, key=lambda r: r.attempt)]
+                        for rung, reruns in rungs.items()
+                    }
+                    for config, rungs in ladder_reruns.get(model, {}).items()
+                },
             )
         )
     return results
@@ -187,7 +207,7 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
             if model in owner:
                 raise StreamError(f"cannot merge: model {model!r} is in both {owner[model]} and {path}")
             owner[model] = path
-            have = {r.config for r in runs if r.model == model and r.attempt == 0}
+            have = {r.config for r in runs if r.model == model and r.attempt == 0 and r.backend is None}
             missing = [c for c in configs if c not in have]
             if missing:
                 raise StreamError(
@@ -203,4 +223,6 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
         when=when_of(first),
         corpus=first.corpus,
         results=model_results(records, configs, order),
+        checks=first.checks,
+        ladder=first.ladder,
     )

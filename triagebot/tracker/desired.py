@@ -2,17 +2,20 @@
 
 For each flag of the night: the title (from `tracker.title`), the body (the report package's
 rendering of the night, starting with the flag marker), the labels, open or closed (`closing`,
-reading the flag's trend: the history the night was built with), and the notices owed: fixed
-models and regressions against the night's previous nightly (none when both are one build), and
-the close or reopen comment. Nothing here analyses: cc lists, diffs and trends are the night's.
+reading the flag's trend: the history the night was built with; a confirmed wrong result keeps
+an issue open as a confirmed crash does), and the notices owed: fixed models and regressions
+against the night's previous nightly (none when both are one build), and the close or reopen
+comment. With `[tracker] health_issue`, one more issue: the corpus's health (`Night.health`),
+which the baseline-regression notice goes to. Nothing here analyses: cc lists, diffs, trends
+and the health are the night's.
 """
 
 from __future__ import annotations
 
 from triagebot import report
 from triagebot.config import TrackerSettings
-from triagebot.report.markers import flag_marker, notice_marker, state_marker
-from triagebot.results import Effect, FlagStats, Night, TrackedIssue, TrackerNotice
+from triagebot.report.markers import HEALTH_MARKER, flag_marker, notice_marker, state_marker
+from triagebot.results import BASELINE, HEALTH_ISSUE, Effect, FlagStats, Night, TrackedIssue, TrackerNotice
 from triagebot.tracker import closing
 from triagebot.tracker.render import render
 
@@ -22,6 +25,7 @@ def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
     values = {
         "flag": stats.flag,
         "crashes": stats.counts.get(Effect.crashes, 0),
+        "wrong": stats.counts.get(Effect.wrong_result, 0),
         "testable": stats.testable,
         "flaky": stats.counts.get(Effect.flaky, 0),
         "helps": stats.counts.get(Effect.reduces_graphs, 0),
@@ -44,10 +48,11 @@ def _notices(night: Night, flag: str) -> list[TrackerNotice]:
 
 
 def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue]:
-    """One `TrackedIssue` per flag of `night`, its body exactly the report folder's."""
+    """One `TrackedIssue` per flag of `night`, its body exactly the report folder's, and the
+    corpus-health issue when `settings.health_issue` is on."""
     desired = []
     for flag, state in night.flags.items():
-        crashes = [point.crashes for point in state.trend]
+        failures = [point.failures for point in state.trend]  # confirmed crashes and wrong results
         notices = _notices(night, flag)
         close = state_marker("close", flag, night.key)
         reopen = state_marker("reopen", flag, night.key)
@@ -60,7 +65,7 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
                     marker=close,
                     flag=flag,
                     key=night.key,
-                    streak=closing.clean_streak(crashes),
+                    streak=closing.clean_streak(failures),
                 ),
             )
         )
@@ -69,7 +74,12 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
                 kind="reopen",
                 marker=reopen,
                 body=render(
-                    "tracker-reopen.md.j2", marker=reopen, flag=flag, key=night.key, crashes=state.crashes
+                    "tracker-reopen.md.j2",
+                    marker=reopen,
+                    flag=flag,
+                    key=night.key,
+                    crashes=state.crashes,
+                    wrong=state.wrong,
                 ),
             )
         )
@@ -80,8 +90,37 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
                 title=title_for(settings, state.stats, night.key),
                 body=report.issue_body(night, flag),
                 labels=list(settings.labels),
-                open=closing.should_be_open(crashes, settings.close_after),
+                open=closing.should_be_open(failures, settings.close_after),
                 notices=notices,
             )
         )
+    if settings.health_issue and night.health is not None:
+        desired.append(health_issue(night, settings))
     return desired
+
+
+HEALTH = HEALTH_ISSUE
+
+
+def health_issue(night: Night, settings: TrackerSettings) -> TrackedIssue:
+    """The corpus-health tracking issue: the night's health, always open, and the notice for the
+    models whose baseline graph count rose since the previous nightly."""
+    assert night.health is not None
+    overall = night.health.overall
+    notices = []
+    regressed = report.baseline_regression_notice(night)
+    if regressed is not None:
+        marker = notice_marker("regression", BASELINE, night.key)
+        notices.append(TrackerNotice(kind="regression", marker=marker, body=regressed))
+    return TrackedIssue(
+        flag=HEALTH,
+        marker=HEALTH_MARKER,
+        title=(
+            f"[triagebot] Dynamo on the {night.snapshot.corpus.name} corpus: {overall.one_graph} of "
+            f"{overall.models} models compile to one graph"
+        ),
+        body=report.health_body(night),
+        labels=list(settings.labels),
+        open=True,
+        notices=notices,
+    )

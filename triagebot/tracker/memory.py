@@ -23,7 +23,7 @@ class FlagFacts:
     """One flag on one night, as far as the issue's people are concerned."""
 
     flag: str
-    signatures: dict[str, int]  # confirmed crash signature -> models, largest group first
+    signatures: dict[str, int]  # confirmed wrong-result, then crash signature -> models, largest first
     cc: list[str]  # people the body mentions now
     routes: dict[str, list[str]]  # person -> the signatures that routed them here
     previous_signatures: list[str] | None = None  # None: no previous snapshot with this flag
@@ -36,7 +36,7 @@ def night_facts(night: Night, settings: TrackerSettings, author: str | None = No
     the flag, read from the night as analysed. `author`: the bot's login, never cc'd."""
     facts = {}
     for flag, found in night.flags.items():
-        signatures = {group.signature: len(group.models) for group in found.stats.crash_groups}
+        signatures = {group.signature: len(group.models) for group in found.tracked}
         before = found.previous_signatures
         facts[flag] = FlagFacts(
             flag=flag,

@@ -1,0 +1,250 @@
+"""The rest of the compiler stack beside each flag's effects: the backend ladder, wrong results,
+recompiles. Effects stay defined on the counting backend; what is here adds columns to them.
+
+- `ladder_pairs(results, flags, sample)`: which (model, config) pairs climb the ladder after a
+  sweep: the representative of every confirmed crash group and wrong-result group, every model a
+  flag changes (fewer or more graphs, a crash fixed) under the flag and at baseline, and the
+  sampled models at baseline.
+- `lives_in(rung)`: where a failure first seen on a rung lives (Dynamo, AOTAutograd, Inductor).
+- `stack_rows`, `stack_groups`, `recompile_rows`: a flag's ladder columns, the failures its pairs
+  met only on the ladder grouped by rung and signature, and its effect on recompiles.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from triagebot.analysis.effects import model_effect
+from triagebot.analysis.stats import crash_groups
+from triagebot.results import (
+    BASELINE,
+    COUNTING_BACKEND,
+    Accuracy,
+    CrashGroup,
+    Effect,
+    FlagStats,
+    ModelEffect,
+    ModelResult,
+    Outcome,
+    RecompileRow,
+    Snapshot,
+    StackRow,
+    Status,
+    wrong_result_signature,
+)
+
+# Where a failure first seen on a rung lives, after PyTorch's troubleshooting guide: what fails
+# with a backend that runs Dynamo's graphs as they are is Dynamo's.
+LOCATIONS = {
+    COUNTING_BACKEND: "Dynamo",
+    "eager": "Dynamo",
+    "aot_eager": "AOTAutograd",
+    "inductor": "Inductor",
+}
+# Effects that make a model worth climbing: the flag changed what Dynamo did with it.
+CHANGED = frozenset({Effect.reduces_graphs, Effect.increases_graphs, Effect.fixes_crash})
+# Effects whose flag run already failed in the sweep, with the counting backend: Dynamo's.
+FAILED_IN_SWEEP = frozenset({Effect.crashes, Effect.both_crash, Effect.wrong_result})
+
+
+def lives_in(rung: str | None) -> str:
+    """Dynamo, AOTAutograd or Inductor; another backend's own name."""
+    return LOCATIONS.get(rung or COUNTING_BACKEND, rung or "Dynamo")
+
+
+def ladder_pairs(
+    results: Sequence[ModelResult], flags: Mapping[str, Any], sample: Collection[str] = ()
+) -> list[tuple[str, str]]:
+    """The (model, config) pairs that climb the ladder, in a stable order (see the module docstring).
+
+    A crash group is represented by its first model (by name); every member crashed the same way
+    in Dynamo. A sampled model climbs at baseline, when its baseline ran.
+    """
+    pairs: dict[tuple[str, str], None] = {}
+    by_model = {result.model: result for result in results}
+    for flag in flags:
+        rows = [row for result in results if (row := model_effect(result, flag)) is not None]
+        for effect in (Effect.crashes, Effect.wrong_result):
+            for group in crash_groups(rows, flag, effect):
+                pairs[(group.models[0], BASELINE)] = None
+                pairs[(group.models[0], flag)] = None
+        for row in rows:
+            if row.effect in CHANGED:
+                pairs[(row.model, BASELINE)] = None
+                pairs[(row.model, flag)] = None
+    for model in sorted(sample):
+        baseline = by_model[model].outcomes.get(BASELINE) if model in by_model else None
+        if baseline is not None and baseline.ran:
+            pairs.setdefault((model, BASELINE), None)
+    return list(pairs)
+
+
+def rung_word(outcome: Outcome | None, reruns: Sequence[Outcome] = ()) -> str | None:
+    """One word for a rung: ok, wrong, crash, timeout, signal, or flaky (a failure that did not repeat)."""
+    if outcome is None:
+        return None
+    if outcome.mismatched:
+        return "wrong" if all(rerun.mismatched for rerun in reruns) else "flaky"
+    if outcome.status == Status.crash:
+        return "crash" if all(rerun.status == Status.crash for rerun in reruns) else "flaky"
+    return "ok" if outcome.ran else outcome.status.value
+
+
+FAILED_WORDS = frozenset({"wrong", "crash", "timeout", "signal"})
+
+
+def _rungs(result: ModelResult, config: str, order: Sequence[str]) -> dict[str, str]:
+    climbed = result.ladder.get(config, {})
+    reruns = result.ladder_confirmations.get(config, {})
+    words = {rung: rung_word(climbed.get(rung), reruns.get(rung, [])) for rung in order}
+    return {rung: word for rung, word in words.items() if word is not None}
+
+
+def _first_failure(result: ModelResult, config: str, order: Sequence[str]) -> tuple[str, Outcome] | None:
+    """The first rung where the pair failed, confirmed, and its outcome."""
+    words = _rungs(result, config, order)
+    for rung in order:
+        if words.get(rung) in FAILED_WORDS:
+            return rung, result.ladder[config][rung]
+    return None
+
+
+def _signature(outcome: Outcome) -> str | None:
+    if outcome.mismatched and outcome.accuracy is not None:
+        return wrong_result_signature(outcome.accuracy.where)
+    return outcome.signature
+
+
+def stack_rows(
+    results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str, order: Sequence[str]
+) -> list[StackRow]:
+    """The ladder's columns for every model that climbed under `flag` (its effect's order kept)."""
+    by_model = {result.model: result for result in results}
+    table = []
+    for row in rows:
+        result = by_model.get(row.model)
+        if row.flag != flag or result is None or flag not in result.ladder:
+            continue
+        failure = _first_failure(result, flag, order)
+        crashed_in_sweep = row.effect in FAILED_IN_SWEEP
+        words = _rungs(result, flag, order)
+        survives = None  # not helped, or the ladder stopped short of its top without a confirmed failure
+        if row.effect == Effect.reduces_graphs and failure is not None:
+            survives = False
+        elif row.effect == Effect.reduces_graphs and words and all(words.get(rung) == "ok" for rung in order):
+            survives = True
+        table.append(
+            StackRow(
+                model=row.model,
+                stratum=row.stratum,
+                effect=row.effect,
+                rungs=words,
+                baseline_rungs=_rungs(result, BASELINE, order),
+                failed_at=failure[0] if failure else None,
+                lives_in="Dynamo" if crashed_in_sweep else lives_in(failure[0]) if failure else None,
+                signature=_signature(failure[1]) if failure else row.signature if crashed_in_sweep else None,
+                survives=survives,
+            )
+        )
+    return table
+
+
+def stack_groups(stack: Sequence[StackRow], flag: str) -> list[CrashGroup]:
+    """Failures a flag's pairs met only on the ladder (they ran on the counting backend), grouped
+    by rung and signature, largest first; `baseline_too` names the models that fail there at
+    baseline as well (not the flag's doing)."""
+    grouped: dict[tuple[str, str], list[StackRow]] = defaultdict(list)
+    for row in stack:
+        if row.failed_at is not None and row.effect not in FAILED_IN_SWEEP:
+            grouped[(row.failed_at, row.signature or "unknown")].append(row)
+    groups = [
+        CrashGroup(
+            flag=flag,
+            signature=signature,
+            error_type=signature.partition(":")[0],
+            models=sorted(row.model for row in members),
+            backend=rung,
+            lives_in=lives_in(rung),
+            baseline_too=sorted(row.model for row in members if row.baseline_rungs.get(rung) in FAILED_WORDS),
+        )
+        for (rung, signature), members in grouped.items()
+    ]
+    return sorted(groups, key=lambda group: (-len(group.models), group.backend or "", group.signature))
+
+
+def recompile_run(result: ModelResult, config: str) -> Outcome | None:
+    """The run of `config` that made the second call: the sweep's own, or the ladder's counting rung."""
+    for outcome in (result.outcomes.get(config), result.ladder.get(config, {}).get(COUNTING_BACKEND)):
+        if outcome is not None and outcome.recompile is not None and outcome.recompile.status != "skipped":
+            return outcome
+    return None
+
+
+def recompile_rows(
+    results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str
+) -> list[RecompileRow]:
+    """A flag's effect on recompiles beside its effect on graphs: every model with a second call
+    under the flag and at baseline."""
+    by_model = {result.model: result for result in results}
+    table = []
+    for row in rows:
+        result = by_model.get(row.model)
+        if row.flag != flag or result is None:
+            continue
+        base, flagged = recompile_run(result, BASELINE), recompile_run(result, flag)
+        if base is None or flagged is None:
+            continue
+        assert base.recompile is not None and flagged.recompile is not None
+        table.append(
+            RecompileRow(
+                model=row.model,
+                stratum=row.stratum,
+                effect=row.effect,
+                change=flagged.recompile.change,
+                baseline_recompiles=base.recompile.recompiles if base.recompile.status == "ok" else None,
+                flag_recompiles=flagged.recompile.recompiles if flagged.recompile.status == "ok" else None,
+                baseline_dynamic=base.recompile.dynamic,
+                flag_dynamic=flagged.recompile.dynamic,
+                baseline_again=base.recompile.again,
+                flag_again=flagged.recompile.again,
+                guard_failures=flagged.recompile.guard_failures[:3],
+                error=flagged.recompile.signature,
+            )
+        )
+    return table
+
+
+def add_stack(stats: FlagStats, snapshot: Snapshot, rows: Sequence[ModelEffect]) -> FlagStats:
+    """`stats` with the flag's wrong results, nondeterministic models, ladder columns and groups,
+    the location of every crash group, and its effect on recompiles."""
+    flag, order = stats.flag, snapshot.ladder
+    stats.nondeterministic = [
+        result.model
+        for result in snapshot.results
+        if (run := result.outcomes.get(flag)) is not None
+        and run.accuracy is not None
+        and run.accuracy.verdict == Accuracy.nondeterministic
+    ]
+    stats.ladder = list(order)
+    stats.stack = stack_rows(snapshot.results, rows, flag, order)
+    by_model = {row.model: row for row in stats.stack}
+    for group in stats.crash_groups:
+        group.lives_in = "Dynamo"
+        first = by_model.get(group.models[0])
+        group.ladder = dict(first.rungs) if first is not None else {}
+    stats.stack_groups = stack_groups(stats.stack, flag)
+    helped = [row for row in stats.stack if row.survives is not None]
+    stats.helped_laddered = len(helped)
+    stats.helped_survive = sum(row.survives is True for row in helped) if helped else None
+    stats.recompiles = recompile_rows(snapshot.results, rows, flag)
+    stats.recompiles_more = [row.model for row in stats.recompiles if _more(row)]
+    return stats
+
+
+def _more(row: RecompileRow) -> bool:
+    """The flag makes the model recompile more: on the second shape, or again on a third."""
+    if row.flag_recompiles is None or row.baseline_recompiles is None:
+        return False
+    return row.flag_recompiles + (row.flag_again or 0) > row.baseline_recompiles + (row.baseline_again or 0)
