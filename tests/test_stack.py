@@ -109,6 +109,17 @@ def test_a_confirmed_mismatch_is_a_wrong_result_whatever_its_graph_counts():
     assert stats.nondeterministic == ["Noisy"]
 
 
+def test_a_wrong_result_the_baseline_gives_too_is_not_the_flags():
+    """PaliGemma on torch 2.13 CPU: its outputs differ from eager's at baseline and under the
+    flag alike, both confirmed; the flag removes three graphs and changes nothing else."""
+    both = result("BothWrong", wrong(4), wrong(1), confirmations={BASELINE: [wrong(4)], FLAG: [wrong(1)]})
+    assert effect_of(both, FLAG) == Effect.reduces_graphs
+    # A baseline mismatch that did not repeat proves nothing: the flag's confirmed one counts.
+    once = result("OnceAtBaseline", wrong(4), wrong(1), confirmations={BASELINE: [ok(4)], FLAG: [wrong(1)]})
+    assert effect_of(once, FLAG) == Effect.wrong_result
+    assert flag_stats(snapshot([both, once]), FLAG).wrong_result_groups[0].models == ["OnceAtBaseline"]
+
+
 def test_wrong_results_come_before_crashes_in_the_summary_and_the_issue():
     snap = snapshot(
         [

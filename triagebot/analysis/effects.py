@@ -38,7 +38,8 @@ def effect_of(result: ModelResult, flag: str) -> Effect | None:
     `engine_error`, never untestable. Then a skipped flag run, a hang, a death, so a timeout or
     a signal never reads as `no_effect`. A crash whose rerun ran clean is `flaky`. A flag run
     whose outputs differ from eager's is `wrong_result` once every rerun differs too (`flaky`
-    when one does not), whatever its graph counts.
+    when one does not), whatever its graph counts, unless the baseline's outputs differ too
+    (confirmed): then the flag is judged on its graphs, as where both crash.
     """
     baseline = result.outcomes.get(BASELINE)
     flagged = result.outcomes.get(flag)
@@ -60,7 +61,10 @@ def effect_of(result: ModelResult, flag: str) -> Effect | None:
         return Effect.both_crash
     if flag_crashed:
         return Effect.crashes if _repeated(result.confirmations.get(flag, [])) else Effect.flaky
-    if flagged.mismatched:  # a wrong answer, whatever its graph counts
+    # A wrong answer, whatever its graph counts; but one the baseline gives too (confirmed) is not
+    # the flag's doing: the health reports it, and the flag is judged on its graphs.
+    baseline_wrong = baseline.mismatched and _repeated_mismatch(result.confirmations.get(BASELINE, []))
+    if flagged.mismatched and not baseline_wrong:
         return Effect.wrong_result if _repeated_mismatch(result.confirmations.get(flag, [])) else Effect.flaky
     if baseline_crashed:
         # A baseline crash that did not repeat says nothing about what the flag fixed.
