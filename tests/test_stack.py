@@ -260,6 +260,31 @@ def test_the_ladder_climbs_crash_representatives_changed_models_and_the_sample()
     ]
 
 
+def test_the_ladder_is_bounded_by_priority_and_keeps_a_models_pairs_together():
+    """On the whole corpus a flag changes hundreds of models (522 pairs on torch 2.13 CPU):
+    `ladder_max_pairs` keeps the failures' representatives and the largest changes."""
+    from triagebot.sweep.ladder import bounded
+
+    guard = crash("GuardOnDataDependentSymNode", "Could not guard")
+    results = [result(f"Helped{n}", ok(2 + n), ok(1)) for n in range(1, 40)]
+    results.append(result("Crash", ok(2), guard, confirmations={FLAG: [guard]}))
+    pairs = ladder_pairs(results, FLAGS, sample=["Helped1"])
+    # the crash's representative first, then the largest reductions in graphs
+    assert pairs[:6] == [
+        ("Crash", BASELINE),
+        ("Crash", FLAG),
+        ("Helped39", BASELINE),
+        ("Helped39", FLAG),
+        ("Helped38", BASELINE),
+        ("Helped38", FLAG),
+    ]
+    assert bounded(pairs, 6) == pairs[:6]
+    assert bounded(pairs, 5) == pairs[:4]  # never a baseline pair without its flag pair
+    assert bounded(pairs, 1000) == pairs and bounded(pairs, None) == pairs
+    config = parse_config("[sweep]\nladder_max_pairs = 10\n")
+    assert config.sweep.ladder_max_pairs == 10 and parse_config("").sweep.ladder_max_pairs == 60
+
+
 # --- recompiles --------------------------------------------------------------------------------
 
 

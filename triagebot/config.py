@@ -113,6 +113,9 @@ class SweepSettings(Section):
     # on the CPU; [] climbs none. Names of torch._dynamo.list_backends(), or "module:function".
     backends: list[str] | None = None
     ladder_sample: int = Field(default=20, ge=0)  # models beyond those a flag changes that climb it
+    # At most this many (model, config) pairs climb it, failures' representatives first: its cost
+    # stays bounded however many models a flag changes (per shard).
+    ladder_max_pairs: int = Field(default=60, ge=1)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # Where the compiled model is called again on a second input shape: on the ladder's
     # selection (a rung of its own), on every run, or nowhere.

@@ -12,6 +12,7 @@ recompiles. Effects stay defined on the counting backend; what is here adds colu
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -54,31 +55,43 @@ def lives_in(rung: str | None) -> str:
     return LOCATIONS.get(rung or COUNTING_BACKEND, rung or "Dynamo")
 
 
+def _change(row: ModelEffect) -> tuple[int, str]:
+    """Sort key of a changed model: a fixed crash first, then the largest change in graphs."""
+    if row.baseline_graphs is None or row.flag_graphs is None:
+        return (-(10**9), row.model)
+    return (-abs(row.baseline_graphs - row.flag_graphs), row.model)
+
+
 def ladder_pairs(
-    results: Sequence[ModelResult], flags: Mapping[str, Any], sample: Collection[str] = ()
+    results: Sequence[ModelResult],
+    flags: Mapping[str, Any],
+    sample: Collection[str] = (),
 ) -> list[tuple[str, str]]:
     """The (model, config) pairs that climb the ladder, in a stable order (see the module docstring).
 
     A crash group is represented by its first model (by name); every member crashed the same way
-    in Dynamo. A sampled model climbs at baseline, when its baseline ran.
+    in Dynamo. A sampled model climbs at baseline, when its baseline ran. The order is the
+    priority: every failure group's representative, then the models a flag changes (the flags
+    in turn, a fixed crash or the largest change in graphs first), then the sample: the
+    ladder climbs the first `[sweep] ladder_max_pairs` of them (`sweep.ladder.bounded`).
     """
-    pairs: dict[tuple[str, str], None] = {}
     by_model = {result.model: result for result in results}
-    for flag in flags:
-        rows = [row for result in results if (row := model_effect(result, flag)) is not None]
+    rows = {
+        flag: [row for result in results if (row := model_effect(result, flag)) is not None] for flag in flags
+    }
+    units: list[tuple[tuple[str, str], ...]] = []
+    for flag, mine in rows.items():
         for effect in (Effect.crashes, Effect.wrong_result):
-            for group in crash_groups(rows, flag, effect):
-                pairs[(group.models[0], BASELINE)] = None
-                pairs[(group.models[0], flag)] = None
-        for row in rows:
-            if row.effect in CHANGED:
-                pairs[(row.model, BASELINE)] = None
-                pairs[(row.model, flag)] = None
+            for group in crash_groups(mine, flag, effect):
+                units.append(((group.models[0], BASELINE), (group.models[0], flag)))
+    changed = [sorted((row for row in mine if row.effect in CHANGED), key=_change) for mine in rows.values()]
+    for turn in itertools.zip_longest(*changed):
+        units.extend(((row.model, BASELINE), (row.model, row.flag)) for row in turn if row is not None)
     for model in sorted(sample):
         baseline = by_model[model].outcomes.get(BASELINE) if model in by_model else None
         if baseline is not None and baseline.ran:
-            pairs.setdefault((model, BASELINE), None)
-    return list(pairs)
+            units.append(((model, BASELINE),))
+    return list(dict.fromkeys(pair for unit in units for pair in unit))
 
 
 def rung_word(outcome: Outcome | None, reruns: Sequence[Outcome] = ()) -> str | None:

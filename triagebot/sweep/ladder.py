@@ -39,6 +39,18 @@ def default_backends(device: str) -> list[str]:
     return list(DEFAULT_BACKENDS.get(device, DEFAULT_BACKENDS["cpu"]))
 
 
+def bounded(pairs: Pairs, limit: int | None) -> Pairs:
+    """The first `limit` of `pairs` (in priority order), never keeping a model's baseline pair
+    at the end without the flag pair that follows it: the one is climbed to compare the other."""
+    if limit is None or len(pairs) <= limit:
+        return list(pairs)
+    kept = list(pairs[:limit])
+    (last_model, last_config), (next_model, next_config) = kept[-1], pairs[limit]
+    if last_config == BASELINE and next_model == last_model and next_config != BASELINE:
+        kept.pop()
+    return kept
+
+
 @dataclass
 class Ladder:
     """What the ladder stage of a sweep does.
@@ -46,12 +58,13 @@ class Ladder:
     `backends`: the backends to climb, in order (None: `default_backends` of the sweep's device;
     empty: none). `recompiles`: climb the `counting` rung first, where the recompile check runs.
     `choose(results, flags)`: the (model, config) pairs to climb, from the counting sweep's
-    results (the models of this shard only).
+    results (the models of this shard only), at most `max_pairs` of them (said in the progress).
     """
 
     choose: Callable[[list[ModelResult], dict[str, dict[str, Any]]], Pairs]
     backends: list[str] | None = None
     recompiles: bool = False
+    max_pairs: int | None = None
 
     def rungs(self, device: str) -> list[str]:
         backends = default_backends(device) if self.backends is None else list(self.backends)
@@ -99,11 +112,12 @@ def run_ladder(
     counting = [r for r in records if r.backend is None]
     configs = {BASELINE: {}, **flags}
     results = {result.model: result for result in model_results(counting, list(configs))}
-    pairs = [
+    candidates = [
         (model, config)
         for model, config in ladder.choose(list(results.values()), flags)
         if model in results and results[model].spec is not None and config in configs
     ]
+    pairs = bounded(candidates, ladder.max_pairs)
     climbed = {(r.model, r.config, r.backend): r for r in records if r.backend and r.attempt == 0}
     tasks: deque[Task] = deque()
 
@@ -126,7 +140,12 @@ def run_ladder(
         climb(model, config, start)
     ran = 0
     if tasks:
-        progress.add(len(tasks), f"climbing the backend ladder ({' -> '.join(rungs)}): {len(pairs)} pairs")
+        chosen = f"{len(pairs)} pairs"
+        if len(pairs) < len(candidates):
+            chosen = (
+                f"{len(pairs)} of {len(candidates)} pairs, the first by priority ([sweep] ladder_max_pairs)"
+            )
+        progress.add(len(tasks), f"climbing the backend ladder ({' -> '.join(rungs)}): {chosen}")
     for result in pool.run(tasks):  # a deque: the next rungs join as each one finishes
         record = keep(_record(result))
         ran += 1

@@ -9,7 +9,8 @@ pairs (`triagebot.analysis.ladder_pairs`), so that the engine itself stays free 
   every run of the sweep; `"none"` nowhere.
 - `backends` and `ladder_sample`: the ladder's backends (None: by device) and how many more
   models, a seeded stratified sample of the whole selection (every shard draws the same one),
-  climb it at baseline beside those a flag changes.
+  climb it at baseline beside those a flag changes; `ladder_max_pairs` bounds the pairs that
+  climb, in `ladder_pairs`' order of priority.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def stack_options(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int
         drawn, _ = sample(specs, settings.ladder_sample, seed=seed)
         sampled = [spec.model for spec in drawn]
     ladder = Ladder(
-        choose=functools.partial(ladder_pairs, sample=tuple(sampled)),
+        choose=functools.partial(ladder_pairs, sample=tuple(sampled), limit=settings.ladder_max_pairs),
         backends=settings.backends,
         recompiles=climb_counting,
+        max_pairs=settings.ladder_max_pairs,
     )
     return {"checks": checks, "ladder": ladder}
