@@ -308,6 +308,20 @@ def _gpu_visible() -> bool:
         return True  # unsure: a lost warm-up costs seconds, a poisoned parent costs the night
 
 
+def _thread_lock_for_tqdm() -> None:
+    """tqdm makes a multiprocessing lock on first use, and torch.fx's Interpreter makes a (hidden)
+    bar on every AOTAutograd compile: made in a child, the lock's semaphore outlives it (a child
+    ends with `os._exit`, which skips the lock's cleanup) and the resource tracker warns of one
+    leaked semaphore per such run when the sweep exits. A child runs one thread: a threading
+    lock, set here before any fork, is all tqdm needs."""
+    with contextlib.suppress(ImportError):
+        import threading
+
+        import tqdm
+
+        tqdm.tqdm.set_lock(threading.RLock())
+
+
 def warm() -> list[str]:
     """Import what a first compile would import; returns the names that failed."""
     failed = []
@@ -340,6 +354,7 @@ def warm() -> list[str]:
     # inspect's file -> module table, which Dynamo's first lookup of a code object builds by
     # resolving the path of every loaded module
     inspect.getmodule(warm.__code__)
+    _thread_lock_for_tqdm()
     if request.get("compile") and not _gpu_visible():
         try:
             _warm_compile()
