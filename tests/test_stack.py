@@ -517,3 +517,14 @@ def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
     aot_repro = found[("AliasingCustomOp", "aot_eager")]
     assert aot_repro.verified, aot_repro.observed
     assert "backend='aot_eager'" in aot_repro.script and "class AliasingCustomOp" in aot_repro.script
+
+
+def test_the_configured_ladder_chooses_its_pairs_and_carries_its_bound():
+    """What `triagebot sweep` and `run` build from `[sweep]`: its choice runs on a sweep's results."""
+    from triagebot.sweep.stack import stack_options
+
+    settings = parse_config("[sweep]\nladder_max_pairs = 4\nladder_sample = 0\n").sweep
+    ladder = stack_options(settings, [])["ladder"]
+    results = [result("Helped", ok(3), ok(1)), result("Same", ok(1), ok(1))]
+    assert ladder.choose(results, FLAGS) == [("Helped", BASELINE), ("Helped", FLAG)]
+    assert ladder.max_pairs == 4

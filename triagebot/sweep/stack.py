@@ -38,7 +38,7 @@ def stack_options(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int
         drawn, _ = sample(specs, settings.ladder_sample, seed=seed)
         sampled = [spec.model for spec in drawn]
     ladder = Ladder(
-        choose=functools.partial(ladder_pairs, sample=tuple(sampled), limit=settings.ladder_max_pairs),
+        choose=functools.partial(ladder_pairs, sample=tuple(sampled)),
         backends=settings.backends,
         recompiles=climb_counting,
         max_pairs=settings.ladder_max_pairs,
