@@ -273,3 +273,24 @@ def test_an_unknown_corpus_is_refused_before_anything_is_written(tmp_path: Path)
             **stages.stages(),
         )
     assert stages.calls == [] and not (tmp_path / "out").exists()
+
+
+def test_a_misspelt_corpus_is_an_error_even_when_nothing_would_be_swept(tmp_path: Path):
+    """`run --check` and a run of a build already stored answered about a corpus that does not exist."""
+    from triagebot.config import parse_config
+    from triagebot.errors import TriagebotError
+
+    stored = snapshot("2.12.0.dev20260408", "aaa")
+    config = parse_config('[sweep]\ncorpus = "transformer"\n')
+    for options in (RunOptions(check_only=True), RunOptions(out=tmp_path)):
+        stages = Stages(stored)
+        with pytest.raises(TriagebotError, match="did you mean 'transformers'"):
+            run(
+                config,
+                options,
+                store=MemoryStore([stored]),
+                build=stored.environment,
+                say=print,
+                **stages.stages(),
+            )
+        assert stages.calls == []

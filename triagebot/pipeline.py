@@ -262,6 +262,10 @@ def run(
     if build is None:
         build = pre_swept.environment if pre_swept is not None else installed_build()
 
+    if pre_swept is None:  # a misspelt corpus is an error whether or not this build needs a sweep
+        from triagebot.corpus.selection import check_corpus
+
+        check_corpus(config.sweep.corpus)
     existing = None if options.force else already_swept(store, build)
     if options.check_only:
         github_output({"sweep": "false" if existing else "true"})
@@ -281,10 +285,6 @@ def run(
         github_output({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
         return report
 
-    if pre_swept is None:
-        from triagebot.corpus.selection import check_corpus
-
-        check_corpus(config.sweep.corpus)
     out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
     # A sweep of this build interrupted on this machine is finished rather than started over;
