@@ -176,6 +176,21 @@ def test_each_nightly_keeps_the_corpus_health_the_night_computes():
     assert points["vision"].models == 2 and points["vision"].compiled == 1
 
 
+def test_a_model_page_run_carries_the_recompiles_of_its_second_shape():
+    """The sweep records a second call's recompiles (`Outcome.recompile`); the compact nightly
+    keeps them per run, for the model page's column, and leaves None where no second call ran."""
+    from triagebot.results import BASELINE, RecompileCheck
+
+    snapshot = nightlies()[0].model_copy(deep=True)
+    first = snapshot.results[0]
+    first.outcomes[BASELINE].recompile = RecompileCheck(change="sequence 8 -> 12", status="ok", recompiles=2)
+    data = night_data(snapshot)[0]
+    runs = {row.model: row.runs for row in data.models}
+    assert runs[first.model][data.config_index[BASELINE]].recompiles == 2
+    others = [run for row in data.models if row.model != first.model for run in row.runs if run is not None]
+    assert others and all(run.recompiles is None for run in others)
+
+
 # --- what the site holds -----------------------------------------------------------------------------
 
 

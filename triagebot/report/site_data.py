@@ -56,7 +56,7 @@ class Run(NamedTuple):
     graphs: int | None = None
     ops: int | None = None
     signature: int | None = None  # index into `NightData.signatures`
-    recompiles: int | None = None  # once the sweep records them
+    recompiles: int | None = None  # frames a second input shape recompiled (None: no second call)
 
 
 class ModelNight(NamedTuple):
