@@ -3,12 +3,11 @@ renderings of one record, and every command compares a nightly with the same his
 
 from __future__ import annotations
 
-import functools
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fakegithub import serve
+from fakegithub import point_tracker_at, serve
 from typer.testing import CliRunner
 
 from triagebot import pipeline
@@ -17,7 +16,6 @@ from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report import markers
 from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
-from triagebot.tracker import github
 
 REPO = "pytorch/pytorch"
 SCALAR = "capture_scalar_outputs"
@@ -60,10 +58,7 @@ def nightly(day: int, crashing: int, models: int = 600) -> Snapshot:
 @pytest.fixture
 def fake(monkeypatch):
     for server in serve():
-        monkeypatch.setenv("GITHUB_API_URL", server.base_url)
-        monkeypatch.setattr(
-            github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=server.clock)
-        )
+        point_tracker_at(server, monkeypatch)
         yield server
 
 

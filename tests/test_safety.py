@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fakegithub import serve
+from fakegithub import point_tracker_at, serve
 
 from triagebot import pipeline, report
 from triagebot.config import Config, TrackerSettings
@@ -153,14 +153,9 @@ def fake():
 
 def test_a_crash_quoting_another_flags_marker_never_adopts_its_issue(fake, monkeypatch, tmp_path) -> None:
     """Two flags, two issues, whatever the crash text says, published twice."""
-    import functools
+    from triagebot.tracker import publish_night
 
-    from triagebot.tracker import github, publish_night
-
-    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
-    monkeypatch.setattr(
-        github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
-    )
+    point_tracker_at(fake, monkeypatch)
     config = Config(tracker=TrackerSettings(repo="pytorch/pytorch"))
     snapshot = hostile_snapshot()
     for _ in range(2):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from fakegithub import ACTIONS_TOKEN, FakeGitHub, serve
+from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
 from triagebot import pipeline
 from triagebot.config import CcRoute, Config, TrackerSettings
@@ -341,17 +341,12 @@ def test_desired_state_is_records():
 
 
 def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch, tmp_path):
-    import functools
 
     from triagebot import tracker
     from triagebot.config import Config
-    from triagebot.tracker import github
 
-    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    point_tracker_at(fake, monkeypatch)
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
-    monkeypatch.setattr(
-        github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
-    )
     nightly = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"], DYNAMIC: ["Bert"]})
     config = Config(tracker=TrackerSettings(repo=REPO))
 

@@ -4,10 +4,8 @@ something new crashes, and people a body edit adds are reached by a comment."""
 
 from __future__ import annotations
 
-import functools
-
 import pytest
-from fakegithub import serve
+from fakegithub import point_tracker_at, serve
 from test_tracker import DYNAMIC, MODELS, REPO, SCALAR
 
 from triagebot import pipeline, tracker
@@ -24,7 +22,6 @@ from triagebot.results import (
     Status,
 )
 from triagebot.store import MemoryStore
-from triagebot.tracker import github
 
 GUARD = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, 0)"
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in returned outputs"
@@ -61,10 +58,7 @@ def night(key: str, crashes: dict[str, dict[str, str]]) -> Snapshot:
 @pytest.fixture
 def fake(monkeypatch):
     for fake in serve():
-        monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
-        monkeypatch.setattr(
-            github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
-        )
+        point_tracker_at(fake, monkeypatch)
         yield fake
 
 

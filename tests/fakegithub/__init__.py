@@ -2,7 +2,7 @@
 
 from fakegithub.server import ACTIONS_TOKEN, FakeGitHub, Fault
 
-__all__ = ["ACTIONS_TOKEN", "FakeGitHub", "Fault", "serve"]
+__all__ = ["ACTIONS_TOKEN", "FakeGitHub", "Fault", "point_tracker_at", "serve"]
 
 
 def serve(**options: object):
@@ -13,3 +13,16 @@ def serve(**options: object):
         yield fake
     finally:
         fake.stop()
+
+
+def point_tracker_at(fake: FakeGitHub, monkeypatch) -> None:
+    """Make the tracker's one door to GitHub (`tracker.github.connect`, what publish and the
+    commands call) reach `fake`, on its clock and without sleeping between retries."""
+    import functools
+
+    from triagebot.tracker import github
+
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setattr(
+        github, "connect", functools.partial(github.connect, sleep=lambda _: None, clock=fake.clock)
+    )
