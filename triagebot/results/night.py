@@ -1,0 +1,429 @@
+"""What analysis/ computes and report/ and tracker/ present: effects, failure groups, a flag's
+statistics, the corpus's health, diffs, and the night record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from triagebot.results.base import Record
+from triagebot.results.runs import Environment, Snapshot, When
+
+
+class Effect(StrEnum):
+    """A flag's effect on one model, against its baseline."""
+
+    reduces_graphs = "reduces_graphs"
+    no_effect = "no_effect"
+    increases_graphs = "increases_graphs"
+    crashes = "crashes"  # baseline ran, flag crashed
+    fixes_crash = "fixes_crash"  # baseline crashed, flag ran
+    both_crash = "both_crash"
+    create_error = "create_error"  # untestable: build or eager run failed
+    timeout = "timeout"  # the baseline or the flag run hung
+    signal = "signal"  # the baseline or the flag run died
+    flaky = "flaky"  # a crash that did not repeat when run again
+    wrong_result = "wrong_result"  # ran, but its outputs differ from eager beyond tolerance (confirmed)
+    skipped = "skipped"  # the flag run was skipped: the baseline had nothing the flag acts on
+    engine_error = "engine_error"  # the flag run failed to rebuild what its baseline built: our fault
+
+
+class ModelEffect(Record):
+    """One row of `triagebot effects`: one (model, flag) pair."""
+
+    model: str
+    stratum: str
+    flag: str
+    effect: Effect
+    baseline_graphs: int | None = None
+    flag_graphs: int | None = None
+    signature: str | None = None
+    error_type: str | None = None
+    error: str | None = None
+
+
+class CrashGroup(Record):
+    """Models one flag crashes the same way: one signature, one bug."""
+
+    flag: str
+    signature: str
+    error_type: str | None = None
+    error: str | None = None  # the full first error line of the first model, for the report
+    models: list[str]
+    confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
+    first_seen: str | None = None  # key of the first stored snapshot with this signature
+    traceback: str | None = None  # the tail of the first model's traceback, as the sweep kept it
+    # Where it lives (Dynamo, AOTAutograd, Inductor): a crash of the sweep is Dynamo's; one met
+    # only on the backend ladder lives where its first failing rung (`backend`) says.
+    lives_in: str | None = None
+    backend: str | None = None  # the ladder rung it was met on; None: the sweep's counting backend
+    ladder: dict[str, str] = Field(default_factory=dict)  # its first model's rungs: rung -> ok, crash, ...
+    baseline_too: list[str] = Field(default_factory=list)  # members that fail there at baseline too
+
+
+class StackRow(Record):
+    """One (model, flag) pair that climbed the backend ladder: the ladder's columns beside its effect."""
+
+    model: str
+    stratum: str = "other"
+    effect: Effect
+    rungs: dict[str, str] = Field(default_factory=dict)  # rung -> ok, wrong, crash, timeout, signal, flaky
+    baseline_rungs: dict[str, str] = Field(default_factory=dict)  # the same model at baseline
+    failed_at: str | None = None  # the first rung that failed, confirmed
+    lives_in: str | None = None  # Dynamo, AOTAutograd, Inductor (a crash of the sweep: Dynamo)
+    signature: str | None = None
+    survives: bool | None = None  # a helped model: its flag run passed every backend (None: not helped)
+
+
+class RecompileRow(Record):
+    """A flag's effect on recompiles for one model: the second call under the flag and at baseline."""
+
+    model: str
+    stratum: str = "other"
+    effect: Effect
+    change: str  # how the inputs changed for the second call
+    baseline_recompiles: int | None = None  # None: the second call crashed
+    flag_recompiles: int | None = None
+    baseline_dynamic: bool | None = None
+    flag_dynamic: bool | None = None
+    baseline_again: int | None = None  # recompiles on a third shape
+    flag_again: int | None = None
+    guard_failures: list[str] = Field(default_factory=list)  # under the flag, the first few
+    error: str | None = None  # the signature of a crash of the second call under the flag
+
+
+class BreakReasonCount(Record):
+    """A graph-break reason at baseline and how many models hit it."""
+
+    reason: str
+    models: int
+
+
+class StratumStats(Record):
+    """One stratum's effect counts for one flag."""
+
+    stratum: str
+    models: int
+    testable: int
+    counts: dict[Effect, int] = Field(default_factory=dict)
+
+
+class FlagStats(Record):
+    """One flag over one snapshot: the numbers a tracking issue reports.
+
+    `testable` counts the models whose build and eager run succeeded (effect other than
+    `create_error`), as the hand-written reports define it. `skipped` of them were not run under
+    the flag (`when="graph_breaks"` and a baseline of one graph with no break: nothing for the
+    flag to act on); `affectable` is the rest, the population the flag could affect, and every
+    percentage is over it (without skipped runs it equals `testable`).
+    `crash_to_benefit` is confirmed crashes per model helped (None when none is helped);
+    reductions are over the models the flag helps.
+    """
+
+    flag: str
+    patch: dict[str, Any] = Field(default_factory=dict)
+    when: When = "always"
+    models: int
+    testable: int
+    skipped: int = 0
+    affectable: int = 0
+    counts: dict[Effect, int] = Field(default_factory=dict)
+    percentages: dict[Effect, float] = Field(default_factory=dict)
+    strata: list[StratumStats] = Field(default_factory=list)
+    crash_to_benefit: float | None = None
+    mean_graph_reduction: float | None = None  # graphs removed per helped model
+    mean_graph_reduction_percent: float | None = None
+    crash_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
+    flaky_groups: list[CrashGroup] = Field(default_factory=list)
+    overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
+    top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
+    # The rest of the stack (empty when the sweep made no such checks):
+    wrong_result_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
+    nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
+    stack: list[StackRow] = Field(default_factory=list)  # pairs that climbed the ladder
+    stack_groups: list[CrashGroup] = Field(default_factory=list)  # failures met only on the ladder
+    helped_survive: int | None = None  # helped models whose benefit survives the full stack
+    helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
+    recompiles: list[RecompileRow] = Field(default_factory=list)
+    recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
+
+
+class ModelGraphs(Record):
+    """A model and the graphs its baseline compiled to."""
+
+    model: str
+    stratum: str = "other"
+    graphs: int
+    ops: int | None = None
+
+
+class BreakReasonChange(Record):
+    """A graph-break reason at baseline: how many models hit it tonight and in the previous nightly."""
+
+    reason: str
+    models: int
+    previous: int | None = None  # None: there is no previous nightly to compare with
+
+    @property
+    def change(self) -> int | None:
+        return None if self.previous is None else self.models - self.previous
+
+
+class HealthNumbers(Record):
+    """Dynamo on the corpus (or on one stratum) at baseline, the 7k-model evaluation's numbers.
+
+    Each count includes the next: built >= ran_eagerly >= compiled >= one_graph. Graph and
+    operator statistics are over the models that compiled; the 90th percentile is nearest-rank.
+    The stack's numbers count baseline runs: outputs that two eager runs already disagree on,
+    confirmed wrong results, and, of the models called again on a second shape, those that
+    recompiled and those whose new graphs took symbolic sizes.
+    """
+
+    stratum: str  # "all" for the whole corpus
+    models: int
+    built: int = 0
+    ran_eagerly: int = 0
+    compiled: int = 0
+    one_graph: int = 0
+    mean_graphs: float | None = None
+    p90_graphs: float | None = None
+    mean_ops: float | None = None
+    max_ops: int | None = None
+    max_ops_model: str | None = None
+    nondeterministic: int = 0
+    wrong_results: int = 0
+    second_calls: int = 0
+    recompiled: int = 0
+    dynamic: int = 0  # recompiled with symbolic sizes, and a third shape recompiled nothing
+    overspecialized: int = 0  # a third shape recompiled again
+    top_models: list[ModelGraphs] = Field(default_factory=list)  # most graphs first
+    top_break_reasons: list[BreakReasonChange] = Field(default_factory=list)  # most models first
+
+
+class HealthPoint(Record):
+    """One stored nightly in the corpus's health trend."""
+
+    key: str
+    models: int
+    compiled: int
+    one_graph: int
+    mean_graphs: float | None = None
+    p90_graphs: float | None = None
+    ran_eagerly: int = 0
+
+
+class CorpusHealth(Record):
+    """How healthy Dynamo is on the corpus tonight: numbers overall and per stratum, the trend over
+    stored nightlies, the full stack at baseline, and the models whose baseline graph count rose
+    since the previous nightly (a Dynamo regression in its own right, whatever the flags do)."""
+
+    key: str
+    previous_key: str | None = None
+    compare_url: str | None = None  # the commit range since the previous nightly
+    same_build: bool = False  # the previous nightly is the same torch build: nothing here is news
+    overall: HealthNumbers
+    strata: list[HealthNumbers] = Field(default_factory=list)
+    trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
+    strata_trend: dict[str, list[HealthPoint]] = Field(default_factory=dict)  # the same, per stratum
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs
+    laddered: int = 0  # models that climbed the ladder at baseline
+    ladder_failures: dict[str, int] = Field(default_factory=dict)  # rung -> baseline runs first failing there
+    baseline_regressions: list[ModelChange] = Field(default_factory=list)  # more graphs than last night
+
+
+class TrendPoint(Record):
+    """One stored nightly in a flag's trend."""
+
+    key: str
+    crashes: int  # confirmed crashes
+    helps: int  # models with fewer graphs
+    flaky: int = 0
+    testable: int = 0
+    wrong: int = 0  # confirmed wrong results
+
+    @property
+    def failures(self) -> int:
+        """Confirmed crashes and wrong results: what keeps a tracking issue open."""
+        return self.crashes + self.wrong
+
+
+class NightSummary(Record):
+    """One stored nightly as the history of a later night reads it: per flag it ran, its trend
+    point, its confirmed crash and wrong-result signatures (largest group first), and the corpus's
+    health per stratum: what trends, first sightings and reopening need; `created` and
+    `environment` order it (`analysis.choose_history`). `analysis.summarise` makes one from a
+    snapshot. The dashboard's compact per-nightly data
+    carries these fields too, so that a night can take its history from it instead of reading
+    every stored snapshot again."""
+
+    key: str
+    created: datetime
+    environment: Environment
+    trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
+    crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
+    wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
+    health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
+
+
+class ModelChange(Record):
+    """One model whose result under one config changed between two snapshots."""
+
+    model: str
+    stratum: str = "other"
+    old_effect: Effect | None = None
+    new_effect: Effect | None = None
+    old_signature: str | None = None
+    new_signature: str | None = None
+    old_graphs: int | None = None
+    new_graphs: int | None = None
+    error: str | None = None  # the new first error line, when it crashes now
+
+
+class FlagDiff(Record):
+    """How one flag's effects moved between two snapshots (models present in both)."""
+
+    flag: str
+    newly_crashing: list[ModelChange] = Field(default_factory=list)
+    newly_wrong: list[ModelChange] = Field(default_factory=list)  # a wrong result now, not before
+    fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
+    signature_changes: list[ModelChange] = Field(default_factory=list)
+    graph_changes: list[ModelChange] = Field(default_factory=list)  # graphs under the flag
+    effect_changes: list[ModelChange] = Field(default_factory=list)  # any other effect change
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(
+            self.newly_crashing
+            or self.newly_wrong
+            or self.fixed
+            or self.signature_changes
+            or self.graph_changes
+            or self.effect_changes
+        )
+
+
+class SnapshotDiff(Record):
+    """What changed from one stored nightly to the next; `compare_url` is the commit range."""
+
+    old_key: str
+    new_key: str
+    old_git_version: str = ""
+    new_git_version: str = ""
+    same_build: bool = False  # the same torch build: nothing here is news
+    compare_url: str | None = None
+    models_added: list[str] = Field(default_factory=list)
+    models_removed: list[str] = Field(default_factory=list)
+    baseline_graph_changes: list[ModelChange] = Field(default_factory=list)
+    flags: dict[str, FlagDiff] = Field(default_factory=dict)
+    flags_added: list[str] = Field(default_factory=list)
+    flags_removed: list[str] = Field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(
+            self.models_added
+            or self.models_removed
+            or self.baseline_graph_changes
+            or self.flags_added
+            or self.flags_removed
+            or any(flag.has_changes for flag in self.flags.values())
+        )
+
+
+# --- The night record: one night analysed once, then rendered (report folder, issue bodies,
+# notices, step summary, dashboard). Built by `analysis.night`; renderers only read it.
+
+
+class FlagNight(Record):
+    """One flag on one night: what its tracking issue, its notices and a per-flag page show."""
+
+    flag: str
+    stats: FlagStats  # counts, percentages, crash groups (largest first, `first_seen` filled), overlap
+    effects: list[ModelEffect] = Field(default_factory=list)  # this flag's rows, in snapshot order
+    # Every nightly of the history that has this flag, oldest first, this night last: what the
+    # trend chart draws and what closing reads (confirmed crashes per nightly).
+    trend: list[TrendPoint] = Field(default_factory=list)
+    diff: FlagDiff | None = None  # this flag's part of `Night.diff`; None without one or without the flag
+    cc: list[str] = Field(default_factory=list)  # logins and org/teams mentioned on its issue, in order
+    issue_url: str | None = None  # its tracking issue, once one is known
+    # Confirmed wrong-result then crash signatures of the previous nightly under this flag,
+    # largest group first; None when there is no previous nightly with the flag (what a person
+    # saw, for reopening).
+    previous_signatures: list[str] | None = None
+
+    @property
+    def crashes(self) -> int:
+        """Confirmed crashes (flaky ones are not counted)."""
+        return self.stats.counts.get(Effect.crashes, 0)
+
+    @property
+    def wrong(self) -> int:
+        """Confirmed wrong results (worse than crashes: they keep the issue open too)."""
+        return self.stats.counts.get(Effect.wrong_result, 0)
+
+    @property
+    def tracked(self) -> list[CrashGroup]:
+        """What the issue tracks and its people are routed by: the confirmed wrong-result groups,
+        then the confirmed crash groups, each largest first."""
+        return [*self.stats.wrong_result_groups, *self.stats.crash_groups]
+
+    @property
+    def helps(self) -> int:
+        return self.stats.counts.get(Effect.reduces_graphs, 0)
+
+    @property
+    def helped(self) -> list[ModelEffect]:
+        """Models with fewer graphs under the flag, the largest reduction first."""
+        rows = [row for row in self.effects if row.effect == Effect.reduces_graphs]
+        return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
+
+    @property
+    def increased(self) -> list[ModelEffect]:
+        """Models with more graphs under the flag, in snapshot order."""
+        return [row for row in self.effects if row.effect == Effect.increases_graphs]
+
+
+class Night(Record):
+    """One nightly analysed once: the snapshot, what it is compared with, and every flag's findings.
+
+    `history` and `previous_key` are chosen by one rule (`analysis.choose_history`) for every
+    command: the stored nightlies ordered before this one (other builds only), oldest first,
+    ending with the one it is diffed against. Renderers read this record and nothing else, so
+    that the report folder, the published bodies, the step summary and the dashboard's flag
+    pages agree (its pages per model read the site's own data of every stored nightly).
+    """
+
+    key: str  # the snapshot's key (the torch version)
+    snapshot: Snapshot
+    previous_key: str | None = None  # the nightly `diff` compares with; None for a first nightly
+    history: list[str] = Field(default_factory=list)  # keys before this night, oldest first
+    diff: SnapshotDiff | None = None  # from `previous_key` to `key`
+    flags: dict[str, FlagNight] = Field(default_factory=dict)  # in the snapshot's flag order
+    dashboard_url: str | None = None  # where the complete tables are published, when configured
+    # Dynamo's health on the corpus at baseline, its trend over `history`, and the models whose
+    # baseline graph count rose since `previous_key`: what summary.md's health section, the
+    # health issue and the baseline-regression notice all render.
+    health: CorpusHealth | None = None
+
+    @property
+    def effects(self) -> list[ModelEffect]:
+        """Every (model, flag) row, flag by flag."""
+        return [row for flag in self.flags.values() for row in flag.effects]
+
+    def linked(self, issue_urls: dict[str, str], *, author: str | None = None) -> Night:
+        """This night with its tracking issues' addresses, and `author` (the bot's login, already
+        subscribed to its issues) left out of every cc list. Nothing is analysed again."""
+        flags = {}
+        for name, flag in self.flags.items():
+            cc = [person for person in flag.cc if not author or person.lower() != author.lower()]
+            url = issue_urls.get(name, flag.issue_url)
+            flags[name] = flag.model_copy(update={"issue_url": url, "cc": cc})
+        return self.model_copy(update={"flags": flags})
+
+    def issue_urls(self) -> dict[str, str]:
+        """flag -> its tracking issue, for the flags whose issue is known."""
+        return {name: flag.issue_url for name, flag in self.flags.items() if flag.issue_url}

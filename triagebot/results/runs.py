@@ -1,0 +1,305 @@
+"""What a sweep produces and stores: environments, run outcomes and their checks, model specs,
+the stream's lines, and the snapshot."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from triagebot.results.base import Record
+
+BASELINE = "baseline"
+"""The name under which a model's run with the default Dynamo config is stored."""
+
+
+class Environment(Record):
+    """Where a sweep ran. Two environments with the same `torch_git_version` are one build."""
+
+    torch_version: str
+    torch_git_version: str = ""
+    transformers_version: str = ""
+    python_version: str = ""
+    platform: str = ""
+    device: Literal["cpu", "cuda"] = "cpu"
+    gpu_name: str | None = None
+    cuda_version: str | None = None
+
+    def same_build(self, other: Environment) -> bool:
+        if self.torch_git_version and other.torch_git_version:
+            return self.torch_git_version == other.torch_git_version
+        return self.torch_version == other.torch_version
+
+
+class Status(StrEnum):
+    """What happened to one (model, config) run."""
+
+    ok = "ok"
+    create_error = "create_error"  # building the model failed
+    eager_error = "eager_error"  # the eager run failed
+    crash = "crash"  # an exception under torch.compile
+    timeout = "timeout"  # the run outlived its time limit
+    signal = "signal"  # the worker died: a signal, an OOM kill, or it vanished
+    # A flag run not made because it cannot matter: the flag's `when = "graph_breaks"` and the
+    # baseline compiled to one graph with no break. Recorded, never absent.
+    skipped = "skipped"
+    # A flag run that could not build or run eagerly although its baseline did: a fault of the
+    # sweep (the recorded spec did not rebuild the model), never a property of the model.
+    engine_error = "engine_error"
+
+
+PRE_COMPILE_STAGES = frozenset({"build", "eager"})
+"""Stages of a run before the compiled call: failing in one of them makes a model untestable."""
+
+COUNTING_BACKEND = "counting"
+"""The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
+
+WRONG_RESULT = "WrongResult"
+"""The error type a wrong result is reported (and its repro raises) under."""
+
+
+class Accuracy(StrEnum):
+    """How a compiled call's outputs compare with eager outputs on the same inputs and seed."""
+
+    match = "match"  # within the benchmark harness's tolerances
+    mismatch = "mismatch"  # beyond them: a wrong result once confirmed by a rerun
+    nondeterministic = "nondeterministic"  # two eager runs already differ: not judged
+
+
+class AccuracyCheck(Record):
+    """The compiled outputs against the eager ones (`triagebot.sweep.accuracy` has the rules)."""
+
+    verdict: Accuracy
+    # The first output that differs (`logits`, `past_key_values.layers[0].keys`), prefixed with
+    # `second call: ` when only the call on the second shape differs. For `nondeterministic`,
+    # the output where the two eager runs differ.
+    where: str | None = None
+    detail: str | None = None  # how far: largest difference, tolerance, RMSE or cosine similarity
+
+
+class RecompileCheck(Record):
+    """The compiled model called again on a second shape of its inputs (`triagebot.sweep.shapes`)."""
+
+    change: str  # how the inputs changed ("sequence 16 -> 24", "batch 1 -> 2"), or why none could be made
+    status: Literal["ok", "crash", "skipped"]  # skipped: no second shape, or eager failed on it
+    recompiles: int = 0  # frames Dynamo compiled again for the second call
+    graphs: int = 0  # graphs the backend received for the second call
+    dynamic: bool | None = None  # a graph of the second call took symbolic sizes (None: none compiled)
+    guard_failures: list[str] = Field(default_factory=list)  # the guard that failed, per recompile
+    # Recompiles of a third call on a third shape (the same rule again): more than none means the
+    # second call specialised rather than generalised (overspecialisation). None: not made.
+    again: int | None = None
+    error_type: str | None = None  # a crash of the second call
+    error: str | None = None
+    signature: str | None = None
+
+
+class Outcome(Record):
+    """One (model, config) run."""
+
+    status: Status
+    graphs: int | None = None  # FX graphs the counting backend received
+    ops: int | None = None  # call nodes over all those graphs
+    break_reasons: list[str] = Field(default_factory=list)
+    error_type: str | None = None  # exception class name, or SIGSEGV / Timeout / ...
+    error: str | None = None  # first line of the message
+    signature: str | None = None  # normalised error, groups one bug across models
+    traceback: str | None = None  # tail of the traceback
+    seconds: float = 0.0  # wall time of the whole run
+    stage_seconds: dict[str, float] = Field(default_factory=dict)  # build, eager, compile
+    # Where a run that gave no result (timeout, signal) was: build, eager or compile. None for
+    # the other statuses, and in snapshots older than this field (read as compile).
+    stage: str | None = None
+    accuracy: AccuracyCheck | None = None  # None: not checked (checks off, or the call did not run)
+    recompile: RecompileCheck | None = None  # None: not tried (checks off, a ladder run, no result)
+
+    @property
+    def ran(self) -> bool:
+        return self.status == Status.ok
+
+    @property
+    def mismatched(self) -> bool:
+        """It ran, and its outputs differ from eager beyond tolerance."""
+        checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.mismatch
+        return self.status == Status.ok and checked
+
+    @property
+    def suspect(self) -> bool:
+        """A crash or a wrong result: what confirmation reruns are for."""
+        return self.status == Status.crash or self.mismatched
+
+    @property
+    def untestable(self) -> bool:
+        """The model could not be built or run eagerly: an error, or a hang or a death before the
+        compiled call. Testable means built and ran eagerly, nothing less."""
+        if self.status in (Status.create_error, Status.eager_error):
+            return True
+        return self.status in (Status.timeout, Status.signal) and self.stage in PRE_COMPILE_STAGES
+
+
+class InputSpec(Record):
+    """One input tensor fed to a model: enough to rebuild it, so that a repro needs no corpus code.
+
+    `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
+    `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid), or
+    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index).
+    Random kinds are drawn in input order from `torch.manual_seed(ModelSpec.seed)`.
+    """
+
+    name: str
+    shape: list[int]
+    dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
+    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal"] = "randn"
+    low: int = 0
+    high: int | None = None
+    values: Any = None
+
+
+class ModelSpec(Record):
+    """Everything needed to rebuild one corpus model without a hub: a repro is built from this."""
+
+    model: str  # unique name in its corpus, e.g. "LlamaForCausalLM"
+    source: Literal["sentinel", "transformers"] = "transformers"
+    class_path: str = ""  # importable "module:Class"
+    config_class: str | None = None
+    model_type: str | None = None
+    stratum: str = "other"
+    modality: str = "text"
+    config: dict[str, Any] | None = None  # tiny config as a dict (to_diff_dict-style)
+    recipe: str | None = None  # which input recipe served
+    partial: bool = False  # a multimodal model that only ran on a text-only recipe
+    inputs: list[InputSpec] = Field(default_factory=list)
+    params: int | None = None
+    seed: int = 0
+    code: str | None = None  # source of a module no released package has (sentinels), for repros
+
+
+When = Literal["always", "graph_breaks"]
+"""When a flag's runs are made: on every model, or only on models whose baseline graph-breaks."""
+
+# Settings that act only where Dynamo would otherwise break the graph (a scalar output such as
+# `.item()`, an op with a data-dependent output shape): on a model whose baseline compiled to one
+# graph with no break they cannot change anything.
+GRAPH_BREAK_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
+
+
+def default_when(patch: dict[str, Any]) -> When:
+    """`graph_breaks` for a patch of graph-break settings only, `always` for anything else (a
+    flag that acts on guards, recompiles or backends must run on every model)."""
+    return "graph_breaks" if patch and set(patch) <= GRAPH_BREAK_SETTINGS else "always"
+
+
+class FlagSettings(Record):
+    """One flag under study: its `torch._dynamo.config` patch and when its runs are made.
+
+    `when="graph_breaks"` skips the flag's run on a model whose baseline compiled to exactly one
+    graph with no graph-break reason (recorded as a `skipped` run); `when="always"` runs it on
+    every model. Left out, `when` is `default_when(patch)`.
+    """
+
+    patch: dict[str, Any]
+    when: When = "always"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_when(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "when" not in data and isinstance(data.get("patch"), dict):
+            return {**data, "when": default_when(data["patch"])}
+        return data
+
+
+class RunRecord(Record):
+    """One line of a sweep's JSON Lines stream: a finished (model, config) run."""
+
+    kind: Literal["run"] = "run"
+    model: str
+    config: str  # BASELINE or a flag name
+    attempt: int = 0  # 0 for the sweep, 1.. for confirmation reruns
+    outcome: Outcome
+    spec: ModelSpec | None = None
+    backend: str | None = None  # a ladder run's rung (counting, aot_eager, inductor); None: the sweep
+
+
+class CorpusSelection(Record):
+    """Which models a snapshot covers and how they were chosen."""
+
+    name: str
+    seed: int | None = None
+    sample: int | None = None
+    strata: dict[str, int] = Field(default_factory=dict)  # stratum -> models drawn
+    models: list[str] = Field(default_factory=list)
+    only_breaking_in: str | None = None  # snapshot key whose baseline graph breaks filtered
+
+
+class SweepHeader(Record):
+    """First line of a sweep's JSON Lines stream: what the runs below belong to."""
+
+    kind: Literal["header"] = "header"
+    environment: Environment
+    flags: dict[str, dict[str, Any]]
+    # flag -> when its runs are made; a flag not listed ran on every model (older streams)
+    when: dict[str, When] = Field(default_factory=dict)
+    corpus: CorpusSelection
+    shard: str | None = None  # "i/n"
+    started: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order (empty: no ladder)
+
+
+class ModelResult(Record):
+    """One model's outcomes under the baseline and every flag."""
+
+    model: str
+    stratum: str = "other"
+    outcomes: dict[str, Outcome]  # BASELINE and each flag name
+    confirmations: dict[str, list[Outcome]] = Field(default_factory=dict)  # reruns of crashes
+    spec: ModelSpec | None = None
+    # The backend ladder: config -> backend -> outcome, in ladder order, up to the first failure;
+    # only for the (model, config) pairs the ladder chose. Its reruns of failures apart.
+    ladder: dict[str, dict[str, Outcome]] = Field(default_factory=dict)
+    ladder_confirmations: dict[str, dict[str, list[Outcome]]] = Field(default_factory=dict)
+
+
+class Reproduction(Record):
+    """A self-contained script for one crash signature, and whether running it reproduced it."""
+
+    flag: str
+    signature: str
+    model: str
+    script: str
+    verified: bool = False  # the script was run and raised an error with this signature
+    observed: str | None = None  # the signature it raised, or why it could not be checked
+    backend: str | None = None  # the backend the script compiles with; None: the counting backend
+
+
+class Snapshot(Record):
+    """One sweep of one build: the unit that is stored, diffed and published."""
+
+    key: str  # the torch version, e.g. 2.12.0.dev20260408+cu128
+    created: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    environment: Environment
+    flags: dict[str, dict[str, Any]]  # flag name -> torch._dynamo.config patch
+    # flag -> when its runs were made; a flag not listed ran on every model (older snapshots)
+    when: dict[str, When] = Field(default_factory=dict)
+    corpus: CorpusSelection
+    results: list[ModelResult]
+    reproductions: list[Reproduction] = Field(default_factory=list)
+    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    # The backend ladder's rungs, in order: `counting` (the recompile check on the ladder's
+    # selection) and the backends (aot_eager, inductor); empty when no ladder ran.
+    ladder: list[str] = Field(default_factory=list)
+
+    def result(self, model: str) -> ModelResult | None:
+        return next((r for r in self.results if r.model == model), None)
+
+    def model_seconds(self) -> dict[str, float]:
+        """Each model's recorded wall seconds over all its runs (every config, confirmations
+        included): the cost estimate that orders and shards the next sweep of the corpus."""
+        return {
+            result.model: sum(outcome.seconds for outcome in result.outcomes.values())
+            + sum(rerun.seconds for reruns in result.confirmations.values() for rerun in reruns)
+            + sum(outcome.seconds for rungs in result.ladder.values() for outcome in rungs.values())
+            for result in self.results
+        }
