@@ -28,7 +28,6 @@ from triagebot.config import FLAG_NAME, Config, StoreSettings
 from triagebot.errors import Interrupted, PipelineError, SiteError, TrackerError, TriagebotError
 from triagebot.results import BASELINE, Environment, ModelEffect, Night, NightSummary, Snapshot
 from triagebot.store import (
-    LocalStore,
     Store,
     StoreError,
     check_key,
@@ -206,13 +205,6 @@ def already_swept(store: Store, build: Environment) -> str | None:
     return None
 
 
-def stored_path(store: Store, key: str) -> Path | None:
-    if isinstance(store, LocalStore):
-        return store.file(key)
-    checkout = getattr(store, "checkout", None)
-    return Path(checkout) / "snapshots" / f"{key}.json" if checkout is not None else None
-
-
 def github_output(values: dict[str, str], path: Path | None = None) -> None:
     """Step outputs for the workflow: `name=value` lines appended to `path`, else to
     `$GITHUB_OUTPUT` when run in GitHub Actions."""
@@ -278,11 +270,11 @@ def run(
         report = RunReport(build=build, swept=False, existing_key=existing)
         say(
             f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) was already "
-            f"swept: snapshot {existing} in {stored_path(store, existing) or 'the store'}; "
+            f"swept: snapshot {existing} in {store.path_of(existing) or 'the store'}; "
             "nothing to do (use --force to sweep again)"
         )
         step_summary(summary_markdown(report, None))
-        github_output({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
+        github_output({"swept": "false", "snapshot": str(store.path_of(existing) or "")})
         return report
 
     out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
@@ -301,7 +293,7 @@ def run(
         report.stored_as_news = store.put(snapshot)
     except StoreError as error:
         raise PipelineError(f"cannot store snapshot {snapshot.key}: {error}") from None
-    report.stored_file = stored_path(store, snapshot.key)
+    report.stored_file = store.path_of(snapshot.key)
     report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
 
     # The site's store-wide data first, so that the night reads its history from it and every

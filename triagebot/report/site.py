@@ -65,7 +65,7 @@ from triagebot.report.site_data import (
     read_night_data,
 )
 from triagebot.results import BASELINE, Effect, ModelEffect, ModelSpec, Night, Snapshot
-from triagebot.store import GitStore, LocalStore, Store, read_snapshot
+from triagebot.store import Store, read_snapshot
 
 ASSETS = ("site.js", "site.css")
 VENDORED = ("chart.umd.min.js", "chart.js.LICENSE.md")
@@ -85,17 +85,6 @@ class SiteBuild:
     read: int  # nightlies whose snapshot was read (the others came from their data files)
     pages: int
     index: Path
-
-
-def _snapshot_file(store: Store, key: str) -> Path | None:
-    if isinstance(store, LocalStore):
-        return store.file(key)
-    if isinstance(store, GitStore):
-        from triagebot.store.git import FOLDER
-
-        path = Path(store.checkout) / FOLDER / f"{key}.json"
-        return path if path.is_file() else None
-    return None
 
 
 @dataclass
@@ -405,13 +394,12 @@ def read_store(
     except StoreError as error:
         raise SiteError(f"cannot read the store: {error}") from None
     if not keys:
-        where = getattr(store, "path", None) or getattr(store, "checkout", None)
-        place = f"the store at {where}" if where else "the store"
+        place = f"the store at {store.location}" if store.location else "the store"
         raise SiteError(f"no snapshot in {place}: nothing to build a site from")
     jobs = jobs or min(4, os.cpu_count() or 1)
     sources = []
     for key in keys:
-        path = _snapshot_file(store, key)
+        path = store.path_of(key)
         try:
             source = fingerprint(path.read_bytes()) if path is not None else None
         except OSError as error:

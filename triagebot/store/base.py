@@ -220,6 +220,15 @@ class Store(ABC):
         self._write(snapshot)
         return same is None or same == snapshot.key
 
+    def path_of(self, key: str) -> Path | None:
+        """The file this store keeps snapshot `key` in; None when it keeps it in no file."""
+        return None
+
+    @property
+    def location(self) -> Path | None:
+        """The folder this store keeps its files in; None when it keeps none."""
+        return None
+
     def get(self, key: str) -> Snapshot:
         snapshot = self._read(check_key(key))
         if snapshot is None:
@@ -333,6 +342,13 @@ class LocalStore(Store):
 
     def file(self, key: str) -> Path:
         return self.path / f"{check_key(key)}.json"
+
+    def path_of(self, key: str) -> Path:
+        return self.file(key)
+
+    @property
+    def location(self) -> Path:
+        return self.path
 
     def _write(self, snapshot: Snapshot) -> None:
         write_snapshot(snapshot, self.file(snapshot.key))
