@@ -30,8 +30,9 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, ValidationError
 
-from triagebot.analysis import classify, diff, summarise, top_break_reasons
-from triagebot.analysis.stack import recompile_run
+from triagebot.analysis import classify, diff, summarise
+from triagebot.analysis.breaks import KEPT_BREAK_REASONS, SHOWN_BREAK_REASONS, top_break_reasons
+from triagebot.analysis.ladder import recompile_run
 from triagebot.results import (
     BASELINE,
     BreakReasonCount,
@@ -46,7 +47,6 @@ from triagebot.results import (
 )
 
 FORMAT = 2
-TOP_BREAK_REASONS = 50  # kept per nightly, so that the index can show the change of its top 15
 
 
 class Run(NamedTuple):
@@ -148,7 +148,7 @@ def _compact(
         source=source,
         signatures=list(signatures),
         models=models,
-        break_reasons=top_break_reasons(snapshot, TOP_BREAK_REASONS),
+        break_reasons=top_break_reasons(snapshot, KEPT_BREAK_REASONS),
         previous=previous,
         previous_source=previous_source if previous is not None else None,
         diff=change,
@@ -303,7 +303,7 @@ def model_histories(nights: Sequence[NightData]) -> dict[str, list[ModelNightRow
 
 
 def break_reason_changes(
-    night: NightData, previous: NightData | None, limit: int = 15
+    night: NightData, previous: NightData | None, limit: int = SHOWN_BREAK_REASONS
 ) -> list[tuple[BreakReasonCount, int | None]]:
     """The night's top break reasons, each with its change in models since `previous` (None when
     the reason was not among the previous nightly's counted reasons)."""
