@@ -109,26 +109,12 @@ def run(
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
-    if given is None:
-        say(
-            f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) is not in the "
-            f"store: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags"
-        )
-    # A sweep of this build interrupted on this machine is finished rather than started over;
-    # --force starts over.
-    snapshot = given if given is not None else sweeper(config, out, not options.force)
+    snapshot = given if given is not None else _sweep(config, options, build, out, sweeper, say)
     report = _store(store, snapshot, out)
-
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
     # the issues, nor the summary: the run fails with it at the end.
-    site_failure: PipelineError | None = None
-    stored: StoredHistory | None = None
-    if site is not None:
-        try:
-            stored = site.history(store, out / "site")
-        except PipelineError as error:
-            site_failure = error
+    stored, site_failure = _history(site, store, out / "site")
     night = night_of(snapshot, store, config, stored=stored)
     write_diff(report, night, out)
     report.issues_dir, report.reports_dir = out / "issues", out / "report"
@@ -173,6 +159,24 @@ def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], 
     return report
 
 
+def _sweep(
+    config: Config,
+    options: RunOptions,
+    build: Environment,
+    out: Path,
+    sweeper: Sweeper,
+    say: Callable[[str], None],
+) -> Snapshot:
+    """Sweep the build the store does not have yet, saying so first."""
+    say(
+        f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) is not in the "
+        f"store: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags"
+    )
+    # A sweep of this build interrupted on this machine is finished rather than started over;
+    # --force starts over.
+    return sweeper(config, out, not options.force)
+
+
 def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
     """Store `snapshot`, with a copy under `out`; the report says where both went."""
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
@@ -183,6 +187,19 @@ def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
     report.stored_file = store.path_of(snapshot.key)
     report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
     return report
+
+
+def _history(
+    site: SiteStage | None, store: Store, out: Path
+) -> tuple[StoredHistory | None, PipelineError | None]:
+    """What earlier nights stored, with the site's folder `out` as its cache; or the failure
+    to read it, which holds back only the site (the night then reads the store)."""
+    if site is None:
+        return None, None
+    try:
+        return site.history(store, out), None
+    except PipelineError as error:
+        return None, error
 
 
 def _publish(
