@@ -9,6 +9,7 @@ cannot be read names itself in a one-line `StoreError`; readers of history (`his
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import sys
@@ -139,8 +140,6 @@ def write_snapshot(snapshot: Snapshot, path: str | Path) -> Path:
 def file_lock(path: Path, what: str, say: Callable[[str], None] = warn) -> Iterator[None]:
     """Hold an exclusive lock on `path` (created if missing) for the duration; when another
     process holds it, say so and wait for it."""
-    import fcntl
-
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as handle:
         try:
