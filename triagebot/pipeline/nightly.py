@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from triagebot.analysis.history import StoredHistory
+from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
 from triagebot.corpus.selection import check_corpus
 from triagebot.errors import PipelineError, TrackerError
@@ -27,6 +27,7 @@ from triagebot.pipeline.outputs import (
     SiteStage,
     finish,
     github_output,
+    site_failed,
     step_summary,
     summary_markdown,
     write_diff,
@@ -190,16 +191,17 @@ def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
 
 
 def _history(
-    site: SiteStage | None, store: Store, out: Path
+    site: SiteStage | None, store: Store, folder: Path
 ) -> tuple[StoredHistory | None, PipelineError | None]:
-    """What earlier nights stored, with the site's folder `out` as its cache; or the failure
-    to read it, which holds back only the site (the night then reads the store)."""
+    """What earlier nights stored, read with the site's `folder` as its cache (its data files);
+    None without a site (the night then reads the store). A failure to read it holds back only
+    the site."""
     if site is None:
         return None, None
     try:
-        return site.history(store, out), None
-    except PipelineError as error:
-        return None, error
+        return read_history(store, folder, jobs=site.jobs), None
+    except StoreError as error:
+        return None, site_failed(error, folder)
 
 
 def _publish(

@@ -113,28 +113,23 @@ def finish(report: RunReport, night: Night, config: Config, out: Path, say: Call
 
 @dataclass
 class SiteStage:
-    """The dashboard site in `run`: what earlier nights stored, read before the night with the
-    site's folder as its cache (`history`), and the pages written from the night as published
-    (`write`). Failures are `PipelineError`s that say the snapshot is stored and published."""
+    """The dashboard site in `run`: written from the night as published, from what earlier
+    nights stored (read with the site's folder as its cache, by `jobs` processes). A failure is
+    a `PipelineError` that says the snapshot is stored and published (`site_failed`)."""
 
     jobs: int | None = None
-
-    def history(self, store: Store, out: Path) -> StoredHistory:
-        try:
-            return read_history(store, out, jobs=self.jobs)
-        except StoreError as error:
-            raise _site_error(error, out) from None
 
     def write(self, store: Store, stored: StoredHistory, night: Night, config: Config, out: Path) -> Path:
         try:
             built = write_site(stored, newest_night(store, config, stored, night), out)
         except (SiteError, StoreError, PipelineError) as error:
-            raise _site_error(error, out) from None
+            raise site_failed(error, out) from None
         assert built.out is not None
         return built.out
 
 
-def _site_error(error: TriagebotError, out: Path) -> PipelineError:
+def site_failed(error: TriagebotError, out: Path) -> PipelineError:
+    """Why the site of `run` could not be built into `out`, and how to build it again."""
     return PipelineError(
         f"{error} (the snapshot is stored and published; `triagebot site --out {out}` builds it again)"
     )
