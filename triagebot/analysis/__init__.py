@@ -1,4 +1,5 @@
-"""Effects, error signatures, statistics and diffs: records in, records out (imports results only).
+"""Effects, error signatures, statistics and diffs: records in, records out (imports results;
+`history` alone reads the store).
 
 Public API, for report/, tracker/ and cli:
 
@@ -29,6 +30,10 @@ Public API, for report/, tracker/ and cli:
   `lives_in(rung)`; `flag_stats` fills each flag's wrong-result groups, nondeterministic models,
   ladder columns and groups, helped models that survive the full stack, and its effect on
   recompiles.
+- What earlier nights stored (`history`, imported on its own): `read_history(store, cache)`
+  reads every stored nightly's compact data once (`compact.NightData`, a `NightSummary`),
+  cached in a site's data files; `earlier(snapshot, store, ...)` is what a night is compared
+  with, from it or from the store.
 - `corpus_health(snapshot, history=()) -> CorpusHealth` (`health`): Dynamo's health on the corpus
   at baseline, overall and per stratum, with its trend and the baseline graph regressions.
 """

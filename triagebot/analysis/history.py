@@ -3,9 +3,9 @@ data of every stored nightly the dashboard site shows.
 
 - `read_history(store, cache, jobs=...) -> StoredHistory`: every stored nightly's file and,
   for each but the newest, its `compact.NightData` (a `NightSummary`). Reading every snapshot
-  dominates at corpus scale, so a nightly's data is read back from the data file a site built
-  into `cache` before keeps of it (`DATA_FOLDER`) while the hash of its snapshot file and of the
-  one before it are unchanged; the others are computed from their snapshots by `jobs` worker
+  dominates at corpus scale, so a nightly's data is read back from the data file that a site
+  built into `cache` keeps for it (`DATA_FOLDER`) while the hashes of its snapshot file and of
+  the one before it are unchanged; the others are computed from their snapshots by `jobs` worker
   processes, each taking a run of consecutive nightlies, and the newest but one is kept whole
   with its rows for the newest night's diff. Writes nothing: the site writes the data files.
 - `earlier(snapshot, store, previous=..., stored=...) -> Earlier`: what the night of `snapshot`

@@ -24,6 +24,9 @@ Public API, for the tracker, the pipeline and the command line:
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
 - `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
 - `repro.repro_script`: the text of a reproduction script; `markers`; `safety` (the one escaper).
+
+The renderings of a night live in `bodies`, the health's in `health`; the dashboard site in
+`site/` (`site.write_site`).
 """
 
 from triagebot.report import markers, safety
