@@ -17,9 +17,9 @@ ALLOWED = {
     "config": {"results", "errors"},
     "corpus": {"results", "config", "errors"},
     "sweep": {"corpus", "results", "config", "errors", "analysis"},
-    "analysis": {"results"},
+    "analysis": {"results", "errors", "store"},  # store: `analysis.history` reads what earlier nights stored
     "store": {"results", "config", "errors"},
-    "report": {"results", "analysis", "errors", "store"},
+    "report": {"results", "analysis", "errors"},
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
     "pipeline": {

@@ -126,3 +126,26 @@ def test_publish_with_previous_closes_by_the_history_it_diffed_against(fake, tmp
     # The same history in every command: the night `report` renders says what `publish` did.
     night = pipeline.night_of(new, LocalStore(tmp_path / "store"), Config(), previous=old)
     assert night.history == [old.key] and [p.crashes for p in night.flags[SCALAR].trend] == [600, 0]
+
+
+def test_a_night_from_the_stored_history_is_the_night_from_the_store(tmp_path: Path) -> None:
+    """What earlier nights stored, read once (and read back from a site's data files), gives the
+    night that reading every stored snapshot gives."""
+    from triagebot.analysis.history import read_history
+    from triagebot.report.site import write_site
+
+    store = LocalStore(tmp_path / "store")
+    for day, crashing in ((8, 0), (9, 3), (10, 1), (11, 2)):
+        store.put(nightly(day, crashing, models=40))
+    newest = store.get(store.keys()[-1])
+    config = Config(tracker=TrackerSettings(repo=REPO))
+    from_store = pipeline.night_of(newest, store, config)
+    stored = read_history(store, tmp_path / "site", jobs=1)
+    assert stored.read == store.keys()[:-1] and stored.kept is not None
+    assert pipeline.night_of(newest, store, config, stored=stored) == from_store
+    write_site(stored, from_store, tmp_path / "site")
+    again = read_history(store, tmp_path / "site", jobs=1)
+    assert again.read == [] and again.kept is None  # every earlier nightly from its data file
+    assert pipeline.night_of(newest, store, config, stored=again) == from_store
+    older = store.get(store.keys()[1])  # not the newest: its night reads the store
+    assert pipeline.night_of(older, store, config, stored=again) == pipeline.night_of(older, store, config)

@@ -1,4 +1,4 @@
-"""`triagebot run` (triagebot/pipeline.py): the order of the stages, the skip, and what it reports.
+"""`triagebot run` (triagebot/pipeline/): the order of the stages, the skip, and what it reports.
 
 These tests give the pipeline stand-in stages so that they pin down its own logic; the end to
 end run with the real sweep, renderer and publisher is tests/test_run_end_to_end.py.

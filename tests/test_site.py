@@ -1,4 +1,4 @@
-"""The dashboard site (triagebot/report/site.py): what it writes, from what, under which names.
+"""The dashboard site (triagebot/report/site/): what it writes, from what, under which names.
 
 What a person sees in a browser (sorting, filtering, charts, links from an issue) is
 tests/test_site_browser.py; this file checks the files themselves.
@@ -18,12 +18,11 @@ import pytest
 
 from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
-from triagebot.analysis import CRASH_EFFECTS, classify, diff
+from triagebot.analysis import CRASH_EFFECTS, classify, diff, history
+from triagebot.analysis.compact import night_data, night_script, read_night_data
 from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links
-from triagebot.report import site as site_module
-from triagebot.report.site_data import night_data, night_script, read_night_data
 from triagebot.results import Effect
 from triagebot.store import LocalStore, write_snapshot
 
@@ -329,7 +328,7 @@ def test_a_build_into_the_same_folder_reads_only_what_changed(tmp_path: Path):
 def test_worker_processes_build_the_same_site(tmp_path: Path, monkeypatch):
     store = make_store(tmp_path / "store")
     build_site(store, tmp_path / "serial", jobs=1)
-    monkeypatch.setattr(site_module, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(history, "PARALLEL_FROM", 1)
     said: list[str] = []
     parallel = build_site(store, tmp_path / "parallel", jobs=2, say=said.append)
     assert parallel.read == 3 and said == ["reading 3 of 3 stored nightlies"]  # no fallback
@@ -352,6 +351,26 @@ def test_a_damaged_data_file_is_made_again(tmp_path: Path):
     build_site(store, tmp_path / "site")
     (tmp_path / "site" / links.night_data(OLD)).write_text("triagebotNight({);\n", encoding="utf-8")
     assert build_site(store, tmp_path / "site").read == 2  # it and the newest
+
+
+def test_a_build_in_memory_holds_every_file_a_folder_build_writes(tmp_path: Path):
+    from triagebot.analysis.history import read_history
+    from triagebot.pipeline import newest_night
+    from triagebot.report.site import MemoryWriter, write_site
+
+    store = make_store(tmp_path / "store")
+    on_disk = build_site(store, tmp_path / "site")
+    stored = read_history(store)
+    memory = MemoryWriter()
+    in_memory = write_site(stored, newest_night(store, Config(), stored), memory)
+    files = {
+        path.relative_to(tmp_path / "site").as_posix(): path.read_bytes()
+        for path in (tmp_path / "site").rglob("*")
+        if path.is_file()
+    }
+    held = {path: text.encode() if isinstance(text, str) else text for path, text in memory.files.items()}
+    assert held == files
+    assert (in_memory.out, in_memory.index, in_memory.pages) == (None, None, on_disk.pages)
 
 
 def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
@@ -458,8 +477,8 @@ class Counted:
         self.classified: list[str] = []
         self.diffed: list[tuple[str, str]] = []
         self.effects_in_diffs = 0
-        modules = {name: sys.modules[f"triagebot.{name}"] for name in ("analysis.night", "analysis.stats")}
-        modules["report.site_data"] = sys.modules["triagebot.report.site_data"]
+        names = ("analysis.night", "analysis.stats", "analysis.compact")
+        modules = {name: sys.modules[f"triagebot.{name}"] for name in names}
         for module in modules.values():
             if hasattr(module, "classify"):
                 monkeypatch.setattr(module, "classify", self.classify(module.classify))
@@ -531,7 +550,7 @@ def test_the_newest_nightlys_data_from_its_night_is_the_data_its_snapshot_gives(
     """The data file of the newest nightly, made from its night, is what a later build makes of
     the same nightly from its snapshot, so a build reads it back as it would any other."""
     from triagebot.analysis import night
-    from triagebot.report.site_data import newest_data
+    from triagebot.analysis.compact import newest_data
 
     old, new = nightlies()[1:]
     from_snapshot, _ = night_data(new, old, source="b", previous_source="a")

@@ -312,7 +312,7 @@ def crowded(groups: int, rows: int) -> Snapshot:
 @pytest.mark.parametrize(("groups", "rows"), [(12, 5), (3, 900), (400, 400)])
 def test_the_stack_sections_shed_detail_to_fit_like_crash_groups(groups: int, rows: int):
     tonight = pipeline.night_of(crowded(groups, rows), MemoryStore([]), Config())
-    full = render("issue.md.j2", detail=FULL, **report._issue_context(tonight, FLAG))
+    full = render("issue.md.j2", detail=FULL, **report.bodies._issue_context(tonight, FLAG))
     body, detail = report.issue_rendering(tonight, FLAG)
     assert github_length(full) > GITHUB_LIMIT  # too long whole: something had to go
     assert github_length(body) <= GITHUB_LIMIT and not markdown_problems(body)
@@ -331,5 +331,7 @@ def test_a_wrong_result_reproduction_is_shown_while_it_fits():
     body, detail = report.issue_rendering(tonight, FLAG)
     assert detail == FULL and "verified to assert the mismatch" in body
     assert "with backend aot_eager, verified" in body
-    lean = render("issue.md.j2", detail=Detail(reproductions=False), **report._issue_context(tonight, FLAG))
+    lean = render(
+        "issue.md.j2", detail=Detail(reproductions=False), **report.bodies._issue_context(tonight, FLAG)
+    )
     assert "verified to assert the mismatch" not in lean and "line 00001" not in lean

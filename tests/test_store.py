@@ -82,6 +82,18 @@ def test_unknown_and_unsafe_keys_are_clear_errors(store) -> None:
         store.get("../etc/passwd")
 
 
+def test_each_store_says_where_it_keeps_a_snapshot(store) -> None:
+    store.put(OLD)
+    path = store.path_of(OLD.key)
+    if isinstance(store, MemoryStore):
+        assert path is None and store.location is None
+        return
+    assert path is not None and read_snapshot(path) == OLD
+    assert store.location in path.parents
+    with pytest.raises(StoreError, match="not a plain version"):
+        store.path_of("../etc/passwd")
+
+
 def test_versions_order_dev_before_release() -> None:
     keys = ["2.12.0", "2.12.0.dev20260409+cu128", "2.11.1", "2.12.0rc1", "2.12.0.dev20260408+cu128"]
     assert sorted(keys, key=key_order) == [

@@ -1,4 +1,5 @@
-"""Effects, error signatures, statistics and diffs: records in, records out (imports results only).
+"""Effects, error signatures, statistics and diffs: records in, records out (imports results;
+`history` alone reads the store).
 
 Public API, for report/, tracker/ and cli:
 
@@ -16,28 +17,41 @@ Public API, for report/, tracker/ and cli:
 - `flag_stats(snapshot, flag) -> FlagStats`: counts, and percentages over the models the flag
   could affect (testable, every model but `create_error`, less those whose run was `skipped`),
   per stratum, crash-to-benefit ratio, mean graph reduction over the models helped, crash
-  groups by signature (confirmed, and flaky apart, each with the traceback tail of its first
-  model), overlap of crashing models with every other flag, top baseline graph-break reasons.
+  groups by signature (`crash_groups`; confirmed, and flaky apart, each with the traceback tail
+  of its first model), overlap of crashing models with every other flag, top baseline
+  graph-break reasons (`breaks`: how many each place keeps, one home), and the ladder's figures.
 - `trend_point(key, rows) -> TrendPoint`: one nightly's confirmed crashes and models helped
   under one flag, from that flag's rows.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph
   changes and other effect changes; baseline graph changes; models and flags added or
   removed; `same_build` (one torch git hash: not news); `compare_url`, the pytorch commit range.
 - Error signatures are `triagebot.results.error_signature` (shared with the sweep).
-- The rest of the stack (`stack`): `ladder_pairs(results, flags, sample)` (what climbs the
-  backend ladder), `lives_in(rung)`; `flag_stats` fills each flag's wrong-result groups,
-  nondeterministic models, ladder columns and groups, helped models that survive the full stack,
-  and its effect on recompiles.
+- The backend ladder (`ladder`): `ladder_pairs(results, flags, sample)` (what climbs it),
+  `lives_in(rung)`; `flag_stats` fills each flag's wrong-result groups, nondeterministic models,
+  ladder columns and groups, helped models that survive the full stack, and its effect on
+  recompiles.
+- What earlier nights stored (`history`, imported on its own): `read_history(store, cache)`
+  reads every stored nightly's compact data once (`compact.NightData`, a `NightSummary`),
+  cached in a site's data files; `earlier(snapshot, store, ...)` is what a night is compared
+  with, from it or from the store.
 - `corpus_health(snapshot, history=()) -> CorpusHealth` (`health`): Dynamo's health on the corpus
   at baseline, overall and per stratum, with its trend and the baseline graph regressions.
 """
 
+from triagebot.analysis.breaks import top_break_reasons
 from triagebot.analysis.diff import compare_url, diff
-from triagebot.analysis.effects import CRASH_EFFECTS, RAN_EFFECTS, classify, effect_of, model_effect
+from triagebot.analysis.effects import (
+    CRASH_EFFECTS,
+    RAN_EFFECTS,
+    classify,
+    crash_groups,
+    effect_of,
+    model_effect,
+)
 from triagebot.analysis.health import corpus_health
+from triagebot.analysis.ladder import ladder_pairs, lives_in
 from triagebot.analysis.night import CcRule, choose_history, night, summarise
-from triagebot.analysis.stack import ladder_pairs, lives_in
-from triagebot.analysis.stats import crash_groups, flag_stats, top_break_reasons, trend_point
+from triagebot.analysis.stats import flag_stats, trend_point
 
 __all__ = [
     "CRASH_EFFECTS",

@@ -1,10 +1,15 @@
-"""A flag's effect on each model, against the same model's baseline run."""
+"""A flag's effect on each model, against the same model's baseline run, and the models that
+failed alike grouped by signature."""
 
 from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
 
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
+    CrashGroup,
     Effect,
     ModelEffect,
     ModelResult,
@@ -117,3 +122,23 @@ def classify(snapshot: Snapshot) -> list[ModelEffect]:
             if row is not None:
                 rows.append(row)
     return rows
+
+
+def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[CrashGroup]:
+    """Rows of `flag` with `effect` grouped by signature, largest group first."""
+    grouped: dict[str, list[ModelEffect]] = defaultdict(list)
+    for row in rows:
+        if row.flag == flag and row.effect == effect:
+            grouped[row.signature or f"{row.error_type or 'unknown'}: (no message)"].append(row)
+    groups = [
+        CrashGroup(
+            flag=flag,
+            signature=signature,
+            error_type=members[0].error_type,
+            error=members[0].error,
+            models=sorted(member.model for member in members),
+            confirmed=effect != Effect.flaky,
+        )
+        for signature, members in grouped.items()
+    ]
+    return sorted(groups, key=lambda group: (-len(group.models), group.signature))

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from triagebot.analysis.breaks import SHOWN_BREAK_REASONS, break_reason_counts, most_common
 from triagebot.analysis.diff import diff
-from triagebot.analysis.stack import FAILED_WORDS, recompile_run, rung_word
-from triagebot.analysis.stats import break_reason_counts
+from triagebot.analysis.ladder import FAILED_WORDS, recompile_run, rung_word
 from triagebot.results import (
     BASELINE,
     PRE_COMPILE_STAGES,
@@ -29,13 +29,13 @@ from triagebot.results import (
     ModelGraphs,
     ModelResult,
     Outcome,
+    RecompileCheck,
     Snapshot,
     SnapshotDiff,
     Status,
 )
 
 TOP_MODELS = 10
-TOP_BREAK_REASONS = 15
 ALL = "all"
 
 
@@ -75,16 +75,7 @@ def numbers(
         key=lambda item: (-item[0], item[1]),
     )
     largest = ops[0] if ops else None
-    checks = [
-        run.recompile
-        for result, _ in runs
-        if (run := recompile_run(result, BASELINE)) is not None
-        and run.recompile is not None
-        and run.recompile.status == "ok"
-    ]
-    tonight = break_reason_counts(results)
-    before = break_reason_counts(previous) if previous is not None else None
-    ranked = sorted(tonight.items(), key=lambda item: (-item[1], item[0]))[:TOP_BREAK_REASONS]
+    checks = _second_calls(result for result, _ in runs)
     top = sorted(compiled, key=lambda pair: (-(pair[1].graphs or 0), pair[0].model))[:TOP_MODELS]
     return HealthNumbers(
         stratum=stratum,
@@ -113,13 +104,31 @@ def numbers(
             )
             for result, outcome in top
         ],
-        top_break_reasons=[
-            BreakReasonChange(
-                reason=reason, models=count, previous=None if before is None else before[reason]
-            )
-            for reason, count in ranked
-        ],
+        top_break_reasons=_break_reasons(results, previous),
     )
+
+
+def _second_calls(results: Iterable[ModelResult]) -> list[RecompileCheck]:
+    """The baseline's second-shape checks that ran (`recompile_run`)."""
+    return [
+        run.recompile
+        for result in results
+        if (run := recompile_run(result, BASELINE)) is not None
+        and run.recompile is not None
+        and run.recompile.status == "ok"
+    ]
+
+
+def _break_reasons(
+    results: Sequence[ModelResult], previous: Sequence[ModelResult] | None
+) -> list[BreakReasonChange]:
+    """The most common baseline graph-break reasons, each with its count in `previous` (None:
+    no previous nightly)."""
+    before = break_reason_counts(previous) if previous is not None else None
+    return [
+        BreakReasonChange(reason=reason, models=count, previous=None if before is None else before[reason])
+        for reason, count in most_common(break_reason_counts(results), SHOWN_BREAK_REASONS)
+    ]
 
 
 def health_points(snapshot: Snapshot) -> dict[str, HealthPoint]:

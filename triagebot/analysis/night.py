@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
-from triagebot.analysis.effects import classify
+from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.health import health_of, health_points
-from triagebot.analysis.stats import crash_groups, flag_stats, trend_point
-from triagebot.results import Effect, FlagNight, ModelEffect, Night, NightSummary, Snapshot
+from triagebot.analysis.stats import flag_stats, trend_point
+from triagebot.results import Effect, FlagNight, ModelEffect, Night, NightSummary, Snapshot, SnapshotDiff
 
 CcRule = Callable[[str, list[str]], list[str]]
 """(flag, its confirmed wrong-result then crash signatures, largest group first) -> people to cc
@@ -90,15 +90,7 @@ def night(
     Every snapshot given is classified once, the diff made once from those rows, the health
     computed once."""
     rows = classify(snapshot)
-    summaries: list[NightSummary] = []
-    for old in history:
-        if isinstance(old, Snapshot):
-            old_rows = previous_rows if old is previous and previous_rows is not None else classify(old)
-            if old is previous:
-                previous_rows = old_rows
-            summaries.append(summarise(old, old_rows))
-        else:
-            summaries.append(old)
+    summaries, previous_rows = _summaries(history, previous, previous_rows)
     change = None
     before = None  # the previous nightly's summary
     if previous is not None:
@@ -108,39 +100,70 @@ def night(
         last = summaries[-1] if summaries else None
         before = last if last is not None and last.key == previous.key else summarise(previous, previous_rows)
     nights = [*summaries, summarise(snapshot, rows)]
-    flags = {}
-    for flag in snapshot.flags:
-        stats = flag_stats(snapshot, flag, rows)
-        seen: dict[str, str] = {}
-        for nightly in nights:
-            for signature in nightly.crash_signatures.get(flag, []):
-                seen.setdefault(signature, nightly.key)
-        for group in stats.crash_groups:
-            group.first_seen = seen.get(group.signature, snapshot.key)
-        # What the issue tracks (wrong results, then crashes) routes its people.
-        signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
-        mine: list[ModelEffect] = [row for row in rows if row.flag == flag]
-        flags[flag] = FlagNight(
-            flag=flag,
-            stats=stats,
-            effects=mine,
-            trend=[nightly.trend[flag] for nightly in nights if flag in nightly.trend],
-            diff=change.flags.get(flag) if change is not None else None,
-            cc=list(cc(flag, signatures)) if cc is not None else [],
-            issue_url=(issue_urls or {}).get(flag),
-            previous_signatures=(
-                [*before.wrong_signatures.get(flag, []), *before.crash_signatures[flag]]
-                if before is not None and flag in before.crash_signatures
-                else None
-            ),
-        )
+    urls = issue_urls or {}
     return Night(
         key=snapshot.key,
         snapshot=snapshot,
         previous_key=previous.key if previous is not None else None,
         history=[old.key for old in summaries],
         diff=change,
-        flags=flags,
+        flags={
+            flag: _flag_night(snapshot, flag, rows, nights, change, before, cc, urls.get(flag))
+            for flag in snapshot.flags
+        },
         dashboard_url=dashboard_url,
         health=health_of(snapshot, [old.health for old in summaries], previous, change),
+    )
+
+
+def _summaries(
+    history: Sequence[Snapshot | NightSummary],
+    previous: Snapshot | None,
+    previous_rows: Sequence[ModelEffect] | None,
+) -> tuple[list[NightSummary], Sequence[ModelEffect] | None]:
+    """`history` summarised, each whole snapshot classified once; and the rows of `previous`,
+    kept when it is one of them."""
+    summaries: list[NightSummary] = []
+    for old in history:
+        if isinstance(old, Snapshot):
+            old_rows = previous_rows if old is previous and previous_rows is not None else classify(old)
+            if old is previous:
+                previous_rows = old_rows
+            summaries.append(summarise(old, old_rows))
+        else:
+            summaries.append(old)
+    return summaries, previous_rows
+
+
+def _flag_night(
+    snapshot: Snapshot,
+    flag: str,
+    rows: Sequence[ModelEffect],
+    nights: Sequence[NightSummary],
+    change: SnapshotDiff | None,
+    before: NightSummary | None,
+    cc: CcRule | None,
+    issue_url: str | None,
+) -> FlagNight:
+    """One flag's part of the night; `nights`: the history's summaries, then tonight's."""
+    seen: dict[str, str] = {}
+    for nightly in nights:
+        for signature in nightly.crash_signatures.get(flag, []):
+            seen.setdefault(signature, nightly.key)
+    stats = flag_stats(snapshot, flag, rows, first_seen=seen)
+    # What the issue tracks (wrong results, then crashes) routes its people.
+    signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
+    return FlagNight(
+        flag=flag,
+        stats=stats,
+        effects=[row for row in rows if row.flag == flag],
+        trend=[nightly.trend[flag] for nightly in nights if flag in nightly.trend],
+        diff=change.flags.get(flag) if change is not None else None,
+        cc=list(cc(flag, signatures)) if cc is not None else [],
+        issue_url=issue_url,
+        previous_signatures=(
+            [*before.wrong_signatures.get(flag, []), *before.crash_signatures[flag]]
+            if before is not None and flag in before.crash_signatures
+            else None
+        ),
     )

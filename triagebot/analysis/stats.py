@@ -1,25 +1,29 @@
-"""Per-flag statistics of one snapshot, crash groups, and trends over stored snapshots."""
+"""Per-flag statistics of one snapshot (`FlagStats`, computed once) and trend points."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from triagebot.analysis.effects import classify
+from triagebot.analysis.breaks import top_break_reasons
+from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.ladder import (
+    first_rungs,
+    ladder_figures,
+    recompile_rows,
+    recompiles_more,
+)
 from triagebot.results import (
-    BASELINE,
-    BreakReasonCount,
+    Accuracy,
     CrashGroup,
     Effect,
     FlagStats,
     ModelEffect,
-    ModelResult,
     Snapshot,
+    StackRow,
     StratumStats,
     TrendPoint,
 )
-
-TOP_BREAK_REASONS = 10
 
 
 def _counts(rows: Iterable[ModelEffect]) -> dict[Effect, int]:
@@ -31,47 +35,16 @@ def _testable(counts: dict[Effect, int]) -> int:
     return sum(counts.values()) - counts.get(Effect.create_error, 0)
 
 
-def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[CrashGroup]:
-    """Rows of `flag` with `effect` grouped by signature, largest group first."""
-    grouped: dict[str, list[ModelEffect]] = defaultdict(list)
-    for row in rows:
-        if row.flag == flag and row.effect == effect:
-            grouped[row.signature or f"{row.error_type or 'unknown'}: (no message)"].append(row)
-    groups = [
-        CrashGroup(
-            flag=flag,
-            signature=signature,
-            error_type=members[0].error_type,
-            error=members[0].error,
-            models=sorted(member.model for member in members),
-            confirmed=effect != Effect.flaky,
-        )
-        for signature, members in grouped.items()
-    ]
-    return sorted(groups, key=lambda group: (-len(group.models), group.signature))
-
-
-def break_reason_counts(results: Iterable[ModelResult]) -> Counter[str]:
-    """Baseline graph-break reasons by how many models hit each (first line, once per model)."""
-    counted: Counter[str] = Counter()
-    for result in results:
-        baseline = result.outcomes.get(BASELINE)
-        if baseline is None:
-            continue
-        reasons = {reason.strip().splitlines()[0] for reason in baseline.break_reasons if reason.strip()}
-        counted.update(reasons)
-    return counted
-
-
-def top_break_reasons(snapshot: Snapshot, limit: int = TOP_BREAK_REASONS) -> list[BreakReasonCount]:
-    """The most common baseline graph-break reasons (`break_reason_counts`)."""
-    counted = break_reason_counts(snapshot.results)
-    ranked = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    return [BreakReasonCount(reason=reason, models=models) for reason, models in ranked]
-
-
-def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None = None) -> FlagStats:
-    """The numbers of one flag's tracking issue; `rows` are `classify(snapshot)` when already computed."""
+def flag_stats(
+    snapshot: Snapshot,
+    flag: str,
+    rows: Sequence[ModelEffect] | None = None,
+    *,
+    first_seen: Mapping[str, str] | None = None,
+) -> FlagStats:
+    """The numbers of one flag's tracking issue; `rows` are `classify(snapshot)` when already
+    computed. `first_seen`: signature -> the first stored nightly it crashed in, for the crash
+    groups (a signature not in it is first seen in `snapshot`); without it they say nothing."""
     if flag not in snapshot.flags:
         raise KeyError(f"snapshot {snapshot.key} has no flag {flag!r} (flags: {', '.join(snapshot.flags)})")
     all_rows = list(rows) if rows is not None else classify(snapshot)
@@ -80,47 +53,12 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
     testable = _testable(counts)
     skipped = counts.get(Effect.skipped, 0)
     affectable = testable - skipped  # the models the flag could affect: percentages are over them
-    percentages = {
-        effect: round(100.0 * count / affectable, 1)
-        for effect, count in counts.items()
-        if effect not in (Effect.create_error, Effect.skipped) and affectable
-    }
-    by_stratum: dict[str, list[ModelEffect]] = defaultdict(list)
-    for row in mine:
-        by_stratum[row.stratum].append(row)
-    strata = []
-    for stratum in sorted(by_stratum):
-        stratum_counts = _counts(by_stratum[stratum])
-        strata.append(
-            StratumStats(
-                stratum=stratum,
-                models=len(by_stratum[stratum]),
-                testable=_testable(stratum_counts),
-                counts=stratum_counts,
-            )
-        )
     helped = [row for row in mine if row.effect == Effect.reduces_graphs]
-    reductions = [row.baseline_graphs - row.flag_graphs for row in helped]  # type: ignore[operator]
-    reduction_percents = [
-        100.0 * (row.baseline_graphs - row.flag_graphs) / row.baseline_graphs  # type: ignore[operator]
-        for row in helped
-        if row.baseline_graphs
-    ]
-    crashes = counts.get(Effect.crashes, 0)
-    crashing = {row.model for row in mine if row.effect == Effect.crashes}
-    crashing_under: dict[str, set[str]] = defaultdict(set)
-    for row in all_rows:
-        if row.effect == Effect.crashes:
-            crashing_under[row.flag].add(row.model)
-    overlap = {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
-    groups = crash_groups(mine, flag, Effect.crashes)
-    flaky = crash_groups(mine, flag, Effect.flaky)
-    by_name = {result.model: result for result in snapshot.results}
-    for group in groups + flaky:  # a flaky group's traceback is its first (crashing) run's
-        first = by_name.get(group.models[0])
-        outcome = first.outcomes.get(flag) if first is not None else None
-        group.traceback = outcome.traceback if outcome is not None else None
-    stats = FlagStats(
+    reduction, reduction_percent = _mean_reductions(helped)
+    ladder = ladder_figures(snapshot, flag, mine)
+    confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.stack, first_seen)
+    recompiles = recompile_rows(snapshot.results, mine, flag)
+    return FlagStats(
         flag=flag,
         patch=snapshot.flags[flag],
         when=snapshot.when.get(flag, "always"),
@@ -129,22 +67,116 @@ def flag_stats(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect] | None
         skipped=skipped,
         affectable=affectable,
         counts=counts,
-        percentages=percentages,
-        strata=strata,
-        crash_to_benefit=round(crashes / len(helped), 2) if helped else None,
-        mean_graph_reduction=round(sum(reductions) / len(reductions), 2) if reductions else None,
-        mean_graph_reduction_percent=(
-            round(sum(reduction_percents) / len(reduction_percents), 1) if reduction_percents else None
-        ),
-        crash_groups=groups,
+        percentages=_percentages(counts, affectable),
+        strata=_strata(mine),
+        crash_to_benefit=round(counts.get(Effect.crashes, 0) / len(helped), 2) if helped else None,
+        mean_graph_reduction=reduction,
+        mean_graph_reduction_percent=reduction_percent,
+        crash_groups=confirmed,
         flaky_groups=flaky,
-        overlap=overlap,
+        overlap=_overlap(snapshot, flag, all_rows),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=crash_groups(mine, flag, Effect.wrong_result),
+        nondeterministic=_nondeterministic(snapshot, flag),
+        **ladder._asdict(),
+        recompiles=recompiles,
+        recompiles_more=recompiles_more(recompiles),
     )
-    from triagebot.analysis.stack import add_stack  # it builds on this module's crash groups
 
-    return add_stack(stats, snapshot, mine)
+
+def _percentages(counts: dict[Effect, int], affectable: int) -> dict[Effect, float]:
+    return {
+        effect: round(100.0 * count / affectable, 1)
+        for effect, count in counts.items()
+        if effect not in (Effect.create_error, Effect.skipped) and affectable
+    }
+
+
+def _strata(rows: Iterable[ModelEffect]) -> list[StratumStats]:
+    by_stratum: dict[str, list[ModelEffect]] = defaultdict(list)
+    for row in rows:
+        by_stratum[row.stratum].append(row)
+    strata = []
+    for stratum in sorted(by_stratum):
+        counts = _counts(by_stratum[stratum])
+        strata.append(
+            StratumStats(
+                stratum=stratum, models=len(by_stratum[stratum]), testable=_testable(counts), counts=counts
+            )
+        )
+    return strata
+
+
+def _mean_reductions(helped: Sequence[ModelEffect]) -> tuple[float | None, float | None]:
+    """Graphs removed per helped model, and the same as a percentage of its baseline's graphs."""
+    reductions = [row.baseline_graphs - row.flag_graphs for row in helped]  # type: ignore[operator]
+    percents = [
+        100.0 * (row.baseline_graphs - row.flag_graphs) / row.baseline_graphs  # type: ignore[operator]
+        for row in helped
+        if row.baseline_graphs
+    ]
+    return (
+        round(sum(reductions) / len(reductions), 2) if reductions else None,
+        round(sum(percents) / len(percents), 1) if percents else None,
+    )
+
+
+def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict[str, list[str]]:
+    """Every other flag -> the models that crash under both it and `flag`."""
+    crashing_under: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if row.effect == Effect.crashes:
+            crashing_under[row.flag].add(row.model)
+    crashing = crashing_under[flag]
+    return {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
+
+
+def _crash_groups(
+    snapshot: Snapshot,
+    flag: str,
+    mine: Sequence[ModelEffect],
+    climbed: Sequence[StackRow],
+    first_seen: Mapping[str, str] | None,
+) -> tuple[list[CrashGroup], list[CrashGroup]]:
+    """The confirmed and the flaky crash groups, each with the traceback of its first model's
+    (crashing) run; a confirmed one also with where it lives (a crash of the sweep is Dynamo's),
+    its first model's rungs on the ladder, and the nightly it was first seen in."""
+    by_name = {result.model: result for result in snapshot.results}
+    by_model = {row.model: row for row in climbed}
+    seen = first_seen if first_seen is not None else {}
+
+    def traceback(group: CrashGroup) -> str | None:
+        first = by_name.get(group.models[0])
+        outcome = first.outcomes.get(flag) if first is not None else None
+        return outcome.traceback if outcome is not None else None
+
+    confirmed = [
+        group.model_copy(
+            update={
+                "traceback": traceback(group),
+                "lives_in": "Dynamo",
+                "ladder": first_rungs(group, by_model),
+                "first_seen": seen.get(group.signature, snapshot.key) if first_seen is not None else None,
+            }
+        )
+        for group in crash_groups(mine, flag, Effect.crashes)
+    ]
+    flaky = [
+        group.model_copy(update={"traceback": traceback(group)})
+        for group in crash_groups(mine, flag, Effect.flaky)
+    ]
+    return confirmed, flaky
+
+
+def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:
+    """Models whose accuracy under `flag` was not judged: two eager runs differ."""
+    return [
+        result.model
+        for result in snapshot.results
+        if (run := result.outcomes.get(flag)) is not None
+        and run.accuracy is not None
+        and run.accuracy.verdict == Accuracy.nondeterministic
+    ]
 
 
 def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:

@@ -27,6 +27,8 @@ import hashlib
 import posixpath
 import re
 
+from triagebot.analysis.compact import DATA_FOLDER
+
 INDEX = "index.html"
 MODELS = "models.html"
 COMPARE = "compare.html"
@@ -80,7 +82,7 @@ def compare_page(old_key: str, new_key: str) -> str:
 
 
 def night_data(key: str) -> str:
-    return f"data/nights/{slug(key)}.js"
+    return f"{DATA_FOLDER}/{slug(key)}.js"
 
 
 def asset(name: str) -> str:

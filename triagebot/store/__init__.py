@@ -5,7 +5,8 @@ Public API, for cli and tracker:
 - `Store`: `put(snapshot) -> bool` (stores or replaces; False when a snapshot of the same torch
   git hash is already stored under another key: the same build, not news), `get(key)`,
   `keys()` (oldest build first, torch version order), `latest()`, `latest_before(key)` (skips
-  the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`.
+  the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`;
+  `path_of(key)`: the file it keeps a snapshot in (None in memory), `location`: its folder.
   Readers of history skip a snapshot that cannot be read, with a warning; `get` names it.
   `records(folder, kind)` / `put_records(folder, {name: record})`: the tracker's memory (which
   issue tracks which flag, which commands were answered), one JSON file per record.
@@ -14,17 +15,13 @@ Public API, for cli and tracker:
 - `GitStore(remote, branch, checkout)`: one `snapshots/<key>.json` per snapshot on a data branch
   (e.g. `triagebot-data`), pushed after each put with rebase-and-retry when another job pushed first.
 - `MemoryStore(snapshots)`: the test double.
-- `open_store(settings, repo_dir)`: the store `[store]` in triagebot.toml names.
+- `open_store(settings, repo_dir)` (`configured`): the store `[store]` in triagebot.toml names.
 - `read_snapshot(path)`, `write_snapshot(snapshot, path)` (atomic), `key_order(key)`; errors are
   `StoreError`, one line naming the file.
 """
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
-from triagebot.config import StoreSettings
 from triagebot.store.base import (
     LocalStore,
     MemoryStore,
@@ -35,21 +32,8 @@ from triagebot.store.base import (
     read_snapshot,
     write_snapshot,
 )
+from triagebot.store.configured import open_store
 from triagebot.store.git import GitStore
-
-
-def open_store(settings: StoreSettings, repo_dir: str | Path = ".") -> Store:
-    """A LocalStore at `settings.path`, or, with `settings.branch`, a GitStore of that branch of the
-    remote `settings.remote` of the repository at `repo_dir`, checked out at `settings.path`."""
-    if not settings.branch:
-        return LocalStore(settings.path)
-    command = ["git", "remote", "get-url", settings.remote]
-    found = subprocess.run(command, cwd=repo_dir, capture_output=True, text=True, check=False)
-    if found.returncode != 0:
-        where = Path(repo_dir).resolve()
-        raise StoreError(f"store.remote {settings.remote!r} is not a git remote of {where}")
-    return GitStore(found.stdout.strip(), settings.branch, settings.path)
-
 
 __all__ = [
     "GitStore",

@@ -9,6 +9,7 @@ cannot be read names itself in a one-line `StoreError`; readers of history (`his
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import sys
@@ -139,8 +140,6 @@ def write_snapshot(snapshot: Snapshot, path: str | Path) -> Path:
 def file_lock(path: Path, what: str, say: Callable[[str], None] = warn) -> Iterator[None]:
     """Hold an exclusive lock on `path` (created if missing) for the duration; when another
     process holds it, say so and wait for it."""
-    import fcntl
-
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as handle:
         try:
@@ -219,6 +218,15 @@ class Store(ABC):
         same = self.find_build(snapshot.environment.torch_git_version)
         self._write(snapshot)
         return same is None or same == snapshot.key
+
+    def path_of(self, key: str) -> Path | None:
+        """The file this store keeps snapshot `key` in; None when it keeps it in no file."""
+        return None
+
+    @property
+    def location(self) -> Path | None:
+        """The folder this store keeps its files in; None when it keeps none."""
+        return None
 
     def get(self, key: str) -> Snapshot:
         snapshot = self._read(check_key(key))
@@ -333,6 +341,13 @@ class LocalStore(Store):
 
     def file(self, key: str) -> Path:
         return self.path / f"{check_key(key)}.json"
+
+    def path_of(self, key: str) -> Path:
+        return self.file(key)
+
+    @property
+    def location(self) -> Path:
+        return self.path
 
     def _write(self, snapshot: Snapshot) -> None:
         write_snapshot(snapshot, self.file(snapshot.key))

@@ -18,6 +18,7 @@ from triagebot.results import Snapshot
 from triagebot.store.base import (
     Store,
     StoreError,
+    check_key,
     file_lock,
     read_folder,
     read_snapshot,
@@ -80,6 +81,14 @@ class GitStore(Store):
 
     def _file(self, key: str) -> Path:
         return self.checkout / FOLDER / f"{key}.json"
+
+    def path_of(self, key: str) -> Path | None:
+        path = self._file(check_key(key))
+        return path if path.is_file() else None
+
+    @property
+    def location(self) -> Path:
+        return self.checkout
 
     def _write(self, snapshot: Snapshot) -> None:
         self._ensure()

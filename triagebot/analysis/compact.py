@@ -1,28 +1,25 @@
-"""The dashboard site's own store-wide data: every stored nightly in compact form.
+"""Each stored nightly in compact form (`NightData`): what a later night's history and the
+dashboard site read of it, instead of the snapshot.
 
-The newest nightly is rendered from its `results.Night` (analysed once by `analysis.night`):
-its flag pages read the record itself. What the site adds is the store as a whole: a
-`NightData` per stored nightly (every model's status, graphs, ops and signature under every
-config, every flag's effect on it, its trend point and crash signatures per flag, its corpus
-health and its diff against the nightly before it), for the index, the model pages and the
-compare view. The site keeps one per nightly as `data/nights/<key>.js`: the compare view reads
-two of them, and a later build into the same folder reads them back instead of parsing the
-snapshot again (`read_night_data`, checked against a hash of the snapshot file, so the site
-stays derivable from the store alone).
+A `NightData` is a `results.NightSummary` (key, created, environment, trend and crash signatures
+per flag, health points), so a night's history can be read from these records, with what the
+site adds: every model's status, graphs, ops, recompiles and signature under every config,
+every flag's effect on it, the nightly's most common break reasons and its diff against the
+nightly before it.
 
 - `night_data(snapshot, previous, ...)`: an earlier nightly's data, from its snapshot (classified
   here, once, and diffed against the nightly before it with the rows of both);
 - `newest_data(night, ...)`: the newest nightly's data, from its night: nothing is classified or
-  diffed again.
-
-A `NightData` is a `results.NightSummary` too, so the history of the newest night can be read
-from these records instead of from every stored snapshot (`pipeline.night_of`'s `stored`).
+  diffed again;
+- `night_script(data)` / `read_night_data(path)`: the data file, `triagebotNight({...});`, kept
+  in a site's folder: the site's compare view loads it from disk, and a later build reads it back
+  instead of the snapshot (`analysis.history`), while a hash of the snapshot file (`source`,
+  `fingerprint`) is unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -30,8 +27,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, ValidationError
 
-from triagebot.analysis import classify, diff, summarise, top_break_reasons
-from triagebot.analysis.stack import recompile_run
+from triagebot.analysis.breaks import KEPT_BREAK_REASONS, top_break_reasons
+from triagebot.analysis.diff import diff
+from triagebot.analysis.effects import classify
+from triagebot.analysis.ladder import recompile_run
+from triagebot.analysis.night import summarise
 from triagebot.results import (
     BASELINE,
     BreakReasonCount,
@@ -46,7 +46,6 @@ from triagebot.results import (
 )
 
 FORMAT = 2
-TOP_BREAK_REASONS = 50  # kept per nightly, so that the index can show the change of its top 15
 
 
 class Run(NamedTuple):
@@ -148,7 +147,7 @@ def _compact(
         source=source,
         signatures=list(signatures),
         models=models,
-        break_reasons=top_break_reasons(snapshot, TOP_BREAK_REASONS),
+        break_reasons=top_break_reasons(snapshot, KEPT_BREAK_REASONS),
         previous=previous,
         previous_source=previous_source if previous is not None else None,
         diff=change,
@@ -196,6 +195,9 @@ def newest_data(night: Night, *, source: str | None = None, previous_source: str
 
 # --- the per-night data file: `triagebotNight({...});`, a script the compare view loads from disk ---
 
+# Where a site's folder keeps one data file per stored nightly: the site's compare view loads
+# them, and a later read of the history (`analysis.history`) reads them back, whatever their name.
+DATA_FOLDER = "data/nights"
 PREFIX = "triagebotNight("
 SUFFIX = ");\n"
 
@@ -217,98 +219,3 @@ def read_night_data(path: Path) -> NightData | None:
         return NightData.model_validate_json(text[len(PREFIX) : -len(SUFFIX)])
     except ValidationError:
         return None
-
-
-# --- model histories: one model across every nightly, with the nightlies where something changed ---
-
-
-class Difference(NamedTuple):
-    what: str  # a config or flag name, or "corpus"
-    field: str  # status, graphs, ops, signature, recompiles, effect, present
-    old: Any
-    new: Any
-
-
-class ModelNightRow(NamedTuple):
-    """One model on one nightly, with what changed since the nightly before (where it was swept)."""
-
-    night: NightData
-    row: ModelNight
-    changes: list[Difference]
-
-
-def _run_fields(night: NightData, run: Run | None) -> dict[str, Any]:
-    if run is None:
-        return {"status": None}
-    return {
-        "status": run.status,
-        "graphs": run.graphs,
-        "ops": run.ops,
-        "signature": night.signature(run),
-        "recompiles": run.recompiles,
-    }
-
-
-def differences(
-    old_night: NightData, old: ModelNight, new_night: NightData, new: ModelNight
-) -> list[Difference]:
-    """What differs for one model between two nightlies: per config its run, per flag its effect."""
-    found = []
-    old_runs = dict(zip(old_night.configs, old.runs, strict=True))
-    for config, run in zip(new_night.configs, new.runs, strict=True):
-        before, after = _run_fields(old_night, old_runs.get(config)), _run_fields(new_night, run)
-        for field in ("status", "graphs", "ops", "signature", "recompiles"):
-            old_value, new_value = before.get(field), after.get(field)
-            if old_value == new_value:
-                continue
-            # A run that starts or stops running loses or gains its counts: the status says it.
-            implied = field in ("graphs", "ops", "recompiles") and None in (old_value, new_value)
-            if not (implied and before.get("status") != after.get("status")):
-                found.append(Difference(config, field, old_value, new_value))
-    old_effects = dict(zip(old_night.flags, old.effects, strict=True))
-    for flag, effect in zip(new_night.flags, new.effects, strict=True):
-        if old_effects.get(flag) != effect:
-            found.append(Difference(flag, "effect", old_effects.get(flag), effect))
-    return found
-
-
-def _state(night: NightData, shape: tuple, row: ModelNight) -> tuple:
-    """Everything `differences` compares, as one value: equal states have no difference."""
-    runs = tuple(
-        None if run is None else (run.status, run.graphs, run.ops, night.signature(run), run.recompiles)
-        for run in row.runs
-    )
-    return (shape, runs, tuple(row.effects))
-
-
-def model_histories(nights: Sequence[NightData]) -> dict[str, list[ModelNightRow]]:
-    """Every model swept in any of `nights` (oldest first) -> its rows, oldest first, each with
-    what changed since the previous nightly that swept it ("present" when it joins again)."""
-    histories: dict[str, list[ModelNightRow]] = {}
-    last_seen: dict[str, tuple[int, NightData, ModelNight, tuple]] = {}
-    for index, night in enumerate(nights):
-        shape = (tuple(night.configs), tuple(night.flags))
-        for row in night.models:
-            state = _state(night, shape, row)
-            before = last_seen.get(row.model)
-            if before is None:
-                changes = []
-            else:
-                changes = [] if before[3] == state else differences(before[1], before[2], night, row)
-                if before[0] != index - 1:
-                    changes.insert(0, Difference("corpus", "present", "absent", "swept"))
-            histories.setdefault(row.model, []).append(ModelNightRow(night, row, changes))
-            last_seen[row.model] = (index, night, row, state)
-    return histories
-
-
-def break_reason_changes(
-    night: NightData, previous: NightData | None, limit: int = 15
-) -> list[tuple[BreakReasonCount, int | None]]:
-    """The night's top break reasons, each with its change in models since `previous` (None when
-    the reason was not among the previous nightly's counted reasons)."""
-    before = Counter({item.reason: item.models for item in previous.break_reasons}) if previous else Counter()
-    return [
-        (item, (item.models - before[item.reason]) if item.reason in before else None)
-        for item in night.break_reasons[:limit]
-    ]

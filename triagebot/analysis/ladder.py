@@ -1,13 +1,15 @@
-"""The rest of the compiler stack beside each flag's effects: the backend ladder, wrong results,
-recompiles. Effects stay defined on the counting backend; what is here adds columns to them.
+"""The backend ladder beside each flag's effects, and recompiles. Effects stay defined on the
+counting backend; what is here adds columns to them.
 
 - `ladder_pairs(results, flags, sample)`: which (model, config) pairs climb the ladder after a
   sweep: the representative of every confirmed crash group and wrong-result group, every model a
   flag changes (fewer or more graphs, a crash fixed) under the flag and at baseline, and the
   sampled models at baseline.
 - `lives_in(rung)`: where a failure first seen on a rung lives (Dynamo, AOTAutograd, Inductor).
-- `stack_rows`, `stack_groups`, `recompile_rows`: a flag's ladder columns, the failures its pairs
-  met only on the ladder grouped by rung and signature, and its effect on recompiles.
+- `ladder_figures(snapshot, flag, rows)`: what the ladder adds to a flag's figures (its columns,
+  `ladder_rows`; the failures its pairs met only on the ladder, `ladder_groups`; the helped models
+  whose benefit survives the full stack); `recompile_rows` and `recompiles_more`: its effect on
+  recompiles. `analysis.stats.flag_stats` puts them in `FlagStats` with the rest, once.
 """
 
 from __future__ import annotations
@@ -15,17 +17,14 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from triagebot.analysis.effects import model_effect
-from triagebot.analysis.stats import crash_groups
+from triagebot.analysis.effects import crash_groups, model_effect
 from triagebot.results import (
     BASELINE,
     COUNTING_BACKEND,
-    Accuracy,
     CrashGroup,
     Effect,
-    FlagStats,
     ModelEffect,
     ModelResult,
     Outcome,
@@ -130,7 +129,7 @@ def _signature(outcome: Outcome) -> str | None:
     return outcome.signature
 
 
-def stack_rows(
+def ladder_rows(
     results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str, order: Sequence[str]
 ) -> list[StackRow]:
     """The ladder's columns for every model that climbed under `flag` (its effect's order kept)."""
@@ -164,7 +163,7 @@ def stack_rows(
     return table
 
 
-def stack_groups(stack: Sequence[StackRow], flag: str) -> list[CrashGroup]:
+def ladder_groups(stack: Sequence[StackRow], flag: str) -> list[CrashGroup]:
     """Failures a flag's pairs met only on the ladder (they ran on the counting backend), grouped
     by rung and signature, largest first; `baseline_too` names the models that fail there at
     baseline as well (not the flag's doing)."""
@@ -229,31 +228,39 @@ def recompile_rows(
     return table
 
 
-def add_stack(stats: FlagStats, snapshot: Snapshot, rows: Sequence[ModelEffect]) -> FlagStats:
-    """`stats` with the flag's wrong results, nondeterministic models, ladder columns and groups,
-    the location of every crash group, and its effect on recompiles."""
-    flag, order = stats.flag, snapshot.ladder
-    stats.nondeterministic = [
-        result.model
-        for result in snapshot.results
-        if (run := result.outcomes.get(flag)) is not None
-        and run.accuracy is not None
-        and run.accuracy.verdict == Accuracy.nondeterministic
-    ]
-    stats.ladder = list(order)
-    stats.stack = stack_rows(snapshot.results, rows, flag, order)
-    by_model = {row.model: row for row in stats.stack}
-    for group in stats.crash_groups:
-        group.lives_in = "Dynamo"
-        first = by_model.get(group.models[0])
-        group.ladder = dict(first.rungs) if first is not None else {}
-    stats.stack_groups = stack_groups(stats.stack, flag)
-    helped = [row for row in stats.stack if row.survives is not None]
-    stats.helped_laddered = len(helped)
-    stats.helped_survive = sum(row.survives is True for row in helped) if helped else None
-    stats.recompiles = recompile_rows(snapshot.results, rows, flag)
-    stats.recompiles_more = [row.model for row in stats.recompiles if _more(row)]
-    return stats
+class LadderFigures(NamedTuple):
+    """What the ladder adds to one flag's figures (the fields of `FlagStats` of the same names)."""
+
+    ladder: list[str]  # the rungs, in order
+    stack: list[StackRow]  # the pairs that climbed (`ladder_rows`)
+    stack_groups: list[CrashGroup]  # the failures met only on the ladder (`ladder_groups`)
+    helped_laddered: int  # helped models with a verdict
+    helped_survive: int | None  # of those, the ones whose benefit survives the full stack
+
+
+def ladder_figures(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> LadderFigures:
+    """`flag`'s ladder columns and groups, and how many helped models survive the full stack;
+    `rows`: the flag's rows of `snapshot`."""
+    climbed = ladder_rows(snapshot.results, rows, flag, snapshot.ladder)
+    helped = [row for row in climbed if row.survives is not None]
+    return LadderFigures(
+        ladder=list(snapshot.ladder),
+        stack=climbed,
+        stack_groups=ladder_groups(climbed, flag),
+        helped_laddered=len(helped),
+        helped_survive=sum(row.survives is True for row in helped) if helped else None,
+    )
+
+
+def first_rungs(group: CrashGroup, climbed: Mapping[str, StackRow]) -> dict[str, str]:
+    """The rungs of a crash group's first model, when it climbed (`climbed`: model -> its row)."""
+    first = climbed.get(group.models[0])
+    return dict(first.rungs) if first is not None else {}
+
+
+def recompiles_more(rows: Iterable[RecompileRow]) -> list[str]:
+    """The models a flag makes recompile more (`recompile_rows`)."""
+    return [row.model for row in rows if _more(row)]
 
 
 def _more(row: RecompileRow) -> bool:

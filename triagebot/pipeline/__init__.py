@@ -1,0 +1,44 @@
+"""The order of a run's stages, and the one way every command turns a snapshot into its night.
+
+- `inputs`: what a night starts from: the installed build (`installed_build`, read in a child
+  process so that torch is never imported here), whether the store has it (`already_swept`),
+  the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key), and
+  `out_of_order`.
+- `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
+  nights stored (`analysis.history`); `newest_night`, the one the site renders.
+- `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`.
+- `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
+  summary and outputs (`github_output`, `step_summary`, `summary_markdown`), the site
+  (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
+- `nightly`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
+  stages (`default_stages`, `render_report`, `publish_night`).
+
+Every name is importable from `triagebot.pipeline`; each module is imported on first use of one
+of its names, so that a command that only loads a snapshot does not import the sweep, jinja2 or
+PyGithub (start-up cost).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_MODULES = {
+    "inputs": ("Snapshots", "already_swept", "installed_build", "is_stream", "out_of_order", "read_input"),
+    "night": ("newest_night", "night_of"),
+    "sweeping": ("reproduce_file", "sweep_configured", "with_reproductions"),
+    "outputs": ("RunReport", "SiteStage", "build_site", "github_output", "step_summary", "summary_markdown"),
+    "nightly": ("RunOptions", "default_stages", "publish_night", "render_report", "run"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

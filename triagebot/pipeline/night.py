@@ -1,0 +1,63 @@
+"""The night: a snapshot analysed once against what earlier nights stored.
+
+Data flows one way: the store, then what earlier nights stored (`analysis.history`), then the
+night (`analysis.night`), then its renderings and its publication, which only read it.
+`night_of` is the one way every command (`run`, `report`, `publish`, `site`) turns a snapshot
+and the store into the night it renders, so that they render and close alike.
+"""
+
+from __future__ import annotations
+
+from triagebot import analysis
+from triagebot.analysis.history import StoredHistory, earlier
+from triagebot.config import Config
+from triagebot.errors import PipelineError
+from triagebot.results import Night, Snapshot
+from triagebot.store import Store, StoreError
+from triagebot.tracker import issue_url
+from triagebot.tracker.cc import cc_for
+from triagebot.tracker.memory import IssueMemory
+
+
+def night_of(
+    snapshot: Snapshot,
+    store: Store,
+    config: Config,
+    *,
+    previous: Snapshot | None = None,
+    stored: StoredHistory | None = None,
+) -> Night:
+    """The night of `snapshot`, analysed once: compared with `previous` (default: the newest
+    stored snapshot of another build ordered before it), its history the stored snapshots
+    before that one (`analysis.choose_history`), cc lists from `[tracker]`.
+
+    `stored`: what earlier nights stored, already read (`analysis.history.read_history`): when
+    `snapshot` is its newest nightly, the history comes from its compact data and only the
+    previous nightly is read whole, not even that one when it was the last one read."""
+    try:
+        before = earlier(snapshot, store, previous=previous, stored=stored)
+    except StoreError as error:
+        raise PipelineError(f"cannot read the stored history: {error}") from None
+    return analysis.night(
+        snapshot,
+        before.history,
+        before.previous,
+        previous_rows=before.previous_rows,
+        cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
+        dashboard_url=config.tracker.dashboard_url,
+    )
+
+
+def newest_night(store: Store, config: Config, stored: StoredHistory, night: Night | None = None) -> Night:
+    """The night of the newest stored nightly, which the site renders: `night` when it is that
+    one, else analysed here (`night_of`, its history from `stored`) and linked to the tracking
+    issues the store remembers for `tracker.repo`."""
+    if night is not None and night.key == stored.newest:
+        return night
+    assert stored.newest is not None
+    tonight = night_of(store.get(stored.newest), store, config, stored=stored)
+    repo = config.tracker.repo
+    if not repo:
+        return tonight
+    numbers = IssueMemory.load(store, repo).numbers(list(tonight.flags))
+    return tonight.linked({flag: issue_url(repo, number) for flag, number in numbers.items()})

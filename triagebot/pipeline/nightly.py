@@ -1,0 +1,220 @@
+"""`triagebot run`: one night's work, from the installed torch to the tracking issues.
+
+detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> read
+what earlier nights stored (with the site's folder as its cache) -> the night (`night_of`:
+analysed once, against the previous stored build) -> publish (a dry run without a token) ->
+render the report folder and the site from the night as published -> summary.
+
+Each stage is a public function of its own package or module (`inputs`, `sweeping`, `night`,
+`outputs`); `run` only orders them, and a test may replace any of the stages.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from triagebot.analysis.history import StoredHistory, read_history
+from triagebot.config import Config
+from triagebot.corpus.selection import check_corpus
+from triagebot.errors import PipelineError, TrackerError
+from triagebot.pipeline.inputs import already_swept, installed_build, read_input
+from triagebot.pipeline.night import night_of
+from triagebot.pipeline.outputs import (
+    RunReport,
+    SiteStage,
+    finish,
+    github_output,
+    site_failed,
+    step_summary,
+    summary_markdown,
+    write_diff,
+)
+from triagebot.pipeline.sweeping import sweep_configured
+from triagebot.report import write_report
+from triagebot.results import Environment, Night, Snapshot
+from triagebot.store import Store, StoreError, open_store, write_snapshot
+from triagebot.tracker import publish_night as publish
+
+
+@dataclass
+class RunOptions:
+    """What the command line adds to, or overrides in, triagebot.toml."""
+
+    out: Path | None = None  # default .triagebot/runs/<key>
+    token: str | None = None
+    dry_run: bool = False
+    force: bool = False
+    snapshot: Path | None = None  # an already swept snapshot (or sweep stream): store and publish it
+    check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
+
+
+# The stages, as functions of other packages; a test may replace any of them.
+Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
+Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
+# night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
+Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
+
+
+def render_report(night: Night, out: Path) -> Path:
+    """The report folder: every rendering of `night` (see `report.write_report`)."""
+    write_report(night, out)
+    return out
+
+
+def publish_night(
+    night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store | None = None
+) -> tuple[str, Night]:
+    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
+    as published (its issue links filled in). `store` remembers each flag's issue."""
+    published = publish(night, config, token, dry_run, out, store=store)
+    return published.line, published.night
+
+
+def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
+    """The real sweep, renderer, publisher and site, for `run`."""
+
+    def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
+        return sweep_configured(settings, models, work, store, resume=resume)
+
+    publisher = functools.partial(publish_night, store=store)  # the store remembers the issues
+    return {"sweeper": sweeper, "renderer": render_report, "publisher": publisher, "site": SiteStage()}
+
+
+def run(
+    config: Config,
+    options: RunOptions,
+    *,
+    sweeper: Sweeper,
+    renderer: Renderer,
+    publisher: Publisher,
+    site: SiteStage | None = None,
+    store: Store | None = None,
+    build: Environment | None = None,
+    say: Callable[[str], None] = print,
+) -> RunReport:
+    """One night's work; see the module docstring. Returns where everything went."""
+    store = store if store is not None else open_store(config.store)
+    given = read_input(options.snapshot) if options.snapshot is not None else None
+    if build is None:
+        build = given.environment if given is not None else installed_build()
+    if given is None:  # a misspelt corpus is an error whether or not this build needs a sweep
+        check_corpus(config.sweep.corpus)
+    existing = None if options.force else already_swept(store, build)
+    if options.check_only:
+        return _check(build, existing, say)
+    if existing is not None and given is None:
+        return _skip(store, build, existing, say)
+
+    out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
+    out.mkdir(parents=True, exist_ok=True)
+    snapshot = given if given is not None else _sweep(config, options, build, out, sweeper, say)
+    report = _store(store, snapshot, out)
+    # What earlier nights stored, read once with the site's folder as its cache, so that every
+    # stored nightly is read and classified once; a site that cannot be built never holds back
+    # the issues, nor the summary: the run fails with it at the end.
+    stored, site_failure = _history(site, store, out / "site")
+    night = night_of(snapshot, store, config, stored=stored)
+    write_diff(report, night, out)
+    report.issues_dir, report.reports_dir = out / "issues", out / "report"
+    night, incomplete = _publish(report, night, config, options, publisher)
+    # The report folder is the night as published (its bodies are the issues' bodies byte for
+    # byte), and is written even when publishing failed, for the failure to be read.
+    renderer(night, report.reports_dir)
+    if site is not None and stored is not None:
+        try:  # the night as published: its flag pages link the tracking issues
+            report.site_dir = site.write(store, stored, night, config, out / "site")
+        except PipelineError as error:
+            site_failure = error
+    finish(report, night, config, out, say)
+    if incomplete is not None:
+        raise incomplete
+    if site_failure is not None:
+        raise site_failure
+    return report
+
+
+def _check(build: Environment, existing: str | None, say: Callable[[str], None]) -> RunReport:
+    """`--check`: whether the installed build needs a sweep, as a step output and a line."""
+    github_output({"sweep": "false" if existing else "true"})
+    if existing:
+        say(f"torch {build.torch_version} was already swept: snapshot {existing} (--force sweeps again)")
+    else:
+        say(f"torch {build.torch_version} is not in the store yet: it needs a sweep")
+    return RunReport(build=build, swept=False, existing_key=existing)
+
+
+def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], None]) -> RunReport:
+    """A build the store has: nothing to do, and the summary and outputs say so."""
+    report = RunReport(build=build, swept=False, existing_key=existing)
+    where = store.path_of(existing)
+    say(
+        f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) was already "
+        f"swept: snapshot {existing} in {where or 'the store'}; "
+        "nothing to do (use --force to sweep again)"
+    )
+    step_summary(summary_markdown(report, None))
+    github_output({"swept": "false", "snapshot": str(where or "")})
+    return report
+
+
+def _sweep(
+    config: Config,
+    options: RunOptions,
+    build: Environment,
+    out: Path,
+    sweeper: Sweeper,
+    say: Callable[[str], None],
+) -> Snapshot:
+    """Sweep the build the store does not have yet, saying so first."""
+    say(
+        f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) is not in the "
+        f"store: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags"
+    )
+    # A sweep of this build interrupted on this machine is finished rather than started over;
+    # --force starts over.
+    return sweeper(config, out, not options.force)
+
+
+def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
+    """Store `snapshot`, with a copy under `out`; the report says where both went."""
+    report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
+    try:
+        report.stored_as_news = store.put(snapshot)
+    except StoreError as error:
+        raise PipelineError(f"cannot store snapshot {snapshot.key}: {error}") from None
+    report.stored_file = store.path_of(snapshot.key)
+    report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
+    return report
+
+
+def _history(
+    site: SiteStage | None, store: Store, folder: Path
+) -> tuple[StoredHistory | None, PipelineError | None]:
+    """What earlier nights stored, read with the site's `folder` as its cache (its data files);
+    None without a site (the night then reads the store). A failure to read it holds back only
+    the site."""
+    if site is None:
+        return None, None
+    try:
+        return read_history(store, folder, jobs=site.jobs), None
+    except StoreError as error:
+        return None, site_failed(error, folder)
+
+
+def _publish(
+    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher
+) -> tuple[Night, TrackerError | None]:
+    """Publish `night` into `report.issues_dir` (a dry run without a token or a repo): the night
+    as published, and the error when publishing failed (said in the summary too; the run then
+    fails with it)."""
+    assert report.issues_dir is not None
+    dry_run = options.dry_run or not options.token or not config.tracker.repo
+    try:
+        report.published, night = publisher(night, config, options.token, dry_run, report.issues_dir)
+    except TrackerError as error:
+        report.published = f"failed: {error}"
+        return night, error
+    return night, None

@@ -1,0 +1,53 @@
+"""The sweep of a night, and the reproductions of what it found.
+
+`sweep_configured` sweeps what `triagebot.corpus.selection` chooses from the configuration,
+with crashes confirmed; `with_reproductions` adds a verified reproduction script per confirmed
+crash group (`triagebot.reproduce`, which runs them in a Python that has torch).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from triagebot.config import Config
+from triagebot.errors import Interrupted
+from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
+from triagebot.reproduce import reproduce
+from triagebot.results import Snapshot
+from triagebot.store import Store, write_snapshot
+from triagebot.sweep import merge
+from triagebot.sweep.command import choose, run_selected
+
+
+def sweep_configured(
+    config: Config, models: list[str] | None, work: Path, store: Store, *, resume: bool = False
+) -> Snapshot:
+    """Sweep what `triagebot.corpus.selection` chooses from `config` (its sample, or the named
+    models) with crashes confirmed; the stream goes to `work`/sweep.jsonl and, with `resume`,
+    an interrupted one is finished. Ctrl-C says where the finished runs are."""
+    selected = choose(config, models=models, store=Snapshots(config.store, store))
+    stream = work / "sweep.jsonl"
+    try:
+        result = run_selected(config, selected, stream, resume=resume and stream.exists())
+    except KeyboardInterrupt:
+        if not stream.exists():
+            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
+        raise Interrupted(
+            f"interrupted: the finished runs are in {stream}; run the same command again to resume"
+        ) from None
+    return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
+
+
+def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout: float = 300.0) -> Snapshot:
+    """`snapshot` with a reproduction script per confirmed crash group, each run once with
+    `python` (which must have torch) to verify that it raises the recorded signature."""
+    return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
+
+
+def reproduce_file(path: Path, out: Path | None = None, timeout: float = 300.0) -> tuple[Path, Snapshot]:
+    """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, written
+    to `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
+    current = with_reproductions(read_input(path), timeout=timeout)
+    target = out or (path.with_suffix(".json") if is_stream(path) else path)
+    return write_snapshot(current, target), current

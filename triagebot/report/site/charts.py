@@ -1,0 +1,81 @@
+"""The data blocks of the dashboard's charts: labels, then named series in legend order, and the
+titles of the axes. The site's script draws them with Chart.js; the tables beside them hold the
+same numbers for a reader without JavaScript."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from triagebot.analysis.compact import NightData
+from triagebot.analysis.health import ALL
+from triagebot.results import FlagNight
+
+Chart = dict[str, Any]
+
+
+def chart(labels: Sequence[str], series: dict[str, Sequence[Any]], y: str, x: str = "nightly") -> Chart:
+    """A chart's data block: labels, then (name, values) pairs in legend order, and axis titles."""
+    pairs = [[name, list(values)] for name, values in series.items()]
+    return {"labels": list(labels), "series": pairs, "x": x, "y": y}
+
+
+def index_charts(nights: Sequence[NightData], every_flag: Sequence[str]) -> dict[str, Chart]:
+    """The index's charts across `nights`: the corpus's health, its graphs per model, and every
+    flag's crashes and models helped."""
+    keys = [night.key for night in nights]
+    corpus = [night.health.get(ALL) for night in nights]  # None: a nightly summarised before health
+
+    def health(field: str) -> list:
+        return [getattr(point, field) if point is not None else None for point in corpus]
+
+    def trend(flag: str, field: str) -> list:
+        return [getattr(night.trend[flag], field) if flag in night.trend else None for night in nights]
+
+    return {
+        "health": chart(
+            keys,
+            {
+                "models swept": health("models"),
+                "built and ran eagerly": health("ran_eagerly"),
+                "compiled (baseline)": health("compiled"),
+                "one graph": health("one_graph"),
+            },
+            "models",
+        ),
+        "graphs": chart(
+            keys,
+            {"mean graphs per model": health("mean_graphs"), "90th percentile": health("p90_graphs")},
+            "graphs per compiled model",
+        ),
+        "flags": chart(
+            keys,
+            {
+                f"{flag}: {what}": trend(flag, field)
+                for flag in every_flag
+                for what, field in (("crashes", "crashes"), ("helped", "helps"))
+            },
+            "models",
+        ),
+    }
+
+
+def flag_chart(view: FlagNight) -> Chart:
+    """A flag's trend: its confirmed crashes, models helped and flaky crashes, night by night."""
+    return chart(
+        [point.key for point in view.trend],
+        {
+            "confirmed crashes": [point.crashes for point in view.trend],
+            "fewer graphs": [point.helps for point in view.trend],
+            "flaky": [point.flaky for point in view.trend],
+        },
+        "models",
+    )
+
+
+def model_charts(labels: Sequence[str], columns: dict[str, dict[str, list[Any]]]) -> dict[str, Chart]:
+    """A model's graphs and operators under every config, night by night (`data.run_columns`)."""
+    return {
+        "graphs": chart(labels, columns["graphs"], "graphs"),
+        "ops": chart(labels, columns["ops"], "operators"),
+    }
