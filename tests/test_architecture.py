@@ -19,7 +19,7 @@ ALLOWED = {
     "sweep": {"corpus", "results", "config", "errors", "analysis"},
     "analysis": {"results"},
     "store": {"results", "config", "errors"},
-    "report": {"results", "analysis", "errors", "store"},
+    "report": {"results", "analysis", "config", "errors", "store"},
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
     "pipeline": {

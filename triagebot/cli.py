@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from triagebot.config import Config, load_config
+from triagebot.config import Config, load_config, parse_jobs
 from triagebot.errors import TriagebotError, UsageError
 
 NIGHT_ORDER = (
@@ -145,8 +145,6 @@ DeviceOption = Annotated[
 
 def _jobs(value: str | None) -> int | str | None:
     """`--jobs N` or `--jobs auto` (the runner's cores; on CUDA, its GPU's memory too)."""
-    from triagebot.sweep.pool import parse_jobs
-
     return None if value is None else parse_jobs(value)
 
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from triagebot.config import FLAG_NAME, Config, StoreSettings
-from triagebot.errors import Interrupted, PipelineError, SiteError, TrackerError, TriagebotError
-from triagebot.results import BASELINE, Environment, ModelEffect, Night, NightSummary, Snapshot
+from triagebot.config import Config, StoreSettings, flag_name_problem
+from triagebot.errors import PipelineError, SiteError, TrackerError, TriagebotError, on_ctrl_c
+from triagebot.results import Environment, ModelEffect, Night, NightSummary, Snapshot
 from triagebot.store import (
     LocalStore,
     Store,
@@ -93,14 +93,8 @@ def sweep_configured(
 
     selected = choose(config, models=models, store=Snapshots(config.store, store))
     stream = work / "sweep.jsonl"
-    try:
+    with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
-    except KeyboardInterrupt:
-        if not stream.exists():
-            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
-        raise Interrupted(
-            f"interrupted: the finished runs are in {stream}; run the same command again to resume"
-        ) from None
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
 
 
@@ -263,7 +257,7 @@ def run(
         build = pre_swept.environment if pre_swept is not None else installed_build()
 
     if pre_swept is None:  # a misspelt corpus is an error whether or not this build needs a sweep
-        from triagebot.corpus.selection import check_corpus
+        from triagebot.corpus import check_corpus
 
         check_corpus(config.sweep.corpus)
     existing = None if options.force else already_swept(store, build)
@@ -414,7 +408,7 @@ def read_input(path: str | Path) -> Snapshot:
     except StoreError as error:
         raise StoreError(f"{path}: {error}") from None
     for flag in snapshot.flags:
-        if not FLAG_NAME.match(flag) or "--" in flag or flag == BASELINE:
+        if flag_name_problem(flag) is not None:
             raise StoreError(f"{path}: flag name {flag!r} is not one a configuration could give")
     return snapshot
 
