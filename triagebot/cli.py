@@ -189,9 +189,9 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _token(token: str | None) -> str | None:
-    import os
+    from triagebot.tracker.actions import github_token
 
-    return token or os.environ.get("GITHUB_TOKEN") or None
+    return github_token(token)
 
 
 def _snapshots(config: Path | None, store: Path | None):
@@ -542,7 +542,7 @@ def publish(
     Plans the tracking issues of SNAPSHOT against GitHub, prints the plan and applies only the
     difference (a dry run without a token)."""
     from triagebot.pipeline import Snapshots
-    from triagebot.tracker import publish_night
+    from triagebot.tracker.night import publish_night
 
     settings = read_config(config, repo=repo, max_writes=max_writes, store=store)
     snapshots = Snapshots(settings.store)

@@ -37,6 +37,7 @@ from triagebot.store import (
     read_snapshot,
     write_snapshot,
 )
+from triagebot.tracker.actions import write_outputs
 
 if TYPE_CHECKING:
     from triagebot.report.site import SiteBuild, StoredNights
@@ -162,7 +163,7 @@ def publish_night(
 ) -> tuple[str, Night]:
     """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
     as published (its issue links filled in). `store` remembers each flag's issue."""
-    from triagebot.tracker import publish_night as publish
+    from triagebot.tracker.night import publish_night as publish
 
     published = publish(night, config, token, dry_run, out, store=store)
     return published.line, published.night
@@ -205,17 +206,6 @@ def stored_path(store: Store, key: str) -> Path | None:
         return store.file(key)
     checkout = getattr(store, "checkout", None)
     return Path(checkout) / "snapshots" / f"{key}.json" if checkout is not None else None
-
-
-def github_output(values: dict[str, str], path: Path | None = None) -> None:
-    """Step outputs for the workflow: `name=value` lines appended to `path`, else to
-    `$GITHUB_OUTPUT` when run in GitHub Actions."""
-    target = path or os.environ.get("GITHUB_OUTPUT")
-    if not target:
-        return
-    with open(target, "a", encoding="utf-8") as handle:
-        for name, value in values.items():
-            handle.write(f"{name}={value}\n")
 
 
 def step_summary(markdown: str) -> None:
@@ -262,7 +252,7 @@ def run(
         check_corpus(config.sweep.corpus)
     existing = None if options.force else already_swept(store, build)
     if options.check_only:
-        github_output({"sweep": "false" if existing else "true"})
+        write_outputs({"sweep": "false" if existing else "true"})
         if existing:
             say(f"torch {build.torch_version} was already swept: snapshot {existing} (--force sweeps again)")
         else:
@@ -276,7 +266,7 @@ def run(
             "nothing to do (use --force to sweep again)"
         )
         step_summary(summary_markdown(report, None))
-        github_output({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
+        write_outputs({"swept": "false", "snapshot": str(stored_path(store, existing) or "")})
         return report
 
     out = options.out or Path(".triagebot") / "runs" / (pre_swept.key if pre_swept else build.torch_version)
@@ -343,7 +333,7 @@ def run(
     report.summary_file = out / "summary.md"
     report.summary_file.write_text(summary + "\n", encoding="utf-8")
     step_summary(summary)
-    github_output(
+    write_outputs(
         {
             "swept": "true",
             "snapshot": str(report.snapshot_file),
@@ -513,7 +503,7 @@ def newest_night(store: Store, config: Config, stored: StoredNights, night: Nigh
     repo = config.tracker.repo
     if not repo:
         return tonight
-    from triagebot.tracker import issue_url
+    from triagebot.tracker.actions import issue_url
     from triagebot.tracker.memory import IssueMemory
 
     numbers = IssueMemory.load(store, repo).numbers(list(tonight.flags))
