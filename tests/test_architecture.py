@@ -19,7 +19,7 @@ ALLOWED = {
     "sweep": {"corpus", "results", "config", "errors", "analysis"},
     "analysis": {"results", "errors", "store"},  # store: `analysis.history` reads what earlier nights stored
     "store": {"results", "config", "errors"},
-    "report": {"results", "analysis", "errors"},
+    "report": {"results", "analysis", "config", "errors"},
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
     "pipeline": {

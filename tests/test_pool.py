@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from triagebot.config import DEFAULT_FLAGS, parse_config
+from triagebot.config import DEFAULT_FLAGS, parse_config, parse_jobs
 from triagebot.corpus import load_corpus
 from triagebot.errors import ConfigError, UsageError
 from triagebot.results import BASELINE, Status
 from triagebot.sweep import pool as pool_module
 from triagebot.sweep import run_sweep
-from triagebot.sweep.pool import Pool, Task, auto_jobs, available_cpus, cgroup_cpu_limit, parse_jobs
+from triagebot.sweep.pool import Pool, Task, auto_jobs, available_cpus, cgroup_cpu_limit
 
 
 def _write(path, text):

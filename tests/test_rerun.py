@@ -29,7 +29,7 @@ from triagebot.config import TrackerSettings
 from triagebot.report.markers import result_marker
 from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
-from triagebot.tracker import answer, commands, rerun
+from triagebot.tracker import answer, commands, reactions, rerun
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.ledger import Ledger
 
@@ -150,7 +150,7 @@ def test_a_failed_sweep_is_answered_with_its_reason_and_a_confused_reaction(
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep", "maintainer")
     gh = gh_for(fake)
-    rerun.react(gh, REPO, number, comment["id"], "eyes")
+    reactions.react(gh, REPO, number, comment["id"], "eyes")
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
     monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
@@ -177,7 +177,7 @@ def test_in_actions_the_answer_links_each_model_to_its_page_on_the_dashboard(
     number = tracked_issue(fake)
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model,BertModel", "maintainer")
-    rerun.react(gh_for(fake), REPO, number, comment["id"], "eyes")
+    reactions.react(gh_for(fake), REPO, number, comment["id"], "eyes")
     LocalStore(tmp_path / "store").put(stored_snapshot())
     write_snapshot(rerun_snapshot(), tmp_path / "rerun.json")
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
@@ -204,7 +204,8 @@ def test_polling_finds_an_accepted_command_that_never_got_an_answer(fake):
     number = tracked_issue(fake)
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
-    rerun.react(gh, REPO, number, comment["id"], "eyes")  # the event workflow accepted it; its sweep was lost
+    # The event workflow accepted it; its sweep was lost.
+    reactions.react(gh, REPO, number, comment["id"], "eyes")
     ledger = Ledger(REPO)
 
     assert poll(gh, ledger, now=NOW).kind == Kind.none  # in flight, as far as anyone knows

@@ -342,8 +342,8 @@ def test_desired_state_is_records():
 
 def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch, tmp_path):
 
-    from triagebot import tracker
     from triagebot.config import Config
+    from triagebot.tracker.night import publish_night
 
     point_tracker_at(fake, monkeypatch)
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
@@ -351,12 +351,12 @@ def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch
     config = Config(tracker=TrackerSettings(repo=REPO))
 
     night = pipeline.night_of(nightly, MemoryStore([nightly]), config)
-    tracker.publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
+    publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = {issue["body"].splitlines()[0]: issue for issue in fake.issues(REPO)}
     scalar, dynamic = issues[flag_marker(SCALAR)], issues[flag_marker(DYNAMIC)]
     assert f"https://github.example/{REPO}/issues/{dynamic['number']}" in scalar["body"]
     assert f"https://github.example/{REPO}/issues/{scalar['number']}" in dynamic["body"]
 
     writes = len(fake.writes)
-    tracker.publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
+    publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     assert len(fake.writes) == writes  # the links were already there: nothing to write

@@ -8,7 +8,7 @@ import pytest
 from fakegithub import point_tracker_at, serve
 from test_tracker import DYNAMIC, MODELS, REPO, SCALAR
 
-from triagebot import pipeline, tracker
+from triagebot import pipeline
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker
 from triagebot.results import (
@@ -22,6 +22,7 @@ from triagebot.results import (
     Status,
 )
 from triagebot.store import MemoryStore
+from triagebot.tracker.night import publish_night
 
 GUARD = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, 0)"
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in returned outputs"
@@ -67,9 +68,7 @@ def publish(
 ) -> str:
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
     night = pipeline.night_of(nights[-1], MemoryStore(nights[:-1]), config)
-    return tracker.publish_night(
-        night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None
-    ).line
+    return publish_night(night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None).line
 
 
 def test_a_marker_quoted_in_crash_text_does_not_take_over_another_issue(fake, tmp_path):

@@ -36,7 +36,7 @@ from pydantic import (
     model_validator,
 )
 
-from triagebot.errors import ConfigError, unknown
+from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings
 
 # Both act only where Dynamo would otherwise break the graph: their runs are skipped on models
@@ -57,8 +57,11 @@ GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]
 OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 """A repository, OWNER/NAME."""
 
-FLAG_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
-"""What a flag may be called: it goes into the hidden markers of the bot's issues."""
+MARKER_NAME = r"[A-Za-z0-9_.+\-]+"
+"""What a flag's name or a snapshot key may hold, since both go into the hidden markers of the
+bot's issues (`report.markers`); `--` never, as it would end the HTML comment."""
+
+Jobs = int | Literal["auto"]
 
 COMMAND_LINE: dict[str, str] = {
     "--corpus": "sweep.corpus",
@@ -76,6 +79,40 @@ COMMAND_LINE: dict[str, str] = {
 """The options that set a configuration value, and the key each sets."""
 
 DEFAULT = "default"
+
+
+def marker_safe(value: str) -> bool:
+    """Whether `value` can go into a hidden marker and parse back (see `MARKER_NAME`)."""
+    return re.fullmatch(MARKER_NAME, value) is not None and "--" not in value
+
+
+def flag_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a flag's name, or None when it can: the default config's and the
+    corpus-health issue's names are taken, and the name goes into markers."""
+    if name == BASELINE:
+        return f"'{BASELINE}' is reserved for the default config"
+    if name == HEALTH_ISSUE:
+        return f"'{HEALTH_ISSUE}' is reserved for the corpus-health issue"
+    if not marker_safe(name):
+        return f"flag name {name!r} may hold only letters, digits, _ . + and single -"
+    return None
+
+
+def check_jobs(jobs: Any) -> Jobs:
+    """`jobs`, when it is a number of workers (1 or more) or "auto"; else ValueError. The one
+    rule of `[sweep] jobs` and `--jobs`."""
+    if jobs == "auto" or (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
+        return jobs
+    raise ValueError('expected a number of workers (1 or more) or "auto"')
+
+
+def parse_jobs(text: str | int) -> Jobs:
+    """`--jobs TEXT` as the command line gives it (digits are a number), checked by `check_jobs`."""
+    value = text if isinstance(text, int) else text.strip()
+    try:
+        return check_jobs(int(value) if isinstance(value, str) and value.isdigit() else value)
+    except ValueError as error:
+        raise UsageError(f"--jobs {text!r}: {error}") from None
 
 
 def _login(person: str) -> str:
@@ -105,7 +142,7 @@ class Section(BaseModel):
 class SweepSettings(Section):
     corpus: str = "smoke"
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    jobs: int | Literal["auto"] = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
+    jobs: Jobs = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
@@ -132,9 +169,7 @@ class SweepSettings(Section):
     @field_validator("jobs", mode="before")
     @classmethod
     def _jobs(cls, jobs: Any) -> Any:
-        if jobs == "auto" or (isinstance(jobs, int) and not isinstance(jobs, bool) and jobs >= 1):
-            return jobs
-        raise ValueError('expected a number of workers (1 or more) or "auto"')
+        return check_jobs(jobs)
 
 
 class CorpusSettings(Section):
@@ -242,12 +277,9 @@ class Config(Section):
     @classmethod
     def _flags_are_patches(cls, flags: dict[str, FlagSettings]) -> dict[str, FlagSettings]:
         for name, settings in flags.items():
-            if name == BASELINE:
-                raise ValueError(f"'{BASELINE}' is reserved for the default config")
-            if name == HEALTH_ISSUE:
-                raise ValueError(f"'{HEALTH_ISSUE}' is reserved for the corpus-health issue")
-            if not FLAG_NAME.match(name) or "--" in name:
-                raise ValueError(f"flag name {name!r} may hold only letters, digits, _ . + and single -")
+            problem = flag_name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
             if not settings.patch:
                 raise ValueError(f"flag '{name}' patches nothing")
         return flags

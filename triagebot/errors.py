@@ -10,7 +10,9 @@ This module imports only the standard library, so that every package may import 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 class TriagebotError(Exception):
@@ -65,6 +67,18 @@ class Interrupted(TriagebotError):
     """Ctrl-C: the message says where the finished work is and how to go on from it."""
 
     exit_code = 130
+
+
+@contextmanager
+def on_ctrl_c(stream: Path, resume: str) -> Iterator[None]:
+    """Ctrl-C in a sweep writing `stream` becomes `Interrupted`, saying where the finished runs
+    are and, in `resume`, how to go on from them (or that nothing finished)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not stream.exists():
+            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
+        raise Interrupted(f"interrupted: the finished runs are in {stream}; {resume}") from None
 
 
 def unknown(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from triagebot.errors import SelectionError
+from triagebot.errors import SelectionError, unknown
 from triagebot.results import ModelSpec
 
 if TYPE_CHECKING:
@@ -46,12 +46,15 @@ def corpus_names() -> list[str]:
     return sorted(CORPORA)
 
 
+def check_corpus(name: str) -> None:
+    """An unknown corpus name is an error with the nearest known one (cheap: nothing is loaded)."""
+    if name not in CORPORA:
+        raise UnknownCorpus(unknown("corpus", name, corpus_names()))
+
+
 def load_corpus(name: str) -> list[ModelSpec]:
-    try:
-        module = CORPORA[name]
-    except KeyError:
-        raise UnknownCorpus(f"unknown corpus {name!r} (known: {', '.join(corpus_names())})") from None
-    return importlib.import_module(module).specs()
+    check_corpus(name)
+    return importlib.import_module(CORPORA[name]).specs()
 
 
 def build(spec: ModelSpec, device: str) -> Built:

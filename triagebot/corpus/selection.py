@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from triagebot.corpus import corpus_names, load_corpus
+from triagebot.corpus import load_corpus
 from triagebot.corpus.sampling import sample
 from triagebot.errors import SelectionError, StoreError, unknown
 from triagebot.results import CorpusSelection, ModelSpec, Snapshot
@@ -127,15 +127,8 @@ def narrow(
     return specs
 
 
-def check_corpus(corpus: str) -> None:
-    """An unknown corpus name is an error with the nearest known one (cheap: nothing is loaded)."""
-    if corpus not in corpus_names():
-        raise SelectionError(unknown("corpus", corpus, corpus_names()))
-
-
 def load(corpus: str) -> list[ModelSpec]:
     """The specs of the corpus named `corpus`."""
-    check_corpus(corpus)
     return load_corpus(corpus)
 
 

@@ -8,7 +8,7 @@
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
 - `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`.
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
-  summary and outputs (`github_output`, `step_summary`, `summary_markdown`), the site
+  summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
 - `nightly`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
   stages (`default_stages`, `render_report`, `publish_night`).
@@ -27,7 +27,7 @@ _MODULES = {
     "inputs": ("Snapshots", "already_swept", "installed_build", "is_stream", "out_of_order", "read_input"),
     "night": ("newest_night", "night_of"),
     "sweeping": ("reproduce_file", "sweep_configured", "with_reproductions"),
-    "outputs": ("RunReport", "SiteStage", "build_site", "github_output", "step_summary", "summary_markdown"),
+    "outputs": ("RunReport", "SiteStage", "build_site", "summary_markdown"),
     "nightly": ("RunOptions", "default_stages", "publish_night", "render_report", "run"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}

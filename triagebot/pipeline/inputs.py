@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from triagebot.config import FLAG_NAME, Config, StoreSettings
+from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
 from triagebot.pipeline.night import night_of
-from triagebot.results import BASELINE, Environment, Night, Snapshot
+from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import Store, StoreError, check_key, key_order, open_store, read_snapshot
 
 _BUILD_PROBE = (
@@ -76,7 +76,7 @@ def read_input(path: str | Path) -> Snapshot:
     except StoreError as error:
         raise StoreError(f"{path}: {error}") from None
     for flag in snapshot.flags:
-        if not FLAG_NAME.match(flag) or "--" in flag or flag == BASELINE:
+        if flag_name_problem(flag) is not None:
             raise StoreError(f"{path}: flag name {flag!r} is not one a configuration could give")
     return snapshot
 

@@ -14,7 +14,7 @@ from triagebot.config import Config
 from triagebot.errors import PipelineError
 from triagebot.results import Night, Snapshot
 from triagebot.store import Store, StoreError
-from triagebot.tracker import issue_url
+from triagebot.tracker.actions import issue_url
 from triagebot.tracker.cc import cc_for
 from triagebot.tracker.memory import IssueMemory
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
-from triagebot.corpus.selection import check_corpus
+from triagebot.corpus import check_corpus
 from triagebot.errors import PipelineError, TrackerError
 from triagebot.pipeline.inputs import already_swept, installed_build, read_input
 from triagebot.pipeline.night import night_of
@@ -26,9 +26,7 @@ from triagebot.pipeline.outputs import (
     RunReport,
     SiteStage,
     finish,
-    github_output,
     site_failed,
-    step_summary,
     summary_markdown,
     write_diff,
 )
@@ -36,7 +34,8 @@ from triagebot.pipeline.sweeping import sweep_configured
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import Store, StoreError, open_store, write_snapshot
-from triagebot.tracker import publish_night as publish
+from triagebot.tracker.actions import step_summary, write_outputs
+from triagebot.tracker.night import publish_night as publish
 
 
 @dataclass
@@ -138,7 +137,7 @@ def run(
 
 def _check(build: Environment, existing: str | None, say: Callable[[str], None]) -> RunReport:
     """`--check`: whether the installed build needs a sweep, as a step output and a line."""
-    github_output({"sweep": "false" if existing else "true"})
+    write_outputs({"sweep": "false" if existing else "true"})
     if existing:
         say(f"torch {build.torch_version} was already swept: snapshot {existing} (--force sweeps again)")
     else:
@@ -156,7 +155,7 @@ def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], 
         "nothing to do (use --force to sweep again)"
     )
     step_summary(summary_markdown(report, None))
-    github_output({"swept": "false", "snapshot": str(where or "")})
+    write_outputs({"swept": "false", "snapshot": str(where or "")})
     return report
 
 

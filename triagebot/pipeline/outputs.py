@@ -3,7 +3,6 @@ and step outputs of the workflow, and the lines printed, each saying where a pro
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from triagebot.report import run_summary
 from triagebot.report.site import SiteBuild, write_site
 from triagebot.results import Environment, Night
 from triagebot.store import Store, StoreError
+from triagebot.tracker.actions import step_summary, write_outputs
 
 
 @dataclass
@@ -37,24 +37,6 @@ class RunReport:
     site_dir: Path | None = None  # the dashboard site, rebuilt from the store
     published: str = ""  # one line: dry run, applied N writes, held, ...
     lines: list[str] = field(default_factory=list)
-
-
-def github_output(values: dict[str, str], path: Path | None = None) -> None:
-    """Step outputs for the workflow: `name=value` lines appended to `path`, else to
-    `$GITHUB_OUTPUT` when run in GitHub Actions."""
-    target = path or os.environ.get("GITHUB_OUTPUT")
-    if not target:
-        return
-    with open(target, "a", encoding="utf-8") as handle:
-        for name, value in values.items():
-            handle.write(f"{name}={value}\n")
-
-
-def step_summary(markdown: str) -> None:
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
 
 
 def summary_markdown(report: RunReport, night: Night | None) -> str:
@@ -84,7 +66,7 @@ def finish(report: RunReport, night: Night, config: Config, out: Path, say: Call
     report.summary_file = out / "summary.md"
     report.summary_file.write_text(summary + "\n", encoding="utf-8")
     step_summary(summary)
-    github_output(
+    write_outputs(
         {
             "swept": "true",
             "snapshot": str(report.snapshot_file),

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import Interrupted
+from triagebot.errors import on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reproduce import reproduce
 from triagebot.results import Snapshot
@@ -28,14 +28,8 @@ def sweep_configured(
     an interrupted one is finished. Ctrl-C says where the finished runs are."""
     selected = choose(config, models=models, store=Snapshots(config.store, store))
     stream = work / "sweep.jsonl"
-    try:
+    with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
-    except KeyboardInterrupt:
-        if not stream.exists():
-            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
-        raise Interrupted(
-            f"interrupted: the finished runs are in {stream}; run the same command again to resume"
-        ) from None
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
 
 

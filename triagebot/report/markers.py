@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from triagebot.config import MARKER_NAME, marker_safe
 from triagebot.errors import ConfigError
 
 NoticeKind = Literal["fixed", "regression"]
@@ -34,8 +35,7 @@ StateKind = Literal["close", "reopen"]
 HEALTH_MARKER = "<!-- triagebot:health -->"
 """First line of the corpus-health tracking issue. Its baseline-regression notices carry
 `notice_marker("regression", "baseline", KEY)` (no flag may be named `baseline`)."""
-_NAME = r"[A-Za-z0-9_.+\-]+"
-_VALUE = re.compile(rf"{_NAME}\Z")
+_NAME = MARKER_NAME
 _FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")
 _NOTICE_MARKER = re.compile(
     r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression)|state=(?P<state>close|reopen))"
@@ -50,7 +50,7 @@ class Notice(NamedTuple):
 
 
 def _checked(value: str, what: str) -> str:
-    if not _VALUE.match(value) or "--" in value:
+    if not marker_safe(value):
         raise ConfigError(f"{what} {value!r} cannot go in a marker (letters, digits and _.+- only)")
     return value
 

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from triagebot.config import Config
 from triagebot.corpus.selection import Selected, SnapshotSource, select
-from triagebot.errors import Interrupted
+from triagebot.errors import on_ctrl_c
 from triagebot.results import BASELINE
 from triagebot.sweep.engine import SweepResult, run_sweep
 from triagebot.sweep.pool import start_parent
@@ -85,12 +85,8 @@ def sweep(
     """`triagebot sweep`: sweep the selection, then print the summary and the crashes."""
     selected = choose(settings, models=models, shard=shard, store=store)
     out = out or default_stream(settings.sweep.corpus, shard)
-    try:
+    with on_ctrl_c(out, resume="--resume finishes it"):
         result = run_selected(settings, selected, out, resume=resume, interactive=interactive)
-    except KeyboardInterrupt:
-        if not out.exists():
-            raise Interrupted("interrupted before the first run finished: nothing to resume") from None
-        raise Interrupted(f"interrupted: the finished runs are in {out}; --resume finishes it") from None
     console = Console(file=sys.stdout)
     if not console.is_terminal:
         console.width = max(console.width, 200)  # a CI log keeps whole names and errors

@@ -45,9 +45,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from triagebot.errors import UsageError
+from triagebot.config import Jobs
 from triagebot.results import ModelSpec, Outcome, Status
 
 _CTX = multiprocessing.get_context("forkserver")
@@ -69,19 +69,6 @@ DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeou
 # measures both ways), so it is off there.
 PRESTART = {"cpu": 0, "cuda": 1}
 GPU_SHARE = 0.95  # of the GPU's memory, split between the workers
-
-Jobs = int | Literal["auto"]
-
-
-def parse_jobs(text: str | int) -> Jobs:
-    """`--jobs`: a positive number of workers, or `auto`."""
-    if isinstance(text, int) or str(text).strip().isdigit():
-        jobs = int(text)
-        if jobs >= 1:
-            return jobs
-    elif str(text).strip() == "auto":
-        return "auto"
-    raise UsageError(f"--jobs {text!r}: expected a number of workers (1 or more) or auto")
 
 
 def cgroup_cpu_limit(

@@ -11,7 +11,6 @@ command's comment id, so a rerun of the workflow never answers twice.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from typing import Any
 
@@ -19,10 +18,11 @@ from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
 from triagebot.report.markers import failure_marker, result_marker
 from triagebot.results import Effect, ModelEffect, Snapshot
 from triagebot.tracker import commands
+from triagebot.tracker.actions import run_url
 from triagebot.tracker.github import GitHub
+from triagebot.tracker.reactions import Reaction, bot_reactions, react, waiting
 from triagebot.tracker.remote import bot_comment_bodies, carries, post_comment
 from triagebot.tracker.render import render
-from triagebot.tracker.rerun import bot_reactions, react
 
 SECTIONS = (
     ("still", "Still crashing"),
@@ -123,15 +123,7 @@ def post_answer(
         author = _author(gh, repo_name, issue, comment_id)
         body = answer_body(comment_id, author, rerun, stored, flags, dashboard_url)
         post_comment(gh, repo_name, issue, marker, body, what=f"answer the rerun on {repo_name}#{issue}")
-    react(gh, repo_name, issue, comment_id, "rocket")
-
-
-def run_url() -> str | None:
-    """This workflow run's page, when running in GitHub Actions."""
-    server, repo, run = (
-        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
-    )
-    return f"{server.rstrip('/')}/{repo}/actions/runs/{run}" if server and repo and run else None
+    react(gh, repo_name, issue, comment_id, Reaction.answered)
 
 
 def failure_reason(result: str) -> str:
@@ -152,7 +144,7 @@ def post_failure(gh: GitHub, repo_name: str, issue: int, comment_id: int, reason
             command=commands.COMMAND,
         )
         post_comment(gh, repo_name, issue, marker, body, what=f"answer a failed rerun on {repo_name}#{issue}")
-    react(gh, repo_name, issue, comment_id, "confused")
+    react(gh, repo_name, issue, comment_id, Reaction.refused)
 
 
 def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
@@ -162,7 +154,6 @@ def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
     for comment in reversed(comments):
         if commands.command_line(comment.body or "") is None:
             continue
-        mine = bot_reactions(gh, repo_name, issue, comment).keys()
-        if "eyes" in mine and not mine & {"rocket", "confused"}:
+        if waiting(bot_reactions(gh, repo_name, issue, comment)):
             return comment.id
     return None

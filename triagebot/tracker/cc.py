@@ -17,7 +17,9 @@ import re
 from collections.abc import Iterable
 
 from triagebot.config import TrackerSettings
+from triagebot.report.markers import cc_marker
 from triagebot.results import IssueRecord, TrackerNotice
+from triagebot.tracker.render import render
 
 
 def cc_for(
@@ -76,9 +78,6 @@ def cc_notice(
 ) -> TrackerNotice | None:
     """The cc comment owed on `flag`'s existing issue tonight, if anyone is newly mentioned:
     compared with whom the store says was reached, else with the previous snapshot's cc list."""
-    from triagebot.report.markers import cc_marker
-    from triagebot.tracker.render import render
-
     people = newly_mentioned(cc, record.cc if record is not None else previous_cc)
     if not people:
         return None

@@ -16,10 +16,11 @@ types can reach a shell or the sweep job's outputs. `models=` names at most
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from triagebot.config import marker_safe
 from triagebot.tracker.render import code_span
 
 COMMAND = "/rerun-sweep"
@@ -27,7 +28,7 @@ MAX_LINE = 1000  # longer first lines are refused before any parsing
 MAX_MODELS = 20  # the default of `tracker.rerun_max_models`
 MAX_CONFIRM = 5
 KEYS = ("models", "flags", "confirm")
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+_MODEL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
 
@@ -118,12 +119,22 @@ def _shown(value: str) -> str:
     return code_span(value, limit=40) or "(empty)"
 
 
-def _names(key: str, value: str, known: Collection[str], what: str) -> tuple[list[str], str]:
+def _is_model_name(name: str) -> bool:
+    return _MODEL_NAME.fullmatch(name) is not None
+
+
+def _is_flag_name(name: str) -> bool:
+    return len(name) <= 100 and marker_safe(name)  # the characters config allows in a flag's name
+
+
+def _names(
+    key: str, value: str, known: Collection[str], what: str, valid: Callable[[str], bool]
+) -> tuple[list[str], str]:
     names = [name for name in value.split(",") if name]
     if not names:
         return [], f"{key}= names nothing"
     for name in names:
-        if not _NAME.match(name):
+        if not valid(name):
             return [], f"{key}= holds {_shown(name)}, which is not a {what} name"
         if name not in known:
             return [], f"unknown {what} {_shown(name)}"
@@ -155,14 +166,14 @@ def parse_command(
             return Command(Kind.refuse, f"{key}= given twice")
         seen.add(key)
         if key == "models":
-            command.models, reason = _names(key, value, known_models, "model")
+            command.models, reason = _names(key, value, known_models, "model", _is_model_name)
             if not reason and len(command.models) > max_models:
                 reason = (
                     f"it names {len(command.models)} models, and a rerun takes at most {max_models}"
                     " (`tracker.rerun_max_models`)"
                 )
         elif key == "flags":
-            command.flags, reason = _names(key, value, known_flags, "flag")
+            command.flags, reason = _names(key, value, known_flags, "flag", _is_flag_name)
         else:
             reason = ""
             if not re.fullmatch(r"[0-9]{1,2}", value) or int(value) > MAX_CONFIRM:

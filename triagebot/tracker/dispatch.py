@@ -1,37 +1,42 @@
 """`triagebot command`: one `/rerun-sweep` step of the rerun workflow, from its options.
 
+Each step is one small function, registered in `STEPS` under the option that asks for it:
+
 - `--event FILE`: the issue_comment that triggered the workflow: decide, react, answer a
   refusal, and write the sweep job's inputs (`run=true|false`, models, flags, confirm, corpus,
-  where to answer) to $GITHUB_OUTPUT.
+  where to answer) as step outputs (`actions.write_outputs`).
 - `--poll`: the same for every command not yet handled on the tracking issues of `--repo`,
   with the ledger kept in the store (`polling`).
 - `--answer SNAPSHOT`: post the rerun's result on the command's issue (`answer`).
 - `--failed RESULT`: the sweep gave no result (`failure`, `cancelled`, ... or a reason):
   answer the command with why, and react 😕.
 
-The cli only parses options and calls `command`; every error is a `TriagebotError` of one line.
+The cli only parses options (the token included) and calls `command`; every error is a
+`TriagebotError` of one line.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from triagebot.config import Config
 from triagebot.errors import TrackerError, UsageError
+from triagebot.report.markers import find_flag
 from triagebot.results import Snapshot
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
+from triagebot.tracker.actions import write_outputs
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
-from triagebot.tracker.ledger import Ledger, answered_recently, now
+from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import PollSettings, poll
 from triagebot.tracker.remote import first_line
+from triagebot.tracker.respond import answered_today, respond
 
 
 @dataclass
@@ -44,14 +49,57 @@ class CommandOptions:
     issue: int | None = None
     comment_id: int | None = None
     output: Path | None = None
-    token: str | None = None
+    token: str | None = None  # None: no token (the cli reads $GITHUB_TOKEN)
+
+
+@dataclass
+class Step:
+    """What every step is given: the options, the configuration, the store and the outputs."""
+
+    options: CommandOptions
+    settings: Config
+    store: Any  # a triagebot.store.Store
+    load_snapshot: Callable[[str], Snapshot]
+    say: Callable[[str], None]
+    warn: Callable[[str], None]
+
+    @property
+    def repo(self) -> str | None:
+        return self.options.repo or self.settings.tracker.repo
+
+    def connect(self, option: str, *, issue: bool = False) -> GitHub:
+        """The connection to GitHub for the step of `option`, which needs the repository and a
+        token (and, with `issue`, the command's issue)."""
+        if issue and not (self.repo and self.options.issue and self.options.token):
+            raise UsageError(f"{option} needs --repo (or [tracker] repo), --issue and a token")
+        if not (self.repo and self.options.token):
+            raise UsageError(f"{option} needs --repo (or [tracker] repo) and a token")
+        return connect(self.options.token)
+
+    def emit(self, decision: rerun.Decision) -> None:
+        """The sweep job's inputs, printed and written as step outputs."""
+        values = rerun.outputs(decision)
+        self.say("\n".join(f"{key}={value}" for key, value in values.items()))
+        write_outputs(values, self.options.output)
+
+    def poll_settings(self) -> PollSettings:
+        stored = self.store.latest()
+        tracker = self.settings.tracker
+        return PollSettings(
+            # The models a command may name: those of the newest stored sweep (no corpus import here).
+            known_models=[result.model for result in stored.results] if stored else [],
+            known_flags=list(self.settings.flags),
+            default_confirm=self.settings.sweep.confirm,
+            on_edited=tracker.commands_on_edited,
+            max_models=tracker.rerun_max_models,
+            max_writes=tracker.max_writes,
+            stored=stored,
+        )
 
 
 def issue_flags(store, repo: str) -> rerun.IssueFlag:
     """(issue number, body) -> the flag it tracks: the store's memory first, then the marker on
     the body's first line."""
-    from triagebot.report.markers import find_flag
-
     by_number = {record.number: flag for flag, record in IssueMemory.load(store, repo).records.items()}
 
     def flag_of(number: int, body: str) -> str | None:
@@ -60,13 +108,87 @@ def issue_flags(store, repo: str) -> rerun.IssueFlag:
     return flag_of
 
 
-def emit(decision: rerun.Decision, output: Path | None, say: Callable[[str], None]) -> None:
-    lines = [f"{key}={value}" for key, value in rerun.outputs(decision).items()]
-    say("\n".join(lines))
-    path = output or (Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None)
-    if path is not None:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
+def from_event(step: Step) -> None:
+    """`--event FILE`: decide on the comment, react and answer on GitHub, emit the outputs."""
+    assert step.options.event is not None
+    event = rerun.read_event_file(step.options.event)
+    if event is None:
+        step.warn(f"{step.options.event}: not an issue comment; nothing to run")
+        step.emit(rerun.Decision(Kind.none))
+        return
+    gh = connect(step.options.token) if step.options.token else None
+    settings = step.poll_settings()
+
+    def permission(login: str) -> str:
+        return rerun.collaborator_permission(gh, event.repo, login) if gh is not None else "unknown"
+
+    login = gh.login if gh is not None else ACTIONS_BOT_LOGIN
+    flag_of = issue_flags(step.store, event.repo)
+    decision = rerun.decide_for(event, settings, bot_login=login, issue_flag=flag_of, permission=permission)
+    if gh is not None:
+        quiet = decision.limited and answered_today(gh, event)
+        respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
+    elif decision.kind != Kind.none:
+        step.warn("no token: the command was neither checked nor answered on GitHub")
+    if decision.kind == Kind.refuse:
+        step.warn(f"refused: {decision.reason}")
+    step.emit(decision)
+
+
+def from_poll(step: Step) -> None:
+    """`--poll`: handle what waits on the tracking issues, emit the outputs of the one to run."""
+    gh = step.connect("--poll")
+    repo = step.repo or ""
+    ledger = Ledger.load(step.store, repo)
+    try:
+        decision = poll(
+            gh,
+            repo,
+            issue_flag=issue_flags(step.store, repo),
+            settings=step.poll_settings(),
+            ledger=ledger,
+            now=now(),
+            say=step.warn,
+        )
+    finally:
+        ledger.save(step.store)  # what was done is remembered even when a later write failed
+    step.emit(decision)
+
+
+def answer_rerun(step: Step) -> None:
+    """`--answer SNAPSHOT`: the rerun's result on the command's issue."""
+    options, repo = step.options, step.repo or ""
+    gh = step.connect("--answer", issue=True)
+    assert options.answer is not None and options.issue is not None
+    which = options.comment_id or answers.pending_command(gh, repo, options.issue)
+    if which is None:
+        raise TrackerError(f"{repo}#{options.issue}: no accepted /rerun-sweep comment waits for an answer")
+    result = step.load_snapshot(options.answer)
+    stored = step.store.readable(result.key) if result.key in step.store else step.store.latest()
+    dashboard = step.settings.tracker.dashboard_url
+    answers.post_answer(gh, repo, options.issue, which, result, stored, dashboard_url=dashboard)
+    step.say(f"answered comment {which} on {repo}#{options.issue}")
+
+
+def answer_failure(step: Step) -> None:
+    """`--failed RESULT`: why the rerun gave no result, on the command's issue."""
+    options, repo = step.options, step.repo or ""
+    gh = step.connect("--failed", issue=True)
+    if not options.comment_id:
+        raise UsageError("--failed needs --comment-id")
+    assert options.failed is not None and options.issue is not None
+    reason = answers.failure_reason(options.failed)
+    answers.post_failure(gh, repo, options.issue, options.comment_id, reason)
+    step.say(f"answered comment {options.comment_id} on {repo}#{options.issue}: {reason}")
+
+
+STEPS: dict[str, tuple[Callable[[CommandOptions], bool], Callable[[Step], None]]] = {
+    "--event FILE": (lambda options: options.event is not None, from_event),
+    "--poll": (lambda options: options.poll, from_poll),
+    "--answer SNAPSHOT": (lambda options: options.answer is not None, answer_rerun),
+    "--failed RESULT": (lambda options: options.failed is not None, answer_failure),
+}
+"""option -> (whether the options ask for it, the step): exactly one is asked for."""
 
 
 def command(
@@ -79,121 +201,8 @@ def command(
     warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> None:
     """Run the one step `options` asks for (see the module docstring)."""
-    chosen = sum(
-        (options.event is not None, options.poll, options.answer is not None, options.failed is not None)
-    )
-    if chosen != 1:
-        raise UsageError("give exactly one of --event FILE, --poll, --answer SNAPSHOT or --failed RESULT")
-    target = options.repo or settings.tracker.repo
-    secret = options.token or os.environ.get("GITHUB_TOKEN") or None
-    if options.answer is not None or options.failed is not None:
-        what = "--answer" if options.answer is not None else "--failed"
-        if not (target and options.issue and secret):
-            raise UsageError(f"{what} needs --repo (or [tracker] repo), --issue and a token")
-        gh = connect(secret)
-        if options.failed is not None:
-            if not options.comment_id:
-                raise UsageError("--failed needs --comment-id")
-            reason = answers.failure_reason(options.failed)
-            answers.post_failure(gh, target, options.issue, options.comment_id, reason)
-            say(f"answered comment {options.comment_id} on {target}#{options.issue}: {reason}")
-            return
-        which = options.comment_id or answers.pending_command(gh, target, options.issue)
-        if which is None:
-            raise TrackerError(
-                f"{target}#{options.issue}: no accepted /rerun-sweep comment waits for an answer"
-            )
-        result = load_snapshot(options.answer)
-        stored = store.readable(result.key) if result.key in store else store.latest()
-        answers.post_answer(
-            gh, target, options.issue, which, result, stored, dashboard_url=settings.tracker.dashboard_url
-        )
-        say(f"answered comment {which} on {target}#{options.issue}")
-        return
-
-    stored = store.latest()
-    # The models a command may name: those of the newest stored sweep (no corpus import here).
-    known_models = [result.model for result in stored.results] if stored else []
-    poll_settings = PollSettings(
-        known_models=known_models,
-        known_flags=list(settings.flags),
-        default_confirm=settings.sweep.confirm,
-        on_edited=settings.tracker.commands_on_edited,
-        max_models=settings.tracker.rerun_max_models,
-        max_writes=settings.tracker.max_writes,
-        stored=stored,
-    )
-    if options.poll:
-        if not (target and secret):
-            raise UsageError("--poll needs --repo (or [tracker] repo) and a token")
-        gh = connect(secret)
-        ledger = Ledger.load(store, target)
-        try:
-            decision = poll(
-                gh,
-                target,
-                issue_flag=issue_flags(store, target),
-                settings=poll_settings,
-                ledger=ledger,
-                now=now(),
-                say=warn,
-            )
-        finally:
-            ledger.save(store)  # what was done is remembered even when a later write failed
-        emit(decision, options.output, say)
-        return
-
-    assert options.event is not None
-    event = read_event_file(options.event)
-    if event is None:
-        warn(f"{options.event}: not an issue comment; nothing to run")
-        emit(rerun.Decision(Kind.none), options.output, say)
-        return
-    gh = connect(secret) if secret else None
-    decision = rerun.decide(
-        event,
-        bot_login=gh.login if gh else ACTIONS_BOT_LOGIN,
-        issue_flag=issue_flags(store, event.repo),
-        permission=(lambda login: rerun.collaborator_permission(gh, event.repo, login))
-        if gh
-        else (lambda _: "unknown"),
-        known_models=known_models,
-        known_flags=poll_settings.known_flags,
-        default_confirm=poll_settings.default_confirm,
-        on_edited=poll_settings.on_edited,
-        max_models=poll_settings.max_models,
-        stored=stored,
-    )
-    if gh is not None:
-        quiet = decision.limited and answered_today(gh, event)
-        rerun.respond(
-            gh, event, decision, poll_settings.known_flags, max_models=poll_settings.max_models, quiet=quiet
-        )
-    elif decision.kind != Kind.none:
-        warn("no token: the command was neither checked nor answered on GitHub")
-    if decision.kind == Kind.refuse:
-        warn(f"refused: {decision.reason}")
-    emit(decision, options.output, say)
-
-
-def read_event_file(path: Path) -> rerun.CommentEvent | None:
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise TrackerError(f"{path}: cannot read the event payload: {' '.join(str(error).split())}") from None
-    try:
-        return rerun.read_event(payload)
-    except rerun.EventError as error:
-        raise rerun.EventError(f"{path}: {error}") from None
-
-
-def answered_today(gh: GitHub, event: rerun.CommentEvent) -> bool:
-    """Whether the bot answered this person on this issue within the day (from its comments)."""
-    handle = gh.repo(event.repo).get_issue(event.issue)
-    what = f"read the comments of {event.repo}#{event.issue}"
-    comments = gh.read(lambda: list(handle.get_comments()), what=what)
-    earlier = [c for c in comments if c.id != event.comment_id]
-    moment = event.created_at or now()  # GitHub's clock, as the answers' times are
-    return answered_recently(
-        rerun.answers_on(earlier, gh.login, event.issue), event.issue, event.author, moment
-    )
+    asked = [step for asks, step in STEPS.values() if asks(options)]
+    if len(asked) != 1:
+        *others, last = STEPS
+        raise UsageError(f"give exactly one of {', '.join(others)} or {last}")
+    asked[0](Step(options, settings, store, load_snapshot, say, warn))

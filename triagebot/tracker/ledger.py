@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from triagebot.results import CommandRecord
 
@@ -69,13 +70,22 @@ def answered_recently(
         and record.author.lower() == author.lower()
         and record.state in ("refused", "answered")
         and record.attempts == 0  # a rerun's result is not a refusal or help
-        and _aware(record.at) >= _aware(posted) - every
+        and aware(record.at) >= aware(posted) - every
         for record in records
     )
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+def aware(moment: datetime | None) -> datetime | None:
+    """`moment` with UTC attached where it came without a time zone (as PyGithub gives times)."""
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A GitHub time stamp (`2026-04-10T08:00:00Z`), or None when absent or unreadable."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
 
 
 def now() -> datetime:

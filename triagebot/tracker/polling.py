@@ -16,61 +16,57 @@ later polls and no reaction is read twice. A poll:
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from triagebot.report.markers import answer_marker, failure_marker, result_marker
-from triagebot.results import CommandRecord, Snapshot
+from triagebot.results import CommandRecord
 from triagebot.tracker import commands
 from triagebot.tracker.answer import post_failure
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently
+from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware
+from triagebot.tracker.plan import RemoteIssue
+from triagebot.tracker.reactions import BotReactions, Reaction, bot_reactions, settled, waiting
 from triagebot.tracker.remote import first_line, list_bot_issues
 from triagebot.tracker.rerun import (
     CommentEvent,
     Decision,
     IssueFlag,
-    answers_on,
-    bot_reactions,
+    RerunSettings,
     collaborator_permission,
-    decide,
-    respond,
-    writes_needed,
+    decide_for,
+    polled_event,
 )
+from triagebot.tracker.respond import answers_on, respond, writes_needed
+
+STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", Kind.run: "accepted"}
+"""The ledger's state of a command the bot has just responded to."""
+
+Answered = dict[int, tuple[str, datetime | None, bool]]  # comment id -> (state, when, whether it swept)
 
 
 @dataclass
-class PollSettings:
-    known_models: Collection[str]
-    known_flags: Collection[str]
-    default_confirm: int
-    on_edited: bool = False
-    max_models: int = commands.MAX_MODELS
-    max_writes: int = 50
-    stored: Snapshot | None = None
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+class PollSettings(RerunSettings):
+    max_writes: int = 50  # `tracker.max_writes`: writes one poll may make
 
 
 def edited(comment: Any) -> bool:
-    created, updated = _aware(comment.created_at), _aware(comment.updated_at)
+    created, updated = aware(comment.created_at), aware(comment.updated_at)
     return bool(created and updated and updated > created)
 
 
-def answered_ids(comments: list[Any], bot: str) -> dict[int, tuple[str, datetime | None, bool]]:
+def answered_ids(comments: list[Any], bot: str) -> Answered:
     """comment id -> (state, when, whether a sweep ran) for the commands the bot's comments
     answer: a rerun's result or failure, or a help or refusal answer."""
     lines = {
-        first_line(c.body): _aware(c.created_at)
+        first_line(c.body): aware(c.created_at)
         for c in comments
         if c.user and c.user.login.lower() == bot.lower()
     }
-    answered: dict[int, tuple[str, datetime | None, bool]] = {}
+    answered: Answered = {}
     for cid in (c.id for c in comments):
         for marker, state, swept in (
             (answer_marker(cid), "answered", False),
@@ -95,123 +91,135 @@ def poll(
     """Handle the commands not yet handled on the bot's tracking issues, oldest first; see the
     module docstring. The ledger is updated in place (the caller saves it)."""
     gh.max_writes = gh.writes + settings.max_writes
-    budget = gh.writes + settings.max_writes
-    chosen = Decision(Kind.none)
+    round_ = PollRound(gh, repo_name, issue_flag, settings, ledger, now, say, budget=gh.max_writes)
     for issue in list_bot_issues(gh, repo_name):
-        if issue_flag(issue.number, issue.body) is None:
-            continue
-        handle = gh.repo(repo_name).get_issue(issue.number)
-        what = f"read the comments of {repo_name}#{issue.number}"
-        comments = gh.read(lambda handle=handle: list(handle.get_comments()), what=what)
-        done = answered_ids(comments, gh.login)
-        answers = answers_on(comments, gh.login, issue.number)
-        for comment in comments:
-            body = comment.body or ""
-            author = comment.user.login if comment.user else ""
-            if commands.command_line(body) is None or author.lower() == gh.login.lower():
-                continue
-            record = ledger.get(comment.id)
-            base = CommandRecord(
-                repo=repo_name,
-                issue=issue.number,
-                comment_id=comment.id,
-                author=author,
-                state="quiet",
-                at=now,
+        if issue_flag(issue.number, issue.body) is not None and not round_.read_issue(issue):
+            break  # the write cap is reached
+    return round_.chosen
+
+
+@dataclass
+class PollRound:
+    """One poll: its connection, ledger and write budget, and the command it chose to run."""
+
+    gh: GitHub
+    repo_name: str
+    issue_flag: IssueFlag
+    settings: PollSettings
+    ledger: Ledger
+    now: datetime
+    say: Callable[[str], None]
+    budget: int
+    chosen: Decision = field(default_factory=lambda: Decision(Kind.none))
+
+    def read_issue(self, issue: RemoteIssue) -> bool:
+        """Handle the commands on one tracking issue; False when the write cap stopped it."""
+        handle = self.gh.repo(self.repo_name).get_issue(issue.number)
+        what = f"read the comments of {self.repo_name}#{issue.number}"
+        comments = self.gh.read(lambda: list(handle.get_comments()), what=what)
+        done = answered_ids(comments, self.gh.login)
+        answers = answers_on(comments, self.gh.login, issue.number)
+        return all(self.read_comment(issue, comment, done, answers) for comment in comments)
+
+    def read_comment(
+        self, issue: RemoteIssue, comment: Any, done: Answered, answers: list[CommandRecord]
+    ) -> bool:
+        """Bring one comment's record up to date; False when the write cap stopped the poll."""
+        author = comment.user.login if comment.user else ""
+        if commands.command_line(comment.body or "") is None or author.lower() == self.gh.login.lower():
+            return True
+        record = self.ledger.get(comment.id)
+        if record is not None and record.state != "accepted":
+            return True  # settled
+        base = CommandRecord(
+            repo=self.repo_name,
+            issue=issue.number,
+            comment_id=comment.id,
+            author=author,
+            state="quiet",
+            at=self.now,
+        )
+        if comment.id in done:
+            state, answered_at, swept = done[comment.id]
+            attempts = max(record.attempts if record is not None else 0, int(swept))
+            self.ledger.note(
+                base.model_copy(update={"state": state, "attempts": attempts, "at": answered_at or self.now})
             )
-            if record is not None and record.state != "accepted":
-                continue
-            if comment.id in done:
-                state, answered_at, swept = done[comment.id]
-                attempts = max(record.attempts if record is not None else 0, int(swept))
-                update = {"state": state, "attempts": attempts, "at": answered_at or now}
-                ledger.note(base.model_copy(update=update))
-                continue
-            if record is not None:  # accepted, no answer yet
-                if now - _aware(record.at) < STALE_AFTER:
-                    continue
-                reason = (
-                    f"no result came back from {record.attempts} sweep{'s' if record.attempts != 1 else ''}"
-                )
-                if record.attempts < MAX_ATTEMPTS:
-                    if chosen.kind != Kind.none:
-                        continue  # one sweep per poll
-                    again = _retry(issue, comment, gh, repo_name, issue_flag, settings)
-                    if again.kind == Kind.run:
-                        chosen = again
-                        ledger.note(record.model_copy(update={"at": now, "attempts": record.attempts + 1}))
-                        say(f"starting the command {comment.id} on {repo_name}#{issue.number} again")
-                        continue
-                    reason += f", and it cannot start again: {again.reason or 'it is no command now'}"
-                if gh.writes + 2 <= budget:
-                    post_failure(gh, repo_name, issue.number, comment.id, reason)
-                    ledger.note(record.model_copy(update={"state": "failed", "at": now}))
-                continue
-            if chosen.kind != Kind.none:
-                continue  # one sweep per poll: this one waits, unrecorded, for the next
+        elif record is not None:
+            self.look_after(issue, comment, record)
+        elif self.chosen.kind == Kind.none:  # one sweep per poll: the others wait, unrecorded
+            mine = bot_reactions(self.gh, self.repo_name, issue.number, comment)
             # Never seen by the ledger: the event workflow may have handled it already.
-            mine = bot_reactions(gh, repo_name, issue.number, comment)
-            if "eyes" in mine and not mine.keys() & {"rocket", "confused"}:
-                accepted = mine["eyes"] or now  # when it was accepted, as GitHub says
-                ledger.note(base.model_copy(update={"state": "accepted", "attempts": 1, "at": accepted}))
-                continue
-            if mine.keys() & {"rocket", "confused"}:
-                state = "answered" if "rocket" in mine else "refused"
-                answered_at = mine.get("rocket") or mine.get("confused") or now  # as GitHub says
-                ledger.note(base.model_copy(update={"state": state, "at": answered_at}))
-                continue
-            event = _event(repo_name, issue, comment, "edited" if edited(comment) else "created")
-            decision = _decide(event, gh, repo_name, issue_flag, settings)
-            if decision.kind == Kind.none:
-                ledger.note(base.model_copy(update={"state": "ignored"}))  # not read again
-                continue
-            posted = _aware(comment.created_at) or now
-            quiet = answered_recently([*ledger.records.values(), *answers], issue.number, author, posted)
-            if gh.writes + writes_needed(decision, quiet) > budget:
-                say(f"the write cap of {settings.max_writes} is reached; the rest waits for the next poll")
-                return chosen
-            respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
-            state = {Kind.help: "answered", Kind.refuse: "refused", Kind.run: "accepted"}[decision.kind]
-            if decision.limited and quiet:
-                state = "quiet"
-            ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind == Kind.run)}))
-            if decision.kind == Kind.run:
-                chosen = decision
-    return chosen
+            return self.settled_by_reactions(base, mine) or self.answer(issue, comment, base, answers)
+        return True
 
+    def look_after(self, issue: RemoteIssue, comment: Any, record: CommandRecord) -> None:
+        """An accepted command without an answer: once stale, start it again (up to
+        `MAX_ATTEMPTS` sweeps), or answer it with a failure."""
+        if self.now - aware(record.at) < STALE_AFTER:
+            return
+        reason = f"no result came back from {record.attempts} sweep{'s' if record.attempts != 1 else ''}"
+        if record.attempts < MAX_ATTEMPTS:
+            if self.chosen.kind != Kind.none:
+                return  # one sweep per poll
+            # Accepted once already: a later edit does not undo that.
+            again = self.decide(polled_event(self.repo_name, issue, comment, "created"))
+            if again.kind == Kind.run:
+                self.chosen = again
+                self.ledger.note(record.model_copy(update={"at": self.now, "attempts": record.attempts + 1}))
+                self.say(f"starting the command {comment.id} on {self.repo_name}#{issue.number} again")
+                return
+            reason += f", and it cannot start again: {again.reason or 'it is no command now'}"
+        if self.gh.writes + 2 <= self.budget:
+            post_failure(self.gh, self.repo_name, issue.number, comment.id, reason)
+            self.ledger.note(record.model_copy(update={"state": "failed", "at": self.now}))
 
-def _decide(event: CommentEvent, gh: GitHub, repo_name: str, issue_flag: IssueFlag, settings: PollSettings):
-    return decide(
-        event,
-        bot_login=gh.login,
-        issue_flag=issue_flag,
-        permission=lambda login: collaborator_permission(gh, repo_name, login),
-        known_models=settings.known_models,
-        known_flags=settings.known_flags,
-        default_confirm=settings.default_confirm,
-        on_edited=settings.on_edited,
-        max_models=settings.max_models,
-        stored=settings.stored,
-    )
+    def settled_by_reactions(self, base: CommandRecord, mine: BotReactions) -> bool:
+        """Record what the bot's reactions say of a command it already handled; False when
+        they say nothing."""
+        if waiting(mine):
+            accepted = mine[Reaction.accepted] or self.now  # when it was accepted, as GitHub says
+            self.ledger.note(base.model_copy(update={"state": "accepted", "attempts": 1, "at": accepted}))
+            return True
+        outcome = settled(mine)
+        if outcome is None:
+            return False
+        answered_at = mine.get(Reaction.answered) or mine.get(Reaction.refused) or self.now  # as GitHub says
+        state = "answered" if outcome == Reaction.answered else "refused"
+        self.ledger.note(base.model_copy(update={"state": state, "at": answered_at}))
+        return True
 
+    def answer(
+        self, issue: RemoteIssue, comment: Any, base: CommandRecord, answers: list[CommandRecord]
+    ) -> bool:
+        """Decide on a new command and respond; False when its writes would pass the cap."""
+        event = polled_event(self.repo_name, issue, comment, "edited" if edited(comment) else "created")
+        decision = self.decide(event)
+        if decision.kind == Kind.none:
+            self.ledger.note(base.model_copy(update={"state": "ignored"}))  # not read again
+            return True
+        posted = aware(comment.created_at) or self.now
+        quiet = answered_recently(
+            [*self.ledger.records.values(), *answers], issue.number, base.author, posted
+        )
+        if self.gh.writes + writes_needed(decision, quiet) > self.budget:
+            self.say(
+                f"the write cap of {self.settings.max_writes} is reached; the rest waits for the next poll"
+            )
+            return False
+        settings = self.settings
+        respond(self.gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
+        state = "quiet" if decision.limited and quiet else STATE_OF[decision.kind]
+        self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind == Kind.run)}))
+        if decision.kind == Kind.run:
+            self.chosen = decision
+        return True
 
-def _event(repo_name: str, issue: Any, comment: Any, action: str) -> CommentEvent:
-    """A polled comment (PyGithub) on one of the bot's issues (`RemoteIssue`), as an event."""
-    return CommentEvent(
-        repo=repo_name,
-        issue=issue.number,
-        issue_body=issue.body,
-        issue_author=issue.author,
-        is_pull_request=False,
-        comment_id=comment.id,
-        body=comment.body or "",
-        author=comment.user.login if comment.user else "",
-        author_type=comment.user.type if comment.user else "User",
-        action=action,
-    )
+    def decide(self, event: CommentEvent) -> Decision:
+        def permission(login: str) -> str:
+            return collaborator_permission(self.gh, self.repo_name, login)
 
-
-def _retry(issue, comment, gh, repo_name, issue_flag, settings) -> Decision:
-    """The decision of an accepted command made again, to start its sweep once more (accepted
-    once already: a later edit does not undo that)."""
-    return _decide(_event(repo_name, issue, comment, "created"), gh, repo_name, issue_flag, settings)
+        settings, gh = self.settings, self.gh
+        return decide_for(
+            event, settings, bot_login=gh.login, issue_flag=self.issue_flag, permission=permission
+        )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triagebot.errors import TrackerError
 from triagebot.report.markers import alert_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker import cc as cc_routing
@@ -24,7 +25,7 @@ from triagebot.tracker.github import GitHub
 from triagebot.tracker.memory import FlagFacts, IssueMemory
 from triagebot.tracker.people import respect_closer
 from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
-from triagebot.tracker.remote import Applied, NotApplied, apply_plan, read_state, update_issue
+from triagebot.tracker.remote import Applied, NotApplied, apply_plan, operation, read_state, update_issue
 from triagebot.tracker.render import render
 
 
@@ -182,9 +183,6 @@ def relink_bodies(
 ) -> tuple[int, list[str]]:
     """Edit, by number, each body that changed between `written` and `relinked`; returns how
     many were edited and the one-line reason of each edit that failed."""
-    from triagebot.errors import TrackerError
-    from triagebot.tracker.remote import operation
-
     bodies = {issue.flag: issue.body for issue in written}
     edits, failures = 0, []
     for issue in relinked:

@@ -20,7 +20,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from github import GithubException
+
 from triagebot.errors import TrackerError
+from triagebot.report.markers import flag_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker.github import GitHub, GitHubError, GitHubFault, WriteBudgetExceeded
 from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, Plan, RemoteIssue, RemoteState, Verb
@@ -99,8 +102,6 @@ def tracked_issue_numbers(
 ) -> dict[str, int]:
     """flag -> number of the bot's tracking issue for it, for those that exist (`known`: the
     numbers the store remembers, by flag)."""
-    from triagebot.report.markers import flag_marker
-
     flags = list(flags)
     markers = {flag_marker(flag): flag for flag in flags}
     known_by_marker = {flag_marker(flag): number for flag, number in (known or {}).items() if flag in flags}
@@ -271,8 +272,6 @@ def post_comment(
 
 def _create_label(gh: GitHub, repo: Any, name: str, what: str) -> None:
     def exists() -> bool | None:
-        from github import GithubException
-
         try:
             repo.get_label(name)
         except GithubException as error:

@@ -1,10 +1,11 @@
-"""`/rerun-sweep` on GitHub: who may run it, what it sweeps, how the bot reacts and refuses.
+"""`/rerun-sweep` on GitHub: the comment it arrives in, who may run it, and what it sweeps.
 
 A command arrives either as a workflow event payload (`issue_comment`, read by `read_event`) or
-by polling the tracking issues (`polling`). `decide` turns it into ignore / help / refuse /
-run; `respond` reacts (👀 accepted, 🚀 answered, 😕 refused) and answers every refusal in words,
-but one person gets at most one refusal or help answer per issue per day (`ledger`): the rest
-are left without a word or a reaction.
+by polling the tracking issues (`polling`, `polled_event`). `decide` turns the comment into a
+`Decision`: it drops what is never a command (`ignored`), parses the comment (`commands`, pure),
+finds the issue's flag, and `handle`s the command: help, a refusal with its reason, or a
+`RerunRequest` to run. Acting on the decision on GitHub is `respond`'s; the sweep job reads
+`outputs`.
 
 A bare command reruns the models the issue lists as crashing: those that crash under the
 issue's flag in the newest stored snapshot, at most `tracker.rerun_max_models` of them, one per
@@ -13,23 +14,24 @@ crash signature first. The answer (`answer`) compares the rerun with the stored 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+from github import GithubException
 
 from triagebot.analysis import flag_stats
 from triagebot.errors import TrackerError
-from triagebot.report.markers import answer_marker
-from triagebot.results import CommandRecord, RerunRequest, Snapshot
+from triagebot.results import RerunRequest, Snapshot
 from triagebot.tracker import commands
-from triagebot.tracker.commands import Kind
+from triagebot.tracker.commands import Command, Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.remote import first_line, post_comment
-from triagebot.tracker.render import render
+from triagebot.tracker.ledger import parse_time
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-BOT_REACTIONS = frozenset({"eyes", "rocket", "confused"})
 IssueFlag = Callable[[int, str], str | None]  # (issue number, body) -> the flag it tracks, or None
 
 
@@ -46,6 +48,18 @@ class CommentEvent:
     author_type: str
     action: str  # created, edited, deleted
     created_at: datetime | None = None  # GitHub's time of the comment, when the payload says it
+
+
+@dataclass
+class RerunSettings:
+    """What deciding on a command takes from the configuration and the store."""
+
+    known_models: Collection[str]  # the models of the newest stored sweep
+    known_flags: Collection[str]
+    default_confirm: int  # `sweep.confirm`
+    on_edited: bool = False  # `tracker.commands_on_edited`
+    max_models: int = commands.MAX_MODELS  # `tracker.rerun_max_models`
+    stored: Snapshot | None = None  # the newest stored snapshot: what a bare command reruns
 
 
 @dataclass
@@ -80,17 +94,38 @@ def read_event(payload: Any) -> CommentEvent | None:
             author=str(comment["user"]["login"]),
             author_type=str(comment["user"].get("type", "User")),
             action=str(payload.get("action", "created")),
-            created_at=_time(comment.get("created_at")),
+            created_at=parse_time(comment.get("created_at")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise EventError(f"issue_comment payload lacks {error}") from None
 
 
-def _time(value: Any) -> datetime | None:
+def read_event_file(path: Path) -> CommentEvent | None:
+    """`read_event` of the JSON payload in `path` ($GITHUB_EVENT_PATH)."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise TrackerError(f"{path}: cannot read the event payload: {' '.join(str(error).split())}") from None
+    try:
+        return read_event(payload)
+    except EventError as error:
+        raise EventError(f"{path}: {error}") from None
+
+
+def polled_event(repo_name: str, issue: Any, comment: Any, action: str) -> CommentEvent:
+    """A polled comment (PyGithub) on one of the bot's issues (a `RemoteIssue`), as an event."""
+    return CommentEvent(
+        repo=repo_name,
+        issue=issue.number,
+        issue_body=issue.body,
+        issue_author=issue.author,
+        is_pull_request=False,
+        comment_id=comment.id,
+        body=comment.body or "",
+        author=comment.user.login if comment.user else "",
+        author_type=comment.user.type if comment.user else "User",
+        action=action,
+    )
 
 
 def crashing_models(snapshot: Snapshot | None, flag: str, cap: int) -> tuple[list[str], int]:
@@ -111,6 +146,14 @@ def crashing_models(snapshot: Snapshot | None, flag: str, cap: int) -> tuple[lis
     return chosen, total
 
 
+def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
+    """Comments never read as commands: deleted ones, edited ones (unless `on_edited`), the
+    bot's own, any bot's, and those on pull requests."""
+    if event.action == "deleted" or (event.action == "edited" and not on_edited):
+        return True
+    return event.author.lower() == bot_login.lower() or event.author_type == "Bot" or event.is_pull_request
+
+
 def decide(
     event: CommentEvent,
     *,
@@ -127,9 +170,7 @@ def decide(
     """What to do with one comment. `permission(login)` reads the collaborator permission;
     it is called only for a command, so ordinary comments cost no request. `stored`: the
     newest stored snapshot, whose crashing models a bare command reruns."""
-    if event.action == "deleted" or (event.action == "edited" and not on_edited):
-        return Decision(Kind.none)
-    if event.author.lower() == bot_login.lower() or event.author_type == "Bot" or event.is_pull_request:
+    if ignored(event, bot_login, on_edited):
         return Decision(Kind.none)
     command = commands.parse_command(event.body, known_models, known_flags, max_models)
     if command.kind == Kind.none:
@@ -138,6 +179,42 @@ def decide(
     flag = issue_flag(event.issue, event.issue_body) if by_bot else None
     if flag is None:
         return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues", limited=True)
+    return handle(command, event, flag, permission, default_confirm, max_models, stored)
+
+
+def decide_for(
+    event: CommentEvent,
+    settings: RerunSettings,
+    *,
+    bot_login: str,
+    issue_flag: IssueFlag,
+    permission: Callable[[str], str],
+) -> Decision:
+    """`decide` under `settings`."""
+    return decide(
+        event,
+        bot_login=bot_login,
+        issue_flag=issue_flag,
+        permission=permission,
+        known_models=settings.known_models,
+        known_flags=settings.known_flags,
+        default_confirm=settings.default_confirm,
+        on_edited=settings.on_edited,
+        max_models=settings.max_models,
+        stored=settings.stored,
+    )
+
+
+def handle(
+    command: Command,
+    event: CommentEvent,
+    flag: str,
+    permission: Callable[[str], str],
+    default_confirm: int,
+    max_models: int,
+    stored: Snapshot | None,
+) -> Decision:
+    """The decision on a parsed command on `flag`'s issue (see `decide`)."""
     if command.kind == Kind.help:
         return Decision(Kind.help, flag=flag, limited=True)
     level = permission(event.author)
@@ -146,13 +223,11 @@ def decide(
         return Decision(Kind.refuse, reason, flag, limited=True)
     if command.kind == Kind.refuse:
         return Decision(Kind.refuse, command.reason, flag)
-    models = command.models
+    models = command.models or crashing_models(stored, flag, max_models)[0]
     if not models:
-        models, _ = crashing_models(stored, flag, max_models)
-        if stored is None or not models:
-            where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
-            reason = f"no model crashes under `{flag}` in {where}; name the models with models="
-            return Decision(Kind.refuse, reason, flag)
+        where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
+        reason = f"no model crashes under `{flag}` in {where}; name the models with models="
+        return Decision(Kind.refuse, reason, flag)
     request = RerunRequest(
         repo=event.repo,
         issue=event.issue,
@@ -169,8 +244,6 @@ def decide(
 def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
     """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
     permission API (author_association alone says nothing about write access)."""
-    from github import GithubException
-
     repo = gh.repo(repo_name)
 
     def read() -> str:
@@ -185,90 +258,6 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
         return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
     return gh.read(read, what=f"read the permission of {login} on {repo_name}")
-
-
-def react(gh: GitHub, repo_name: str, issue: int, comment_id: int, content: str) -> None:
-    """Add the bot's reaction (GitHub answers an existing one with 200, so this is idempotent)."""
-    what = f"react {content} to comment {comment_id} on {repo_name}#{issue}"
-    comment = gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id), what=what)
-    gh.write(lambda: comment.create_reaction(content), what=what)
-
-
-def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> dict[str, datetime | None]:
-    """The bot's own reactions to `comment` (a PyGithub comment): content -> when it was made."""
-    bot = gh.login.lower()
-
-    def read() -> dict[str, datetime | None]:
-        mine = [r for r in comment.get_reactions() if r.user and r.user.login.lower() == bot]
-        return {r.content: _time(r.raw_data.get("created_at")) for r in mine}
-
-    return gh.read(read, what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}")
-
-
-def answers_on(comments: list[Any], bot: str, issue: int) -> list[CommandRecord]:
-    """The refusals and help answers the bot posted among `comments` (PyGithub comments of
-    `issue`), as ledger records of whom they answered: the day's limit without a ledger."""
-    authors = {c.id: (c.user.login if c.user else "") for c in comments}
-    found = []
-    for comment in comments:
-        if not comment.user or comment.user.login.lower() != bot.lower():
-            continue
-        line = first_line(comment.body)
-        if not line.startswith("<!-- triagebot:answer="):
-            continue
-        for cid, author in authors.items():
-            if line == answer_marker(cid):
-                record = CommandRecord(
-                    repo="",
-                    issue=issue,
-                    comment_id=cid,
-                    author=author,
-                    state="refused",
-                    at=comment.created_at,
-                )
-                found.append(record)
-    return found
-
-
-def respond(
-    gh: GitHub,
-    event: CommentEvent,
-    decision: Decision,
-    known_flags: Collection[str],
-    *,
-    max_models: int = commands.MAX_MODELS,
-    quiet: bool = False,
-) -> None:
-    """React to and answer `event` as `decision` says (nothing for an ignored comment, and
-    nothing either for a limited answer when `quiet`: that person was answered today)."""
-    marker = answer_marker(event.comment_id)
-    where = f"{event.repo}#{event.issue}"
-    if decision.kind in (Kind.help, Kind.refuse) and decision.limited and quiet:
-        return
-    if decision.kind == Kind.help:
-        body = render(
-            "tracker-help.md.j2",
-            marker=marker,
-            grammar=commands.GRAMMAR,
-            flags=sorted(known_flags),
-            max_models=max_models,
-            max_confirm=commands.MAX_CONFIRM,
-        )
-        post_comment(gh, event.repo, event.issue, marker, body, what=f"answer help on {where}")
-        react(gh, event.repo, event.issue, event.comment_id, "rocket")
-    elif decision.kind == Kind.refuse:
-        react(gh, event.repo, event.issue, event.comment_id, "confused")
-        body = render("tracker-refusal.md.j2", marker=marker, user=event.author, reason=decision.reason)
-        post_comment(gh, event.repo, event.issue, marker, body, what=f"answer a refusal on {where}")
-    elif decision.kind == Kind.run:
-        react(gh, event.repo, event.issue, event.comment_id, "eyes")
-
-
-def writes_needed(decision: Decision, quiet: bool) -> int:
-    """Writes `respond` makes for `decision`: for the per-poll write cap."""
-    if decision.kind in (Kind.help, Kind.refuse):
-        return 0 if decision.limited and quiet else 2
-    return 1 if decision.kind == Kind.run else 0
 
 
 def outputs(decision: Decision) -> dict[str, str]:

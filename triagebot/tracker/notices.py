@@ -1,0 +1,68 @@
+"""The comments a tracking issue owes tonight, each under its own marker so that it is posted once.
+
+- fixed / regression: the models a flag stopped or started crashing on since the previous
+  nightly (the report package's renderings; none when both nights are one build);
+- close / reopen: posted only together with the state change they explain (`plan`), the close
+  comment saying how many nightlies in a row were clean (`closing`);
+- on the corpus-health issue, the models whose baseline graph count rose.
+
+The cc comment (`cc`) and the comment naming what is new on an issue a person closed
+(`people`) depend on GitHub's state and are added while publishing.
+"""
+
+from __future__ import annotations
+
+from triagebot import report
+from triagebot.report.markers import notice_marker, state_marker
+from triagebot.results import BASELINE, FlagNight, Night, TrackerNotice
+from triagebot.tracker import closing
+from triagebot.tracker.render import render
+
+
+def flag_notices(night: Night, flag: str) -> list[TrackerNotice]:
+    """Every notice `flag`'s issue may owe tonight: fixed, regression, close and reopen."""
+    return [*change_notices(night, flag), *state_notices(night, flag, night.flags[flag])]
+
+
+def change_notices(night: Night, flag: str) -> list[TrackerNotice]:
+    """Fixed-model and regression notices against the previous nightly (none for one build)."""
+    notices = []
+    for kind, body in (
+        ("fixed", report.fixed_notice(night, flag)),
+        ("regression", report.regression_notice(night, flag)),
+    ):
+        if body:
+            marker = notice_marker(kind, flag, night.key)  # type: ignore[arg-type]
+            notices.append(TrackerNotice(kind=kind, marker=marker, body=body))
+    return notices
+
+
+def state_notices(night: Night, flag: str, state: FlagNight) -> list[TrackerNotice]:
+    """The close and reopen comments (the plan posts one only when the issue changes state)."""
+    failures = [point.failures for point in state.trend]  # confirmed crashes and wrong results
+    close = state_marker("close", flag, night.key)
+    reopen = state_marker("reopen", flag, night.key)
+    close_body = render(
+        "tracker-close.md.j2", marker=close, flag=flag, key=night.key, streak=closing.clean_streak(failures)
+    )
+    reopen_body = render(
+        "tracker-reopen.md.j2",
+        marker=reopen,
+        flag=flag,
+        key=night.key,
+        crashes=state.crashes,
+        wrong=state.wrong,
+    )
+    return [
+        TrackerNotice(kind="close", marker=close, body=close_body),
+        TrackerNotice(kind="reopen", marker=reopen, body=reopen_body),
+    ]
+
+
+def health_notices(night: Night) -> list[TrackerNotice]:
+    """The notice for the models whose baseline graph count rose since the previous nightly."""
+    regressed = report.baseline_regression_notice(night)
+    if regressed is None:
+        return []
+    marker = notice_marker("regression", BASELINE, night.key)
+    return [TrackerNotice(kind="regression", marker=marker, body=regressed)]
