@@ -22,6 +22,7 @@ ALLOWED = {
     "report": {"results", "analysis", "errors", "store"},
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
+    "nightlies": {"results", "errors"},
     "pipeline": {
         "results",
         "analysis",
@@ -45,6 +46,7 @@ TORCH_FREE = {
     "reproduce",
     "tracker",
     "pipeline",
+    "nightlies",
 }
 THIRD_PARTY_MODEL_CODE = {"torch", "transformers"}
 

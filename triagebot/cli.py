@@ -34,6 +34,7 @@ NIGHT_ORDER = (
     "publish",
     "site",
     "command",
+    "nightly",
     "corpus",
     "config",
 )
@@ -597,6 +598,96 @@ def command(
     snapshots = _snapshots(config, store)
     options = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, _token(token))
     run_command(options, settings, snapshots.store, snapshots.get)
+
+
+# --- nightly: the nightly index (triagebot.nightlies) ---
+
+VariantOption = Annotated[
+    str,
+    typer.Option(
+        "--variant", envvar="TRIAGEBOT_VARIANT", metavar="NAME", help="Nightly variant: cu128, cpu, ..."
+    ),
+]
+IndexOption = Annotated[
+    str,
+    typer.Option("--index", envvar="TRIAGEBOT_NIGHTLY_INDEX", metavar="URL", help="PyTorch's nightly index."),
+]
+PythonOption = Annotated[
+    str | None,
+    typer.Option("--python", metavar="3.X", help="Python the builds must install on (default: this one)."),
+]
+PlatformOption = Annotated[
+    str | None,
+    typer.Option(
+        "--platform", metavar="TAG,TAG", help="Platform tags, best first (default: this machine's)."
+    ),
+]
+
+
+@app.command()
+def nightly(
+    check: Annotated[
+        bool, typer.Option("--check", help="Only say if the newest nightly needs a sweep: sweep=true|false.")
+    ] = False,
+    since: Annotated[
+        str | None, typer.Option("--since", metavar="YYYY-MM-DD", help="List builds from this day.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="YYYY-MM-DD", help="List builds up to this day.")
+    ] = None,
+    version: Annotated[
+        str | None,
+        typer.Option("--nightly", metavar="VERSION", help="Check this nightly instead of the newest."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Answer sweep=true even when it is stored.")] = False,
+    variant: VariantOption = "cu128",
+    index: IndexOption = None,
+    python: PythonOption = None,
+    platform: PlatformOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", metavar="FILE", help="key=value outputs file (default: $GITHUB_OUTPUT)."),
+    ] = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """The torch nightlies on the index, and whether the newest is stored.
+
+    Lists the builds for this Python and platform between two days; with --check, asks whether
+    the newest (or --nightly) is in the store and writes sweep=true|false, version and date for
+    the workflow, before any image is built."""
+    from triagebot.nightlies import NIGHTLY_INDEX, Target, check_newest, nightly_index
+    from triagebot.pipeline import already_swept, github_output
+    from triagebot.results import Environment
+    from triagebot.store import open_store
+
+    target = Target.of(python, _names(platform))
+    with nightly_index(variant, index or NIGHTLY_INDEX) as builds:
+        if not check:
+            days = [_day(value, name) for value, name in ((since, "--since"), (until, "--until"))]
+            for wheel in builds.builds("torch", target, since=days[0], until=days[1]):
+                print(f"{wheel.version:<34} {wheel.date or '':<10}  {wheel.url}")
+            return
+        snapshots = open_store(read_config(config, store=store).store)
+        answer = check_newest(
+            builds,
+            target,
+            lambda found: already_swept(snapshots, Environment(torch_version=found)),
+            version=version,
+            force=force,
+        )
+    github_output(answer.outputs(), output)
+    print(answer.reason)
+    print(" ".join(f"{name}={value}" for name, value in answer.outputs().items()))
+
+
+def _day(value: str | None, option: str):
+    from datetime import date
+
+    try:
+        return None if value is None else date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{option} {value!r} is not a day (YYYY-MM-DD)") from None
 
 
 # --- corpus list, corpus check: the model corpus (triagebot.corpus) ---
