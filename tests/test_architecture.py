@@ -23,6 +23,7 @@ ALLOWED = {
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
     "nightlies": {"results", "errors"},
+    "bisect": {"results", "errors", "nightlies", "store", "analysis", "reproduce"},
     "pipeline": {
         "results",
         "analysis",
@@ -47,6 +48,7 @@ TORCH_FREE = {
     "tracker",
     "pipeline",
     "nightlies",
+    "bisect",
 }
 THIRD_PARTY_MODEL_CODE = {"torch", "transformers"}
 

@@ -35,6 +35,7 @@ NIGHT_ORDER = (
     "site",
     "command",
     "nightly",
+    "bisect",
     "corpus",
     "config",
 )
@@ -600,7 +601,7 @@ def command(
     run_command(options, settings, snapshots.store, snapshots.get)
 
 
-# --- nightly: the nightly index (triagebot.nightlies) ---
+# --- nightly, bisect: the nightly index and the first bad build (triagebot.nightlies, .bisect) ---
 
 VariantOption = Annotated[
     str,
@@ -688,6 +689,99 @@ def _day(value: str | None, option: str):
         return None if value is None else date.fromisoformat(value)
     except ValueError:
         raise UsageError(f"{option} {value!r} is not a day (YYYY-MM-DD)") from None
+
+
+@app.command("bisect")
+def bisect_command(
+    good: Annotated[
+        str, typer.Argument(metavar="GOOD", help="Last good: a stored snapshot, a version or a day.")
+    ],
+    bad: Annotated[
+        str, typer.Argument(metavar="BAD", help="First bad: a stored snapshot, a version or a day.")
+    ],
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="MODEL", help="The model whose reproduction runs.")
+    ] = None,
+    flag: Annotated[str | None, typer.Option("--flag", metavar="FLAG", help="Its flag.")] = None,
+    signature: Annotated[
+        str | None, typer.Option("--signature", metavar="TEXT", help="Part of its crash signature.")
+    ] = None,
+    snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot",
+            metavar="SNAPSHOT",
+            help="Where the reproduction is (default: BAD's, or the newest).",
+        ),
+    ] = None,
+    axis: Annotated[
+        str, typer.Option("--axis", metavar="auto|torch|transformers", help="What to bisect over.")
+    ] = "auto",
+    torch_version: Annotated[
+        str | None, typer.Option("--torch", metavar="VERSION", help="torch to hold while transformers moves.")
+    ] = None,
+    transformers_version: Annotated[
+        str | None,
+        typer.Option("--transformers", metavar="VERSION", help="transformers to hold while torch moves."),
+    ] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, metavar="N", help="Clean runs for a good build.")] = 3,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="Per run and per install.")
+    ] = 600.0,
+    budget: Annotated[
+        float, typer.Option("--budget", metavar="SECONDS", help="For the whole bisection.")
+    ] = 3600.0,
+    cache: Annotated[
+        Path, typer.Option("--cache", metavar="DIR", help="Cached environments, one per build.")
+    ] = Path(".triagebot/envs"),
+    again: Annotated[bool, typer.Option("--again", help="Bisect even if the store has an answer.")] = False,
+    variant: VariantOption = "cu128",
+    index: IndexOption = None,
+    pypi: Annotated[
+        str | None, typer.Option("--pypi", metavar="URL", help="transformers' index (default: PyPI).")
+    ] = None,
+    python: PythonOption = None,
+    platform: PlatformOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The bisection record as JSON.")] = False,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Find the first bad nightly of a crash, and its commit range.
+
+    Installs the builds between GOOD and BAD into cached environments and runs a verified
+    reproduction in each (builds that cannot be installed or imported are skipped); when both
+    ends are stored snapshots of one torch build, bisects transformers releases instead. The
+    answer is kept in the store, so a range is never bisected twice."""
+    from triagebot.bisect import BisectOptions, describe
+    from triagebot.bisect import bisect_command as run_bisect
+    from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
+
+    if axis not in ("auto", "torch", "transformers"):
+        fail(f"--axis {axis!r} is not auto, torch or transformers")
+    options = BisectOptions(
+        good=good,
+        bad=bad,
+        model=model,
+        flag=flag,
+        signature=signature,
+        snapshot=snapshot,
+        axis=axis,  # type: ignore[arg-type]  (checked above)
+        torch=torch_version,
+        transformers=transformers_version,
+        variant=variant,
+        index=index or NIGHTLY_INDEX,
+        pypi=pypi or PYPI_INDEX,
+        python=python,
+        platforms=_names(platform),
+        runs=runs,
+        timeout=timeout,
+        budget=budget,
+        cache=cache,
+        again=again,
+    )
+    snapshots = _snapshots(config, store)
+    answer = run_bisect(options, snapshots.store, snapshots.get)
+    print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))
 
 
 # --- corpus list, corpus check: the model corpus (triagebot.corpus) ---

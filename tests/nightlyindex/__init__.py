@@ -62,10 +62,16 @@ class IndexServer:
         self.pages[unquote(path)] = Page(data, content_type)
 
     def torch_style(self, prefix: str, project: str, wheels: list[Path]) -> None:
-        """A PyTorch-index project: the wheels under `prefix`, a static HTML page listing them."""
+        """A PyTorch-index project: the wheels under `prefix`, each wheel's METADATA beside it
+        (PEP 658) when it has one, and a static HTML page listing them."""
+        metadata = {}
         for wheel in wheels:
             self.serve(f"{prefix}/{wheel.name}", wheel.read_bytes(), "binary/octet-stream")
-        self.serve(f"{prefix}/{project}/", torch_page(prefix, project, [w.name for w in wheels]))
+            found = wheel_metadata(wheel)
+            if found is not None:
+                self.serve(f"{prefix}/{wheel.name}.metadata", found, "binary/octet-stream")
+                metadata[wheel.name] = hashlib.sha256(found).hexdigest()
+        self.serve(f"{prefix}/{project}/", torch_page(prefix, project, metadata, [w.name for w in wheels]))
 
     def pypi_style(self, prefix: str, project: str, wheels: list[Path]) -> None:
         """A PyPI project: the same listing as PEP 691 JSON (when asked for) or PEP 503 HTML."""
@@ -132,18 +138,31 @@ def index_server() -> Iterator[IndexServer]:
         server.stop()
 
 
-def torch_page(prefix: str, project: str, names: list[str]) -> str:
+def torch_page(prefix: str, project: str, metadata: dict[str, str], names: list[str]) -> str:
     """A project page as download.pytorch.org serves it (pytorch/test-infra's manage.py):
-    absolute links with `+` written `%2B`, metadata hashes, no file hash on nightly files."""
+    absolute links with `+` written `%2B`, the METADATA file's hash where there is one, no
+    hash of the file itself (none on nightly files)."""
     lines = ["<!DOCTYPE html>", "<html>", "  <body>", f"    <h1>Links for {project}</h1>"]
     for name in sorted(names):
         key = f"{prefix.strip('/')}/{name.replace('+', '%2B')}"
-        digest = hashlib.sha256(key.encode()).hexdigest()
-        lines.append(
-            f'    <a href="/{key}" data-dist-info-metadata="sha256={digest}" '
-            f'data-core-metadata="sha256={digest}">{name}</a><br/>'
+        digest = metadata.get(name)
+        attributes = (
+            f' data-dist-info-metadata="sha256={digest}" data-core-metadata="sha256={digest}"'
+            if digest
+            else ""
         )
+        lines.append(f'    <a href="/{key}"{attributes}>{name}</a><br/>')
     return "\n".join([*lines, "  </body>", "</html>", "<!--TIMESTAMP 1775998800-->"])
+
+
+def wheel_metadata(wheel: Path) -> bytes | None:
+    """The METADATA file of a wheel, or None for a file that is no wheel."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+            return archive.read(name)
+    except (zipfile.BadZipFile, StopIteration):
+        return None
 
 
 def build_wheel(
