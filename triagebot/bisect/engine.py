@@ -110,6 +110,8 @@ class Bisector:
         self, request: BisectRequest, versions: list[str], good: str, bad: str, earlier: Bisection | None
     ) -> Bisection:
         search = Search(versions)
+        if earlier is not None and not {earlier.last_good, earlier.first_bad} <= set(versions):
+            earlier = None  # its builds left the index: start afresh
         if earlier is not None:  # an unfinished bisection goes on where it stopped
             search.low, search.high = versions.index(earlier.last_good), versions.index(earlier.first_bad)
             search.probes = list(earlier.probes)
