@@ -22,6 +22,8 @@ ALLOWED = {
     "report": {"results", "analysis", "config", "errors"},
     "reproduce": {"results", "analysis", "report", "errors"},
     "tracker": {"results", "analysis", "report", "config", "errors"},
+    "nightlies": {"results", "errors"},
+    "bisect": {"results", "errors", "nightlies", "store", "analysis", "reproduce"},
     "pipeline": {
         "results",
         "analysis",
@@ -45,6 +47,8 @@ TORCH_FREE = {
     "reproduce",
     "tracker",
     "pipeline",
+    "nightlies",
+    "bisect",
 }
 THIRD_PARTY_MODEL_CODE = {"torch", "transformers"}
 

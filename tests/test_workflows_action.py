@@ -155,10 +155,38 @@ def test_command_reads_the_event_or_polls(runner, tmp_path: Path):
     assert calls[0]["argv"] == ["-m", "triagebot", "command", "--poll", "--repo", "pytorch/pytorch"]
 
 
+def test_nightly_asks_about_the_newest_or_the_given_nightly(runner):
+    _, calls, _, _ = runner(command="nightly")
+    assert calls[0]["argv"] == ["-m", "triagebot", "nightly", "--check"]
+    _, calls, _, _ = runner(command="nightly", nightly="2.12.0.dev20260408", force="true", store="s")
+    assert calls[0]["argv"] == [
+        "-m",
+        "triagebot",
+        "nightly",
+        "--check",
+        "--store",
+        "s",
+        "--force",
+        "--nightly",
+        "2.12.0.dev20260408",
+    ]
+
+
+def test_the_image_is_built_only_when_the_ask_job_found_something_to_sweep():
+    jobs = NIGHTLY["jobs"]
+    (ask,) = [step for step in jobs["ask"]["steps"] if step.get("id") == "ask"]
+    assert ask["uses"] == "./" and ask["with"]["command"] == "nightly"
+    assert jobs["image"]["needs"] == "ask" and jobs["image"]["if"] == "needs.ask.outputs.sweep == 'true'"
+    (build,) = [step for step in jobs["image"]["steps"] if step.get("id") == "build"]
+    assert build["env"]["NIGHTLY"] == "${{ needs.ask.outputs.version }}"
+
+
 def test_a_missing_or_unknown_command_input_is_a_clear_error(runner):
     status, calls, _, stdout = runner(command="sweeep")
     assert status == 2 and calls == []
-    assert "::error::unknown command 'sweeep' (run, sweep, merge, publish, command, answer)" in stdout
+    assert (
+        "::error::unknown command 'sweeep' (nightly, run, sweep, merge, publish, command, answer)" in stdout
+    )
     status, calls, _, stdout = runner(command="merge")
     assert status == 2 and "needs the shards input" in stdout
 

@@ -109,3 +109,13 @@ def unknown(
 
 class SiteError(TriagebotError):
     """The dashboard site cannot be built from the store or written where it was asked to go."""
+
+
+class PackageIndexError(TriagebotError):
+    """A package index (PyTorch's nightly index, PyPI) that cannot be read, or has no build that
+    answers the question: the message names the page and what went wrong."""
+
+
+class BisectError(TriagebotError):
+    """A bisection that cannot start: ends that are not builds, a reproduction that is missing
+    or unverified, no installer."""

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from triagebot.cli import corpus, night, reports, settings, sweeping, tracker
+from triagebot.cli import corpus, night, reports, settings, sweeping, tracker, upstream
 from triagebot.errors import TriagebotError
 
 COMMANDS: dict[str, Callable[..., Any] | typer.Typer] = {
@@ -29,6 +29,8 @@ COMMANDS: dict[str, Callable[..., Any] | typer.Typer] = {
     "publish": tracker.publish,
     "site": reports.site,
     "command": tracker.command,
+    "nightly": upstream.nightly,
+    "bisect": upstream.bisect,
     "corpus": corpus.app,
     "config": settings.show_config,
 }

@@ -4,12 +4,20 @@ Only pydantic is imported here, so that publishing, diffing and reporting run on
 without torch. Field names are read by other tools (dashboards, scripts); change them only
 with a migration. The records live by subject: `runs` (what a sweep produces and the snapshot
 it is stored as), `signatures` (the text that groups one bug), `night` (what analysis computes
-and the reports present), `tracker` (GitHub's desired state and the tracker's memory); every
-name is importable from here.
+and the reports present), `tracker` (GitHub's desired state and the tracker's memory),
+`bisection` (builds on a package index, and the bisection of a crash between two of them);
+every name is importable from here.
 """
 
 from triagebot.results.base import (
     Record,
+)
+from triagebot.results.bisection import (
+    Axis,
+    Bisection,
+    Probe,
+    Verdict,
+    Wheel,
 )
 from triagebot.results.night import (
     BreakReasonChange,
@@ -79,6 +87,8 @@ __all__ = [
     "WRONG_RESULT",
     "Accuracy",
     "AccuracyCheck",
+    "Axis",
+    "Bisection",
     "BreakReasonChange",
     "BreakReasonCount",
     "CommandRecord",
@@ -103,6 +113,7 @@ __all__ = [
     "Night",
     "NightSummary",
     "Outcome",
+    "Probe",
     "RecompileCheck",
     "RecompileRow",
     "Record",
@@ -118,6 +129,8 @@ __all__ = [
     "TrackedIssue",
     "TrackerNotice",
     "TrendPoint",
+    "Verdict",
+    "Wheel",
     "When",
     "default_when",
     "error_signature",

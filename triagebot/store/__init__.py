@@ -18,6 +18,8 @@ Public API, for cli and tracker:
 - `open_store(settings, repo_dir)` (`configured`): the store `[store]` in triagebot.toml names.
 - `read_snapshot(path)`, `write_snapshot(snapshot, path)` (atomic), `key_order(key)`; errors are
   `StoreError`, one line naming the file.
+- `find_bisection(store, axis, signature, good, bad)` / `keep_bisection(store, bisection)`
+  (`bisections`): the bisections run, so that one (signature, range) is never bisected twice.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from triagebot.store.base import (
     read_snapshot,
     write_snapshot,
 )
+from triagebot.store.bisections import find_bisection, keep_bisection
 from triagebot.store.configured import open_store
 from triagebot.store.git import GitStore
 
@@ -42,6 +45,8 @@ __all__ = [
     "Store",
     "StoreError",
     "check_key",
+    "find_bisection",
+    "keep_bisection",
     "key_order",
     "open_store",
     "read_snapshot",

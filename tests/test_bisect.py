@@ -1,0 +1,331 @@
+"""Bisection end to end against a local index serving tiny stand-in wheels: a package named
+`torch` whose build decides whether the reproduction raises, flipping on a known night, with
+missing nights, a wheel that cannot be installed, one whose torch cannot be imported and one
+whose reproduction is flaky; transformers releases from a PyPI-style JSON index; the store's
+memory; the budget; the command line. Environments are made with pip (or uv) for real, in one
+cache the tests share; nothing reaches the network."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from climain import run_main
+from nightlyindex import IndexServer, build_wheel, index_server, snapshot_of
+
+from triagebot.bisect import (
+    Bisector,
+    BisectRequest,
+    EnvironmentCache,
+    Installer,
+    Pin,
+    describe,
+    request_between,
+)
+from triagebot.errors import BisectError
+from triagebot.nightlies import PackageIndex, RetryPolicy, Target, nightly_index
+from triagebot.results import Environment, Reproduction, Verdict, error_signature
+from triagebot.store import LocalStore, MemoryStore, find_bisection
+
+MESSAGE = "Could not guard on data-dependent expression Eq(u3, 0)"
+SIGNATURE = error_signature("RuntimeError", MESSAGE)
+FIRST_BAD = date(2026, 4, 10)
+# Nights with no build at all, and nights whose build is broken in its own way.
+MISSING = {date(2026, 4, 5), date(2026, 4, 6)}
+SPECIAL = {date(2026, 4, 7): "corrupt", date(2026, 4, 8): "unimportable", date(2026, 4, 10): "flaky"}
+
+TORCH = """from torch import version
+__version__ = version.__version__
+MODE = {mode!r}
+if MODE == "unimportable":
+    raise ImportError("libcudart.so.12: cannot open shared object file: No such file or directory")
+
+
+def compile_model():
+    if MODE == "flaky":  # raises on every second run in this environment
+        import os, sys
+        counter = os.path.join(sys.prefix, "runs")
+        runs = int(open(counter).read()) if os.path.exists(counter) else 0
+        open(counter, "w").write(str(runs + 1))
+        if runs % 2 == 0:
+            return
+    if MODE in ("bad", "flaky"):
+        raise RuntimeError({message!r})
+    if MODE == "other":
+        raise ValueError("expected a tensor, got None")
+"""
+TRANSFORMERS = """import torch
+
+
+def run_model():
+    if {broken!r}:
+        raise RuntimeError({message!r})
+    torch.compile_model()
+"""
+REPRO = """import torch
+{extra}
+
+def main():
+    {call}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def git_hash(version: str) -> str:
+    return hashlib.sha1(version.encode()).hexdigest()
+
+
+def torch_wheel(folder: Path, version: str, mode: str) -> Path:
+    if mode == "corrupt":  # named like a wheel, not a zip: the installer refuses it
+        path = folder / f"torch-{version}-py3-none-any.whl"
+        path.write_bytes(b"<Error><Code>AccessDenied</Code></Error>")
+        return path
+    files = {
+        "torch/__init__.py": TORCH.format(mode=mode, message=MESSAGE),
+        "torch/version.py": f"__version__ = {version!r}\ngit_version = {git_hash(version)!r}\n",
+    }
+    return build_wheel(folder, "torch", version, files)
+
+
+def nightly(day: date) -> str:
+    return f"2.12.0.dev{day:%Y%m%d}+cpu"
+
+
+NIGHTS = [date(2026, 4, 1) + timedelta(days) for days in range(12)]
+BUILT = [day for day in NIGHTS if day not in MISSING]
+
+
+def reproduction(call: str = "torch.compile_model()", extra: str = "") -> Reproduction:
+    script = REPRO.format(extra=extra, call=call)
+    return Reproduction(
+        flag="capture_scalar_outputs", signature=SIGNATURE, model="BertModel", script=script, verified=True
+    )
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    """The local index: twelve nights of `torch` (two missing), and transformers releases."""
+    wheels = tmp_path_factory.mktemp("wheels")
+    with index_server() as server:
+        nightlies = []
+        for day in BUILT:
+            mode = SPECIAL.get(day, "bad" if day >= FIRST_BAD else "good")
+            nightlies.append(torch_wheel(wheels, nightly(day), mode))
+        server.torch_style("/whl/nightly/cpu", "torch", nightlies)
+        releases = [
+            build_wheel(
+                wheels,
+                "transformers",
+                version,
+                {"transformers/__init__.py": TRANSFORMERS.format(broken=version >= "5.24", message=MESSAGE)},
+            )
+            for version in ("5.22.0", "5.23.0", "5.24.0", "5.25.0")
+        ]
+        server.pypi_style("/simple", "transformers", releases)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One environment cache for the module: a build installed once serves every test."""
+    return tmp_path_factory.mktemp("envs")
+
+
+def bisector(server: IndexServer, cache: Path, **options) -> Bisector:
+    policy = RetryPolicy(attempts=2, backoff=0.0, timeout=10.0)
+    return Bisector(
+        nightly_index("cpu", f"{server.url}/whl/nightly", policy=policy),
+        PackageIndex(f"{server.url}/simple", policy=policy),
+        EnvironmentCache(cache),
+        Target(),
+        **{"say": lambda line: None, **options},
+    )
+
+
+def test_the_first_bad_nightly_is_found_past_missing_broken_and_flaky_builds(index, cache):
+    store = MemoryStore()
+    request = BisectRequest(reproduction(), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
+    answer = bisector(index, cache).bisect(request, store)
+
+    assert answer.conclusive and answer.stopped is None
+    assert (answer.last_good, answer.first_bad) == (nightly(date(2026, 4, 9)), nightly(FIRST_BAD))
+    verdicts = {probe.version: probe for probe in answer.probes}
+    # The ends first, then the middle: the wheel that is no zip and the torch that cannot be
+    # imported are skipped, never counted good or bad.
+    assert [probe.version for probe in answer.probes[:2]] == [nightly(NIGHTS[-1]), nightly(NIGHTS[0])]
+    corrupt, unimportable = verdicts[nightly(date(2026, 4, 7))], verdicts[nightly(date(2026, 4, 8))]
+    assert (
+        corrupt.verdict == Verdict.skip and "cannot install torch==2.12.0.dev20260407+cpu" in corrupt.reason
+    )
+    assert unimportable.verdict == Verdict.skip
+    assert unimportable.reason == (
+        "cannot import torch: ImportError: libcudart.so.12: cannot open shared object file: "
+        "No such file or directory"
+    )
+    # A good verdict took three clean runs; the flaky build raised on its second run and says so.
+    good = verdicts[nightly(date(2026, 4, 9))]
+    assert (good.verdict, good.runs, good.raised) == (Verdict.good, 3, 0)
+    flaky = verdicts[nightly(FIRST_BAD)]
+    assert (
+        flaky.verdict == Verdict.bad
+        and flaky.flaky
+        and flaky.reason == "raised it on run 2 after 1 clean: flaky"
+    )
+    # The commit range between the two builds' own git hashes.
+    assert answer.last_good_git == git_hash(nightly(date(2026, 4, 9)))
+    assert answer.compare_url == (
+        f"https://github.com/pytorch/pytorch/compare/{git_hash(nightly(date(2026, 4, 9)))}"
+        f"...{git_hash(nightly(FIRST_BAD))}"
+    )
+    assert answer.skipped == []  # the skipped builds lie below the last good one
+    lines = describe(answer)
+    assert lines[0] == f"first bad nightly: {nightly(FIRST_BAD)}; last good: {nightly(date(2026, 4, 9))}"
+    assert any("flaky" in line and nightly(FIRST_BAD) in line for line in lines)
+    assert find_bisection(store, "torch", SIGNATURE, nightly(NIGHTS[0]), nightly(NIGHTS[-1])) == answer
+
+
+def test_a_range_is_never_bisected_twice_and_a_wider_one_is_answered_from_it(index, cache):
+    store = MemoryStore()
+    first = bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-02", "2026-04-11"), store)
+    assert (first.good, first.bad) == (nightly(date(2026, 4, 2)), nightly(date(2026, 4, 11)))
+    assert first.first_bad == nightly(FIRST_BAD)
+    seen = []
+    again = bisector(index, cache, say=seen.append).bisect(
+        BisectRequest(reproduction(), "2026-04-01", "2026-04-12"), store
+    )
+    assert again == first
+    assert seen[0].startswith("bisected before")
+
+
+def test_a_skipped_build_next_to_the_answer_is_named_in_it(index, cache):
+    # A crash that, by this reproduction, starts on the 9th: right after the corrupt 7th and the
+    # unimportable 8th, either of which may be the first bad build.
+    flips_on_the_9th = (
+        f"if torch.__version__ >= '2.12.0.dev20260409':\n        raise RuntimeError({MESSAGE!r})"
+    )
+    request = BisectRequest(
+        reproduction(call=flips_on_the_9th), nightly(date(2026, 4, 4)), nightly(date(2026, 4, 9))
+    )
+    answer = bisector(index, cache).bisect(request)
+    assert (answer.last_good, answer.first_bad) == (nightly(date(2026, 4, 4)), nightly(date(2026, 4, 9)))
+    assert answer.skipped == [nightly(date(2026, 4, 7)), nightly(date(2026, 4, 8))]
+    assert f"could not be tested, so any may be the first bad: {', '.join(answer.skipped)}" in describe(
+        answer
+    )
+
+
+def test_the_budget_stops_a_bisection_and_the_next_one_goes_on_from_there(index, cache):
+    store = MemoryStore()
+    ticks = iter(range(0, 10_000, 10))  # each look at the clock is ten seconds later
+    request = BisectRequest(reproduction(), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
+    cut = bisector(index, cache, budget=150, clock=lambda: next(ticks)).bisect(request, store)
+    assert not cut.conclusive and cut.stopped == "the time budget of 150 s ran out"
+    assert cut.last_good and cut.first_bad and cut.untested > 0
+    assert describe(cut)[0].startswith("first bad nightly between")
+
+    resumed = bisector(index, cache).bisect(request, store)
+    assert resumed.conclusive and resumed.first_bad == nightly(FIRST_BAD)
+    assert resumed.probes[: len(cut.probes)] == cut.probes  # nothing probed twice
+    probed = [probe.version for probe in resumed.probes]
+    assert len(probed) == len(set(probed))
+
+
+def test_ends_that_agree_give_no_answer_and_say_why(index, cache):
+    request = BisectRequest(reproduction(), nightly(date(2026, 4, 1)), nightly(date(2026, 4, 4)))
+    answer = bisector(index, cache).bisect(request)
+    assert answer.last_good is None and not answer.conclusive
+    assert (
+        "does not fail on 2.12.0.dev20260404+cpu, the build believed bad (ran clean 3 times)"
+        in answer.stopped
+    )
+    assert describe(answer)[0].startswith("no answer between")
+
+
+@pytest.mark.slow  # four environments of two installs each
+def test_transformers_releases_are_bisected_when_torch_did_not_change(index, cache):
+    good = Environment(
+        torch_version=nightly(date(2026, 4, 3)), torch_git_version="a" * 40, transformers_version="5.22.0"
+    )
+    bad = good.model_copy(update={"transformers_version": "5.25.0"})
+    repro = reproduction(call="transformers.run_model()", extra="import transformers")
+    request = request_between(good, bad, repro)
+    assert (request.axis, request.pinned) == ("transformers", {"torch": nightly(date(2026, 4, 3))})
+    answer = bisector(index, cache).bisect(request)
+    assert (answer.last_good, answer.first_bad) == ("5.23.0", "5.24.0")
+    assert answer.compare_url == "https://github.com/huggingface/transformers/compare/v5.23.0...v5.24.0"
+    assert describe(answer)[0] == "first bad transformers release: 5.24.0; last good: 5.23.0"
+
+
+def test_requests_between_sweeps_hold_transformers_and_refuse_when_nothing_changed():
+    good = Environment(
+        torch_version="2.12.0.dev20260401+cpu", torch_git_version="a" * 40, transformers_version="5.23.0"
+    )
+    bad = Environment(
+        torch_version="2.12.0.dev20260409+cpu", torch_git_version="b" * 40, transformers_version="5.24.0"
+    )
+    request = request_between(good, bad, reproduction())
+    assert (request.axis, request.good, request.bad) == ("torch", good.torch_version, bad.torch_version)
+    assert request.pinned == {"transformers": "5.23.0"}
+    with pytest.raises(BisectError, match="same in both sweeps: there is nothing between them"):
+        request_between(good, good, reproduction())
+
+
+def test_an_unverified_reproduction_or_ends_off_the_index_are_one_line(index, cache):
+    unverified = reproduction().model_copy(update={"verified": False, "observed": "no error"})
+    with pytest.raises(BisectError, match=r"not verified \(no error\)"):
+        bisector(index, cache).bisect(BisectRequest(unverified, "2026-04-01", "2026-04-12"))
+    with pytest.raises(
+        BisectError, match=r"torch 2\.11\.0\.dev20260301 \(the good end\) is not on the index"
+    ):
+        bisector(index, cache).bisect(BisectRequest(reproduction(), "2.11.0.dev20260301", "2026-04-12"))
+    with pytest.raises(BisectError, match=r"no torch build on or after 2026-05-01 \(the bad end\)"):
+        bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-01", "2026-05-01"))
+    with pytest.raises(BisectError, match="is not older than the bad end"):
+        bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-09", "2026-04-02"))
+
+
+def test_the_installers_commands_keep_each_pin_to_its_index_and_wheels_only(tmp_path):
+    pin = Pin("torch", "2.12.0.dev20260408+cu128", "https://download.pytorch.org/whl/nightly/cu128/")
+    uv = Installer("uv", "/usr/bin/uv").install(tmp_path / "bin" / "python", pin, tmp_path / "c.txt")
+    pip = Installer("pip", "/usr/bin/python3").install(tmp_path / "bin" / "python", pin, None)
+    assert uv[:4] == ["/usr/bin/uv", "pip", "install", "--quiet"]
+    for command in (uv, pip):
+        assert command[-1] == "torch==2.12.0.dev20260408+cu128"
+        assert command[command.index("--index-url") + 1] == pin.index
+        assert command[command.index("--only-binary") + 1] == ":all:"
+    assert "--constraint" in uv and "--constraint" not in pip
+    assert pip[:5] == ["/usr/bin/python3", "-m", "pip", "--python", str(tmp_path / "bin" / "python")]
+
+
+def test_bisect_on_the_command_line_between_two_stored_sweeps(index, cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore(tmp_path / "store")
+    good, bad = nightly(NIGHTS[0]), nightly(NIGHTS[-1])
+    store.put(snapshot_of(good, git=git_hash(good)))
+    store.put(snapshot_of(bad, git=git_hash(bad), reproductions=[reproduction()]))
+    arguments = (
+        "bisect", good, bad, "--model", "BertModel", "--store", str(store.path), "--cache", str(cache),
+        "--index", f"{index.url}/whl/nightly", "--variant", "cpu", "--pypi", f"{index.url}/simple",
+    )  # fmt: skip
+    ran = run_main(monkeypatch, capsys, *arguments)
+    assert ran.status == 0, ran.err
+    assert f"first bad nightly: {nightly(FIRST_BAD)}; last good: {nightly(date(2026, 4, 9))}" in ran.out
+    assert "changes: https://github.com/pytorch/pytorch/compare/" in ran.out
+
+    again = run_main(monkeypatch, capsys, *arguments, "--json")
+    assert again.status == 0, again.err
+    assert json.loads(again.out[again.out.index("{") :])["first_bad"] == nightly(FIRST_BAD)
+    assert "bisected before" in again.out
+
+    missing = run_main(monkeypatch, capsys, *arguments[:3], "--model", "GPT2Model", *arguments[5:])
+    assert missing.status == 2
+    assert (
+        "has no verified reproduction that matches (verified: BertModel under capture_scalar_outputs"
+        in missing.err
+    )

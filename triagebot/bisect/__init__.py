@@ -1,0 +1,60 @@
+"""Bisection: which nightly (or transformers release) first raised a crash group's verified
+reproduction. This package imports no torch; it installs builds into cached environments and
+runs torch only there, in child processes.
+
+Public API, for cli, the workflow and `/rerun-sweep`:
+
+- `request_between(good_env, bad_env, reproduction) -> BisectRequest`: the request for a crash
+  seen in a sweep of `bad` and not of `good` (two `results.Environment`s): torch nightlies with
+  transformers held at the good sweep's version, or transformers releases under one torch
+  build when torch did not change but transformers did.
+- `BisectRequest(reproduction, good, bad, axis, pinned, again)`: ends are versions or days.
+- `Bisector(torch_index, releases, envs, target, runs=, timeout=, budget=)`:
+  `bisect(request, store) -> results.Bisection`. The store's answer is returned when it has one
+  for that (signature, range); one the budget cut short goes on where it stopped; a new one is
+  stored (`store.keep_bisection`).
+- `describe(bisection) -> list[str]`: the answer in a few lines (first bad, commit range,
+  skipped builds, flakiness, what was held fixed).
+- `bisect_command(options, store, read_snapshot)`: `triagebot bisect`, ends given as stored
+  snapshots, versions or days.
+- `EnvironmentCache(root)`, `Installer` (uv or pip), `Pin`: the cached environments.
+- `run_search(Search(builds), probe)`: the search alone, for any ordered builds and probe.
+
+A probe is good only after `runs` clean runs (a flaky reproduction raises on some runs only),
+bad when a run raises the signature, and skip when the build cannot be installed or imported,
+the script raises another error, or a run times out (never good or bad).
+"""
+
+from triagebot.bisect.command import BisectOptions, bisect_command, choose_reproduction
+from triagebot.bisect.engine import (
+    Bisector,
+    BisectRequest,
+    describe,
+    request_between,
+    resolve_end,
+    resumable,
+)
+from triagebot.bisect.envs import EnvironmentCache, Installer, InstallFailed, Pin
+from triagebot.bisect.probe import Deadline, Prober
+from triagebot.bisect.search import OutOfTime, Search, run_search
+
+__all__ = [
+    "BisectOptions",
+    "BisectRequest",
+    "Bisector",
+    "Deadline",
+    "EnvironmentCache",
+    "InstallFailed",
+    "Installer",
+    "OutOfTime",
+    "Pin",
+    "Prober",
+    "Search",
+    "bisect_command",
+    "choose_reproduction",
+    "describe",
+    "request_between",
+    "resolve_end",
+    "resumable",
+    "run_search",
+]

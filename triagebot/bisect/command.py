@@ -1,0 +1,138 @@
+"""`triagebot bisect`: the request read from the command line and the store, the bisector built
+from its options, and the answer.
+
+An end is a stored snapshot (its key or file: the sweep's environment then tells the versions,
+the axis and what to hold fixed), a version, or a day. The reproduction is a verified one of a
+snapshot: `--snapshot`, else the bad end's snapshot, else the newest stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from triagebot.bisect.engine import Bisector, BisectRequest, request_between
+from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache
+from triagebot.errors import BisectError
+from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX, PackageIndex, Target, nightly_index
+from triagebot.results import Bisection, Reproduction, Snapshot
+from triagebot.store import Store
+
+
+@dataclass
+class BisectOptions:
+    good: str
+    bad: str
+    model: str | None = None
+    flag: str | None = None
+    signature: str | None = None
+    snapshot: str | None = None  # the snapshot holding the reproduction
+    axis: Literal["auto", "torch", "transformers"] = "auto"
+    torch: str | None = None  # torch to hold while transformers moves
+    transformers: str | None = None  # transformers to hold while torch moves
+    variant: str = "cu128"
+    index: str = NIGHTLY_INDEX
+    pypi: str = PYPI_INDEX
+    python: str | None = None
+    platforms: list[str] | None = None
+    runs: int = 3
+    timeout: float = 600.0
+    budget: float = 3600.0
+    cache: Path = DEFAULT_CACHE
+    again: bool = False
+
+
+def bisect_command(
+    options: BisectOptions,
+    store: Store,
+    read_snapshot: Callable[[str], Snapshot],
+    say: Callable[[str], None] = print,
+) -> Bisection:
+    """Bisect as `options` ask, the answer kept in `store`. `read_snapshot(where)` reads a
+    snapshot file, stream or store key."""
+    good, bad = (_snapshot_at(end, store, read_snapshot) for end in (options.good, options.bad))
+    source = read_snapshot(options.snapshot) if options.snapshot else bad or store.latest()
+    if source is None:
+        raise BisectError("no snapshot to take the reproduction from: give --snapshot")
+    reproduction = choose_reproduction(source, options.model, options.flag, options.signature)
+    request = _request(options, good, bad, reproduction)
+    target = Target.of(options.python, options.platforms)
+    with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
+        bisector = Bisector(
+            torch_index,
+            releases,
+            EnvironmentCache(options.cache),
+            target,
+            runs=options.runs,
+            timeout=options.timeout,
+            budget=options.budget,
+            say=say,
+        )
+        return bisector.bisect(request, store)
+
+
+def _snapshot_at(end: str, store: Store, read_snapshot: Callable[[str], Snapshot]) -> Snapshot | None:
+    """The snapshot an end names (a store key or a file), or None for a version or a day."""
+    if Path(end).is_file() or end in store:
+        return read_snapshot(end)
+    return None
+
+
+def _request(
+    options: BisectOptions, good: Snapshot | None, bad: Snapshot | None, reproduction: Reproduction
+) -> BisectRequest:
+    if options.axis == "auto" and good is not None and bad is not None:
+        request = request_between(good.environment, bad.environment, reproduction)
+    else:
+        axis = "torch" if options.axis == "auto" else options.axis
+        request = BisectRequest(
+            reproduction, _end(good, options.good, axis), _end(bad, options.bad, axis), axis
+        )
+        held = bad if axis == "transformers" else good
+        if held is not None:
+            other = (
+                held.environment.torch_version
+                if axis == "transformers"
+                else held.environment.transformers_version
+            )
+            request.pinned = {"torch" if axis == "transformers" else "transformers": other} if other else {}
+    for name, version in (("torch", options.torch), ("transformers", options.transformers)):
+        if version and name != request.axis:
+            request.pinned[name] = version
+    request.again = options.again
+    return request
+
+
+def _end(snapshot: Snapshot | None, text: str, axis: str) -> str:
+    if snapshot is None:
+        return text
+    environment = snapshot.environment
+    return environment.torch_version if axis == "torch" else environment.transformers_version
+
+
+def choose_reproduction(
+    snapshot: Snapshot, model: str | None, flag: str | None, signature: str | None
+) -> Reproduction:
+    """The one verified reproduction of `snapshot` the options name; none or several is an
+    error listing what there is."""
+    verified = [repro for repro in snapshot.reproductions if repro.verified]
+    chosen = [
+        repro
+        for repro in verified
+        if (model is None or repro.model == model)
+        and (flag is None or repro.flag == flag)
+        and (signature is None or signature in repro.signature)
+    ]
+    if len(chosen) == 1:
+        return chosen[0]
+    listed = "; ".join(f"{r.model} under {r.flag}: {r.signature[:60]}" for r in verified[:6]) or "none"
+    if not chosen:
+        raise BisectError(
+            f"snapshot {snapshot.key} has no verified reproduction that matches (verified: {listed})"
+        )
+    raise BisectError(
+        f"snapshot {snapshot.key} has {len(chosen)} verified reproductions that match: name one with "
+        f"--model, --flag or --signature (verified: {listed})"
+    )

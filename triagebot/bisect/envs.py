@@ -1,0 +1,142 @@
+"""Cached environments, one per set of pinned builds: a venv made once, installed once and
+reused by every later probe of the same builds (uv where it is on PATH, pip otherwise).
+
+Each pin is installed from its own index, in order, constrained to the pins before it, so that
+a transformers install can never replace the torch nightly under test. Only wheels are
+installed (`--only-binary :all:`): a probe never compiles a package. An environment is ready
+once its marker file is written; one whose install failed is removed, so that a later try
+starts afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+READY = ".triagebot-env.json"
+DEFAULT_CACHE = Path(".triagebot") / "envs"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One package at one version, installed from the simple index at `index`."""
+
+    project: str
+    version: str
+    index: str
+
+    def requirement(self) -> str:
+        return f"{self.project}=={self.version}"
+
+
+class InstallFailed(Exception):
+    """A pinned build that could not be installed; the message is one line saying why."""
+
+
+@dataclass(frozen=True)
+class Installer:
+    """The commands that make a venv and install into it: `uv` or `pip`."""
+
+    name: str  # "uv" or "pip"
+    program: str  # the uv executable, or the Python whose pip installs (`pip --python`)
+
+    @classmethod
+    def find(cls, python: str = sys.executable) -> Installer:
+        uv = shutil.which("uv")
+        return cls("uv", uv) if uv else cls("pip", python)
+
+    def create(self, folder: Path, python: str) -> list[str]:
+        if self.name == "uv":
+            return [self.program, "venv", "--quiet", "--python", python, str(folder)]
+        return [python, "-m", "venv", "--without-pip", str(folder)]
+
+    def install(self, env_python: Path, pin: Pin, constraints: Path | None) -> list[str]:
+        constrained = ["--constraint", str(constraints)] if constraints else []
+        common = ["--index-url", pin.index, "--only-binary", ":all:", *constrained, pin.requirement()]
+        if self.name == "uv":
+            return [self.program, "pip", "install", "--quiet", "--python", str(env_python), *common]
+        return [
+            self.program,
+            "-m",
+            "pip",
+            "--python",
+            str(env_python),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            *common,
+        ]
+
+
+def folder_name(pins: Sequence[Pin], python: str) -> str:
+    """`torch-2.12.0.dev20260408+cu128_transformers-5.23.0_<hash>`: readable, and distinct for
+    every set of pins, indexes and interpreter."""
+    readable = "_".join(f"{pin.project}-{pin.version}" for pin in pins)
+    readable = re.sub(r"[^A-Za-z0-9._+-]", "-", readable)[:150]
+    identity = json.dumps([[asdict(pin) for pin in pins], python])
+    return f"{readable}_{hashlib.sha256(identity.encode()).hexdigest()[:10]}"
+
+
+class EnvironmentCache:
+    """Environments under `root`, one per set of pins; `python_for(pins)` makes or reuses one."""
+
+    def __init__(
+        self, root: Path = DEFAULT_CACHE, *, python: str = sys.executable, installer: Installer | None = None
+    ) -> None:
+        self.root = Path(root)
+        self.python = python
+        self.installer = installer or Installer.find(python)
+
+    def python_for(self, pins: Sequence[Pin], timeout: float) -> tuple[Path, bool]:
+        """The interpreter of the environment holding `pins`, and whether it was made just now.
+        Raises `InstallFailed` (the folder removed) or `subprocess.TimeoutExpired`."""
+        folder = self.root / folder_name(pins, self.python)
+        python = folder / "bin" / "python"
+        if (folder / READY).is_file() and python.exists():
+            return python, False
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        try:
+            self._run(self.installer.create(folder, self.python), "cannot make a venv", timeout)
+            constraints = None
+            for pin in pins:
+                self._run(
+                    self.installer.install(python, pin, constraints),
+                    f"cannot install {pin.requirement()}",
+                    timeout,
+                )
+                constraints = folder / "constraints.txt"
+                done = pins[: pins.index(pin) + 1]
+                constraints.write_text("".join(f"{p.requirement()}\n" for p in done), encoding="utf-8")
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        (folder / READY).write_text(
+            json.dumps([asdict(pin) for pin in pins], indent=1) + "\n", encoding="utf-8"
+        )
+        return python, True
+
+    def _run(self, command: list[str], what: str, timeout: float) -> None:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        except OSError as error:
+            raise InstallFailed(f"{what}: {error.strerror or error}") from None
+        if done.returncode != 0:
+            raise InstallFailed(f"{what}: {_last_error(done.stderr or done.stdout)}")
+
+
+def _last_error(output: str) -> str:
+    """The line of an installer's output that says what went wrong (its last `ERROR:`/`error:`
+    line, else its last line), bounded."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.lower().startswith(("error", "×", "╰─▶"))]
+    chosen = (errors or lines or ["no output"])[-1]
+    return chosen[:300]

@@ -1,0 +1,206 @@
+"""`triagebot nightly`, `bisect`: the nightly index, and the first bad build of a crash.
+
+`triagebot.nightlies` reads the package indexes (httpx) and `triagebot.bisect` installs builds
+into cached environments; both are imported inside the commands that use them (start-up cost).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Literal, cast
+
+import typer
+
+from triagebot.cli.options import ConfigOption, StoreOption, configured, split_names
+from triagebot.config import Config
+from triagebot.errors import UsageError
+from triagebot.pipeline import Snapshots, already_swept
+from triagebot.results import Environment
+from triagebot.tracker.actions import write_outputs
+
+VariantOption = Annotated[
+    str,
+    typer.Option(
+        "--variant", envvar="TRIAGEBOT_VARIANT", metavar="NAME", help="Nightly variant: cu128, cpu, ..."
+    ),
+]
+IndexOption = Annotated[
+    str | None,
+    typer.Option("--index", envvar="TRIAGEBOT_NIGHTLY_INDEX", metavar="URL", help="PyTorch's nightly index."),
+]
+PythonOption = Annotated[
+    str | None,
+    typer.Option("--python", metavar="3.X", help="Python the builds must install on (default: this one)."),
+]
+PlatformOption = Annotated[
+    str | None,
+    typer.Option(
+        "--platform", metavar="TAG,TAG", help="Platform tags, best first (default: this machine's)."
+    ),
+]
+Check = Annotated[
+    bool, typer.Option("--check", help="Only say if the newest nightly needs a sweep: sweep=true|false.")
+]
+Since = Annotated[
+    str | None, typer.Option("--since", metavar="YYYY-MM-DD", help="List builds from this day.")
+]
+Until = Annotated[
+    str | None, typer.Option("--until", metavar="YYYY-MM-DD", help="List builds up to this day.")
+]
+Version = Annotated[
+    str | None, typer.Option("--nightly", metavar="VERSION", help="Check this nightly instead of the newest.")
+]
+Force = Annotated[bool, typer.Option("--force", help="Answer sweep=true even when it is stored.")]
+Outputs = Annotated[
+    Path | None,
+    typer.Option("--output", metavar="FILE", help="key=value outputs file (default: $GITHUB_OUTPUT)."),
+]
+Good = Annotated[
+    str, typer.Argument(metavar="GOOD", help="Last good: a stored snapshot, a version or a day.")
+]
+Bad = Annotated[str, typer.Argument(metavar="BAD", help="First bad: a stored snapshot, a version or a day.")]
+Model = Annotated[
+    str | None, typer.Option("--model", metavar="MODEL", help="The model whose reproduction runs.")
+]
+Flag = Annotated[str | None, typer.Option("--flag", metavar="FLAG", help="Its flag.")]
+Signature = Annotated[
+    str | None, typer.Option("--signature", metavar="TEXT", help="Part of its crash signature.")
+]
+Where = Annotated[
+    str | None,
+    typer.Option(
+        "--snapshot", metavar="SNAPSHOT", help="Where the reproduction is (default: BAD's, or the newest)."
+    ),
+]
+Axis = Annotated[str, typer.Option("--axis", metavar="auto|torch|transformers", help="What to bisect over.")]
+HeldTorch = Annotated[
+    str | None, typer.Option("--torch", metavar="VERSION", help="torch to hold while transformers moves.")
+]
+HeldTransformers = Annotated[
+    str | None,
+    typer.Option("--transformers", metavar="VERSION", help="transformers to hold while torch moves."),
+]
+Runs = Annotated[int, typer.Option("--runs", min=1, metavar="N", help="Clean runs for a good build.")]
+Timeout = Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Per run and per install.")]
+Budget = Annotated[float, typer.Option("--budget", metavar="SECONDS", help="For the whole bisection.")]
+Cache = Annotated[Path, typer.Option("--cache", metavar="DIR", help="Cached environments, one per build.")]
+Again = Annotated[bool, typer.Option("--again", help="Bisect even if the store has an answer.")]
+Pypi = Annotated[
+    str | None, typer.Option("--pypi", metavar="URL", help="transformers' index (default: PyPI).")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="The bisection record as JSON.")]
+AXES = ("auto", "torch", "transformers")
+
+
+@configured("store")
+def nightly(
+    settings: Config,
+    check: Check = False,
+    since: Since = None,
+    until: Until = None,
+    version: Version = None,
+    force: Force = False,
+    variant: VariantOption = "cu128",
+    index: IndexOption = None,
+    python: PythonOption = None,
+    platform: PlatformOption = None,
+    output: Outputs = None,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """The torch nightlies on the index, and whether the newest is stored.
+
+    Lists the builds for this Python and platform between two days; with --check, asks whether
+    the newest (or --nightly) is in the store and writes sweep=true|false, version and date for
+    the workflow, before any image is built."""
+    from triagebot.nightlies import NIGHTLY_INDEX, Target, check_newest, nightly_index  # start-up cost
+
+    target = Target.of(python, split_names(platform))
+    with nightly_index(variant, index or NIGHTLY_INDEX) as builds:
+        if not check:
+            first, last = _day(since, "--since"), _day(until, "--until")
+            for wheel in builds.builds("torch", target, since=first, until=last):
+                print(f"{wheel.version:<34} {wheel.date or '':<10}  {wheel.url}")
+            return
+        stored = Snapshots(settings.store).store
+        answer = check_newest(
+            builds,
+            target,
+            lambda found: already_swept(stored, Environment(torch_version=found)),
+            version=version,
+            force=force,
+        )
+    write_outputs(answer.outputs(), output)
+    print(answer.reason)
+    print(" ".join(f"{name}={value}" for name, value in answer.outputs().items()))
+
+
+def _day(value: str | None, option: str) -> date | None:
+    try:
+        return None if value is None else date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{option} {value!r} is not a day (YYYY-MM-DD)") from None
+
+
+@configured("store")
+def bisect(
+    settings: Config,
+    good: Good,
+    bad: Bad,
+    model: Model = None,
+    flag: Flag = None,
+    signature: Signature = None,
+    snapshot: Where = None,
+    axis: Axis = "auto",
+    torch_version: HeldTorch = None,
+    transformers_version: HeldTransformers = None,
+    runs: Runs = 3,
+    timeout: Timeout = 600.0,
+    budget: Budget = 3600.0,
+    cache: Cache = Path(".triagebot/envs"),
+    again: Again = False,
+    variant: VariantOption = "cu128",
+    index: IndexOption = None,
+    pypi: Pypi = None,
+    python: PythonOption = None,
+    platform: PlatformOption = None,
+    as_json: AsJson = False,
+    store: StoreOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Find the first bad nightly of a crash, and its commit range.
+
+    Installs the builds between GOOD and BAD into cached environments and runs a verified
+    reproduction in each (builds that cannot be installed or imported are skipped); when both
+    ends are stored snapshots of one torch build, bisects transformers releases instead. The
+    answer is kept in the store, so a range is never bisected twice."""
+    from triagebot.bisect import BisectOptions, bisect_command, describe  # start-up cost
+    from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
+
+    if axis not in AXES:
+        raise UsageError(f"--axis {axis!r} is not auto, torch or transformers")
+    options = BisectOptions(
+        good=good,
+        bad=bad,
+        model=model,
+        flag=flag,
+        signature=signature,
+        snapshot=snapshot,
+        axis=cast(Literal["auto", "torch", "transformers"], axis),
+        torch=torch_version,
+        transformers=transformers_version,
+        variant=variant,
+        index=index or NIGHTLY_INDEX,
+        pypi=pypi or PYPI_INDEX,
+        python=python,
+        platforms=split_names(platform),
+        runs=runs,
+        timeout=timeout,
+        budget=budget,
+        cache=cache,
+        again=again,
+    )
+    snapshots = Snapshots(settings.store)
+    answer = bisect_command(options, snapshots.store, snapshots.get)
+    print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))

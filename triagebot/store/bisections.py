@@ -1,0 +1,42 @@
+"""The store's memory of bisections, so that one (signature, range) is never bisected twice.
+
+One `Bisection` record per (axis, signature, range asked) under `bisections/<axis>/`, named
+by a hash of the three (a signature is free text, never a file name). A conclusive answer also
+answers any wider range asked later for the same signature: its first bad build is still the
+first bad one there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from triagebot.results import Bisection
+from triagebot.store.base import Store, key_order
+
+FOLDER = "bisections"
+
+
+def bisection_name(axis: str, signature: str, good: str, bad: str) -> str:
+    return hashlib.sha256("\n".join((axis, signature, good, bad)).encode()).hexdigest()[:32]
+
+
+def find_bisection(store: Store, axis: str, signature: str, good: str, bad: str) -> Bisection | None:
+    """The stored bisection of `signature` over exactly good..bad, else a conclusive one of the
+    same signature whose answer lies within good..bad, else None."""
+    stored = store.records(f"{FOLDER}/{axis}", Bisection)
+    exact = stored.get(bisection_name(axis, signature, good, bad))
+    if exact is not None:
+        return exact
+    low, high = key_order(good), key_order(bad)
+    for record in stored.values():
+        if record.signature != signature or not (record.conclusive and record.last_good and record.first_bad):
+            continue
+        if low <= key_order(record.last_good) and key_order(record.first_bad) <= high:
+            return record
+    return None
+
+
+def keep_bisection(store: Store, bisection: Bisection) -> None:
+    """Store (or replace) `bisection` under the range it was asked for."""
+    name = bisection_name(bisection.axis, bisection.signature, bisection.good, bisection.bad)
+    store.put_records(f"{FOLDER}/{bisection.axis}", {name: bisection})
