@@ -14,26 +14,19 @@ import socket
 from pathlib import Path
 
 import pytest
+from builders import DATA, DYNAMIC, REPO, crash, ok, result, snapshot
+from builders import NEW_NIGHTLY as NEW
+from builders import OLD_NIGHTLY as OLD
 from fakegithub import serve
 
 from triagebot.cli import main
 from triagebot.results import (
-    BASELINE,
-    CorpusSelection,
     Environment,
-    ModelResult,
-    Outcome,
-    Snapshot,
-    Status,
 )
 from triagebot.store import write_snapshot
 
-DATA = Path(__file__).parent / "data"
-OLD = DATA / "2.12.0.dev20260408+cu128.json"
-NEW = DATA / "2.12.0.dev20260409+cu128.json"
 EVENT = DATA / "github" / "webhooks" / "issue_comment.created.json"
 BAD_TITLE = '[tracker]\ntitle = "{flag}: {crash} crashes"\n'
-REPO = "pytorch/pytorch"
 
 
 def triagebot(capsys, *arguments: str) -> tuple[int, str, str]:
@@ -238,24 +231,11 @@ def test_version_names_triagebot_torch_and_transformers(capsys):
 
 def test_effects_keeps_every_column_whole_in_a_log(workdir, capsys):
     signature = "GuardOnDataDependentSymNode: " + "a long explanation of the guard " * 4
-    crash = Outcome(status=Status.crash, error_type="GuardOnDataDependentSymNode", signature=signature)
-    snapshot = Snapshot(
-        key="2.13.0",
-        environment=Environment(torch_version="2.13.0"),
-        flags={"capture_dynamic_output_shape_ops": {"capture_dynamic_output_shape_ops": True}},
-        corpus=CorpusSelection(name="test", models=["Qwen2VLForConditionalGeneration"]),
-        results=[
-            ModelResult(
-                model="Qwen2VLForConditionalGeneration",
-                stratum="vl_multimodal",
-                outcomes={
-                    BASELINE: Outcome(status=Status.ok, graphs=25),
-                    "capture_dynamic_output_shape_ops": crash,
-                },
-            )
-        ],
+    guard = crash(signature=signature, error=None)
+    qwen = result(
+        "Qwen2VLForConditionalGeneration", ok(25), {DYNAMIC: guard}, stratum="vl_multimodal", confirmations={}
     )
-    write_snapshot(snapshot, workdir / "long.json")
+    write_snapshot(snapshot([qwen], flags=[DYNAMIC]), workdir / "long.json")
     code, out, _ = triagebot(capsys, "effects", "long.json")
     assert code == 0
     assert "capture_dynamic_output_shape_ops" in out and "Qwen2VLForConditionalGeneration" in out

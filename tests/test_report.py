@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import DYNAMIC, SCALAR, fixture_nightlies
 
 from triagebot.analysis import night
 from triagebot.report import (
@@ -28,14 +29,9 @@ from triagebot.report import (
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import reproduce
 from triagebot.results import InputSpec, ModelSpec, Reproduction
-from triagebot.store import read_snapshot
 
-DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"
-OLD = read_snapshot(DATA / "2.12.0.dev20260408+cu128.json")
-NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
+OLD, NEW = fixture_nightlies()
 URLS = {SCALAR: "https://github.com/pytorch/pytorch/issues/180595"}
 
 

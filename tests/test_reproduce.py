@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import NEW_NIGHTLY as FIXTURE
 
 from triagebot.store import read_snapshot
-
-FIXTURE = Path(__file__).parent / "data" / "2.12.0.dev20260409+cu128.json"
 
 
 @pytest.mark.slow

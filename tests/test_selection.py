@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from builders import ok, record, snapshot
 
 from triagebot.config import parse_config
 from triagebot.corpus.selection import (
@@ -19,14 +20,10 @@ from triagebot.corpus.selection import (
 from triagebot.errors import SelectionError, StoreError
 from triagebot.results import (
     BASELINE,
-    CorpusSelection,
     Environment,
     ModelResult,
     ModelSpec,
-    Outcome,
-    RunRecord,
     Snapshot,
-    Status,
     SweepHeader,
 )
 from triagebot.store import MemoryStore
@@ -37,16 +34,11 @@ SENTINELS = '[sweep]\ncorpus = "sentinels"\n'
 
 def recorded(seconds: dict[str, float], key: str = "2.12.0.dev20260408") -> Snapshot:
     """A stored snapshot in which each model took `seconds` (baseline only)."""
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key),
-        flags={},
-        corpus=CorpusSelection(name="sentinels", models=list(seconds)),
-        results=[
-            ModelResult(model=model, outcomes={BASELINE: Outcome(status=Status.ok, graphs=1, seconds=spent)})
-            for model, spent in seconds.items()
-        ],
-    )
+    results = [
+        ModelResult(model=model, outcomes={BASELINE: ok(1, seconds=spent)})
+        for model, spent in seconds.items()
+    ]
+    return snapshot(results, key=key, flags=[], corpus="sentinels")
 
 
 def ratio(shards: list[list[str]], costs: dict[str, float]) -> float:
@@ -149,11 +141,7 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
         patches = {name: settings.patch for name, settings in flags.items()}
         header = SweepHeader(environment=environment, flags=patches, corpus=corpus, shard=shard)
         records = [
-            RunRecord(
-                model=spec.model, config=config, outcome=Outcome(status=Status.ok, graphs=1, seconds=1.0)
-            )
-            for spec in specs
-            for config in (BASELINE, *flags)
+            record(spec.model, config, ok(1, seconds=1.0)) for spec in specs for config in (BASELINE, *flags)
         ]
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         lines = [header.model_dump_json(), *(record.model_dump_json() for record in records)]
