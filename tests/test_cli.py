@@ -77,7 +77,7 @@ MISSING = [
     ("report", "missing.json", "--out", "reports"),
     ("publish", "missing.json"),
     ("command", "--event", "missing.json"),
-    ("corpus", "list", "--only-breaking-in", "missing.json"),
+    pytest.param(("corpus", "list", "--only-breaking-in", "missing.json"), marks=pytest.mark.torch),
     ("corpus", "check", "--config", "missing.toml"),
     ("config", "--config", "missing.toml"),
 ]
@@ -90,7 +90,7 @@ CORRUPT_STREAM = [
     ("diff", "snapshot.json", "corrupt.jsonl"),
     ("report", "corrupt.jsonl", "--out", "reports"),
     ("publish", "corrupt.jsonl"),
-    ("corpus", "list", "--only-breaking-in", "corrupt.jsonl"),
+    pytest.param(("corpus", "list", "--only-breaking-in", "corrupt.jsonl"), marks=pytest.mark.torch),
 ]
 
 BAD_CONFIG = [
@@ -152,12 +152,17 @@ def test_an_unreachable_github_is_one_line(workdir, capsys, monkeypatch, argumen
         (("publish", "snapshot.json", "--repo", "a/b/c"), "--repo: 'a/b/c' is not OWNER/NAME"),
         (("sweep", "--flags", "capture_scalar_output"), "did you mean 'capture_scalar_outputs'?"),
         (("sweep", "--corpus", "sentinel"), "unknown corpus 'sentinel' (did you mean 'sentinels'?)"),
-        (
+        pytest.param(
             ("sweep", "--corpus", "sentinels", "--models", "plain"),
             "unknown model 'plain' in corpus 'sentinels' (did you mean 'Plain'?)",
+            marks=pytest.mark.torch,
         ),
         (("sweep", "--corpus", "sentinels", "--shard", "3/2"), "--shard '3/2'"),
-        (("corpus", "list", "--corpus", "sentinels", "--stratum", "audio"), "unknown stratum 'audio'"),
+        pytest.param(
+            ("corpus", "list", "--corpus", "sentinels", "--stratum", "audio"),
+            "unknown stratum 'audio'",
+            marks=pytest.mark.torch,
+        ),
         (("diff", str(NEW), str(OLD)), "is newer than"),
         (("command",), "give exactly one of"),
     ],
@@ -174,6 +179,7 @@ def test_the_repo_in_the_file_is_named_as_the_file_names_it(workdir, capsys):
     assert "--repo" not in err
 
 
+@pytest.mark.torch
 def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeypatch):
     from triagebot import pipeline
     from triagebot.sweep import command
@@ -290,6 +296,7 @@ def fake():
     yield from serve(repo=REPO)
 
 
+@pytest.mark.torch
 def test_every_subcommand_runs_its_happy_path(swept, workdir, capsys, monkeypatch, fake):
     from triagebot.tracker import github
 

@@ -14,6 +14,8 @@ from triagebot.corpus import catalog, hf  # noqa: E402
 from triagebot.corpus.inputs import materialize_inputs  # noqa: E402
 from triagebot.results import InputSpec, ModelSpec  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 
 def resolved(name: str) -> corpus.Built:
     return corpus.build(hf.spec_for(name), "cpu")

@@ -123,6 +123,7 @@ def test_with_a_dashboard_every_model_group_and_comparison_links_to_its_page_gol
     check_golden("summary.linked.md", summary)
 
 
+@pytest.mark.torch
 @pytest.mark.skipif(sys.platform == "win32", reason="runs torch in a subprocess")
 def test_the_repro_for_the_sentinel_crash_reproduces_it() -> None:
     # Only the sentinel carries a spec in the fixture, so one script runs: torch in a child process.
@@ -132,6 +133,7 @@ def test_the_repro_for_the_sentinel_crash_reproduces_it() -> None:
     assert "import triagebot" not in repro.script and "from_pretrained" not in repro.script
 
 
+@pytest.mark.torch
 def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
     from triagebot.corpus.inputs import materialize_inputs
     from triagebot.results import InputSpec

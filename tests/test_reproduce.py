@@ -12,6 +12,7 @@ from builders import NEW_NIGHTLY as FIXTURE
 from triagebot.store import read_snapshot
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_reproduce_verifies_a_script_per_confirmed_crash_group(tmp_path: Path):
     out = tmp_path / "snapshot.json"

@@ -83,6 +83,7 @@ def test_a_bad_shard_is_a_selection_error(bad):
         parse_shard(bad)
 
 
+@pytest.mark.torch
 def test_shards_of_a_configured_sample_together_are_exactly_the_sample():
     config = parse_config(SENTINELS + "[corpus]\nsample = 5\nseed = 3\n")
     store = MemoryStore([recorded({"Plain": 40.0, "Segfault": 2.0, "ItemBreak": 9.0, "EagerError": 1.0})])
@@ -98,6 +99,7 @@ def test_shards_of_a_configured_sample_together_are_exactly_the_sample():
     )
 
 
+@pytest.mark.torch
 def test_named_models_are_swept_as_named_and_checked():
     config = parse_config(SENTINELS + "[corpus]\nsample = 2\n")
     chosen = select(config, models=["Plain", "Segfault"])
@@ -107,6 +109,7 @@ def test_named_models_are_swept_as_named_and_checked():
         select(config, models=["segfalt"])
 
 
+@pytest.mark.torch
 def test_a_shard_needs_the_store_that_splits_it():
     class Broken:
         def get(self, key: str) -> Snapshot:
@@ -121,6 +124,7 @@ def test_a_shard_needs_the_store_that_splits_it():
         select(config, shard="1/2", store=Broken())
 
 
+@pytest.mark.torch
 def test_only_breaking_in_names_the_option_or_the_key():
     with pytest.raises(SelectionError, match=r"^corpus.only_breaking_in: no snapshot 'k1'"):
         select(parse_config(SENTINELS + '[corpus]\nonly_breaking_in = "k1"\n'), store=MemoryStore())
@@ -155,6 +159,7 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
     return swept
 
 
+@pytest.mark.torch
 def test_shards_merged_are_exactly_what_run_sweeps(tmp_path, monkeypatch, capsys):
     from triagebot.cli import main
     from triagebot.store import read_snapshot

@@ -417,6 +417,7 @@ def test_the_corpus_health_per_stratum_with_its_trend_and_baseline_regressions()
 # --- a sweep that climbs the ladder ------------------------------------------------------------
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp_path):
     """Real children: the counting rung makes the second call, `aot_eager` refuses the aliasing
@@ -473,6 +474,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert again.ran == 0 and len(read_stream(out)[1]) == len(records)
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
     from triagebot.corpus import load_corpus

@@ -32,6 +32,8 @@ from triagebot.sweep import (
 )
 from triagebot.sweep import pool as pool_module
 
+pytestmark = pytest.mark.torch
+
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 NONZERO = "Dynamic shape operator"
 PROXY = "Failed to convert args/kwargs to proxy"  # a generator argument
