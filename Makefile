@@ -8,7 +8,7 @@ VENV_ARGS ?=
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test test-fast lint bench bench-full clean
+.PHONY: run test test-fast test-torch-free lint bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -30,6 +30,11 @@ test: $(INSTALLED)
 test-fast: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(PY) -m pytest -q -m "not slow"
+
+# The tests not marked `torch`, in an interpreter that cannot import torch, transformers or
+# scipy (tests/torchless): they must pass there, as on a runner without model code.
+test-torch-free: $(INSTALLED)
+	PYTHONPATH=$(CURDIR)/tests/torchless $(PY) -m pytest -q -m "not torch"
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench

@@ -7,8 +7,10 @@ committed files so that a change here shows up in review as a JSON diff.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
+from tests.builders import DATA, DYNAMIC, SCALAR, flag_patches
+from tests.builders import crash as crashed
+from tests.builders import ok as ran
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
@@ -19,13 +21,9 @@ from triagebot.results import (
     Outcome,
     Snapshot,
     Status,
-    error_signature,
 )
 
-DATA = Path(__file__).parent / "data"
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
-FLAGS = {SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}}
+FLAGS = flag_patches(SCALAR, DYNAMIC)
 
 GUARD = (
     "Could not guard on data-dependent expression Eq({u}, 0) (unhinted: Eq({u}, 0)).  "
@@ -64,21 +62,15 @@ SENTINEL_MESSAGE = (
 
 
 def ok(graphs: int, reasons: tuple[str, ...] = ()) -> Outcome:
-    return Outcome(status=Status.ok, graphs=graphs, ops=graphs * 10, break_reasons=list(reasons), seconds=1.5)
+    return ran(graphs, reasons, ops=graphs * 10, seconds=1.5)
 
 
 def crash(error_type: str, message: str, function: str | None = None) -> Outcome:
     full = message + (
         f'\n\nfrom user code:\n   File "/x/modeling.py", line 7, in {function}\n' if function else ""
     )
-    return Outcome(
-        status=Status.crash,
-        error_type=error_type,
-        error=message.splitlines()[0],
-        signature=error_signature(error_type, full),
-        traceback=f"Traceback (most recent call last):\n  ...\n{error_type}: {message}",
-        seconds=2.0,
-    )
+    traceback = f"Traceback (most recent call last):\n  ...\n{error_type}: {message}"
+    return crashed(error_type, full, error=message.splitlines()[0], traceback=traceback, seconds=2.0)
 
 
 def guard(u: str) -> Outcome:

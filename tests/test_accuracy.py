@@ -14,6 +14,8 @@ from triagebot.results import Accuracy, Status  # noqa: E402
 from triagebot.sweep import accuracy  # noqa: E402
 from triagebot.sweep.worker import run_one  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 CHECKS = {"accuracy": True, "recompiles": True}
 
 

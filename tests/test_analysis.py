@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
+from builders import DYNAMIC, SCALAR, fixture_nightlies
 
 from triagebot.analysis import choose_history, classify, diff, effect_of, flag_stats, night, summarise
 from triagebot.results import BASELINE, Effect, ModelResult, Outcome, Status, error_signature
-from triagebot.store import read_snapshot
 
-DATA = Path(__file__).parent / "data"
-OLD = read_snapshot(DATA / "2.12.0.dev20260408+cu128.json")
-NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
+OLD, NEW = fixture_nightlies()
 
 
 def outcome(status: Status, graphs: int | None = None) -> Outcome:

@@ -6,15 +6,16 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from builders import SCALAR as FLAG
+from builders import result, snapshot
+
+from triagebot.results import BASELINE, Outcome, Snapshot, Status
 
 _SPEC = importlib.util.spec_from_file_location(
     "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
 )
 bench = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(bench)
-
-FLAG = "capture_scalar_outputs"
 
 
 def test_the_simulated_queue_runs_a_models_flags_after_its_baseline_at_the_front():
@@ -47,21 +48,8 @@ def _snapshot(flag_outcomes: dict[str, Outcome]) -> Snapshot:
         "Breaks": Outcome(status=Status.ok, graphs=3, break_reasons=["item"]),
         "Crashes": Outcome(status=Status.ok, graphs=2, break_reasons=["nonzero"]),
     }
-    return Snapshot(
-        key="2.13.0",
-        environment=Environment(torch_version="2.13.0"),
-        flags={FLAG: {FLAG: True}},
-        corpus=CorpusSelection(name="test", models=list(baseline)),
-        results=[
-            ModelResult(
-                model=model,
-                outcomes={BASELINE: outcome, FLAG: flag_outcomes[model]},
-                confirmations={FLAG: [flag_outcomes[model]]}
-                if flag_outcomes[model].status == "crash"
-                else {},
-            )
-            for model, outcome in baseline.items()
-        ],
+    return snapshot(
+        [result(model, outcome, {FLAG: flag_outcomes[model]}) for model, outcome in baseline.items()]
     )
 
 

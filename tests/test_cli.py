@@ -14,26 +14,19 @@ import socket
 from pathlib import Path
 
 import pytest
+from builders import DATA, DYNAMIC, REPO, crash, ok, result, snapshot
+from builders import NEW_NIGHTLY as NEW
+from builders import OLD_NIGHTLY as OLD
 from fakegithub import serve
 
 from triagebot.cli import main
 from triagebot.results import (
-    BASELINE,
-    CorpusSelection,
     Environment,
-    ModelResult,
-    Outcome,
-    Snapshot,
-    Status,
 )
 from triagebot.store import write_snapshot
 
-DATA = Path(__file__).parent / "data"
-OLD = DATA / "2.12.0.dev20260408+cu128.json"
-NEW = DATA / "2.12.0.dev20260409+cu128.json"
 EVENT = DATA / "github" / "webhooks" / "issue_comment.created.json"
 BAD_TITLE = '[tracker]\ntitle = "{flag}: {crash} crashes"\n'
-REPO = "pytorch/pytorch"
 
 
 def triagebot(capsys, *arguments: str) -> tuple[int, str, str]:
@@ -84,7 +77,7 @@ MISSING = [
     ("report", "missing.json", "--out", "reports"),
     ("publish", "missing.json"),
     ("command", "--event", "missing.json"),
-    ("corpus", "list", "--only-breaking-in", "missing.json"),
+    pytest.param(("corpus", "list", "--only-breaking-in", "missing.json"), marks=pytest.mark.torch),
     ("corpus", "check", "--config", "missing.toml"),
     ("config", "--config", "missing.toml"),
 ]
@@ -97,7 +90,7 @@ CORRUPT_STREAM = [
     ("diff", "snapshot.json", "corrupt.jsonl"),
     ("report", "corrupt.jsonl", "--out", "reports"),
     ("publish", "corrupt.jsonl"),
-    ("corpus", "list", "--only-breaking-in", "corrupt.jsonl"),
+    pytest.param(("corpus", "list", "--only-breaking-in", "corrupt.jsonl"), marks=pytest.mark.torch),
 ]
 
 BAD_CONFIG = [
@@ -159,12 +152,17 @@ def test_an_unreachable_github_is_one_line(workdir, capsys, monkeypatch, argumen
         (("publish", "snapshot.json", "--repo", "a/b/c"), "--repo: 'a/b/c' is not OWNER/NAME"),
         (("sweep", "--flags", "capture_scalar_output"), "did you mean 'capture_scalar_outputs'?"),
         (("sweep", "--corpus", "sentinel"), "unknown corpus 'sentinel' (did you mean 'sentinels'?)"),
-        (
+        pytest.param(
             ("sweep", "--corpus", "sentinels", "--models", "plain"),
             "unknown model 'plain' in corpus 'sentinels' (did you mean 'Plain'?)",
+            marks=pytest.mark.torch,
         ),
         (("sweep", "--corpus", "sentinels", "--shard", "3/2"), "--shard '3/2'"),
-        (("corpus", "list", "--corpus", "sentinels", "--stratum", "audio"), "unknown stratum 'audio'"),
+        pytest.param(
+            ("corpus", "list", "--corpus", "sentinels", "--stratum", "audio"),
+            "unknown stratum 'audio'",
+            marks=pytest.mark.torch,
+        ),
         (("diff", str(NEW), str(OLD)), "is newer than"),
         (("command",), "give exactly one of"),
     ],
@@ -181,6 +179,7 @@ def test_the_repo_in_the_file_is_named_as_the_file_names_it(workdir, capsys):
     assert "--repo" not in err
 
 
+@pytest.mark.torch
 def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeypatch):
     from triagebot.pipeline import nightly  # the module whose `run` reads the build
     from triagebot.sweep import command
@@ -238,24 +237,11 @@ def test_version_names_triagebot_torch_and_transformers(capsys):
 
 def test_effects_keeps_every_column_whole_in_a_log(workdir, capsys):
     signature = "GuardOnDataDependentSymNode: " + "a long explanation of the guard " * 4
-    crash = Outcome(status=Status.crash, error_type="GuardOnDataDependentSymNode", signature=signature)
-    snapshot = Snapshot(
-        key="2.13.0",
-        environment=Environment(torch_version="2.13.0"),
-        flags={"capture_dynamic_output_shape_ops": {"capture_dynamic_output_shape_ops": True}},
-        corpus=CorpusSelection(name="test", models=["Qwen2VLForConditionalGeneration"]),
-        results=[
-            ModelResult(
-                model="Qwen2VLForConditionalGeneration",
-                stratum="vl_multimodal",
-                outcomes={
-                    BASELINE: Outcome(status=Status.ok, graphs=25),
-                    "capture_dynamic_output_shape_ops": crash,
-                },
-            )
-        ],
+    guard = crash(signature=signature, error=None)
+    qwen = result(
+        "Qwen2VLForConditionalGeneration", ok(25), {DYNAMIC: guard}, stratum="vl_multimodal", confirmations={}
     )
-    write_snapshot(snapshot, workdir / "long.json")
+    write_snapshot(snapshot([qwen], flags=[DYNAMIC]), workdir / "long.json")
     code, out, _ = triagebot(capsys, "effects", "long.json")
     assert code == 0
     assert "capture_dynamic_output_shape_ops" in out and "Qwen2VLForConditionalGeneration" in out
@@ -310,6 +296,7 @@ def fake():
     yield from serve(repo=REPO)
 
 
+@pytest.mark.torch
 def test_every_subcommand_runs_its_happy_path(swept, workdir, capsys, monkeypatch, fake):
     from triagebot.tracker import github
 

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import DYNAMIC, SCALAR, crash, nightly, ok
 from fakegithub import serve
 from fakegithub.recorded import API_FIXTURES, WEBHOOK_FIXTURES
 from typer.testing import CliRunner
 
 from triagebot.report.markers import find_flag, flag_marker
-from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import CorpusSelection, Snapshot
 from triagebot.store import LocalStore
 from triagebot.tracker import answer, commands, polling, rerun
 from triagebot.tracker.commands import Kind
@@ -21,8 +22,6 @@ from triagebot.tracker.ledger import Ledger
 from triagebot.tracker.remote import first_line
 
 REPO = "Codertocat/Hello-World"  # the repository of the recorded payloads
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
 MODELS = ["BertModel", "LlamaForCausalLM", "T5Model"]
 FLAGS = [SCALAR, DYNAMIC]
 
@@ -251,57 +250,23 @@ def poll(gh, ledger=None, **settings):
 
 
 def rerun_snapshot() -> Snapshot:
-    crash = Outcome(
-        status=Status.crash, error_type="GuardOnDataDependentSymNode", signature="Guard: @x #12 | y"
-    )
-    results = [
-        ModelResult(
-            model="BertModel",
-            outcomes={BASELINE: Outcome(status=Status.ok, graphs=3), SCALAR: crash},
-            confirmations={SCALAR: [crash]},
-        ),
-        ModelResult(
-            model="T5Model",
-            outcomes={
-                BASELINE: Outcome(status=Status.ok, graphs=3),
-                SCALAR: Outcome(status=Status.ok, graphs=2),
-            },
-        ),
-        ModelResult(
-            model="LlamaForCausalLM",
-            outcomes={BASELINE: Outcome(status=Status.ok, graphs=3), SCALAR: crash},
-            confirmations={SCALAR: [Outcome(status=Status.ok, graphs=3)]},
-        ),
-    ]
-    return Snapshot(
-        key="2.12.0.dev20260410",
-        environment=Environment(torch_version="2.12.0.dev20260410"),
-        flags={SCALAR: {SCALAR: True}},
+    """A rerun of SCALAR: BertModel crashes (confirmed), T5Model runs, LlamaForCausalLM's crash was flaky."""
+    guard = crash(signature="Guard: @x #12 | y", error=None)
+    return nightly(
+        "2.12.0.dev20260410",
+        {SCALAR: {"BertModel": guard, "LlamaForCausalLM": guard}},
+        ["BertModel", "T5Model", "LlamaForCausalLM"],
+        flags=[SCALAR],
+        reruns={SCALAR: {"LlamaForCausalLM": ok(3)}},
         corpus=CorpusSelection(name="rerun", models=MODELS),
-        results=results,
     )
 
 
 def stored_snapshot() -> Snapshot:
     """The newest stored nightly: BertModel and T5Model crash under SCALAR, BertModel under DYNAMIC."""
-    crash = Outcome(status=Status.crash, error_type="GuardOnDataDependentSymNode", signature="Guard")
-    results = []
-    for model in MODELS:
-        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
-        confirmations = {}
-        for flag in FLAGS:
-            crashes = (model, flag) in {("BertModel", SCALAR), ("T5Model", SCALAR), ("BertModel", DYNAMIC)}
-            outcomes[flag] = crash if crashes else Outcome(status=Status.ok, graphs=2)
-            if crashes:
-                confirmations[flag] = [crash]
-        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
-    return Snapshot(
-        key="2.12.0.dev20260410",
-        environment=Environment(torch_version="2.12.0.dev20260410"),
-        flags={flag: {flag: True} for flag in FLAGS},
-        corpus=CorpusSelection(name="smoke", models=MODELS),
-        results=results,
-    )
+    guard = crash(signature="Guard", error=None)
+    crashes = {SCALAR: {"BertModel": guard, "T5Model": guard}, DYNAMIC: {"BertModel": guard}}
+    return nightly("2.12.0.dev20260410", crashes, MODELS, flags=FLAGS, corpus="smoke")
 
 
 def test_reader_refused_maintainer_runs_and_is_answered(fake):

@@ -4,6 +4,7 @@ trips, the catalog. Every recipe on its example model: test_corpus_recipes.py.""
 from __future__ import annotations
 
 import pytest
+from builders import SCALAR, ok, result, snapshot
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -12,6 +13,8 @@ from triagebot import corpus  # noqa: E402
 from triagebot.corpus import catalog, hf  # noqa: E402
 from triagebot.corpus.inputs import materialize_inputs  # noqa: E402
 from triagebot.results import InputSpec, ModelSpec  # noqa: E402
+
+pytestmark = pytest.mark.torch
 
 
 def resolved(name: str) -> corpus.Built:
@@ -115,25 +118,14 @@ def test_the_population_follows_the_rule():
 def test_a_repro_script_rebuilds_the_config_of_a_tagged_spec():
     from triagebot.corpus.encoding import first_difference
     from triagebot.report.repro import repro_script
-    from triagebot.results import BASELINE, Environment, ModelResult, Outcome, Snapshot, Status
+    from triagebot.results import Outcome, Status
 
     spec = hf.complete_spec(hf.spec_for("Mamba2Model"))  # time_step_limit holds inf: tagged
     assert "$float" in str(spec.config)
     crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
-    snapshot = Snapshot(
-        key="k",
-        environment=Environment(torch_version=torch.__version__),
-        flags={"f": {"capture_scalar_outputs": True}},
-        corpus={"name": "transformers"},
-        results=[
-            ModelResult(
-                model=spec.model,
-                outcomes={BASELINE: Outcome(status=Status.ok, graphs=1), "f": crashed},
-                spec=spec,
-            )
-        ],
-    )
-    script = repro_script(snapshot, "f", spec.model)
+    mamba = result(spec.model, ok(1), {"f": crashed}, spec=spec, confirmations={})
+    swept = snapshot([mamba], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="transformers")
+    script = repro_script(swept, "f", spec.model)
     namespace: dict = {"__name__": "repro_under_test"}
     exec(script, namespace)
     assert first_difference(namespace["build_model"]().config, hf.instantiate(spec).config) is None

@@ -52,6 +52,7 @@ def test_differences_are_strict_about_types_and_lenient_about_nan():
     assert first_difference({"a": 1}, {"a": 1, "b": 2}) == ".b: only on the second side"
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_every_model_of_the_installed_transformers_rebuilds_its_config_from_its_recorded_spec():
     pytest.importorskip("transformers")
@@ -72,6 +73,7 @@ def test_every_model_of_the_installed_transformers_rebuilds_its_config_from_its_
     assert checked >= 0.99 * len(catalog.population())
 
 
+@pytest.mark.torch
 def test_a_spec_recorded_without_the_encoding_is_caught_naming_the_key():
     pytest.importorskip("transformers")
     from triagebot.corpus import hf

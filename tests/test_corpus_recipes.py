@@ -11,6 +11,8 @@ from triagebot import corpus  # noqa: E402
 from triagebot.corpus import hf  # noqa: E402
 from triagebot.corpus.recipes import FIRST, LAST_RESORT, REGISTRY, TEXT_ONLY, ladder_for  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 
 @pytest.mark.parametrize("recipe", REGISTRY, ids=lambda recipe: recipe.name)
 def test_every_recipe_serves_its_example_model(recipe):

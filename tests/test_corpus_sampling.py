@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from builders import record, snapshot
 
 from triagebot.corpus.coverage import render, summarize
 from triagebot.corpus.sampling import SamplingError, allocate, breaking_models, sample
@@ -11,7 +12,6 @@ from triagebot.errors import SelectionError
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
-    Environment,
     ModelResult,
     ModelSpec,
     Outcome,
@@ -59,13 +59,8 @@ def test_configured_strata_override_proportions():
 
 
 def _snapshot(outcomes: dict[str, Outcome]) -> Snapshot:
-    return Snapshot(
-        key="2.13.0",
-        environment=Environment(torch_version="2.13.0"),
-        flags={},
-        corpus=CorpusSelection(name="transformers"),
-        results=[ModelResult(model=m, outcomes={BASELINE: o}) for m, o in outcomes.items()],
-    )
+    results = [ModelResult(model=m, outcomes={BASELINE: o}) for m, o in outcomes.items()]
+    return snapshot(results, flags=[], corpus=CorpusSelection(name="transformers"))
 
 
 def test_only_models_that_graph_break_at_baseline():
@@ -87,12 +82,7 @@ def _record(
     model: str, status: Status, *, partial=False, error_type=None, error=None, params=10
 ) -> RunRecord:
     spec = ModelSpec(model=model, stratum="vl_multimodal", partial=partial, params=params, recipe="text")
-    return RunRecord(
-        model=model,
-        config="eager",
-        outcome=Outcome(status=status, error_type=error_type, error=error),
-        spec=spec,
-    )
+    return record(model, "eager", Outcome(status=status, error_type=error_type, error=error), spec=spec)
 
 
 def test_coverage_counts_partial_and_missing_dependencies_apart():

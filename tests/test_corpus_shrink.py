@@ -12,6 +12,8 @@ from triagebot.corpus.coverage import render, summarize  # noqa: E402
 from triagebot.corpus.shrink import FAMILY_FIXES, FamilyFix, families, stale_fixes, tiny_config  # noqa: E402
 from triagebot.corpus.shrink.passes import PASSES  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 
 def test_mixed_layer_types_keep_one_layer_of_each_kind():
     config = {

@@ -16,7 +16,7 @@ from triagebot.sweep.pool import Pool
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 
 def smoke(*names: str):

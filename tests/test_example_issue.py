@@ -16,24 +16,24 @@ import os
 from pathlib import Path
 
 import pytest
+from builders import DATA, SCALAR, night_of
 
-from triagebot import pipeline
 from triagebot.config import Config, with_site_url
 from triagebot.report.fit import markdown_problems
-from triagebot.store import MemoryStore, read_snapshot
+from triagebot.store import read_snapshot
 from triagebot.tracker.desired import desired_issues
 
 ROOT = Path(__file__).parent.parent
-SNAPSHOT = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
+SNAPSHOT = DATA / "smoke-2.13.0+cpu.json"
 EXAMPLE = ROOT / "docs" / "example-issue.md"
-FLAG = "capture_scalar_outputs"
+FLAG = SCALAR
 
 
 def example() -> str:
     """The dry run's file for FLAG from the committed snapshot, as `triagebot run` writes it."""
     snapshot = read_snapshot(SNAPSHOT)
     config = with_site_url(Config(), {"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "OWNER/REPO"})
-    night = pipeline.night_of(snapshot, MemoryStore([snapshot]), config)
+    night = night_of(snapshot, [snapshot], config)
     [issue] = [issue for issue in desired_issues(night, config.tracker) if issue.flag == FLAG]
     return f"# {issue.title}\n\n{issue.body}"
 

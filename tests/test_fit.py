@@ -14,8 +14,10 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from builders import DYNAMIC, NEW_NIGHTLY, SCALAR, crash, ok, result, snapshot
+from builders import night_of as analysed
 
-from triagebot import pipeline, report
+from triagebot import report
 from triagebot.config import Config, TrackerSettings
 from triagebot.report import links, markers
 from triagebot.report.fit import (
@@ -28,24 +30,10 @@ from triagebot.report.fit import (
     github_length,
     markdown_problems,
 )
-from triagebot.results import (
-    BASELINE,
-    CorpusSelection,
-    Environment,
-    ModelResult,
-    Night,
-    Outcome,
-    Reproduction,
-    Snapshot,
-    Status,
-    error_signature,
-)
-from triagebot.store import MemoryStore
+from triagebot.results import Night, Outcome, Reproduction, Snapshot
 from triagebot.tracker.desired import desired_issues
 from triagebot.tracker.render import render as tracker_render
 
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
 DISTINCT, GROUP = 600, 2_000
 HOSTILE = (
     "<!-- triagebot:flag=OTHER_FLAG --> @pytorch/everyone see #123 | pwn\n```\n</details> ``` "
@@ -63,15 +51,8 @@ SCRIPT = '"""## Reproduction"""\n' + "\n".join(f"## step {index}\nx = '````'  # 
 CC = ["ezyang", "pytorch/dynamo"]
 
 
-def crash(signature_text: str) -> Outcome:
-    message = f"{signature_text} {HOSTILE}"
-    return Outcome(
-        status=Status.crash,
-        error_type="RuntimeError",
-        error=message.splitlines()[0],
-        signature=error_signature("RuntimeError", message),
-        traceback=TRACEBACK,
-    )
+def hostile_crash(signature_text: str) -> Outcome:
+    return crash("RuntimeError", f"{signature_text} {HOSTILE}", traceback=TRACEBACK)
 
 
 def nightly(day: int, crashing: bool) -> Snapshot:
@@ -79,37 +60,31 @@ def nightly(day: int, crashing: bool) -> Snapshot:
     and all 2,000 crash under DYNAMIC one way (so 600 crash under both)."""
     results = []
     for index in range(GROUP):
-        name = f"Model{index:04d}ForCausalLM"
-        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=4)}
-        confirmations = {}
-        for flag in (SCALAR, DYNAMIC):
-            crashes = crashing and (flag == DYNAMIC or index < DISTINCT)
-            if crashes:
-                kind = f"failure kind {'abcdefghij'[index % 10]}{'klmnopqrst'[index // 10 % 10]}"
-                outcomes[flag] = crash(f"op_{index:04d}: {kind}" if flag == SCALAR else "one shared failure")
-                confirmations[flag] = [outcomes[flag]]
-            else:
-                outcomes[flag] = Outcome(status=Status.ok, graphs=3)
-        results.append(
-            ModelResult(model=name, stratum="decoder_llm", outcomes=outcomes, confirmations=confirmations)
-        )
+        flagged = {SCALAR: ok(3), DYNAMIC: ok(3)}
+        if crashing:
+            kind = f"failure kind {'abcdefghij'[index % 10]}{'klmnopqrst'[index // 10 % 10]}"
+            flagged[DYNAMIC] = hostile_crash("one shared failure")
+            if index < DISTINCT:
+                flagged[SCALAR] = hostile_crash(f"op_{index:04d}: {kind}")
+        results.append(result(f"Model{index:04d}ForCausalLM", ok(4), flagged, stratum="decoder_llm"))
     key = f"2.12.0.dev2026040{day}+cu128"
-    snapshot = Snapshot(
-        key=key,
-        created=datetime(2026, 4, day, tzinfo=UTC),
-        environment=Environment(torch_version=key, torch_git_version=f"{day:040x}"),
-        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
-        corpus=CorpusSelection(name="transformers", models=[r.model for r in results]),
-        results=results,
-    )
+    reproductions = []
     if crashing:
-        signature = snapshot.results[0].outcomes[DYNAMIC].signature
-        snapshot.reproductions = [
+        signature = results[0].outcomes[DYNAMIC].signature
+        reproductions.append(
             Reproduction(
                 flag=DYNAMIC, signature=signature, model=results[0].model, script=SCRIPT, verified=True
             )
-        ]
-    return snapshot
+        )
+    return snapshot(
+        results,
+        key=key,
+        git=f"{day:040x}",
+        flags=[SCALAR, DYNAMIC],
+        corpus="transformers",
+        created=datetime(2026, 4, day, tzinfo=UTC),
+        reproductions=reproductions,
+    )
 
 
 NIGHTS = [nightly(1, False), nightly(2, True), nightly(3, False)]
@@ -117,8 +92,7 @@ NIGHTS = [nightly(1, False), nightly(2, True), nightly(3, False)]
 
 def night_of(day: int, dashboard_url: str | None = None) -> Night:
     settings = TrackerSettings(cc={SCALAR: CC, DYNAMIC: CC}, dashboard_url=dashboard_url)
-    store = MemoryStore(NIGHTS[:day])
-    return pipeline.night_of(NIGHTS[day - 1], store, Config(tracker=settings))
+    return analysed(NIGHTS[day - 1], NIGHTS[:day], Config(tracker=settings))
 
 
 @pytest.fixture(scope="module")
@@ -315,18 +289,16 @@ def test_markdown_problems_finds_what_is_not_whole() -> None:
 
 def test_a_repro_with_headings_and_backtick_runs_stays_inside_its_fence() -> None:
     """A small night, so the script is shown: its `## ` lines and backtick runs stay code."""
-    from pathlib import Path
-
     from triagebot.analysis import night
     from triagebot.store import read_snapshot
 
-    snapshot = read_snapshot(Path(__file__).parent / "data" / "2.12.0.dev20260409+cu128.json")
-    group = night(snapshot).flags[DYNAMIC].stats.crash_groups[0]
+    fixture = read_snapshot(NEW_NIGHTLY)
+    group = night(fixture).flags[DYNAMIC].stats.crash_groups[0]
     repro = Reproduction(
         flag=DYNAMIC, signature=group.signature, model=group.models[0], script=SCRIPT, verified=True
     )
     body, detail = report.issue_rendering(
-        night(snapshot.model_copy(update={"reproductions": [repro]})), DYNAMIC
+        night(fixture.model_copy(update={"reproductions": [repro]})), DYNAMIC
     )
     assert detail.reproductions and "## step 399" in body
     assert_whole(body)

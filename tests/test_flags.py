@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import SCALAR as SCALARS
+from builders import snapshot
 
 from triagebot.analysis import flag_stats, night
 from triagebot.config import DEFAULT_FLAGS, ConfigError, parse_config
 from triagebot.report import issue_body, nightly_summary
 from triagebot.results import (
     BASELINE,
-    CorpusSelection,
     Effect,
-    Environment,
     FlagSettings,
     ModelResult,
     Outcome,
@@ -24,7 +24,6 @@ from triagebot.results import (
     default_when,
 )
 
-SCALARS = "capture_scalar_outputs"
 DATA = Path(__file__).parent / "data"
 
 
@@ -70,14 +69,8 @@ def test_a_bad_flag_table_is_one_line_naming_it(text, message):
 
 
 def _snapshot(outcomes: dict[str, dict[str, Outcome]], when: dict[str, str] | None = None) -> Snapshot:
-    return Snapshot(
-        key="2.13.0",
-        environment=Environment(torch_version="2.13.0"),
-        flags={SCALARS: {SCALARS: True}},
-        when=when if when is not None else {SCALARS: "graph_breaks"},
-        corpus=CorpusSelection(name="test", models=list(outcomes)),
-        results=[ModelResult(model=m, outcomes=o) for m, o in outcomes.items()],
-    )
+    results = [ModelResult(model=m, outcomes=o) for m, o in outcomes.items()]
+    return snapshot(results, when=when if when is not None else {SCALARS: "graph_breaks"})
 
 
 def ok(graphs: int, breaks: int = 0) -> Outcome:

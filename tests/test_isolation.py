@@ -13,12 +13,16 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import UnknownCorpus, load_corpus
 from triagebot.results import BASELINE, Outcome
 from triagebot.sweep import pool as pool_module
 from triagebot.sweep import run_sweep
 from triagebot.sweep.pool import Pool, Task
+
+pytestmark = pytest.mark.torch
 
 # A fresh interpreter running one (model, config) with plain Dynamo: the sweep's worker module
 # skips Dynamo's guard-latency measurement, so the fresh path puts it back.

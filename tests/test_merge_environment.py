@@ -5,19 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builders import SCALAR, flag_patches, record
 
 from triagebot.results import (
     BASELINE,
     CorpusSelection,
     Environment,
-    Outcome,
-    RunRecord,
-    Status,
     SweepHeader,
 )
 from triagebot.sweep.stream import StreamError, merge
 
-FLAGS = {"capture_scalar_outputs": {"capture_scalar_outputs": True}}
+FLAGS = flag_patches(SCALAR)
 
 
 def shard(path: Path, index: int, model: str, **environment) -> Path:
@@ -30,8 +28,7 @@ def shard(path: Path, index: int, model: str, **environment) -> Path:
     )
     lines = [header.model_dump_json()]
     for config in (BASELINE, *FLAGS):
-        run = RunRecord(model=model, config=config, outcome=Outcome(status=Status.ok, graphs=1))
-        lines.append(run.model_dump_json())
+        lines.append(record(model, config).model_dump_json())
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import builders
 import pytest
+from builders import REPO, SCALAR, crash
 from fakegithub import point_tracker_at, serve
 from typer.testing import CliRunner
 
@@ -14,44 +16,20 @@ from triagebot import pipeline
 from triagebot.cli import app
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report import markers
-from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
-
-REPO = "pytorch/pytorch"
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
 
 
 def nightly(day: int, crashing: int, models: int = 600) -> Snapshot:
     """`models` models; the first `crashing` crash under SCALAR (confirmed); DYNAMIC helps them all."""
-    results = []
-    for index in range(models):
-        crash = Outcome(
-            status=Status.crash,
-            error_type="GuardOnDataDependentSymNode",
-            error="Could not guard on data-dependent expression Eq(u0, 0)",
-            signature="GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, N)",
-        )
-        scalar = crash if index < crashing else Outcome(status=Status.ok, graphs=2)
-        results.append(
-            ModelResult(
-                model=f"Model{index:03d}",
-                outcomes={
-                    BASELINE: Outcome(status=Status.ok, graphs=3),
-                    SCALAR: scalar,
-                    DYNAMIC: Outcome(status=Status.ok, graphs=2),
-                },
-                confirmations={SCALAR: [crash]} if index < crashing else {},
-            )
-        )
+    names = [f"Model{index:03d}" for index in range(models)]
     key = f"2.12.0.dev202604{day:02d}"
-    return Snapshot(
-        key=key,
+    return builders.nightly(
+        key,
+        {SCALAR: dict.fromkeys(names[:crashing], crash())},
+        names,
+        git=f"{day:040x}",
         created=datetime(2026, 4, day, tzinfo=UTC),
-        environment=Environment(torch_version=key, torch_git_version=f"{day:040x}"),
-        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
-        corpus=CorpusSelection(name="test", models=[result.model for result in results]),
-        results=results,
     )
 
 

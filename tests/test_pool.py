@@ -75,6 +75,7 @@ def test_jobs_is_a_number_of_workers_or_auto():
         parse_config('[sweep]\njobs = "all"\n')
 
 
+@pytest.mark.torch
 def test_a_sweep_with_auto_jobs_uses_the_cores_it_has(tmp_path):
     result = run_sweep(
         [s for s in load_corpus("sentinels") if s.model == "Plain"],
@@ -110,6 +111,7 @@ def _children_of(parent: int) -> set[int]:
     return found
 
 
+@pytest.mark.torch
 def test_children_forked_ahead_each_run_one_task_and_none_is_left_behind(monkeypatch):
     handed = []
     hand_over = Pool._hand_over
@@ -134,6 +136,7 @@ def test_children_forked_ahead_each_run_one_task_and_none_is_left_behind(monkeyp
     assert forks == [{"parent_threads": 1, "cuda_initialized": False}] * 6  # the parent as it forked
 
 
+@pytest.mark.torch
 def test_a_child_forked_ahead_that_died_is_replaced(monkeypatch):
     with Pool(device="cpu", jobs=1, timeout=60, prestart=1) as pool:
         pool._fill_standby()
@@ -144,6 +147,7 @@ def test_a_child_forked_ahead_that_died_is_replaced(monkeypatch):
     assert [r.outcome.status for r in results] == [Status.ok, Status.ok]
 
 
+@pytest.mark.torch
 def test_forking_ahead_gives_the_records_of_forking_on_demand(tmp_path, monkeypatch):
     specs = [s for s in load_corpus("sentinels") if s.model in ("ItemBreak", "NonzeroGuardCrash", "Segfault")]
 

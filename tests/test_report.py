@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import DYNAMIC, SCALAR, fixture_nightlies
 
 from triagebot.analysis import night
 from triagebot.report import (
@@ -28,14 +29,9 @@ from triagebot.report import (
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import reproduce
 from triagebot.results import InputSpec, ModelSpec, Reproduction
-from triagebot.store import read_snapshot
 
-DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"
-OLD = read_snapshot(DATA / "2.12.0.dev20260408+cu128.json")
-NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
+OLD, NEW = fixture_nightlies()
 URLS = {SCALAR: "https://github.com/pytorch/pytorch/issues/180595"}
 
 
@@ -127,6 +123,7 @@ def test_with_a_dashboard_every_model_group_and_comparison_links_to_its_page_gol
     check_golden("summary.linked.md", summary)
 
 
+@pytest.mark.torch
 @pytest.mark.skipif(sys.platform == "win32", reason="runs torch in a subprocess")
 def test_the_repro_for_the_sentinel_crash_reproduces_it() -> None:
     # Only the sentinel carries a spec in the fixture, so one script runs: torch in a child process.
@@ -136,6 +133,7 @@ def test_the_repro_for_the_sentinel_crash_reproduces_it() -> None:
     assert "import triagebot" not in repro.script and "from_pretrained" not in repro.script
 
 
+@pytest.mark.torch
 def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
     from triagebot.corpus.inputs import materialize_inputs
     from triagebot.results import InputSpec

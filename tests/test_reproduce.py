@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import NEW_NIGHTLY as FIXTURE
 
 from triagebot.store import read_snapshot
 
-FIXTURE = Path(__file__).parent / "data" / "2.12.0.dev20260409+cu128.json"
 
-
+@pytest.mark.torch
 @pytest.mark.slow
 def test_reproduce_verifies_a_script_per_confirmed_crash_group(tmp_path: Path):
     out = tmp_path / "snapshot.json"

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from builders import crash, nightly
 from climain import run_main
 from fakegithub import serve
 from test_commands import (
@@ -27,7 +28,7 @@ from test_commands import (
 
 from triagebot.config import TrackerSettings
 from triagebot.report.markers import result_marker
-from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
 from triagebot.tracker import answer, commands, reactions, rerun
 from triagebot.tracker.commands import Kind
@@ -44,23 +45,9 @@ def fake():
 def crashing_night(key: str, groups: dict[str, list[str]], flag: str = SCALAR) -> Snapshot:
     """signature -> models crashing (confirmed) under `flag`; nothing else crashes."""
     crashing = {model: signature for signature, models in groups.items() for model in models}
-    models = [*sorted(crashing), "CleanModel"]
-    results = []
-    for model in models:
-        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
-        confirmations = {}
-        if model in crashing:
-            crash = Outcome(status=Status.crash, error_type="E", signature=crashing[model])
-            outcomes[flag], confirmations[flag] = crash, [crash]
-        else:
-            outcomes[flag] = Outcome(status=Status.ok, graphs=2)
-        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key),
-        flags={flag: {flag: True}},
-        corpus=CorpusSelection(name="transformers", models=models),
-        results=results,
+    crashes = {model: crash("E", signature=signature, error=None) for model, signature in crashing.items()}
+    return nightly(
+        key, {flag: crashes}, [*sorted(crashing), "CleanModel"], flags=[flag], corpus="transformers"
     )
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import builders
 import pytest
+from builders import SCALAR as FLAG
+from builders import ok
 
 from triagebot.config import Config, parse_config
 from triagebot.pipeline import RunOptions, already_swept, run, summary_markdown
 from triagebot.results import (
     BASELINE,
-    CorpusSelection,
     Environment,
     ModelResult,
     Night,
@@ -24,23 +26,12 @@ from triagebot.results import (
 )
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
 
-FLAG = "capture_scalar_outputs"
-
 
 def snapshot(key: str, git: str, flag_status: Status = Status.ok) -> Snapshot:
     crash = dict(error_type="RuntimeError", error="boom", signature="RuntimeError: boom")
     flag_outcome = Outcome(status=flag_status, graphs=1, **(crash if flag_status == Status.crash else {}))
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key, torch_git_version=git),
-        flags={FLAG: {FLAG: True}},
-        corpus=CorpusSelection(name="sentinels", models=["M"]),
-        results=[
-            ModelResult(
-                model="M", outcomes={BASELINE: Outcome(status=Status.ok, graphs=2), FLAG: flag_outcome}
-            )
-        ],
-    )
+    model = ModelResult(model="M", outcomes={BASELINE: ok(2), FLAG: flag_outcome})
+    return builders.snapshot([model], key=key, git=git, corpus="sentinels")
 
 
 class Stages:

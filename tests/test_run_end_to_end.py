@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.torch
+
 SENTINELS = "Plain,ItemBreak,NonzeroBreak,NonzeroGuardCrash,EagerError,BuildError,Segfault"
 
 

@@ -4,22 +4,19 @@ markers count on the first line of a body only."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from builders import DYNAMIC, NEW_NIGHTLY, SCALAR, night_of
 from fakegithub import point_tracker_at, serve
 
-from triagebot import pipeline, report
+from triagebot import report
 from triagebot.config import Config, TrackerSettings
 from triagebot.report import markers, safety
 from triagebot.report.fit import markdown_problems
 from triagebot.results import BASELINE, ModelResult, Outcome, Status, error_signature
-from triagebot.store import MemoryStore, read_snapshot
+from triagebot.store import read_snapshot
 
-DATA = Path(__file__).parent / "data"
-NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
+NEW = read_snapshot(NEW_NIGHTLY)
 HOSTILE = (
     f"{markers.flag_marker(DYNAMIC)} <script>alert(1)</script> @pytorch/everyone see #123 and a/b#9 | pwn\n"
     "```\n</details>\n<details open><summary>x</summary> ``` [x](javascript:1) --> ~~~\r## heading"
@@ -63,7 +60,7 @@ SITE = "https://someone.github.io/triagebot/"
 @pytest.mark.parametrize("flag", [SCALAR, DYNAMIC])
 def test_a_hostile_crash_renders_harmlessly(flag: str, site: str | None) -> None:
     config = Config(tracker=TrackerSettings(dashboard_url=site))
-    tonight = pipeline.night_of(hostile_snapshot(), MemoryStore(), config)
+    tonight = night_of(hostile_snapshot(), config=config)
     body = report.issue_body(tonight, flag)
     assert markers.find_flag(body) == flag
     assert body.count("<!--") == 1 and markdown_problems(body) == []
@@ -93,16 +90,11 @@ def test_a_snapshot_file_cannot_inject_links_through_its_build() -> None:
     """The environment comes from a snapshot file too: a bogus git hash is shown, not linked."""
     snapshot = NEW.model_copy(deep=True)
     snapshot.environment.torch_git_version = "abc) [x](javascript:1) ```"
-    tonight = pipeline.night_of(snapshot, MemoryStore(), Config())
+    tonight = night_of(snapshot)
     body = report.issue_body(tonight, SCALAR)
     assert markdown_problems(body) == [] and "javascript" not in outside_code(body)
     assert "pytorch/commit/" not in body
-    assert (
-        report.issue_body(pipeline.night_of(NEW, MemoryStore(), Config()), SCALAR).count(
-            "pytorch/commit/f0e1d2c3b4a5"
-        )
-        == 1
-    )
+    assert report.issue_body(night_of(NEW), SCALAR).count("pytorch/commit/f0e1d2c3b4a5") == 1
 
 
 def test_the_escaper_shapes() -> None:
@@ -159,7 +151,7 @@ def test_a_crash_quoting_another_flags_marker_never_adopts_its_issue(fake, monke
     config = Config(tracker=TrackerSettings(repo="pytorch/pytorch"))
     snapshot = hostile_snapshot()
     for _ in range(2):
-        night = pipeline.night_of(snapshot, MemoryStore([snapshot]), config)
+        night = night_of(snapshot, [snapshot], config)
         publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = fake.issues("pytorch/pytorch")
     assert sorted(markers.find_flag(issue["body"]) for issue in issues) == sorted([SCALAR, DYNAMIC])

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from builders import ok, record, snapshot
 
 from triagebot.config import parse_config
 from triagebot.corpus.selection import (
@@ -19,14 +20,10 @@ from triagebot.corpus.selection import (
 from triagebot.errors import SelectionError, StoreError
 from triagebot.results import (
     BASELINE,
-    CorpusSelection,
     Environment,
     ModelResult,
     ModelSpec,
-    Outcome,
-    RunRecord,
     Snapshot,
-    Status,
     SweepHeader,
 )
 from triagebot.store import MemoryStore
@@ -37,16 +34,11 @@ SENTINELS = '[sweep]\ncorpus = "sentinels"\n'
 
 def recorded(seconds: dict[str, float], key: str = "2.12.0.dev20260408") -> Snapshot:
     """A stored snapshot in which each model took `seconds` (baseline only)."""
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key),
-        flags={},
-        corpus=CorpusSelection(name="sentinels", models=list(seconds)),
-        results=[
-            ModelResult(model=model, outcomes={BASELINE: Outcome(status=Status.ok, graphs=1, seconds=spent)})
-            for model, spent in seconds.items()
-        ],
-    )
+    results = [
+        ModelResult(model=model, outcomes={BASELINE: ok(1, seconds=spent)})
+        for model, spent in seconds.items()
+    ]
+    return snapshot(results, key=key, flags=[], corpus="sentinels")
 
 
 def ratio(shards: list[list[str]], costs: dict[str, float]) -> float:
@@ -91,6 +83,7 @@ def test_a_bad_shard_is_a_selection_error(bad):
         parse_shard(bad)
 
 
+@pytest.mark.torch
 def test_shards_of_a_configured_sample_together_are_exactly_the_sample():
     config = parse_config(SENTINELS + "[corpus]\nsample = 5\nseed = 3\n")
     store = MemoryStore([recorded({"Plain": 40.0, "Segfault": 2.0, "ItemBreak": 9.0, "EagerError": 1.0})])
@@ -106,6 +99,7 @@ def test_shards_of_a_configured_sample_together_are_exactly_the_sample():
     )
 
 
+@pytest.mark.torch
 def test_named_models_are_swept_as_named_and_checked():
     config = parse_config(SENTINELS + "[corpus]\nsample = 2\n")
     chosen = select(config, models=["Plain", "Segfault"])
@@ -115,6 +109,7 @@ def test_named_models_are_swept_as_named_and_checked():
         select(config, models=["segfalt"])
 
 
+@pytest.mark.torch
 def test_a_shard_needs_the_store_that_splits_it():
     class Broken:
         def get(self, key: str) -> Snapshot:
@@ -129,6 +124,7 @@ def test_a_shard_needs_the_store_that_splits_it():
         select(config, shard="1/2", store=Broken())
 
 
+@pytest.mark.torch
 def test_only_breaking_in_names_the_option_or_the_key():
     with pytest.raises(SelectionError, match=r"^corpus.only_breaking_in: no snapshot 'k1'"):
         select(parse_config(SENTINELS + '[corpus]\nonly_breaking_in = "k1"\n'), store=MemoryStore())
@@ -149,11 +145,7 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
         patches = {name: settings.patch for name, settings in flags.items()}
         header = SweepHeader(environment=environment, flags=patches, corpus=corpus, shard=shard)
         records = [
-            RunRecord(
-                model=spec.model, config=config, outcome=Outcome(status=Status.ok, graphs=1, seconds=1.0)
-            )
-            for spec in specs
-            for config in (BASELINE, *flags)
+            record(spec.model, config, ok(1, seconds=1.0)) for spec in specs for config in (BASELINE, *flags)
         ]
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         lines = [header.model_dump_json(), *(record.model_dump_json() for record in records)]
@@ -167,6 +159,7 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
     return swept
 
 
+@pytest.mark.torch
 def test_shards_merged_are_exactly_what_run_sweeps(tmp_path, monkeypatch, capsys):
     from triagebot.cli import main
     from triagebot.store import read_snapshot

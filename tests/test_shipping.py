@@ -105,3 +105,25 @@ def test_readme_lists_every_command():
     commands = readme_section("Commands")
     for name in typer.main.get_command(app).commands:
         assert f"`triagebot {name}" in commands, f"README's Commands section does not mention {name}"
+
+
+def test_every_file_the_docs_name_exists():
+    """A path in README.md or docs/ (a file or folder of this repository, or a Python file by
+    its name alone) names one that exists: a module that became a package changes the text."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    docs.remove(ROOT / "docs" / "example-issue.md")  # a rendered issue: its paths are a traceback's
+    sources = {
+        path.name for folder in ("triagebot", "tests", "bench", "docs") for path in (ROOT / folder).rglob("*")
+    }
+    missing = []
+    for doc in docs:
+        for span in re.findall(r"`([^`\s]+)`", doc.read_text(encoding="utf-8")):
+            if re.fullmatch(r"(triagebot|tests|bench|docs|templates|\.github)/[\w./-]*", span):
+                found = (ROOT / span).exists()
+            elif re.fullmatch(r"[\w-]+\.py", span):
+                found = span in sources
+            else:
+                continue
+            if not found:
+                missing.append(f"{doc.relative_to(ROOT)}: {span}")
+    assert missing == []

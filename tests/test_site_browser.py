@@ -20,15 +20,15 @@ import re
 from pathlib import Path
 
 import pytest
+from builders import night_of
 
 from tests.sitestore import HOSTILE, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff
 from triagebot.config import Config, TrackerSettings
-from triagebot.pipeline import build_site, night_of
+from triagebot.pipeline import build_site
 from triagebot.report import fixed_notice, issue_body, links, nightly_summary, regression_notice
 from triagebot.results import Effect, Night
-from triagebot.store import MemoryStore
 from triagebot.tracker.answer import answer_body
 
 CHROMIUM = Path(os.environ.get("TRIAGEBOT_CHROMIUM", "/usr/bin/chromium"))
@@ -272,7 +272,7 @@ def test_every_chart_draws_with_axes_and_a_legend(visit, site: Path):
 def newest_night() -> Night:
     """The night the site renders, as `triagebot run` publishes it with the dashboard at BASE."""
     config = Config(tracker=TrackerSettings(dashboard_url=BASE))
-    return night_of(nightlies()[-1], MemoryStore(nightlies()), config)
+    return night_of(nightlies()[-1], nightlies(), config)
 
 
 def what_the_night_publishes() -> dict[str, str]:

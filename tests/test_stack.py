@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import builders
 import pytest
+from builders import SCALAR as FLAG
+from builders import flag_patches
 
 from triagebot.analysis import corpus_health, effect_of, flag_stats, ladder_pairs, lives_in, night
 from triagebot.config import parse_config
@@ -16,22 +19,17 @@ from triagebot.results import (
     COUNTING_BACKEND,
     Accuracy,
     AccuracyCheck,
-    CorpusSelection,
     Effect,
-    Environment,
     InputSpec,
     ModelResult,
     Outcome,
     RecompileCheck,
-    Snapshot,
     Status,
-    error_signature,
 )
 from triagebot.sweep.shapes import second_shape
 from triagebot.tracker.desired import HEALTH, desired_issues
 
-FLAG = "capture_scalar_outputs"
-FLAGS = {FLAG: {FLAG: True}}
+FLAGS = flag_patches(FLAG)
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 
 
@@ -58,13 +56,7 @@ def wrong(graphs: int, where: str = "logits") -> Outcome:
 
 
 def crash(error_type: str = "BackendCompilerFailed", message: str = "RuntimeError: boom") -> Outcome:
-    return Outcome(
-        status=Status.crash,
-        error_type=error_type,
-        error=message,
-        signature=error_signature(error_type, message),
-        seconds=1.0,
-    )
+    return builders.crash(error_type, message, seconds=1.0)
 
 
 def result(
@@ -74,13 +66,12 @@ def result(
 
 
 def snapshot(results, key="2.13.0", git="b" * 40, ladder=(COUNTING_BACKEND, "aot_eager", "inductor")):
-    return Snapshot(
+    return builders.snapshot(
+        results,
         key=key,
+        git=git,
+        corpus="smoke",
         created=datetime(2026, 11, 22, tzinfo=UTC),
-        environment=Environment(torch_version=key, torch_git_version=git),
-        flags=FLAGS,
-        corpus=CorpusSelection(name="smoke", models=[r.model for r in results]),
-        results=results,
         checks=["accuracy"],
         ladder=list(ladder),
     )
@@ -426,6 +417,7 @@ def test_the_corpus_health_per_stratum_with_its_trend_and_baseline_regressions()
 # --- a sweep that climbs the ladder ------------------------------------------------------------
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp_path):
     """Real children: the counting rung makes the second call, `aot_eager` refuses the aliasing
@@ -482,6 +474,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert again.ran == 0 and len(read_stream(out)[1]) == len(records)
 
 
+@pytest.mark.torch
 @pytest.mark.slow
 def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
     from triagebot.corpus import load_corpus

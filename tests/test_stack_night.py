@@ -8,10 +8,13 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import builders
 import pytest
+from builders import REPO, crash
+from builders import night_of as analysed
 from fakegithub import serve
 
-from triagebot import pipeline, report
+from triagebot import report
 from triagebot.analysis import health as health_module
 from triagebot.config import Config, TrackerSettings, parse_config
 from triagebot.errors import ConfigError
@@ -24,18 +27,14 @@ from triagebot.results import (
     HEALTH_ISSUE,
     Accuracy,
     AccuracyCheck,
-    CorpusSelection,
-    Environment,
     ModelResult,
     Outcome,
     RecompileCheck,
     Reproduction,
     Snapshot,
     Status,
-    error_signature,
     wrong_result_signature,
 )
-from triagebot.store import MemoryStore
 from triagebot.tracker import cc
 from triagebot.tracker.desired import desired_issues, title_for
 from triagebot.tracker.github import RetryPolicy, connect
@@ -46,7 +45,6 @@ from triagebot.tracker.publish import publish
 night_module = importlib.import_module("triagebot.analysis.night")
 
 FLAG = "capture_scalar_outputs"
-REPO = "pytorch/pytorch"
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 
 
@@ -64,34 +62,18 @@ def ok(graphs: int, *, reasons=(), where: str | None = None, recompile=None) -> 
     )
 
 
-def crash() -> Outcome:
-    message = "Could not guard on data-dependent expression Eq(u0, 0)"
-    signature = error_signature("GuardOnDataDependentSymNode", message)
-    return Outcome(
-        status=Status.crash, error_type="GuardOnDataDependentSymNode", error=message, signature=signature
-    )
-
-
 def model(name: str, baseline: Outcome, flagged: Outcome, stratum="decoder_llm", **extra) -> ModelResult:
-    confirmations = {}
-    if flagged.status == Status.crash or flagged.mismatched:
-        confirmations[FLAG] = [flagged]  # the rerun did the same: confirmed
-    return ModelResult(
-        model=name,
-        stratum=stratum,
-        outcomes={BASELINE: baseline, FLAG: flagged},
-        confirmations=confirmations,
-        **extra,
-    )
+    """`name` under FLAG; a crash or a wrong result confirmed (the rerun did the same)."""
+    return builders.result(name, baseline, {FLAG: flagged}, stratum=stratum, **extra)
 
 
 def nightly(key: str, git: str, results: list[ModelResult], reproductions=()) -> Snapshot:
-    return Snapshot(
+    return builders.snapshot(
+        results,
         key=key,
-        environment=Environment(torch_version=key, torch_git_version=git),
-        flags={FLAG: {FLAG: True}},
-        corpus=CorpusSelection(name="smoke", models=[r.model for r in results]),
-        results=results,
+        git=git,
+        flags=[FLAG],
+        corpus="smoke",
         reproductions=list(reproductions),
         checks=["accuracy"],
         ladder=[COUNTING_BACKEND, "aot_eager"],
@@ -122,8 +104,7 @@ def two_nights(b_graphs: int = 5) -> list[Snapshot]:
 
 
 def night_of(history: list[Snapshot], **tracker):
-    config = Config(tracker=TrackerSettings(**tracker))
-    return pipeline.night_of(history[-1], MemoryStore(history), config)
+    return analysed(history[-1], history, Config(tracker=TrackerSettings(**tracker)))
 
 
 # --- the health: computed once, rendered three times ---------------------------------------
@@ -221,7 +202,7 @@ def test_a_wrong_result_keeps_its_issue_open_like_a_confirmed_crash():
 
 def test_cc_routes_and_the_peoples_rules_see_wrong_result_signatures():
     settings = TrackerSettings(cc_routes=[{"pattern": r"^WrongResult: logits", "people": ["accuracy-owner"]}])
-    tonight = pipeline.night_of(two_nights()[-1], MemoryStore(two_nights()), Config(tracker=settings))
+    tonight = analysed(two_nights()[-1], two_nights(), Config(tracker=settings))
     state = tonight.flags[FLAG]
     assert state.cc == ["accuracy-owner"]
     assert "cc @accuracy-owner" in report.issue_body(tonight, FLAG)
@@ -311,7 +292,7 @@ def crowded(groups: int, rows: int) -> Snapshot:
 
 @pytest.mark.parametrize(("groups", "rows"), [(12, 5), (3, 900), (400, 400)])
 def test_the_stack_sections_shed_detail_to_fit_like_crash_groups(groups: int, rows: int):
-    tonight = pipeline.night_of(crowded(groups, rows), MemoryStore([]), Config())
+    tonight = analysed(crowded(groups, rows))
     full = render("issue.md.j2", detail=FULL, **report.bodies._issue_context(tonight, FLAG))
     body, detail = report.issue_rendering(tonight, FLAG)
     assert github_length(full) > GITHUB_LIMIT  # too long whole: something had to go
@@ -327,7 +308,7 @@ def test_the_stack_sections_shed_detail_to_fit_like_crash_groups(groups: int, ro
 
 
 def test_a_wrong_result_reproduction_is_shown_while_it_fits():
-    tonight = pipeline.night_of(crowded(1, 1), MemoryStore([]), Config())
+    tonight = analysed(crowded(1, 1))
     body, detail = report.issue_rendering(tonight, FLAG)
     assert detail == FULL and "verified to assert the mismatch" in body
     assert "with backend aot_eager, verified" in body

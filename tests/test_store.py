@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from builders import fixture_nightlies
 from climain import run_main
 
 from triagebot.analysis import diff
@@ -21,9 +22,7 @@ from triagebot.store import (
     read_snapshot,
 )
 
-DATA = Path(__file__).parent / "data"
-OLD = read_snapshot(DATA / "2.12.0.dev20260408+cu128.json")
-NEW = read_snapshot(DATA / "2.12.0.dev20260409+cu128.json")
+OLD, NEW = fixture_nightlies()
 
 
 def rebuilt(key: str, git_version: str):

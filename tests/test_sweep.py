@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from builders import DYNAMIC
+from builders import SCALAR as SCALARS
 
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import load_corpus
@@ -30,8 +32,8 @@ from triagebot.sweep import (
 )
 from triagebot.sweep import pool as pool_module
 
-SCALARS = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
+pytestmark = pytest.mark.torch
+
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 NONZERO = "Dynamic shape operator"
 PROXY = "Failed to convert args/kwargs to proxy"  # a generator argument

@@ -5,24 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from builders import DYNAMIC, REPO, SCALAR, crash, nightly, ok
+from builders import night_of as analysed
 from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
-from triagebot import pipeline
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker, notice_marker
-from triagebot.results import (
-    BASELINE,
-    CorpusSelection,
-    Environment,
-    ModelResult,
-    Night,
-    Outcome,
-    Snapshot,
-    Status,
-    TrackedIssue,
-    error_signature,
-)
-from triagebot.store import MemoryStore
+from triagebot.results import Night, Snapshot, TrackedIssue
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
 from triagebot.tracker.github import GitHubError, GitHubFault, RetryPolicy, connect
@@ -30,9 +19,6 @@ from triagebot.tracker.plan import Verb
 from triagebot.tracker.publish import publish
 from triagebot.tracker.remote import create_issue, list_bot_issues, post_comment
 
-REPO = "pytorch/pytorch"
-SCALAR = "capture_scalar_outputs"
-DYNAMIC = "capture_dynamic_output_shape_ops"
 MODELS = ["Bert", "Llama", "T5", "Whisper"]
 SIGNATURE = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression"
 
@@ -43,33 +29,12 @@ def snapshot(
     """A small nightly: every model has 3 baseline graphs; a flag gives 2 graphs, or crashes
     (confirmed by one rerun), or crashes once and then runs (flaky)."""
     flaky = flaky or {}
-    results = []
-    for model in MODELS:
-        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
-        confirmations = {}
-        for flag in (SCALAR, DYNAMIC):
-            if model in crashing.get(flag, ()) or model in flaky.get(flag, ()):
-                crash = Outcome(
-                    status=Status.crash,
-                    error_type="GuardOnDataDependentSymNode",
-                    error="Could not guard on data-dependent expression Eq(u0, 0)",
-                    signature=error_signature(
-                        "GuardOnDataDependentSymNode", "Could not guard on data-dependent"
-                    ),
-                )
-                outcomes[flag] = crash
-                rerun = crash if model in crashing.get(flag, ()) else Outcome(status=Status.ok, graphs=2)
-                confirmations[flag] = [rerun]
-            else:
-                outcomes[flag] = Outcome(status=Status.ok, graphs=2)
-        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key, torch_git_version=f"git{key}"),
-        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
-        corpus=CorpusSelection(name="test", models=MODELS),
-        results=results,
-    )
+    crashes = {
+        flag: dict.fromkeys([*crashing.get(flag, ()), *flaky.get(flag, ())], crash())
+        for flag in (SCALAR, DYNAMIC)
+    }
+    reruns = {flag: dict.fromkeys(models, ok(2)) for flag, models in flaky.items()}
+    return nightly(key, crashes, MODELS, reruns=reruns, git=f"git{key}")
 
 
 @pytest.fixture
@@ -86,8 +51,7 @@ def connected(fake: FakeGitHub, token: str = "bot-token", slept: list[float] | N
 
 def night_of(history: list[Snapshot], settings: TrackerSettings | None = None) -> Night:
     """The night of the newest of `history`, the rest stored, as every command builds it."""
-    config = Config(tracker=settings or TrackerSettings())
-    return pipeline.night_of(history[-1], MemoryStore(history), config)
+    return analysed(history[-1], history, Config(tracker=settings or TrackerSettings()))
 
 
 def run(fake: FakeGitHub, history: list[Snapshot], settings: TrackerSettings | None = None, **options):
@@ -350,7 +314,7 @@ def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch
     nightly = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"], DYNAMIC: ["Bert"]})
     config = Config(tracker=TrackerSettings(repo=REPO))
 
-    night = pipeline.night_of(nightly, MemoryStore([nightly]), config)
+    night = analysed(nightly, [nightly], config)
     publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = {issue["body"].splitlines()[0]: issue for issue in fake.issues(REPO)}
     scalar, dynamic = issues[flag_marker(SCALAR)], issues[flag_marker(DYNAMIC)]

@@ -5,22 +5,13 @@ something new crashes, and people a body edit adds are reached by a comment."""
 from __future__ import annotations
 
 import pytest
+from builders import DYNAMIC, REPO, SCALAR, crash, night_of, nightly
 from fakegithub import point_tracker_at, serve
-from test_tracker import DYNAMIC, MODELS, REPO, SCALAR
+from test_tracker import MODELS
 
-from triagebot import pipeline
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker
-from triagebot.results import (
-    BASELINE,
-    CorpusSelection,
-    Environment,
-    IssueRecord,
-    ModelResult,
-    Outcome,
-    Snapshot,
-    Status,
-)
+from triagebot.results import IssueRecord, Snapshot
 from triagebot.store import MemoryStore
 from triagebot.tracker.night import publish_night
 
@@ -30,30 +21,14 @@ PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in r
 
 def night(key: str, crashes: dict[str, dict[str, str]]) -> Snapshot:
     """flag -> {model: signature}: those crash (confirmed); every other run is clean."""
-    results = []
-    for model in MODELS:
-        outcomes = {BASELINE: Outcome(status=Status.ok, graphs=3)}
-        confirmations = {}
-        for flag in (SCALAR, DYNAMIC):
-            signature = crashes.get(flag, {}).get(model)
-            if signature is None:
-                outcomes[flag] = Outcome(status=Status.ok, graphs=2)
-                continue
-            crash = Outcome(
-                status=Status.crash,
-                error_type=signature.split(":")[0],
-                error=signature.split(": ", 1)[1],
-                signature=signature,
-            )
-            outcomes[flag], confirmations[flag] = crash, [crash]
-        results.append(ModelResult(model=model, outcomes=outcomes, confirmations=confirmations))
-    return Snapshot(
-        key=key,
-        environment=Environment(torch_version=key, torch_git_version=f"git{key}"),
-        flags={SCALAR: {SCALAR: True}, DYNAMIC: {DYNAMIC: True}},
-        corpus=CorpusSelection(name="test", models=MODELS),
-        results=results,
-    )
+    outcomes = {
+        flag: {
+            model: crash(*signature.split(": ", 1), signature=signature)
+            for model, signature in by_model.items()
+        }
+        for flag, by_model in crashes.items()
+    }
+    return nightly(key, outcomes, MODELS, git=f"git{key}")
 
 
 @pytest.fixture
@@ -67,7 +42,7 @@ def publish(
     nights: list[Snapshot], store=None, settings: TrackerSettings | None = None, tmp_path=None
 ) -> str:
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
-    night = pipeline.night_of(nights[-1], MemoryStore(nights[:-1]), config)
+    night = night_of(nights[-1], nights[:-1], config)
     return publish_night(night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None).line
 
 
