@@ -31,7 +31,7 @@ def expected_effect(baseline: Status, flagged: Status) -> Effect:
     pair = {baseline, flagged}
     untestable = {Status.create_error, Status.eager_error}
     if baseline in untestable | {Status.skipped, Status.engine_error}:
-        return Effect.create_error
+        return Effect.untestable
     if flagged in untestable | {Status.engine_error}:
         return Effect.engine_error
     if flagged == Status.skipped:
@@ -279,7 +279,7 @@ def test_a_hang_or_death_before_the_compiled_call_is_untestable(status, stage, t
     """Testable means built and ran eagerly: a timeout or a signal in build or eager is not."""
     died = Outcome(status=status, error_type="X", error="x", stage=stage)
     effect = effect_of(result(died, outcome(Status.ok, 2)), "f")
-    assert (effect != Effect.create_error) == testable
+    assert (effect != Effect.untestable) == testable
     assert effect_of(result(outcome(Status.ok, 2), died), "f") == (
         Effect.timeout
         if status == Status.timeout and testable

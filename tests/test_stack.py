@@ -200,7 +200,7 @@ def test_each_failure_says_where_it_lives_and_whether_a_benefit_survives():
         ),
     ]
     stats = flag_stats(snapshot(results), FLAG)
-    rows = {row.model: row for row in stats.stack}
+    rows = {row.model: row for row in stats.ladder_rows}
     assert (rows["Survives"].survives, rows["Survives"].lives_in) == (True, None)
     assert (rows["InductorOnly"].survives, rows["InductorOnly"].lives_in) == (False, "Inductor")
     assert (rows["AotEverywhere"].failed_at, rows["AotEverywhere"].lives_in) == ("aot_eager", "AOTAutograd")
@@ -211,7 +211,7 @@ def test_each_failure_says_where_it_lives_and_whether_a_benefit_survives():
     assert (stats.helped_survive, stats.helped_laddered) == (1, 3)
     [dynamo] = stats.crash_groups
     assert (dynamo.lives_in, dynamo.ladder) == ("Dynamo", {"aot_eager": "crash"})
-    groups = {group.backend: group for group in stats.stack_groups}
+    groups = {group.backend: group for group in stats.ladder_groups}
     assert sorted(groups) == ["aot_eager", "inductor"]
     assert groups["aot_eager"].models == ["AotEverywhere"] and groups["aot_eager"].baseline_too == [
         "AotEverywhere"
@@ -454,7 +454,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert by_model["AliasingCustomOp"].ladder_confirmations[BASELINE]["aot_eager"][0].status == Status.crash
     assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager"]  # no second call to make
     stats = flag_stats(snap, FLAG)
-    rows = {row.model: row for row in stats.stack}
+    rows = {row.model: row for row in stats.ladder_rows}
     assert rows["ItemMatmul"].rungs == {COUNTING_BACKEND: "ok", "aot_eager": "ok", injected: "crash"}
     assert (rows["ItemMatmul"].survives, rows["ItemMatmul"].lives_in) == (False, injected)
     assert rows["ItemMatmul"].baseline_rungs == {COUNTING_BACKEND: "ok", "aot_eager": "ok", injected: "ok"}
@@ -462,7 +462,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert (recompiles.baseline_recompiles, recompiles.flag_recompiles) == (2, 1)
     assert corpus_health(snap).ladder_failures == {"aot_eager": 1}
     # The flag helps the aliasing op's model, but AOTAutograd refuses it at baseline as well.
-    [aot] = [group for group in stats.stack_groups if group.backend == "aot_eager"]
+    [aot] = [group for group in stats.ladder_groups if group.backend == "aot_eager"]
     assert (aot.models, aot.baseline_too, aot.lives_in) == (
         ["AliasingCustomOp"],
         ["AliasingCustomOp"],

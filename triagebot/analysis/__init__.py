@@ -10,12 +10,12 @@ Public API, for report/, tracker/ and cli:
   (`summarise(snapshot, rows)`: trend points and crash signatures per flag) instead of whole
   snapshots.
 - `classify(snapshot) -> list[ModelEffect]`: one row per (model, flag), models in snapshot
-  order. Untestable (build or eager failed) is `create_error`; a timeout or a signal in either
+  order. Untestable (build or eager failed) is `untestable`; a timeout or a signal in either
   run is `timeout` / `signal`, never `no_effect`; a flag crash whose confirmation rerun ran
   clean is `flaky` and is never counted as a crash.
 - `effect_of(model_result, flag) -> Effect | None`, `model_effect(...) -> ModelEffect | None`.
 - `flag_stats(snapshot, flag) -> FlagStats`: counts, and percentages over the models the flag
-  could affect (testable, every model but `create_error`, less those whose run was `skipped`),
+  could affect (testable, every model but `untestable`, less those whose run was `skipped`),
   per stratum, crash-to-benefit ratio, mean graph reduction over the models helped, crash
   groups by signature (`crash_groups`; confirmed, and flaky apart, each with the traceback tail
   of its first model), overlap of crashing models with every other flag, top baseline

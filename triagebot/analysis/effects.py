@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
-    CrashGroup,
     Effect,
+    FailureGroup,
     ModelEffect,
     ModelResult,
     Outcome,
@@ -51,7 +51,7 @@ def effect_of(result: ModelResult, flag: str) -> Effect | None:
     if baseline is None or flagged is None:
         return None
     if baseline.untestable or baseline.status in (Status.skipped, Status.engine_error):
-        return Effect.create_error
+        return Effect.untestable
     if flagged.untestable or flagged.status == Status.engine_error:
         return Effect.engine_error
     if flagged.status == Status.skipped:
@@ -124,14 +124,14 @@ def classify(snapshot: Snapshot) -> list[ModelEffect]:
     return rows
 
 
-def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[CrashGroup]:
+def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[FailureGroup]:
     """Rows of `flag` with `effect` grouped by signature, largest group first."""
     grouped: dict[str, list[ModelEffect]] = defaultdict(list)
     for row in rows:
         if row.flag == flag and row.effect == effect:
             grouped[row.signature or f"{row.error_type or 'unknown'}: (no message)"].append(row)
     groups = [
-        CrashGroup(
+        FailureGroup(
             flag=flag,
             signature=signature,
             error_type=members[0].error_type,

@@ -23,14 +23,14 @@ from triagebot.analysis.effects import crash_groups, model_effect
 from triagebot.results import (
     BASELINE,
     COUNTING_BACKEND,
-    CrashGroup,
     Effect,
+    FailureGroup,
+    LadderRow,
     ModelEffect,
     ModelResult,
     Outcome,
     RecompileRow,
     Snapshot,
-    StackRow,
     Status,
     wrong_result_signature,
 )
@@ -129,9 +129,9 @@ def _signature(outcome: Outcome) -> str | None:
     return outcome.signature
 
 
-def ladder_rows(
+def rows_that_climbed(
     results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str, order: Sequence[str]
-) -> list[StackRow]:
+) -> list[LadderRow]:
     """The ladder's columns for every model that climbed under `flag` (its effect's order kept)."""
     by_model = {result.model: result for result in results}
     table = []
@@ -148,7 +148,7 @@ def ladder_rows(
         elif row.effect == Effect.reduces_graphs and words and all(words.get(rung) == "ok" for rung in order):
             survives = True
         table.append(
-            StackRow(
+            LadderRow(
                 model=row.model,
                 stratum=row.stratum,
                 effect=row.effect,
@@ -163,16 +163,16 @@ def ladder_rows(
     return table
 
 
-def ladder_groups(stack: Sequence[StackRow], flag: str) -> list[CrashGroup]:
+def groups_met_on_ladder(climbed: Sequence[LadderRow], flag: str) -> list[FailureGroup]:
     """Failures a flag's pairs met only on the ladder (they ran on the counting backend), grouped
     by rung and signature, largest first; `baseline_too` names the models that fail there at
     baseline as well (not the flag's doing)."""
-    grouped: dict[tuple[str, str], list[StackRow]] = defaultdict(list)
-    for row in stack:
+    grouped: dict[tuple[str, str], list[LadderRow]] = defaultdict(list)
+    for row in climbed:
         if row.failed_at is not None and row.effect not in FAILED_IN_SWEEP:
             grouped[(row.failed_at, row.signature or "unknown")].append(row)
     groups = [
-        CrashGroup(
+        FailureGroup(
             flag=flag,
             signature=signature,
             error_type=signature.partition(":")[0],
@@ -232,8 +232,8 @@ class LadderFigures(NamedTuple):
     """What the ladder adds to one flag's figures (the fields of `FlagStats` of the same names)."""
 
     ladder: list[str]  # the rungs, in order
-    stack: list[StackRow]  # the pairs that climbed (`ladder_rows`)
-    stack_groups: list[CrashGroup]  # the failures met only on the ladder (`ladder_groups`)
+    ladder_rows: list[LadderRow]  # the pairs that climbed (`rows_that_climbed`)
+    ladder_groups: list[FailureGroup]  # the failures met only on the ladder (`groups_met_on_ladder`)
     helped_laddered: int  # helped models with a verdict
     helped_survive: int | None  # of those, the ones whose benefit survives the full stack
 
@@ -241,18 +241,18 @@ class LadderFigures(NamedTuple):
 def ladder_figures(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> LadderFigures:
     """`flag`'s ladder columns and groups, and how many helped models survive the full stack;
     `rows`: the flag's rows of `snapshot`."""
-    climbed = ladder_rows(snapshot.results, rows, flag, snapshot.ladder)
+    climbed = rows_that_climbed(snapshot.results, rows, flag, snapshot.ladder)
     helped = [row for row in climbed if row.survives is not None]
     return LadderFigures(
         ladder=list(snapshot.ladder),
-        stack=climbed,
-        stack_groups=ladder_groups(climbed, flag),
+        ladder_rows=climbed,
+        ladder_groups=groups_met_on_ladder(climbed, flag),
         helped_laddered=len(helped),
         helped_survive=sum(row.survives is True for row in helped) if helped else None,
     )
 
 
-def first_rungs(group: CrashGroup, climbed: Mapping[str, StackRow]) -> dict[str, str]:
+def first_rungs(group: FailureGroup, climbed: Mapping[str, LadderRow]) -> dict[str, str]:
     """The rungs of a crash group's first model, when it climbed (`climbed`: model -> its row)."""
     first = climbed.get(group.models[0])
     return dict(first.rungs) if first is not None else {}

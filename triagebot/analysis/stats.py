@@ -15,12 +15,12 @@ from triagebot.analysis.ladder import (
 )
 from triagebot.results import (
     Accuracy,
-    CrashGroup,
     Effect,
+    FailureGroup,
     FlagStats,
+    LadderRow,
     ModelEffect,
     Snapshot,
-    StackRow,
     StratumStats,
     TrendPoint,
 )
@@ -32,7 +32,7 @@ def _counts(rows: Iterable[ModelEffect]) -> dict[Effect, int]:
 
 
 def _testable(counts: dict[Effect, int]) -> int:
-    return sum(counts.values()) - counts.get(Effect.create_error, 0)
+    return sum(counts.values()) - counts.get(Effect.untestable, 0)
 
 
 def flag_stats(
@@ -56,7 +56,7 @@ def flag_stats(
     helped = [row for row in mine if row.effect == Effect.reduces_graphs]
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
-    confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.stack, first_seen)
+    confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
     recompiles = recompile_rows(snapshot.results, mine, flag)
     return FlagStats(
         flag=flag,
@@ -88,7 +88,7 @@ def _percentages(counts: dict[Effect, int], affectable: int) -> dict[Effect, flo
     return {
         effect: round(100.0 * count / affectable, 1)
         for effect, count in counts.items()
-        if effect not in (Effect.create_error, Effect.skipped) and affectable
+        if effect not in (Effect.untestable, Effect.skipped) and affectable
     }
 
 
@@ -135,9 +135,9 @@ def _crash_groups(
     snapshot: Snapshot,
     flag: str,
     mine: Sequence[ModelEffect],
-    climbed: Sequence[StackRow],
+    climbed: Sequence[LadderRow],
     first_seen: Mapping[str, str] | None,
-) -> tuple[list[CrashGroup], list[CrashGroup]]:
+) -> tuple[list[FailureGroup], list[FailureGroup]]:
     """The confirmed and the flaky crash groups, each with the traceback of its first model's
     (crashing) run; a confirmed one also with where it lives (a crash of the sweep is Dynamo's),
     its first model's rungs on the ladder, and the nightly it was first seen in."""
@@ -145,7 +145,7 @@ def _crash_groups(
     by_model = {row.model: row for row in climbed}
     seen = first_seen if first_seen is not None else {}
 
-    def traceback(group: CrashGroup) -> str | None:
+    def traceback(group: FailureGroup) -> str | None:
         first = by_name.get(group.models[0])
         outcome = first.outcomes.get(flag) if first is not None else None
         return outcome.traceback if outcome is not None else None

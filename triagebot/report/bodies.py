@@ -35,7 +35,7 @@ def _issue_context(night: Night, flag: str) -> dict:
             for repro in night.snapshot.reproductions
             if repro.flag == flag and repro.verified and repro.backend is None
         },
-        stack_repros={
+        ladder_repros={
             (repro.backend, repro.signature): repro
             for repro in night.snapshot.reproductions
             if repro.flag == flag and repro.verified and repro.backend is not None

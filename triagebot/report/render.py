@@ -96,7 +96,7 @@ EFFECT_LABELS = {
     "crashes": "crashes",
     "fixes_crash": "fixes a baseline crash",
     "both_crash": "crashes with and without the flag",
-    "create_error": "untestable (build or eager run failed)",
+    "untestable": "untestable (build or eager run failed)",
     "timeout": "timed out",
     "signal": "worker died (signal)",
     "flaky": "flaky (crashed once, not counted)",

@@ -100,7 +100,7 @@ def reproduce(
         stats = flag_stats(snapshot, flag)
         groups = [(group, None, False) for group in stats.crash_groups]
         groups += [(group, None, True) for group in stats.wrong_result_groups]
-        groups += [(group, group.backend, group.error_type == WRONG_RESULT) for group in stats.stack_groups]
+        groups += [(group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups]
         for group, backend, wrong in groups:
             attempt = None
             for model in group.models:

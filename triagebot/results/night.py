@@ -22,7 +22,7 @@ class Effect(StrEnum):
     crashes = "crashes"  # baseline ran, flag crashed
     fixes_crash = "fixes_crash"  # baseline crashed, flag ran
     both_crash = "both_crash"
-    create_error = "create_error"  # untestable: build or eager run failed
+    untestable = "untestable"  # build or eager run failed (or hung or died there)
     timeout = "timeout"  # the baseline or the flag run hung
     signal = "signal"  # the baseline or the flag run died
     flaky = "flaky"  # a crash that did not repeat when run again
@@ -45,7 +45,7 @@ class ModelEffect(Record):
     error: str | None = None
 
 
-class CrashGroup(Record):
+class FailureGroup(Record):
     """Models one flag crashes the same way: one signature, one bug."""
 
     flag: str
@@ -64,7 +64,7 @@ class CrashGroup(Record):
     baseline_too: list[str] = Field(default_factory=list)  # members that fail there at baseline too
 
 
-class StackRow(Record):
+class LadderRow(Record):
     """One (model, flag) pair that climbed the backend ladder: the ladder's columns beside its effect."""
 
     model: str
@@ -115,7 +115,7 @@ class FlagStats(Record):
     """One flag over one snapshot: the numbers a tracking issue reports.
 
     `testable` counts the models whose build and eager run succeeded (effect other than
-    `create_error`), as the hand-written reports define it. `skipped` of them were not run under
+    `untestable`), as the hand-written reports define it. `skipped` of them were not run under
     the flag (`when="graph_breaks"` and a baseline of one graph with no break: nothing for the
     flag to act on); `affectable` is the rest, the population the flag could affect, and every
     percentage is over it (without skipped runs it equals `testable`).
@@ -136,16 +136,16 @@ class FlagStats(Record):
     crash_to_benefit: float | None = None
     mean_graph_reduction: float | None = None  # graphs removed per helped model
     mean_graph_reduction_percent: float | None = None
-    crash_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
-    flaky_groups: list[CrashGroup] = Field(default_factory=list)
+    crash_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
+    flaky_groups: list[FailureGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
-    wrong_result_groups: list[CrashGroup] = Field(default_factory=list)  # confirmed, largest first
+    wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
     nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
-    stack: list[StackRow] = Field(default_factory=list)  # pairs that climbed the ladder
-    stack_groups: list[CrashGroup] = Field(default_factory=list)  # failures met only on the ladder
+    ladder_rows: list[LadderRow] = Field(default_factory=list)  # pairs that climbed the ladder
+    ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
     helped_survive: int | None = None  # helped models whose benefit survives the full stack
     helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
     recompiles: list[RecompileRow] = Field(default_factory=list)
@@ -366,7 +366,7 @@ class FlagNight(Record):
         return self.stats.counts.get(Effect.wrong_result, 0)
 
     @property
-    def tracked(self) -> list[CrashGroup]:
+    def tracked(self) -> list[FailureGroup]:
         """What the issue tracks and its people are routed by: the confirmed wrong-result groups,
         then the confirmed crash groups, each largest first."""
         return [*self.stats.wrong_result_groups, *self.stats.crash_groups]
