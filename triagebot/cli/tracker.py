@@ -82,6 +82,8 @@ def publish(
 
     snapshots = Snapshots(settings.store)
     night = snapshots.night(snapshot, settings, previous)
+    if github_token(token) and settings.tracker.repo and not dry_run:
+        settings.check_publishable(night.snapshot.corpus.name)
     published = publish_night(night, settings, github_token(token), dry_run, out, store=snapshots.store)
     print(published.line)
 
