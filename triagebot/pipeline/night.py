@@ -9,7 +9,7 @@ and the store into the night it renders, so that they render and close alike.
 from __future__ import annotations
 
 from triagebot import analysis
-from triagebot.analysis.history import StoredHistory, earlier
+from triagebot.analysis.history import Earlier, StoredHistory, earlier
 from triagebot.config import Config
 from triagebot.errors import PipelineError
 from triagebot.results import Night, Snapshot
@@ -28,14 +28,22 @@ def night_of(
     stored: StoredHistory | None = None,
 ) -> Night:
     """The night of `snapshot`, analysed once: compared with `previous` (default: the newest
-    stored snapshot of another build ordered before it), its history the stored snapshots
-    before that one (`analysis.choose_history`), cc lists from `[tracker]`.
+    stored snapshot of another build and a comparable selection ordered before it,
+    `Store.previous_of`: like with like), its history the stored snapshots before that one
+    (`analysis.choose_history`), cc lists from `[tracker]`.
 
     `stored`: what earlier nights stored, already read (`analysis.history.read_history`): when
     `snapshot` is its newest nightly, the history comes from its compact data and only the
-    previous nightly is read whole, not even that one when it was the last one read."""
+    previous nightly is read whole."""
     try:
-        before = earlier(snapshot, store, previous=previous, stored=stored)
+        if previous is None:
+            previous = store.previous_of(snapshot)
+        # No earlier night of a comparable selection: a first night, with no history either.
+        before = (
+            earlier(snapshot, store, previous=previous, stored=stored)
+            if previous
+            else Earlier([], None, None)
+        )
     except StoreError as error:
         raise PipelineError(f"cannot read the stored history: {error}") from None
     return analysis.night(
