@@ -61,7 +61,7 @@ def effects(
     """Each flag's effect on each model.
 
     One row per (model, flag): the effect, the graph counts and the crash signature."""
-    rows = classify(Snapshots(settings.store).get(snapshot))
+    rows = classify(Snapshots(settings.store, reproductions=False).get(snapshot))
     if as_json:
         for row in rows:
             print(row.model_dump_json())
@@ -102,7 +102,7 @@ def diff_snapshots(
     differ. Give the older snapshot first; --any-order compares them the other way round."""
     from triagebot.report.render import render  # start-up cost: see the module
 
-    snapshots = Snapshots(settings.store)
+    snapshots = Snapshots(settings.store, reproductions=False)
     before, after = snapshots.get(old), snapshots.get(new)
     if out_of_order(before, after) and not any_order:
         raise UsageError(
