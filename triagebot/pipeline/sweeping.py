@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import on_ctrl_c
+from triagebot.errors import PipelineError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reproduce import reproduce
 from triagebot.results import BASELINE, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
@@ -25,7 +25,7 @@ from triagebot.store import Store, write_snapshot
 from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
 from triagebot.sweep.command import choose, run_selected
-from triagebot.sweep.stream import StreamWriter
+from triagebot.sweep.stream import StreamWriter, read_stream
 
 
 def sweep_configured(
@@ -33,9 +33,12 @@ def sweep_configured(
 ) -> Snapshot:
     """Sweep what `triagebot.corpus.selection` chooses from `config` (its sample, or the named
     models) with crashes confirmed; the stream goes to `work`/sweep.jsonl and, with `resume`,
-    an interrupted one is finished. Ctrl-C says where the finished runs are."""
-    selected = choose(config, models=models, store=Snapshots(config.store, store, reproductions=False))
+    an interrupted one is finished, on exactly the models it was started on (a stored night's,
+    for the flags added to it: `sweep_flags`). Ctrl-C says where the finished runs are."""
     stream = work / "sweep.jsonl"
+    if resume and models is None and stream.exists():
+        models = read_stream(stream)[0].corpus.models or None
+    selected = choose(config, models=models, store=Snapshots(config.store, store, reproductions=False))
     with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
@@ -66,7 +69,13 @@ def sweep_flags(
     stream = work / "sweep.jsonl"
     if not stream.exists():
         seed_stream(stored, narrowed, stream)
-    return add_flags(stored, sweeper(narrowed, work, True))
+    try:
+        return add_flags(stored, sweeper(narrowed, work, True))
+    except StreamError as error:  # another machine's night: its baseline cannot be reused here
+        raise PipelineError(
+            f"cannot sweep flag(s) {', '.join(flags)} into the stored snapshot {stored.key}: {error} "
+            "(the next build sweeps them; --force sweeps this one again, whole)"
+        ) from None
 
 
 def seed_stream(stored: Snapshot, config: Config, path: Path) -> None:
