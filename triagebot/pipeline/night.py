@@ -14,6 +14,7 @@ from triagebot.config import Config
 from triagebot.errors import PipelineError
 from triagebot.results import Night, Snapshot
 from triagebot.store import Store, StoreError
+from triagebot.store.selection import comparable
 from triagebot.tracker.actions import issue_url
 from triagebot.tracker.cc import cc_for
 from triagebot.tracker.memory import IssueMemory
@@ -36,14 +37,15 @@ def night_of(
     `snapshot` is its newest nightly, the history comes from its compact data and only the
     previous nightly is read whole."""
     try:
-        if previous is None:
-            previous = store.previous_of(snapshot)
-        # No earlier night of a comparable selection: a first night, with no history either.
-        before = (
-            earlier(snapshot, store, previous=previous, stored=stored)
-            if previous
-            else Earlier([], None, None)
-        )
+        before = earlier(snapshot, store, previous=previous, stored=stored)
+        last = before.previous
+        if previous is None and last is not None and not comparable(last.corpus, snapshot.corpus):
+            # Another selection was swept last: compare with the last night of this one, or,
+            # without one, it is a first night, with no history either.
+            like = store.previous_of(snapshot)
+            before = (
+                earlier(snapshot, store, previous=like, stored=stored) if like else Earlier([], None, None)
+            )
     except StoreError as error:
         raise PipelineError(f"cannot read the stored history: {error}") from None
     return analysis.night(
