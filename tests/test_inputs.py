@@ -11,8 +11,9 @@ import pytest
 from builders import SCALAR, crash, ok
 from climain import run_main
 
-from triagebot.config import Config, check_patches, parse_config
-from triagebot.errors import ConfigError
+from triagebot.config import Config, StoreSettings, check_patches, parse_config
+from triagebot.errors import ConfigError, StoreError
+from triagebot.pipeline import Snapshots
 from triagebot.results import BASELINE, CorpusSelection, Environment, RunRecord, SweepHeader
 from triagebot.store import write_snapshot
 from triagebot.sweep.stream import StreamWriter, merge
@@ -174,3 +175,23 @@ def test_config_shows_every_section_and_where_each_value_came_from(here, monkeyp
     assert any(line.startswith('publish = "none"') and line.endswith("# triagebot.toml") for line in lines)
     assert any(line.startswith('branch = "gh-pages"') and line.endswith("# default") for line in lines)
     assert any(line.startswith('repo = "owner/name"') and line.endswith("# --repo") for line in lines)
+
+
+def test_diff_compares_like_with_like_unless_told(here, monkeypatch, capsys):
+    night = merge([stream(here / "night.jsonl", crashing=False)])
+    older = night.model_copy(update={"key": "2.13.0.dev20260401+cpu"})
+    smoke = night.model_copy(update={"corpus": night.corpus.model_copy(update={"name": "smoke"})})
+    write_snapshot(older, here / "older.json")
+    write_snapshot(smoke, here / "smoke.json")
+    ran = run_main(monkeypatch, capsys, "diff", "older.json", "smoke.json", "--store", "store")
+    one_line(ran, "different selections", "corpus 'transformers'", "corpus 'smoke'", "--any-selection")
+    ran = run_main(
+        monkeypatch, capsys, "diff", "older.json", "smoke.json", "--any-selection", "--store", "store"
+    )
+    assert ran.status == 0, ran.err
+    # A command that renders no reproductions (effects, diff, the rerun's answer) reads a stream
+    # with crashes as its snapshot; the others refuse it.
+    crashing = stream(here / "rerun.jsonl", crashing=True)
+    assert Snapshots(StoreSettings(), reproductions=False).get(crashing) == merge([crashing])
+    with pytest.raises(StoreError, match="triagebot reproduce"):
+        Snapshots(StoreSettings()).get(crashing)

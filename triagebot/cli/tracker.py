@@ -110,6 +110,6 @@ def command(
     from triagebot.tracker.dispatch import CommandOptions  # start-up cost: see the module
     from triagebot.tracker.dispatch import command as run_command
 
-    snapshots = Snapshots(settings.store)
+    snapshots = Snapshots(settings.store, reproductions=False)  # an answer renders none
     given = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, github_token(token))
     run_command(given, settings, snapshots.store, snapshots.get)
