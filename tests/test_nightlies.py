@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from builders import DYNAMIC, SCALAR
 from climain import run_main
 from nightlyindex import Fault, build_wheel, index_server, snapshot_of
 
@@ -277,7 +278,17 @@ def test_nightly_check_on_the_command_line_writes_the_workflow_outputs(server, t
     assert output.read_text() == "sweep=true\nversion=2.12.0.dev20260412+cu128\ndate=2026-04-12\n"
     assert "is not in the store: it needs a sweep" in first.out
 
-    LocalStore(store).put(snapshot_of("2.12.0.dev20260412+cu128"))
+    # Stored without a configured flag: that flag is swept on it, so the image is built.
+    stored = snapshot_of("2.12.0.dev20260412+cu128")
+    LocalStore(store).put(stored.model_copy(update={"flags": {SCALAR: {SCALAR: True}}}))
+    output.unlink()
+    lacking = run_main(monkeypatch, capsys, *arguments)
+    assert lacking.status == 0, lacking.err
+    assert output.read_text().startswith("sweep=true\n")
+
+    LocalStore(store).put(
+        stored.model_copy(update={"flags": {flag: {flag: True} for flag in (SCALAR, DYNAMIC)}})
+    )
     output.unlink()
     second = run_main(monkeypatch, capsys, *arguments)
     assert second.status == 0, second.err

@@ -87,7 +87,9 @@ def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path
     assert report.snapshot_file is not None and report.snapshot_file.exists()
     assert report.diff_file is None  # nothing to compare with
     assert stages.published_dry is True  # no token, no repo
-    assert lines[0] == f"torch {new.key} (bbb) is not in the store: sweeping corpus 'smoke' under 2 flags"
+    assert lines[0] == (
+        f"torch {new.key} (bbb) is not in the store: sweeping corpus 'transformers' under 2 flags"
+    )
     assert any(line.startswith(f"snapshot {new.key}: ") for line in lines)
     assert any("diff: none (first snapshot)" in line for line in lines)
     step_summary = summary_file.read_text(encoding="utf-8")
@@ -129,7 +131,7 @@ def test_a_build_already_in_the_store_is_not_swept_again(tmp_path: Path, monkeyp
     lines: list[str] = []
 
     report = run(
-        Config(),
+        Config().with_flags([FLAG]),
         RunOptions(out=tmp_path),
         store=MemoryStore([stored]),
         build=installed,
@@ -140,8 +142,8 @@ def test_a_build_already_in_the_store_is_not_swept_again(tmp_path: Path, monkeyp
     assert not report.swept and report.existing_key == stored.key
     assert stages.calls == []
     assert lines == [
-        f"torch {installed.torch_version} (bbb) was already swept: snapshot {stored.key} in the store; "
-        "nothing to do (use --force to sweep again)"
+        f"torch {installed.torch_version} (bbb) was already swept: snapshot {stored.key}, every "
+        "configured flag (--force sweeps again); in the store: nothing to do"
     ]
     assert "swept=false" in (tmp_path / "github-output").read_text(encoding="utf-8")
 
@@ -169,24 +171,23 @@ def test_check_only_answers_whether_a_sweep_is_needed(tmp_path: Path, monkeypatc
     stages = Stages(stored)
     fresh = Environment(torch_version="2.12.0.dev20260409", torch_git_version="bbb")
 
-    run(
-        Config(),
-        RunOptions(check_only=True),
-        store=MemoryStore([stored]),
-        build=stored.environment,
-        say=lambda _: None,
-        **stages.stages(),
-    )
-    run(
-        Config(),
-        RunOptions(check_only=True),
-        store=MemoryStore([stored]),
-        build=fresh,
-        say=lambda _: None,
-        **stages.stages(),
-    )
+    printed: list[str] = []
+    for build in (stored.environment, fresh):
+        run(
+            Config().with_flags([FLAG]),
+            RunOptions(check_only=True),
+            store=MemoryStore([stored]),
+            build=build,
+            say=printed.append,
+            **stages.stages(),
+        )
 
-    assert output.read_text(encoding="utf-8").splitlines() == ["sweep=false", "sweep=true"]
+    # What it prints is what it writes: lines $GITHUB_OUTPUT takes as they are.
+    assert output.read_text(encoding="utf-8").splitlines() == printed
+    outputs = [dict(line.split("=", 1) for line in printed[i : i + 3]) for i in (0, 3)]
+    assert [answer["sweep"] for answer in outputs] == ["false", "true"]
+    assert outputs[0]["reason"].startswith("torch 2.12.0.dev20260408 (aaa) was already swept")
+    assert outputs[1]["reason"] == "torch 2.12.0.dev20260409 (bbb) is not in the store"
     assert stages.calls == []
 
 
@@ -209,7 +210,7 @@ def test_a_merged_snapshot_is_stored_and_published_without_sweeping(tmp_path: Pa
 
 
 def test_publishing_is_real_only_with_a_token_and_a_repo(tmp_path: Path):
-    config = parse_config('[tracker]\nrepo = "owner/name"\n')
+    config = parse_config('[tracker]\nrepo = "owner/name"\npublish_test_corpus = true\n')
     new = snapshot("2.12.0.dev20260409", "bbb")
     for token, dry_run, expected in [(None, False, True), ("t", True, True), ("t", False, False)]:
         stages = Stages(new)

@@ -477,7 +477,16 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
     assert [r["model"] for r in data["results"]] == ["Plain", "ItemBreak"]
     assert data["results"][1]["outcomes"][SCALARS]["graphs"] == 1
     bad = subprocess.run(
-        [*triagebot, "sweep", "--corpus", "sentinels", "--models", "Nope", "--out", str(out)],
+        [
+            *triagebot,
+            "sweep",
+            "--corpus",
+            "sentinels",
+            "--models",
+            "Nope",
+            "--out",
+            str(tmp_path / "bad.jsonl"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -11,16 +11,22 @@ The command line's options are applied over the file before the check (`load_con
 when the option was wrong, `tracker.repo` when the file was. `Config.sources()` says where
 each value came from, for `triagebot config`.
 
-Dynamo config names and value types in `[flags.*]` are checked against the installed torch when
-a sweep starts (this module must not import torch).
+The names a flag's `patch` sets are checked against the installed torch's `torch._dynamo.config`
+by `load_config`, so by every command: read in a child process, since this module must not
+import torch, and cached per torch build (`dynamo_settings`). Where no torch can be imported
+(the torch-free publish job) that check is left to the sweep, which also checks value types.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
 import re
 import string
+import subprocess
+import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,6 +85,13 @@ COMMAND_LINE: dict[str, str] = {
 """The options that set a configuration value, and the key each sets."""
 
 DEFAULT = "default"
+
+TEST_CORPORA = ("sentinels", "smoke")
+"""Corpora of test modules and a handful of models: their results are never published to a
+repository unless `[tracker] publish_test_corpus` says so."""
+
+SECTIONS = ("sweep", "corpus", "store", "tracker", "dashboard")
+"""The tables of triagebot.toml besides `[flags]`, in the order `triagebot config` shows them."""
 
 
 def marker_safe(value: str) -> bool:
@@ -140,7 +153,9 @@ class Section(BaseModel):
 
 
 class SweepSettings(Section):
-    corpus: str = "smoke"
+    # The whole corpus: a night sweeps every model unless the file says otherwise (the test
+    # corpora, `smoke` and `sentinels`, are for `make run` and for trying a fork).
+    corpus: str = "transformers"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     jobs: Jobs = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
@@ -216,6 +231,9 @@ class TrackerSettings(Section):
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
     dashboard_url: str | None = None
     health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
+    # Publish a test corpus's results (TEST_CORPORA) to `repo`: only for a fork's own test
+    # repository, never upstream, where its test modules would read as real models.
+    publish_test_corpus: bool = False
 
     @field_validator("repo")
     @classmethod
@@ -304,6 +322,18 @@ class Config(Section):
         """This configuration sweeping only the flags named (all when None)."""
         return self.model_copy(update={"flags": self.select_flags(names)})
 
+    def check_publishable(self, corpus: str, repo: str | None = None) -> None:
+        """Refuse to publish results of the test corpus `corpus` to a repository (default
+        `tracker.repo`) unless `[tracker] publish_test_corpus` opts in."""
+        if corpus not in TEST_CORPORA or self.tracker.publish_test_corpus:
+            return
+        target = repo or self.tracker.repo or "a repository"
+        raise ConfigError(
+            f"corpus {corpus!r} is a test corpus: its results are not published to {target} "
+            "unless [tracker] publish_test_corpus = true (a fork's own test repository); "
+            "sweep corpus 'transformers', or publish with --dry-run"
+        )
+
     def where(self, key: str) -> str:
         """How to name the setting `key` in a message: the option that set it, else the key."""
         source = self._sources.get(key, DEFAULT)
@@ -314,7 +344,7 @@ class Config(Section):
         command-line option."""
         flags = {name: settings.model_dump() for name, settings in self.flags.items()}
         rows: list[tuple[str, Any, str]] = [("flags", flags, self._sources.get("flags", DEFAULT))]
-        for section in ("sweep", "corpus", "store", "tracker"):
+        for section in SECTIONS:
             settings = getattr(self, section)
             for name in type(settings).model_fields:
                 value = getattr(settings, name)
@@ -374,12 +404,15 @@ def _aligned(rows: list[tuple[str, str]]) -> list[str]:
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model whose fields the path `loc` (without its last part) leads into."""
     model: Any = Config
+    keyed = False  # the part after a table of tables (`flags.NAME`) is a key, not a field
     for part in loc[:-1]:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return None
         annotation = model.model_fields[part].annotation
+        keyed = get_origin(annotation) is dict
         while get_origin(annotation) in (list, dict):
             annotation = get_args(annotation)[-1]
         model = annotation
@@ -473,18 +506,78 @@ def with_site_url(config: Config, environ: Mapping[str, str] | None = None) -> C
     return config.model_copy(update={"tracker": tracker})
 
 
+_DYNAMO_PROBE = "import json, torch._dynamo.config as c; print(json.dumps(sorted(c._config)))"
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "triagebot"
+
+
+def dynamo_settings(python: str = sys.executable) -> frozenset[str] | None:
+    """The setting names of the installed `torch._dynamo.config`, read by `python` in a child
+    process (importing torch here would cost every command seconds, and the publish job must
+    stay torch-free) and cached per build of that file; None when torch cannot be imported."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    source = Path(next(iter(spec.submodule_search_locations))) / "_dynamo" / "config.py"
+    try:
+        stat = source.stat()
+    except OSError:
+        return None
+    build = hashlib.sha256(f"{source}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:20]
+    cache = _cache_folder() / f"dynamo-config-{build}.json"
+    try:
+        return frozenset(json.loads(cache.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass
+    try:
+        probe = subprocess.run(
+            [python, "-c", _DYNAMO_PROBE], capture_output=True, text=True, timeout=300, check=False
+        )
+        names = json.loads(probe.stdout) if probe.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        names = None
+    if not isinstance(names, list) or not names:
+        return None
+    try:  # a cache that cannot be written only costs the next command the child again
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(names), encoding="utf-8")
+    except OSError:
+        pass
+    return frozenset(names)
+
+
+def check_patches(config: Config, names: frozenset[str] | None) -> None:
+    """Refuse a flag whose `patch` sets a name that `torch._dynamo.config` lacks (`names`, from
+    `dynamo_settings`; None: no torch to check against), with the nearest known name."""
+    if names is None:
+        return
+    source = config._sources.get("flags", DEFAULT)
+    for flag, settings in config.flags.items():
+        for key in settings.patch:
+            if key not in names:
+                setting = unknown("torch._dynamo.config setting", key, names)
+                raise ConfigError(f"{source}: 'flags.{flag}.patch': {setting}")
+
+
 def load_config(path: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Config:
     """Read `path`, or `./triagebot.toml` when present, or the defaults; then apply the command
-    line's `options` over it (see `parse_config`), and the Pages address (`with_site_url`)."""
-    if path is None:
-        path = Path("triagebot.toml")
-        if not path.exists():
-            return with_site_url(parse_config("", "defaults", options))
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file") from None
-    return with_site_url(parse_config(text, str(path), options))
+    line's `options` over it (see `parse_config`), check the flags' patches against the
+    installed torch (`check_patches`), and add the Pages address (`with_site_url`)."""
+    if path is None and not Path("triagebot.toml").exists():
+        config = parse_config("", "defaults", options)
+    else:
+        path = Path(path or "triagebot.toml")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a text file") from None
+        config = parse_config(text, str(path), options)
+    check_patches(config, dynamo_settings())
+    return with_site_url(config)

@@ -71,7 +71,8 @@ def list_models(
     The models of the configured selection (corpus, sample, or a shard of it) with their
     stratum and modality."""
     names = split_names(models)
-    chosen = select(settings, models=names, stratum=stratum, shard=shard, store=Snapshots(settings.store))
+    snapshots = Snapshots(settings.store, reproductions=False)
+    chosen = select(settings, models=names, stratum=stratum, shard=shard, store=snapshots)
     print(selection_json(chosen) if as_json else selection_text(chosen))
 
 

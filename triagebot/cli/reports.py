@@ -18,6 +18,7 @@ from triagebot.config import Config
 from triagebot.errors import UsageError
 from triagebot.pipeline import Snapshots, build_site, out_of_order
 from triagebot.results import ModelEffect
+from triagebot.store.selection import comparable, describe
 
 EffectsJson = Annotated[bool, typer.Option("--json", help="JSON Lines, one row per (model, flag).")]
 Older = Annotated[str, typer.Argument(metavar="OLD", help="The older snapshot: file, stream or key.")]
@@ -25,6 +26,9 @@ Newer = Annotated[str, typer.Argument(metavar="NEW", help="The newer snapshot: f
 DiffJson = Annotated[bool, typer.Option("--json", help="The diff record as JSON.")]
 AnyOrder = Annotated[
     bool, typer.Option("--any-order", "--reverse", help="Compare even when OLD is the newer of the two.")
+]
+AnySelection = Annotated[
+    bool, typer.Option("--any-selection", help="Compare even when the two sweep different selections.")
 ]
 ReportOut = Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder to write the reports into.")]
 Previous = Annotated[
@@ -61,7 +65,7 @@ def effects(
     """Each flag's effect on each model.
 
     One row per (model, flag): the effect, the graph counts and the crash signature."""
-    rows = classify(Snapshots(settings.store).get(snapshot))
+    rows = classify(Snapshots(settings.store, reproductions=False).get(snapshot))
     if as_json:
         for row in rows:
             print(row.model_dump_json())
@@ -93,21 +97,29 @@ def diff_snapshots(
     new: Newer,
     as_json: DiffJson = False,
     any_order: AnyOrder = False,
+    any_selection: AnySelection = False,
     store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
     """What changed between two snapshots, with the commit range.
 
     Names the newly crashing and fixed models of each flag and says when the flag sets
-    differ. Give the older snapshot first; --any-order compares them the other way round."""
+    differ. Give the older snapshot first; --any-order compares them the other way round. Two
+    sweeps of different selections (another corpus, sample or models) are not compared unless
+    --any-selection."""
     from triagebot.report.render import render  # start-up cost: see the module
 
-    snapshots = Snapshots(settings.store)
+    snapshots = Snapshots(settings.store, reproductions=False)
     before, after = snapshots.get(old), snapshots.get(new)
     if out_of_order(before, after) and not any_order:
         raise UsageError(
             f"{old} ({before.key}) is newer than {new} ({after.key}): give the older snapshot first, "
             "or --any-order to compare them in this order"
+        )
+    if not comparable(before.corpus, after.corpus) and not any_selection:
+        raise UsageError(
+            f"{old} and {new} sweep different selections ({describe(before)}; {describe(after)}): "
+            "a diff compares like with like; --any-selection compares them anyway"
         )
     change = diff(before, after)
     print((change.model_dump_json(indent=1) if as_json else render("diff.txt.j2", diff=change)).rstrip("\n"))

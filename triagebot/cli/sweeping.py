@@ -26,6 +26,7 @@ from triagebot.cli.options import (
     split_names,
 )
 from triagebot.config import Config
+from triagebot.errors import UsageError
 from triagebot.pipeline import Snapshots, reproduce_file
 from triagebot.store import write_snapshot
 
@@ -38,6 +39,7 @@ StreamOut = Annotated[
     typer.Option("--out", metavar="FILE", help="JSON Lines stream (default: .triagebot/sweep-CORPUS.jsonl)."),
 ]
 Resume = Annotated[bool, typer.Option("--resume", help="Finish the stream in --out; redo nothing recorded.")]
+Overwrite = Annotated[bool, typer.Option("--force", help="Start the stream in --out over, losing its runs.")]
 Confirm = Annotated[
     int | None,
     typer.Option("--confirm", metavar="N", help="Reruns of each crash (default: [sweep] confirm)."),
@@ -73,6 +75,7 @@ def sweep(
     timeout: TimeoutOption = None,
     out: StreamOut = None,
     resume: Resume = False,
+    force: Overwrite = False,
     confirm: Confirm = None,
     store: StoreOption = None,
     config: ConfigOption = None,
@@ -82,9 +85,18 @@ def sweep(
     One isolated worker per run. Sweeps what `run` would (the configured corpus and sample),
     or one shard of it; the shards are balanced by the seconds each model took in the newest
     stored snapshot."""
-    from triagebot.sweep.command import sweep as sweep_selection  # start-up cost: see the module
+    from triagebot.sweep.command import default_stream  # start-up cost: see the module
+    from triagebot.sweep.command import sweep as sweep_selection
 
-    snapshots = Snapshots(settings.store)
+    out = out or default_stream(settings.sweep.corpus, shard)
+    if out.exists() and not (resume or force):
+        raise UsageError(
+            f"{out} holds a sweep's stream already: --resume finishes it, --force starts it over "
+            "(losing its runs), or give another --out"
+        )
+    if resume and force:
+        raise UsageError("--resume and --force: finish the stream, or start it over, not both")
+    snapshots = Snapshots(settings.store, reproductions=False)
     sweep_selection(
         settings, models=split_names(models), shard=shard, store=snapshots, out=out, resume=resume
     )

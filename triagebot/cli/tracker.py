@@ -82,6 +82,8 @@ def publish(
 
     snapshots = Snapshots(settings.store)
     night = snapshots.night(snapshot, settings, previous)
+    if github_token(token) and settings.tracker.repo and not dry_run:
+        settings.check_publishable(night.snapshot.corpus.name)
     published = publish_night(night, settings, github_token(token), dry_run, out, store=snapshots.store)
     print(published.line)
 
@@ -108,6 +110,6 @@ def command(
     from triagebot.tracker.dispatch import CommandOptions  # start-up cost: see the module
     from triagebot.tracker.dispatch import command as run_command
 
-    snapshots = Snapshots(settings.store)
+    snapshots = Snapshots(settings.store, reproductions=False)  # an answer renders none
     given = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, github_token(token))
     run_command(given, settings, snapshots.store, snapshots.get)

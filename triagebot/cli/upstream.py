@@ -127,7 +127,8 @@ def nightly(
         answer = check_newest(
             builds,
             target,
-            lambda found: already_swept(stored, Environment(torch_version=found)),
+            # Stored, and with every configured flag: a flag added since is swept on it.
+            lambda found: already_swept(stored, Environment(torch_version=found), settings.flags),
             version=version,
             force=force,
         )

@@ -1,12 +1,15 @@
 """The order of a run's stages, and the one way every command turns a snapshot into its night.
 
 - `inputs`: what a night starts from: the installed build (`installed_build`, read in a child
-  process so that torch is never imported here), whether the store has it (`already_swept`),
+  process so that torch is never imported here), whether the store has it (`already_swept`)
+  and what a night must sweep of it (`sweep_need`: the build, or only the flags it lacks),
   the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key), and
   `out_of_order`.
 - `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
-- `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`.
+- `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`; a flag added to
+  the configuration swept into the stored night that lacks it (`sweep_flags`, `add_flags`,
+  `with_stored_flags`).
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
@@ -24,9 +27,25 @@ import importlib
 from typing import Any
 
 _MODULES = {
-    "inputs": ("Snapshots", "already_swept", "installed_build", "is_stream", "out_of_order", "read_input"),
+    "inputs": (
+        "Snapshots",
+        "SweepNeed",
+        "already_swept",
+        "installed_build",
+        "is_stream",
+        "out_of_order",
+        "read_input",
+        "sweep_need",
+    ),
     "night": ("newest_night", "night_of"),
-    "sweeping": ("reproduce_file", "sweep_configured", "with_reproductions"),
+    "sweeping": (
+        "add_flags",
+        "reproduce_file",
+        "sweep_configured",
+        "sweep_flags",
+        "with_reproductions",
+        "with_stored_flags",
+    ),
     "outputs": ("RunReport", "SiteStage", "build_site", "summary_markdown"),
     "nightly": ("RunOptions", "default_stages", "publish_night", "render_report", "run"),
 }

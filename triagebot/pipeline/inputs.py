@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
+from triagebot.analysis import flag_stats
 from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
 from triagebot.pipeline.night import night_of
@@ -39,15 +42,60 @@ def installed_build(python: str = sys.executable) -> Environment:
     return Environment.model_validate(json.loads(probe.stdout))
 
 
-def already_swept(store: Store, build: Environment) -> str | None:
-    """The key of a stored snapshot of `build`: same git hash, or the same version when the hash
-    is unknown (a local build)."""
+def already_swept(store: Store, build: Environment, flags: Iterable[str] = ()) -> str | None:
+    """The key of a stored snapshot of `build` (same git hash, or the same version when the hash
+    is unknown: a local build) that ran every one of `flags`."""
     found = store.find_build(build.torch_git_version)
-    if found is not None:
-        return found
-    if not build.torch_git_version and build.torch_version in store:
-        return build.torch_version
-    return None
+    if found is None and not build.torch_git_version and build.torch_version in store:
+        found = build.torch_version
+    wanted = list(flags)
+    if found is not None and wanted:
+        stored = store.readable(found)
+        if stored is None or any(flag not in stored.flags for flag in wanted):
+            return None
+    return found
+
+
+@dataclass(frozen=True)
+class SweepNeed:
+    """What a night must sweep of a build: whether (`sweep`) and why (`reason`, one line), the
+    stored snapshot of the build (`existing`), and the configured flags that snapshot lacks
+    (`flags`): only their runs are swept, into it."""
+
+    sweep: bool
+    reason: str
+    existing: str | None = None
+    flags: tuple[str, ...] = ()
+
+    def outputs(self) -> dict[str, str]:
+        """The step outputs of `run --check`: sweep=true|false, the flags to sweep, the reason."""
+        return {"sweep": str(self.sweep).lower(), "flags": ",".join(self.flags), "reason": self.reason}
+
+
+def sweep_need(store: Store, build: Environment, config: Config, *, force: bool = False) -> SweepNeed:
+    """Whether `build` needs a sweep under `config` (see `SweepNeed`): not stored, or stored
+    without a configured flag, or `force`; the one rule of `run` and `run --check`."""
+    name = f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'})"
+    existing = already_swept(store, build)
+    if force:
+        return SweepNeed(True, f"{name}: --force sweeps it again", existing)
+    if existing is None:
+        return SweepNeed(True, f"{name} is not in the store")
+    stored = store.get(existing)
+    missing = tuple(flag for flag in config.flags if flag not in stored.flags)
+    if missing and stored.corpus.name != config.sweep.corpus:
+        return SweepNeed(
+            False,
+            f"{name} was swept as snapshot {existing} of corpus {stored.corpus.name!r}, not the configured "
+            f"{config.sweep.corpus!r}: flag(s) {', '.join(missing)} are swept on the next build",
+            existing,
+        )
+    if missing:
+        flags = ", ".join(missing)
+        reason = f"{name} is stored as snapshot {existing} without flag(s) {flags}: sweeping them"
+        return SweepNeed(True, reason, existing, missing)
+    reason = f"{name} was already swept: snapshot {existing}, every configured flag (--force sweeps again)"
+    return SweepNeed(False, reason, existing)
 
 
 def is_stream(path: Path) -> bool:
@@ -62,15 +110,20 @@ def is_stream(path: Path) -> bool:
         raise StoreError(f"{path}: cannot read: {error.strerror}") from None
 
 
-def read_input(path: str | Path) -> Snapshot:
+def read_input(path: str | Path, *, reproductions: bool = True) -> Snapshot:
     """A snapshot file, or a sweep's JSON Lines stream merged into one (a `.jsonl` file, or any
     file whose first line is a sweep header). Its key and flag names are checked, since both
-    end up in file names and in the hidden markers of issues."""
+    end up in file names and in the hidden markers of issues.
+
+    A stream holds no reproductions (`triagebot reproduce` adds them): where the command renders
+    them (`reproductions`), a stream with a group to reproduce is refused, naming the file it
+    got and the one it needs, so that no command renders a night without its reproductions."""
     # Imported here for start-up cost: the sweep package, for a stream only.
     from triagebot.sweep.stream import merge
 
     path = Path(path)
-    snapshot = merge([path]) if is_stream(path) else read_snapshot(path)
+    stream = is_stream(path)
+    snapshot = merge([path]) if stream else read_snapshot(path)
     try:
         check_key(snapshot.key)
     except StoreError as error:
@@ -78,7 +131,24 @@ def read_input(path: str | Path) -> Snapshot:
     for flag in snapshot.flags:
         if flag_name_problem(flag) is not None:
             raise StoreError(f"{path}: flag name {flag!r} is not one a configuration could give")
+    groups = groups_to_reproduce(snapshot) if stream and reproductions else 0
+    if groups:
+        raise StoreError(
+            f"{path} is a sweep stream, without the reproductions of its {groups} crash group(s), and "
+            f"this command needs a snapshot with them: `triagebot reproduce {path}` writes one, "
+            f"{path.with_suffix('.json')}"
+        )
     return snapshot
+
+
+def groups_to_reproduce(snapshot: Snapshot) -> int:
+    """The groups `triagebot reproduce` writes a reproduction for: every flag's confirmed crash,
+    wrong-result and ladder failure groups."""
+    total = 0
+    for flag in snapshot.flags:
+        stats = flag_stats(snapshot, flag)
+        total += len(stats.crash_groups) + len(stats.wrong_result_groups) + len(stats.ladder_groups)
+    return total
 
 
 class Snapshots:
@@ -86,9 +156,14 @@ class Snapshots:
     loader of every command that takes a snapshot. The store is opened on first use, so that a
     file never needs one."""
 
-    def __init__(self, settings: StoreSettings, store: Store | None = None) -> None:
+    def __init__(
+        self, settings: StoreSettings, store: Store | None = None, *, reproductions: bool = True
+    ) -> None:
+        """`reproductions`: whether the command renders reproductions, so that a stream (which
+        has none) is refused where its night has some (`read_input`)."""
         self.settings = settings
         self._store = store
+        self.reproductions = reproductions
 
     @property
     def store(self) -> Store:
@@ -99,7 +174,7 @@ class Snapshots:
     def get(self, where: str | Path) -> Snapshot:
         path = Path(where)
         if path.is_file():
-            return read_input(path)
+            return read_input(path, reproductions=self.reproductions)
         if path.exists():
             raise StoreError(f"{where}: not a snapshot file (a folder?)")
         key = str(where)

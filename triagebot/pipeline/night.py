@@ -9,11 +9,12 @@ and the store into the night it renders, so that they render and close alike.
 from __future__ import annotations
 
 from triagebot import analysis
-from triagebot.analysis.history import StoredHistory, earlier
+from triagebot.analysis.history import Earlier, StoredHistory, earlier
 from triagebot.config import Config
 from triagebot.errors import PipelineError
 from triagebot.results import Night, Snapshot
 from triagebot.store import Store, StoreError
+from triagebot.store.selection import comparable
 from triagebot.tracker.actions import issue_url
 from triagebot.tracker.cc import cc_for
 from triagebot.tracker.memory import IssueMemory
@@ -28,14 +29,23 @@ def night_of(
     stored: StoredHistory | None = None,
 ) -> Night:
     """The night of `snapshot`, analysed once: compared with `previous` (default: the newest
-    stored snapshot of another build ordered before it), its history the stored snapshots
-    before that one (`analysis.choose_history`), cc lists from `[tracker]`.
+    stored snapshot of another build and a comparable selection ordered before it,
+    `Store.previous_of`: like with like), its history the stored snapshots before that one
+    (`analysis.choose_history`), cc lists from `[tracker]`.
 
     `stored`: what earlier nights stored, already read (`analysis.history.read_history`): when
     `snapshot` is its newest nightly, the history comes from its compact data and only the
-    previous nightly is read whole, not even that one when it was the last one read."""
+    previous nightly is read whole."""
     try:
         before = earlier(snapshot, store, previous=previous, stored=stored)
+        last = before.previous
+        if previous is None and last is not None and not comparable(last.corpus, snapshot.corpus):
+            # Another selection was swept last: compare with the last night of this one, or,
+            # without one, it is a first night, with no history either.
+            like = store.previous_of(snapshot)
+            before = (
+                earlier(snapshot, store, previous=like, stored=stored) if like else Earlier([], None, None)
+            )
     except StoreError as error:
         raise PipelineError(f"cannot read the stored history: {error}") from None
     return analysis.night(

@@ -20,7 +20,7 @@ from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
 from triagebot.corpus import check_corpus
 from triagebot.errors import PipelineError, TrackerError
-from triagebot.pipeline.inputs import already_swept, installed_build, read_input
+from triagebot.pipeline.inputs import SweepNeed, installed_build, read_input, sweep_need
 from triagebot.pipeline.night import night_of
 from triagebot.pipeline.outputs import (
     RunReport,
@@ -30,7 +30,7 @@ from triagebot.pipeline.outputs import (
     summary_markdown,
     write_diff,
 )
-from triagebot.pipeline.sweeping import sweep_configured
+from triagebot.pipeline.sweeping import sweep_configured, sweep_flags, with_stored_flags
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import Store, StoreError, open_store, write_snapshot
@@ -72,6 +72,11 @@ def publish_night(
     return published.line, published.night
 
 
+def writes_issues(config: Config, options: RunOptions) -> bool:
+    """Whether publishing writes to GitHub: a token and a repository, and no --dry-run."""
+    return bool(options.token and config.tracker.repo and not options.dry_run)
+
+
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
     """The real sweep, renderer, publisher and site, for `run`."""
 
@@ -101,15 +106,20 @@ def run(
         build = given.environment if given is not None else installed_build()
     if given is None:  # a misspelt corpus is an error whether or not this build needs a sweep
         check_corpus(config.sweep.corpus)
-    existing = None if options.force else already_swept(store, build)
+    need = sweep_need(store, build, config, force=options.force)
     if options.check_only:
-        return _check(build, existing, say)
-    if existing is not None and given is None:
-        return _skip(store, build, existing, say)
+        return _check(build, need, say)
+    if not need.sweep and given is None:
+        return _skip(store, build, need, say)
+    if writes_issues(config, options):  # refused before a sweep, not after it
+        config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus)
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
-    snapshot = given if given is not None else _sweep(config, options, build, out, sweeper, say)
+    if given is not None:
+        snapshot = with_stored_flags(store, given)
+    else:
+        snapshot = _sweep(config, options, need, store, out, sweeper, say)
     report = _store(store, snapshot, out)
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
@@ -135,25 +145,21 @@ def run(
     return report
 
 
-def _check(build: Environment, existing: str | None, say: Callable[[str], None]) -> RunReport:
-    """`--check`: whether the installed build needs a sweep, as a step output and a line."""
-    write_outputs({"sweep": "false" if existing else "true"})
-    if existing:
-        say(f"torch {build.torch_version} was already swept: snapshot {existing} (--force sweeps again)")
-    else:
-        say(f"torch {build.torch_version} is not in the store yet: it needs a sweep")
-    return RunReport(build=build, swept=False, existing_key=existing)
+def _check(build: Environment, need: SweepNeed, say: Callable[[str], None]) -> RunReport:
+    """`--check`: whether the installed build needs a sweep, as step outputs and as the same
+    `name=value` lines on stdout (`sweep=true|false`, the flags to sweep, the reason)."""
+    write_outputs(need.outputs())
+    for name, value in need.outputs().items():
+        say(f"{name}={value}")
+    return RunReport(build=build, swept=False, existing_key=need.existing)
 
 
-def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], None]) -> RunReport:
+def _skip(store: Store, build: Environment, need: SweepNeed, say: Callable[[str], None]) -> RunReport:
     """A build the store has: nothing to do, and the summary and outputs say so."""
-    report = RunReport(build=build, swept=False, existing_key=existing)
-    where = store.path_of(existing)
-    say(
-        f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) was already "
-        f"swept: snapshot {existing} in {where or 'the store'}; "
-        "nothing to do (use --force to sweep again)"
-    )
+    assert need.existing is not None
+    report = RunReport(build=build, swept=False, existing_key=need.existing)
+    where = store.path_of(need.existing)
+    say(f"{need.reason}; in {where or 'the store'}: nothing to do")
     step_summary(summary_markdown(report, None))
     write_outputs({"swept": "false", "snapshot": str(where or "")})
     return report
@@ -162,30 +168,35 @@ def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], 
 def _sweep(
     config: Config,
     options: RunOptions,
-    build: Environment,
+    need: SweepNeed,
+    store: Store,
     out: Path,
     sweeper: Sweeper,
     say: Callable[[str], None],
 ) -> Snapshot:
-    """Sweep the build the store does not have yet, saying so first."""
-    say(
-        f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) is not in the "
-        f"store: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags"
-    )
+    """Sweep what the store lacks, saying so first: the build, or only the flags its stored
+    night lacks (`sweep_flags`)."""
+    if need.flags and need.existing is not None:
+        say(f"{need.reason} on the {config.sweep.corpus!r} models of that snapshot")
+        return sweep_flags(store.get(need.existing), config, out, sweeper)
+    say(f"{need.reason}: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags")
     # A sweep of this build interrupted on this machine is finished rather than started over;
     # --force starts over.
     return sweeper(config, out, not options.force)
 
 
 def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
-    """Store `snapshot`, with a copy under `out`; the report says where both went."""
+    """Store `snapshot`, with a copy under `out` written first, so that a snapshot the store
+    refuses is not lost; the report says where both went."""
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
+    report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
     try:
         report.stored_as_news = store.put(snapshot)
     except StoreError as error:
-        raise PipelineError(f"cannot store snapshot {snapshot.key}: {error}") from None
+        raise PipelineError(
+            f"cannot store snapshot {snapshot.key}: {error}; it is kept in {report.snapshot_file}"
+        ) from None
     report.stored_file = store.path_of(snapshot.key)
-    report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
     return report
 
 
@@ -210,9 +221,10 @@ def _publish(
     as published, and the error when publishing failed (said in the summary too; the run then
     fails with it)."""
     assert report.issues_dir is not None
-    dry_run = options.dry_run or not options.token or not config.tracker.repo
     try:
-        report.published, night = publisher(night, config, options.token, dry_run, report.issues_dir)
+        report.published, night = publisher(
+            night, config, options.token, not writes_issues(config, options), report.issues_dir
+        )
     except TrackerError as error:
         report.published = f"failed: {error}"
         return night, error

@@ -3,21 +3,29 @@
 `sweep_configured` sweeps what `triagebot.corpus.selection` chooses from the configuration,
 with crashes confirmed; `with_reproductions` adds a verified reproduction script per confirmed
 crash group (`triagebot.reproduce`, which runs them in a Python that has torch).
+
+A flag added to the configuration is swept against a stored night that lacks it
+(`sweep_flags`): the night's baseline runs are written as the start of a stream for those flags
+alone, the sweep's own resume makes only the flags' runs, and `add_flags` merges them into the
+stored night.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import on_ctrl_c
+from triagebot.errors import PipelineError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reproduce import reproduce
-from triagebot.results import Snapshot
+from triagebot.results import BASELINE, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
 from triagebot.store import Store, write_snapshot
+from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
 from triagebot.sweep.command import choose, run_selected
+from triagebot.sweep.stream import StreamWriter, read_stream
 
 
 def sweep_configured(
@@ -25,9 +33,12 @@ def sweep_configured(
 ) -> Snapshot:
     """Sweep what `triagebot.corpus.selection` chooses from `config` (its sample, or the named
     models) with crashes confirmed; the stream goes to `work`/sweep.jsonl and, with `resume`,
-    an interrupted one is finished. Ctrl-C says where the finished runs are."""
-    selected = choose(config, models=models, store=Snapshots(config.store, store))
+    an interrupted one is finished, on exactly the models it was started on (a stored night's,
+    for the flags added to it: `sweep_flags`). Ctrl-C says where the finished runs are."""
     stream = work / "sweep.jsonl"
+    if resume and models is None and stream.exists():
+        models = read_stream(stream)[0].corpus.models or None
+    selected = choose(config, models=models, store=Snapshots(config.store, store, reproductions=False))
     with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
     return with_reproductions(merge([result.path]), timeout=config.sweep.timeout)
@@ -42,6 +53,124 @@ def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout
 def reproduce_file(path: Path, out: Path | None = None, timeout: float = 300.0) -> tuple[Path, Snapshot]:
     """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, written
     to `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
-    current = with_reproductions(read_input(path), timeout=timeout)
+    current = with_reproductions(read_input(path, reproductions=False), timeout=timeout)
     target = out or (path.with_suffix(".json") if is_stream(path) else path)
     return write_snapshot(current, target), current
+
+
+def sweep_flags(
+    stored: Snapshot, config: Config, work: Path, sweeper: Callable[[Config, Path, bool], Snapshot]
+) -> Snapshot:
+    """`stored` with the runs of `config`'s flags that it lacks: their stream in
+    `work`/sweep.jsonl starts with the stored baseline runs (`seed_stream`), so that `sweeper`,
+    resuming it, makes only the flags' runs; an interrupted one is finished."""
+    flags = [flag for flag in config.flags if flag not in stored.flags]
+    narrowed = config.with_flags(flags)
+    stream = work / "sweep.jsonl"
+    if not stream.exists():
+        seed_stream(stored, narrowed, stream)
+    try:
+        return add_flags(stored, sweeper(narrowed, work, True))
+    except StreamError as error:  # another machine's night: its baseline cannot be reused here
+        raise PipelineError(
+            f"cannot sweep flag(s) {', '.join(flags)} into the stored snapshot {stored.key}: {error} "
+            "(the next build sweeps them; --force sweeps this one again, whole)"
+        ) from None
+
+
+def seed_stream(stored: Snapshot, config: Config, path: Path) -> None:
+    """A stream of `config`'s flags over `stored`'s selection holding the stored baseline runs
+    (the sweep's, the confirmations and the ladder's), as a sweep interrupted after them."""
+    header = SweepHeader(
+        environment=stored.environment,
+        flags={name: flag.patch for name, flag in config.flags.items()},
+        when={name: flag.when for name, flag in config.flags.items()},
+        corpus=stored.corpus,
+        started=stored.created,
+        checks=stored.checks,
+        ladder=stored.ladder,
+    )
+    writer = StreamWriter.create(path, header)
+    try:
+        for result in stored.results:
+            for record in _baseline_records(result):
+                writer.write(record)
+    finally:
+        writer.close()
+
+
+def _baseline_records(result: ModelResult) -> list[RunRecord]:
+    baseline = result.outcomes.get(BASELINE)
+    if baseline is None:
+        return []
+
+    def record(outcome: Outcome, attempt: int = 0, backend: str | None = None) -> RunRecord:
+        return RunRecord(
+            model=result.model,
+            config=BASELINE,
+            attempt=attempt,
+            outcome=outcome,
+            spec=result.spec,
+            backend=backend,
+        )
+
+    records = [record(baseline)]
+    records += [record(again, n) for n, again in enumerate(result.confirmations.get(BASELINE, []), 1)]
+    for rung, outcome in result.ladder.get(BASELINE, {}).items():
+        records.append(record(outcome, backend=rung))
+    for rung, reruns in result.ladder_confirmations.get(BASELINE, {}).items():
+        records += [record(again, n, rung) for n, again in enumerate(reruns, 1)]
+    return records
+
+
+def add_flags(stored: Snapshot, extra: Snapshot) -> Snapshot:
+    """`stored` with the runs of the flags of `extra` (a sweep of the same night) that it lacks,
+    model by model, and their reproductions; everything else, its baseline included, stays as
+    stored."""
+    new = [flag for flag in extra.flags if flag not in stored.flags]
+    by_model = {result.model: result for result in extra.results}
+
+    def only_new(table: dict) -> dict:
+        return {flag: value for flag, value in table.items() if flag in new}
+
+    results = []
+    for result in stored.results:
+        more = by_model.get(result.model)
+        if more is not None:
+            result = result.model_copy(
+                update={
+                    "outcomes": {**result.outcomes, **only_new(more.outcomes)},
+                    "confirmations": {**result.confirmations, **only_new(more.confirmations)},
+                    "ladder": {**result.ladder, **only_new(more.ladder)},
+                    "ladder_confirmations": {
+                        **result.ladder_confirmations,
+                        **only_new(more.ladder_confirmations),
+                    },
+                }
+            )
+        results.append(result)
+    return stored.model_copy(
+        update={
+            "flags": {**stored.flags, **only_new(extra.flags)},
+            "when": {**stored.when, **only_new(extra.when)},
+            "results": results,
+            "reproductions": [*stored.reproductions, *(r for r in extra.reproductions if r.flag in new)],
+        }
+    )
+
+
+def with_stored_flags(store: Store, snapshot: Snapshot) -> Snapshot:
+    """`snapshot` as the night to store: merged into the stored snapshot of its key when that
+    is the same night swept under other flags (a sweep of only the flags it lacked), else as
+    it is (the store refuses it when it would replace another night)."""
+    if snapshot.key not in store:
+        return snapshot
+    stored = store.get(snapshot.key)
+    if all(flag in snapshot.flags for flag in stored.flags):
+        return snapshot
+    same_night = stored.environment.same_build(snapshot.environment) and same_selection(
+        stored.corpus, snapshot.corpus
+    )
+    if not same_night:
+        return snapshot  # the store refuses it, naming both
+    return add_flags(stored, snapshot)

@@ -2,8 +2,11 @@
 
 Public API, for cli and tracker:
 
-- `Store`: `put(snapshot) -> bool` (stores or replaces; False when a snapshot of the same torch
-  git hash is already stored under another key: the same build, not news), `get(key)`,
+- `Store`: `put(snapshot) -> bool` (stores it, or replaces the same night: one build, one
+  selection, its flags and more; anything else is a StoreError and the stored night is kept;
+  False when a snapshot of the same torch git hash is already stored under another key: the
+  same build, not news), `check_put(snapshot)` (that refusal, storing nothing),
+  `previous_of(snapshot)` (the night a diff compares it with: like with like), `get(key)`,
   `keys()` (oldest build first, torch version order), `latest()`, `latest_before(key)` (skips
   the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`;
   `path_of(key)`: the file it keeps a snapshot in (None in memory), `location`: its folder.
@@ -18,6 +21,7 @@ Public API, for cli and tracker:
 - `open_store(settings, repo_dir)` (`configured`): the store `[store]` in triagebot.toml names.
 - `read_snapshot(path)`, `write_snapshot(snapshot, path)` (atomic), `key_order(key)`; errors are
   `StoreError`, one line naming the file.
+- `selection`: `same_selection`, `comparable` (like with like), `replacement_problem`, `describe`.
 - `find_bisection(store, axis, signature, good, bad)` / `keep_bisection(store, bisection)`
   (`bisections`): the bisections run, so that one (signature, range) is never bisected twice.
 """

@@ -1,7 +1,9 @@
 """The store interface, key ordering, snapshot files, records, and the in-memory double.
 
 Files are written atomically (a unique temporary file in the same folder, flushed to disk, then
-renamed over the target), so a reader or a second writer never sees half a file. A file that
+renamed over the target), so a reader or a second writer never sees half a file, with the mode
+a plain `open` would give them (the umask's, not the temporary file's 0600). A stored snapshot
+is replaced only by the same night (`selection`). A file that
 cannot be read names itself in a one-line `StoreError`; readers of history (`history`,
 `latest_before`, `latest`, `find_build`) skip such a file with a warning instead of failing.
 """
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from triagebot.errors import StoreError
 from triagebot.results import Snapshot
+from triagebot.store.selection import comparable, describe, replacement_problem
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -107,12 +110,23 @@ def read_snapshot(path: str | Path) -> Snapshot:
     return snapshot
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+"""What `open` would give a new file: readable by the group and others as the umask allows."""
+
+
 def write_text(path: str | Path, text: str) -> Path:
     """Write atomically: a unique temporary file beside `path`, flushed to disk, renamed over it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(handle, _FILE_MODE)  # mkstemp's 0600 would hide the store from the group
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()
@@ -212,12 +226,40 @@ class Store(ABC):
         return contextlib.nullcontext()
 
     def put(self, snapshot: Snapshot) -> bool:
-        """Store (or replace) `snapshot`; True when it is news, False when another stored key has
-        the same torch git hash (the same build under another name: nothing changed)."""
-        check_key(snapshot.key)
+        """Store `snapshot`, or replace the one under its key when that is the same night
+        (`selection.replacement_problem`; anything else is a StoreError, and the stored night is
+        kept); True when it is news, False when another stored key has the same torch git hash
+        (the same build under another name: nothing changed)."""
+        self.check_put(snapshot)
         same = self.find_build(snapshot.environment.torch_git_version)
         self._write(snapshot)
         return same is None or same == snapshot.key
+
+    def check_put(self, snapshot: Snapshot) -> None:
+        """Raise the StoreError `put` would raise for `snapshot`, storing nothing."""
+        key = check_key(snapshot.key)
+        stored = self._read(key) if key in self else None
+        problem = replacement_problem(stored, snapshot) if stored is not None else None
+        if problem is not None:
+            raise StoreError(
+                f"the store has snapshot {describe(stored)}; the new one ({describe(snapshot)}) would "
+                f"replace it, and {problem}: kept the stored one (store the new one in another "
+                "folder: --store DIR)"
+            )
+
+    def previous_of(self, snapshot: Snapshot) -> Snapshot | None:
+        """The night `snapshot` is compared with: the newest readable snapshot ordered before
+        it, of another build and a comparable selection (`selection.comparable`)."""
+        order = key_order(snapshot.key)
+        for key in reversed([k for k in self.keys() if key_order(k) < order]):
+            candidate = self.readable(key)
+            if (
+                candidate is not None
+                and not candidate.environment.same_build(snapshot.environment)
+                and comparable(candidate.corpus, snapshot.corpus)
+            ):
+                return candidate
+        return None
 
     def path_of(self, key: str) -> Path | None:
         """The file this store keeps snapshot `key` in; None when it keeps it in no file."""

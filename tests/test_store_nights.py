@@ -1,0 +1,164 @@
+"""The store never loses a night (triagebot/store/selection.py, `Store.put`), a diff compares
+like with like (`Store.previous_of`), and a flag added to the configuration is swept alone into
+the stored night that lacks it (`pipeline.sweep_flags`)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from builders import DYNAMIC, SCALAR, crash, ok, result, snapshot
+
+from triagebot.config import Config
+from triagebot.errors import PipelineError, StoreError
+from triagebot.pipeline import RunOptions, night_of, run
+from triagebot.results import BASELINE, CorpusSelection, Night, RunRecord, Snapshot
+from triagebot.store import LocalStore, MemoryStore, write_snapshot
+from triagebot.sweep.stream import StreamWriter, merge, read_stream
+
+MODELS = ["A", "B", "C"]
+
+
+def night(key: str, git: str, models=MODELS, *, corpus: str = "smoke", flags=(SCALAR,)) -> Snapshot:
+    results = [result(model, ok(3), {flag: ok(2) for flag in flags}) for model in models]
+    return snapshot(results, key=key, git=git, corpus=corpus, flags=flags)
+
+
+def test_a_one_model_snapshot_of_the_same_build_never_replaces_the_stored_night(tmp_path: Path):
+    store = LocalStore(tmp_path)
+    whole = night("2.13.0+cpu", "aaa")
+    store.put(whole)
+    before = store.file(whole.key).read_bytes()
+
+    with pytest.raises(StoreError) as refused:
+        store.put(night("2.13.0+cpu", "aaa", ["A"]))
+
+    message = str(refused.value)
+    assert "3 models" in message and "1 models" in message and "another selection" in message
+    assert "kept the stored one" in message and "--store DIR" in message
+    assert store.file(whole.key).read_bytes() == before
+
+
+def test_another_build_under_the_same_key_is_refused(tmp_path: Path):
+    store = MemoryStore([night("2.13.0+cpu", "aaa")])
+    with pytest.raises(StoreError, match="another build"):
+        store.put(night("2.13.0+cpu", "bbb"))
+
+
+def test_the_same_night_again_or_with_a_flag_more_replaces_it():
+    store = MemoryStore([night("2.13.0+cpu", "aaa")])
+    store.put(night("2.13.0+cpu", "aaa"))
+    store.put(night("2.13.0+cpu", "aaa", flags=(SCALAR, DYNAMIC)))
+    assert list(store.get("2.13.0+cpu").flags) == [SCALAR, DYNAMIC]
+    with pytest.raises(StoreError, match=f"lacks flag '{DYNAMIC}'"):
+        store.put(night("2.13.0+cpu", "aaa", flags=(SCALAR,)))
+
+
+def test_stored_files_are_readable_by_the_group(tmp_path: Path):
+    store = LocalStore(tmp_path)
+    store.put(night("2.13.0+cpu", "aaa"))
+    mode = stat.S_IMODE(store.file("2.13.0+cpu").stat().st_mode)
+    assert mode & stat.S_IRGRP and mode & stat.S_IRUSR, oct(mode)
+    assert not list(tmp_path.glob(".*.tmp"))  # the atomic write left no temporary file
+
+
+def test_a_diff_compares_like_with_like_and_says_with_which():
+    smoke = night("2.12.0.dev20260407", "aaa")
+    other_corpus = night("2.12.0.dev20260408", "bbb", ["X", "Y"], corpus="transformers")
+    one_model = night("2.12.0.dev20260409", "ccc", ["A"])
+    store = MemoryStore([smoke, other_corpus, one_model])
+    tonight = night("2.12.0.dev20260410", "ddd")
+
+    assert night_of(tonight, store, Config()).previous_key == smoke.key
+    # A corpus that gained a model with a new transformers still compares with its last night.
+    grown = night("2.12.0.dev20260410", "ddd", [*MODELS, "D"])
+    assert night_of(grown, store, Config()).previous_key == smoke.key
+    # A sample is compared with the same draw.
+    drawn = CorpusSelection(name="transformers", sample=2, seed=0, models=["X", "Y"])
+    sampled = snapshot([result("X", ok(1), {SCALAR: ok(1)})], key="2.12.0.dev20260411", git="e", corpus=drawn)
+    assert night_of(sampled, store, Config()).previous_key is None
+
+
+class FlagSweeper:
+    """Stands in for the sweep: resumes the stream it is given, as the real one does, adding
+    the runs of the flags in its configuration (DYNAMIC crashes on B)."""
+
+    def __init__(self) -> None:
+        self.configs: list[Config] = []
+        self.seeded: list[RunRecord] = []
+
+    def __call__(self, config: Config, work: Path, resume: bool) -> Snapshot:
+        self.configs.append(config)
+        stream = work / "sweep.jsonl"
+        assert resume and stream.exists()
+        header, self.seeded = read_stream(stream)
+        writer, _ = StreamWriter.resume(stream, header)
+        for model in sorted({record.model for record in self.seeded}):
+            for flag in config.flags:
+                outcome = crash() if model == "B" else ok(1)
+                writer.write(RunRecord(model=model, config=flag, outcome=outcome))
+                if model == "B":
+                    writer.write(RunRecord(model=model, config=flag, attempt=1, outcome=outcome))
+        writer.close()
+        return merge([stream])
+
+
+def test_a_flag_added_to_the_config_is_swept_alone_into_the_stored_night(tmp_path: Path):
+    stored = night("2.13.0+cpu", "aaa")
+    store = MemoryStore([stored])
+    config = Config.model_validate({"sweep": {"corpus": "smoke"}})  # both default flags
+    published: list[Night] = []
+
+    def publisher(tonight: Night, config, token, dry_run, out) -> tuple[str, Night]:
+        published.append(tonight)
+        return "dry run", tonight
+
+    sweeper = FlagSweeper()
+    printed: list[str] = []
+    options = RunOptions(out=tmp_path / "run")
+    stages = {"sweeper": sweeper, "renderer": lambda n, out: out, "publisher": publisher}
+    run(
+        config,
+        RunOptions(check_only=True),
+        store=store,
+        build=stored.environment,
+        say=printed.append,
+        **stages,
+    )
+    assert printed[:2] == ["sweep=true", f"flags={DYNAMIC}"]
+
+    report = run(config, options, store=store, build=stored.environment, say=lambda _: None, **stages)
+
+    # Only the new flag was swept, on the stored baseline runs.
+    assert [list(c.flags) for c in sweeper.configs] == [[DYNAMIC]]
+    assert {(r.model, r.config) for r in sweeper.seeded} == {(m, BASELINE) for m in MODELS}
+    merged = store.get(stored.key)
+    assert list(merged.flags) == [SCALAR, DYNAMIC] and merged.corpus == stored.corpus
+    for before, after in zip(stored.results, merged.results, strict=True):
+        assert after.outcomes[BASELINE] == before.outcomes[BASELINE]
+        assert after.outcomes[SCALAR] == before.outcomes[SCALAR]
+    assert report.swept and len(published[0].flags[DYNAMIC].stats.crash_groups) == 1
+    # Nothing is left to do on that build.
+    printed.clear()
+    run(
+        config,
+        RunOptions(check_only=True),
+        store=store,
+        build=stored.environment,
+        say=printed.append,
+        **stages,
+    )
+    assert printed[0] == "sweep=false"
+
+
+def test_a_snapshot_the_store_refuses_is_kept_in_the_run_folder(tmp_path: Path):
+    store = MemoryStore([night("2.13.0+cpu", "aaa")])
+    given = write_snapshot(night("2.13.0+cpu", "aaa", ["A"]), tmp_path / "one.json")
+    stages = {"sweeper": None, "renderer": lambda n, out: out, "publisher": None}
+
+    with pytest.raises(PipelineError, match="another selection") as refused:
+        run(Config(), RunOptions(out=tmp_path / "run", snapshot=given), store=store, say=print, **stages)
+
+    assert str(tmp_path / "run" / "snapshot.json") in str(refused.value)
+    assert len(store.get("2.13.0+cpu").results) == 3

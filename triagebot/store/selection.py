@@ -1,0 +1,65 @@
+"""Which snapshots belong together: the same night (one build, one selection), and nights that
+can be compared (like with like).
+
+The store keeps one snapshot per key (the torch version). A stored snapshot is replaced only by
+one of the same build and the same selection (corpus, sample, seed, strata, models) whose flags
+include every stored flag with the same patch: a sweep of the same night again, or that night
+with a flag added. Anything else would lose a night and is refused (`replacement_problem`).
+
+A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
+the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
+the larger model list in common, so that a one-model rerun is never the "previous night" of a
+whole-corpus sweep, while a corpus that gained a few models with a new transformers still is.
+"""
+
+from __future__ import annotations
+
+from triagebot.results import CorpusSelection, Snapshot
+
+_DRAWN = ("name", "seed", "sample", "strata", "only_breaking_in")
+"""The fields of a `CorpusSelection` that say how its models were drawn (all but the list)."""
+
+
+def describe(snapshot: Snapshot) -> str:
+    """`snapshot` in a message: its key, build, corpus and how it was drawn, models and flags."""
+    corpus = snapshot.corpus
+    drawn = f", sample {corpus.sample} (seed {corpus.seed})" if corpus.sample is not None else ""
+    if corpus.only_breaking_in:
+        drawn += f" breaking in {corpus.only_breaking_in}"
+    flags = ", ".join(snapshot.flags) or "none"
+    build = snapshot.environment.torch_git_version[:12] or "no git hash"
+    return (
+        f"{snapshot.key} ({build}): corpus {corpus.name!r}{drawn}, "
+        f"{len(snapshot.results)} models, flags {flags}"
+    )
+
+
+def _drawn(selection: CorpusSelection) -> dict:
+    return selection.model_dump(include=set(_DRAWN))
+
+
+def same_selection(a: CorpusSelection, b: CorpusSelection) -> bool:
+    """The same corpus drawn the same way, with the same models."""
+    return _drawn(a) == _drawn(b) and sorted(a.models) == sorted(b.models)
+
+
+def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
+    """Whether nights of `a` and `b` compare like with like (see the module docstring)."""
+    if _drawn(a) != _drawn(b):
+        return False
+    if a.sample is not None:
+        return True  # the same draw; its models move only with the corpus
+    larger = max(len(set(a.models)), len(set(b.models)))
+    return larger == 0 or len(set(a.models) & set(b.models)) * 2 >= larger
+
+
+def replacement_problem(stored: Snapshot, new: Snapshot) -> str | None:
+    """Why `new` may not replace `stored` (the snapshot under its key), or None when it may."""
+    if not new.environment.same_build(stored.environment):
+        return "it is of another build"
+    if not same_selection(stored.corpus, new.corpus):
+        return "it sweeps another selection"
+    dropped = [flag for flag in stored.flags if new.flags.get(flag) != stored.flags[flag]]
+    if dropped:
+        return f"it lacks flag {dropped[0]!r} as stored"
+    return None
