@@ -64,6 +64,17 @@ class IssueRecord(Record):
     closed_signatures: list[str] = Field(default_factory=list)  # what it showed when they closed it
 
 
+class RefusedLabels(Record):
+    """Labels GitHub refused to create or set in one repository (the token lacks triage or push
+    access): not asked for again, so that a missing permission is said once, not every night.
+    Removing the record (or granting the access and removing it) tries them again."""
+
+    repo: str
+    labels: list[str] = Field(default_factory=list)
+    reason: str = ""  # GitHub's answer when it first refused, one line
+    key: str = ""  # the nightly being published then
+
+
 class CommandRecord(Record):
     """The store's memory of one `/rerun-sweep` comment, so polling never re-reads its reactions."""
 
