@@ -130,6 +130,8 @@ def from_event(step: Step) -> None:
         respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
     elif decision.kind != Kind.none:
         step.warn("no token: the command was neither checked nor answered on GitHub")
+    if decision.note:
+        step.warn(decision.note)
     if decision.kind == Kind.refuse:
         step.warn(f"refused: {decision.reason}")
     step.emit(decision)
