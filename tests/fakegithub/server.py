@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -101,11 +102,12 @@ def comment_limits(data: dict[str, Any]) -> tuple[int, dict[str, str], Any] | No
 class Fault:
     method: str
     path: str  # regular expression, searched in the request path
-    kind: str  # error, secondary, primary, drop, drop_after
+    kind: str  # error, secondary, primary, drop, drop_after, slow (answered after `seconds`)
     times: int = 1
     status: int = 502
     retry_after: int | str = 7  # seconds, or an HTTP date (`FakeGitHub.http_date`)
     reset_in: int = 30
+    seconds: float = 0.5  # slow: how long the answer takes (the request is applied after it)
 
 
 @dataclass
@@ -306,15 +308,18 @@ class FakeGitHub:
             )
             if fault is not None:
                 fault.times -= 1
-                if fault.kind != "drop_after":
+                if fault.kind not in ("drop_after", "slow"):
                     return self._fault_answer(fault)
+        if fault is not None and fault.kind == "slow":  # outside the lock: others go on meanwhile
+            time.sleep(fault.seconds)
+        with self._lock:
             login = self.tokens.get(token or "")
             if login is None:
                 return 401, {}, {"message": "Bad credentials"}
             status, headers, answer = self._route(method, target, login, token, body)
             if method != "GET" and 200 <= status < 300:
                 self.writes.append((method, path))
-            if fault is not None:  # drop_after: applied, but the answer is lost
+            if fault is not None and fault.kind == "drop_after":  # applied, but the answer is lost
                 return -1, {}, None
             return status, headers, answer
 

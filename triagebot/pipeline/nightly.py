@@ -1,9 +1,12 @@
 """`triagebot run`: one night's work, from the installed torch to the tracking issues.
 
-detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> read
-what earlier nights stored (with the site's folder as its cache) -> the night (`night_of`:
-analysed once, against the previous stored build) -> publish (a dry run without a token) ->
-render the report folder and the site from the night as published -> summary.
+detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store (and,
+when it will be published, record it as pending) -> read what earlier nights stored (with the
+site's folder as its cache) -> the night (`night_of`: analysed once, against the previous
+stored build) -> publish the nights an earlier run stored but could not publish, then this one
+(a dry run without a token; `publishing`) -> render the report folder and the site from the
+night as published -> summary. A build the store has already is not swept again; a night of it
+still owed to GitHub is published.
 
 Each stage is a public function of its own package or module (`inputs`, `sweeping`, `night`,
 `outputs`); `run` only orders them, and a test may replace any of the stages.
@@ -30,12 +33,18 @@ from triagebot.pipeline.outputs import (
     summary_markdown,
     write_diff,
 )
+from triagebot.pipeline.publishing import (
+    Publisher,
+    publish_night,
+    publish_owed,
+    publish_recorded,
+    writes_github,
+)
 from triagebot.pipeline.sweeping import sweep_configured
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
-from triagebot.store import Store, StoreError, open_store, write_snapshot
+from triagebot.store import Store, StoreError, mark_night, open_store, owed_nights, write_snapshot
 from triagebot.tracker.actions import step_summary, write_outputs
-from triagebot.tracker.night import publish_night as publish
 
 
 @dataclass
@@ -50,26 +59,16 @@ class RunOptions:
     check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
 
 
-# The stages, as functions of other packages; a test may replace any of them.
+# The stages, as functions of other packages; a test may replace any of them (and the
+# publisher, `publishing.Publisher`).
 Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
 Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
-# night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
-Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
 
 
 def render_report(night: Night, out: Path) -> Path:
     """The report folder: every rendering of `night` (see `report.write_report`)."""
     write_report(night, out)
     return out
-
-
-def publish_night(
-    night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store | None = None
-) -> tuple[str, Night]:
-    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
-    as published (its issue links filled in). `store` remembers each flag's issue."""
-    published = publish(night, config, token, dry_run, out, store=store)
-    return published.line, published.night
 
 
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
@@ -103,14 +102,16 @@ def run(
         check_corpus(config.sweep.corpus)
     existing = None if options.force else already_swept(store, build)
     if options.check_only:
-        return _check(build, existing, say)
+        return _check(build, existing, owed(store, config), say)
     if existing is not None and given is None:
-        return _skip(store, build, existing, say)
+        return _skip(store, build, existing, config, options, publisher, say)
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
     out.mkdir(parents=True, exist_ok=True)
     snapshot = given if given is not None else _sweep(config, options, build, out, sweeper, say)
     report = _store(store, snapshot, out)
+    if writes_github(config, options.token, options.dry_run):  # owed until every write is done
+        mark_night(store, config.tracker.repo or "", snapshot.key, "pending")
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
     # the issues, nor the summary: the run fails with it at the end.
@@ -118,7 +119,7 @@ def run(
     night = night_of(snapshot, store, config, stored=stored)
     write_diff(report, night, out)
     report.issues_dir, report.reports_dir = out / "issues", out / "report"
-    night, incomplete = _publish(report, night, config, options, publisher)
+    night, incomplete = _publish(report, night, config, options, publisher, store)
     # The report folder is the night as published (its bodies are the issues' bodies byte for
     # byte), and is written even when publishing failed, for the failure to be read.
     renderer(night, report.reports_dir)
@@ -135,27 +136,59 @@ def run(
     return report
 
 
-def _check(build: Environment, existing: str | None, say: Callable[[str], None]) -> RunReport:
-    """`--check`: whether the installed build needs a sweep, as a step output and a line."""
+def owed(store: Store, config: Config) -> list[str]:
+    """The nightlies stored but not yet published to `tracker.repo`, oldest first."""
+    return owed_nights(store, config.tracker.repo)[0] if config.tracker.repo else []
+
+
+def _check(
+    build: Environment, existing: str | None, unpublished: list[str], say: Callable[[str], None]
+) -> RunReport:
+    """`--check`: whether the installed build needs a sweep, and whether a stored night still
+    waits to be published (`run` publishes it), as step outputs and a line."""
     write_outputs({"sweep": "false" if existing else "true"})
     if existing:
         say(f"torch {build.torch_version} was already swept: snapshot {existing} (--force sweeps again)")
     else:
         say(f"torch {build.torch_version} is not in the store yet: it needs a sweep")
+    if unpublished:  # `publish=true` only then, so that the usual answer stays one line
+        write_outputs({"publish": "true"})
+        say(f"stored but not published yet: {', '.join(unpublished)} (the next run publishes them)")
     return RunReport(build=build, swept=False, existing_key=existing)
 
 
-def _skip(store: Store, build: Environment, existing: str, say: Callable[[str], None]) -> RunReport:
-    """A build the store has: nothing to do, and the summary and outputs say so."""
+def _skip(
+    store: Store,
+    build: Environment,
+    existing: str,
+    config: Config,
+    options: RunOptions,
+    publisher: Publisher,
+    say: Callable[[str], None],
+) -> RunReport:
+    """A build the store has: nothing to sweep. A night an earlier run stored but could not
+    publish is published now; the summary and outputs say what was done."""
     report = RunReport(build=build, swept=False, existing_key=existing)
     where = store.path_of(existing)
+    owing = writes_github(config, options.token, options.dry_run) and owed(store, config)
     say(
         f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'}) was already "
         f"swept: snapshot {existing} in {where or 'the store'}; "
-        "nothing to do (use --force to sweep again)"
+        + ("publishing what is owed to GitHub" if owing else "nothing to do")
+        + " (use --force to sweep again)"
     )
-    step_summary(summary_markdown(report, None))
-    write_outputs({"swept": "false", "snapshot": str(where or "")})
+    out = (options.out or Path(".triagebot") / "runs" / existing) / "owed"
+    try:
+        published = publish_owed(
+            store, config, options.token, options.dry_run, out, publisher=publisher, say=say
+        )
+        report.published = "; ".join(published)
+    except TrackerError as error:
+        report.published = f"failed: {error}"
+        raise
+    finally:
+        step_summary(summary_markdown(report, None))
+        write_outputs({"swept": "false", "snapshot": str(where or "")})
     return report
 
 
@@ -204,16 +237,23 @@ def _history(
 
 
 def _publish(
-    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher
+    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher, store: Store
 ) -> tuple[Night, TrackerError | None]:
-    """Publish `night` into `report.issues_dir` (a dry run without a token or a repo): the night
-    as published, and the error when publishing failed (said in the summary too; the run then
-    fails with it)."""
+    """Publish the nights an earlier run could not (`publish_owed`), then `night`, into
+    `report.issues_dir` (a dry run without a token or a repo): the night as published, and the
+    error when publishing failed (said in the summary too; the run then fails with it)."""
     assert report.issues_dir is not None
-    dry_run = options.dry_run or not options.token or not config.tracker.repo
+    dry_run = not writes_github(config, options.token, options.dry_run)
+    owed_out = report.issues_dir / "owed"
     try:
-        report.published, night = publisher(night, config, options.token, dry_run, report.issues_dir)
+        earlier = publish_owed(
+            store, config, options.token, dry_run, owed_out, publisher=publisher, before=night.key
+        )
+        line, night = publish_recorded(
+            night, config, options.token, dry_run, report.issues_dir, publisher=publisher, store=store
+        )
     except TrackerError as error:
         report.published = f"failed: {error}"
         return night, error
+    report.published = "; ".join([*earlier, line])
     return night, None
