@@ -216,6 +216,7 @@ class TrackerSettings(Section):
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
     dashboard_url: str | None = None
     health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
+    stale_after_days: int = Field(default=3, ge=0)  # days without a stored nightly the bot says so (0: never)
 
     @field_validator("repo")
     @classmethod

@@ -15,6 +15,7 @@ forming an HTML comment at all). Formats:
 - result table of a rerun: `<!-- triagebot:rerun-result=COMMENT_ID -->`
 - a rerun that gave no result: `<!-- triagebot:rerun-failed=COMMENT_ID -->`
 - cc comment for people a body edit added: `<!-- triagebot:cc flag=NAME snapshot=KEY -->`
+- no nightly stored for days (the watchdog), since KEY: `<!-- triagebot:silence since=KEY -->`
 
 KEY is a snapshot key (the torch version). Flag names and keys are plain identifiers and
 version strings; anything that could end the comment (`--`, `>`) or split the fields (spaces)
@@ -89,6 +90,10 @@ def failure_marker(comment_id: int) -> str:
 
 def cc_marker(flag: str, key: str) -> str:
     return f"<!-- triagebot:cc flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
+
+
+def silence_marker(key: str) -> str:
+    return f"<!-- triagebot:silence since={_checked(key, 'key')} -->"
 
 
 def first_line(body: str | None) -> str:
