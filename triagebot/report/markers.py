@@ -7,8 +7,9 @@ forming an HTML comment at all). Formats:
 
 - tracking issue body: `<!-- triagebot:flag=NAME -->`
 - corpus-health tracking issue body: `<!-- triagebot:health -->`
-- fixed / regression notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->` (a
-  baseline regression, on the health issue: `flag=baseline`, a name no flag may take)
+- fixed / regression / removed notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`
+  (a baseline regression, on the health issue: `flag=baseline`, a name no flag may take;
+  removed: failing models that left the corpus)
 - close / reopen comment: `<!-- triagebot:state=KIND flag=NAME snapshot=KEY -->`
 - mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
 - answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
@@ -31,7 +32,7 @@ from typing import Literal, NamedTuple
 from triagebot.config import MARKER_NAME, marker_safe
 from triagebot.errors import ConfigError
 
-NoticeKind = Literal["fixed", "regression"]
+NoticeKind = Literal["fixed", "regression", "removed"]
 StateKind = Literal["close", "reopen"]
 HEALTH_MARKER = "<!-- triagebot:health -->"
 """First line of the corpus-health tracking issue. Its baseline-regression notices carry
@@ -39,13 +40,13 @@ HEALTH_MARKER = "<!-- triagebot:health -->"
 _NAME = MARKER_NAME
 _FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")
 _NOTICE_MARKER = re.compile(
-    r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression)|state=(?P<state>close|reopen))"
+    r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression|removed)|state=(?P<state>close|reopen))"
     rf" flag=(?P<flag>{_NAME}) snapshot=(?P<key>{_NAME}) -->\Z"
 )
 
 
 class Notice(NamedTuple):
-    kind: str  # fixed, regression, close or reopen
+    kind: str  # fixed, regression, removed, close or reopen
     flag: str
     key: str
 
@@ -61,8 +62,8 @@ def flag_marker(flag: str) -> str:
 
 
 def notice_marker(kind: NoticeKind, flag: str, key: str) -> str:
-    if kind not in ("fixed", "regression"):
-        raise ValueError(f"notice kind {kind!r} is not fixed or regression")
+    if kind not in ("fixed", "regression", "removed"):
+        raise ValueError(f"notice kind {kind!r} is not fixed, regression or removed")
     return f"<!-- triagebot:notice={kind} flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
 
 

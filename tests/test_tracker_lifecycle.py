@@ -1,18 +1,21 @@
-"""The watchdog: no nightly stored for `stale_after_days` days is said where people look (the
-step summary of the scheduled poll, and one comment on a tracking issue), once per silence."""
+"""A tracker's life beyond one night: the watchdog (no nightly stored for `stale_after_days`
+days is said where people look, the step summary of the scheduled poll and one comment on a
+tracking issue, once per silence), and a failing model whose class left transformers, which is
+reported as removed, never as fixed."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from builders import REPO, SCALAR
+from builders import DYNAMIC, REPO, SCALAR, crash, night_of, nightly
 from climain import run_main
 from fakegithub import point_tracker_at, serve
-from test_tracker import snapshot
+from test_tracker import MODELS, snapshot
+from test_tracker import run as publish_nights
 from test_tracker_failures import publish_command
 
-from triagebot.report.markers import silence_marker
+from triagebot.report.markers import notice_marker, silence_marker
 from triagebot.store import LocalStore
 from triagebot.tracker.watchdog import silence_of
 
@@ -86,3 +89,29 @@ def test_a_watchdog_that_cannot_comment_says_why_and_the_poll_still_answers(
     ran = poll(monkeypatch, capsys, tmp_path)
     assert ran.status == 0 and "run=false" in ran.out
     assert "watchdog: say the silence on pytorch/pytorch#1: GitHub answered 403" in ran.err
+
+
+def test_a_failing_model_whose_class_left_transformers_is_removed_never_fixed(fake):
+    crashes = {SCALAR: {"Bert": crash(), "T5": crash()}, DYNAMIC: {"Bert": crash()}}
+    before = nightly("2.12.0.dev20260401", crashes, MODELS, git="a" * 40)
+    remaining = [model for model in MODELS if model != "Bert"]
+    after = nightly("2.12.0.dev20260402", {SCALAR: {"T5": crash()}}, remaining, git="b" * 40)
+    after = after.model_copy(
+        update={"environment": after.environment.model_copy(update={"transformers_version": "5.25.0"})}
+    )
+    change = night_of(after, [before]).diff.flags[SCALAR]  # the diff's word: removed, not fixed
+    assert [m.model for m in change.removed] == ["Bert"] and change.fixed == []
+    first = publish_nights(fake, [before])
+    assert first.not_applied == []
+    publish_nights(fake, [before, after])
+    scalar, dynamic = (issue["number"] for issue in fake.issues(REPO))
+    for number, flag in ((scalar, SCALAR), (dynamic, DYNAMIC)):
+        [comment] = fake.comments(REPO, number)
+        body = comment["body"]
+        assert body.startswith(notice_marker("removed", flag, after.key) + "\n")
+        assert "left the corpus" in body and "no longer in transformers `5.25.0`" in body
+        assert "| `Bert` |" in body and "removed, not fixed" in body
+        assert "stopped crashing" not in body
+    writes = len(fake.writes)
+    publish_nights(fake, [before, after])
+    assert len(fake.writes) == writes  # said once
