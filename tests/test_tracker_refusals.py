@@ -120,3 +120,22 @@ def test_retry_after_as_a_date_through_the_command_is_no_traceback(fake, monkeyp
     assert re.search(r"GitHub asks to wait 3[56]\d\ds \(secondary rate limit\), over 900s$", ran.err)
     assert publish_command(fake, monkeypatch, capsys, tmp_path, N1).status == 0
     assert len(fake.issues(REPO)) == 2
+
+
+def test_a_token_that_may_not_write_issues_is_a_failure_in_one_line(fake, monkeypatch, capsys, tmp_path):
+    assert publish_command(fake, monkeypatch, capsys, tmp_path, N1).status == 0
+    fake.read_only.add("bot-token")  # e.g. an Actions token without `issues: write`
+    fake.edit_issue(REPO, 2, "maintainer", labels=[])  # so that labels are asked for too
+    ran = publish_command(fake, monkeypatch, capsys, tmp_path, N1, N3)
+    assert ran.status == 2 and "Traceback" not in ran.err
+    assert ran.err.splitlines() == [
+        f"triagebot: error: applied 0 of 6 change(s) to {REPO}; 5 failed, first: edit body of "
+        f"{REPO}#1: GitHub answered 403: Resource not accessible by integration; 1 refused by "
+        f"GitHub, first: add labels module: dynamo, triagebot to {REPO}#2: GitHub answered 403: "
+        "Resource not accessible by integration"
+    ]
+    store = LocalStore(tmp_path / "store")
+    assert store.records(labels_folder(REPO), RefusedLabels) == {}  # not set aside: a person fixes it
+    fake.read_only.clear()
+    assert publish_command(fake, monkeypatch, capsys, tmp_path, N1, N3).status == 0
+    assert {label["name"] for label in fake.issues(REPO)[1]["labels"]} == {"module: dynamo", "triagebot"}

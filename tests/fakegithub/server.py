@@ -122,6 +122,8 @@ class FakeGitHub:
     def __init__(self, bot: str = "triagebot-bot", repo: str = "pytorch/pytorch") -> None:
         self.bot = bot
         self.tokens: dict[str, str] = {"bot-token": bot, ACTIONS_TOKEN: "github-actions[bot]"}
+        # Tokens that may read but not write (an Actions token without `issues: write`).
+        self.read_only: set[str] = set()
         self.permissions: dict[str, str] = {bot: "write"}
         self.repos: dict[str, RepoState] = {repo: RepoState()}
         self.faults: list[Fault] = []
@@ -316,6 +318,8 @@ class FakeGitHub:
             login = self.tokens.get(token or "")
             if login is None:
                 return 401, {}, {"message": "Bad credentials"}
+            if method != "GET" and token in self.read_only:
+                return 403, {}, dict(NOT_ACCESSIBLE)
             status, headers, answer = self._route(method, target, login, token, body)
             if method != "GET" and 200 <= status < 300:
                 self.writes.append((method, path))

@@ -1,12 +1,13 @@
 """Applying a plan: every write tried in order, each failure contained to what it touches.
 
-- A change GitHub *refuses* (403: the token may not do it, e.g. labels without triage rights,
-  a comment on a locked issue) skips that change alone; it is named, and the issue's other
-  changes (body, notices, close) still happen. Labels refused once are not offered again in
-  the same run (`refused_labels`), and the caller remembers them so that later nights do not
-  ask again.
-- A change that *fails* otherwise (a 422, a 404) is named too and skips that change alone,
-  except a failed create: the issue's other changes need its number.
+- A change GitHub *refuses for good* (403 on labels, which an account without triage rights
+  may not set; 403 on a comment to an issue that is locked) skips that change alone; it is
+  named, and the issue's other changes (body, notices, close) still happen. Labels refused
+  once are not offered again in the same run (`refused_labels`), and the caller remembers
+  them so that later nights do not ask again.
+- A change that *fails* otherwise (a 422, a 404, a 403 on an edit: the token may not write
+  issues at all, which a person must fix) is named too and skips that change alone, except a
+  failed create: the issue's other changes need its number.
 - When GitHub itself is failing (retries exhausted, a rate-limit wait too long) or the write
   cap is reached, the remaining writes are not tried.
 - An issue is opened only after a last look for one carrying its marker (another publisher may
@@ -26,6 +27,7 @@ from triagebot.tracker.remote import (
     create_issue,
     create_label,
     find_by_marker,
+    issue_locked,
     list_bot_issues,
     operation,
     update_issue,
@@ -45,7 +47,8 @@ class NotApplied:
     action: Action
     number: int | None
     reason: str  # one line: the operation, the issue, and why
-    refused: bool = False  # GitHub refused it (403): trying again would be refused again
+    refused: bool = False  # GitHub refused it for good: trying again would be refused again
+    status: int | None = None  # GitHub's answer, when it gave one
 
     @property
     def refused_labels(self) -> list[str]:
@@ -53,7 +56,7 @@ class NotApplied:
         return list(self.action.labels) if self.refused and self.action.verb in LABEL_VERBS else []
 
 
-def refused(error: GitHubError) -> bool:
+def forbidden(error: GitHubError) -> bool:
     """Whether GitHub refused the change itself (rate limits are 403s too, but are waited out
     and end as a `GitHubFault`)."""
     return error.status == 403 and not isinstance(error, GitHubFault)
@@ -93,10 +96,12 @@ class Applying:
             self.stop = "GitHub was failing" if failing else "the write cap was reached"
             return
         except GitHubError as error:
-            self._contain(action, number, str(error), refused(error))
+            self._contain(
+                NotApplied(action, number, str(error), self._for_good(action, number, error), error.status)
+            )
             return
         except TrackerError as error:
-            self._contain(action, number, str(error), False)
+            self._contain(NotApplied(action, number, str(error)))
             return
         self.done.append(Applied(action, number))
 
@@ -124,13 +129,26 @@ class Applying:
         self.created[action.marker] = number
         return number
 
-    def _contain(self, action: Action, number: int | None, reason: str, was_refused: bool) -> None:
-        # An issue GitHub will not let the bot open is a failure: without it nothing is tracked.
-        missing = NotApplied(action, number, reason, refused=was_refused and action.verb != Verb.create)
+    def _for_good(self, action: Action, number: int | None, error: GitHubError) -> bool:
+        """Whether GitHub refused `action` for a reason no run of the bot can change: labels
+        its account may not set, a comment on a locked conversation."""
+        if not forbidden(error):
+            return False
+        if action.verb in LABEL_VERBS:
+            return True
+        return action.verb == Verb.comment and number is not None and self._locked(number)
+
+    def _locked(self, number: int) -> bool:
+        try:
+            return issue_locked(self.gh, self.repo, number)
+        except TrackerError:
+            return False  # unknown: the refusal is then a failure, said as GitHub gave it
+
+    def _contain(self, missing: NotApplied) -> None:
         self.not_done.append(missing)
         self.refused_labels.update(missing.refused_labels)
-        if action.verb == Verb.create and action.marker:
-            self.failed_creates.add(action.marker)
+        if missing.action.verb == Verb.create and missing.action.marker:
+            self.failed_creates.add(missing.action.marker)
 
     def _without_refused_labels(self, action: Action) -> Action | None:
         if action.verb not in (Verb.add_labels, Verb.create) or not self.refused_labels:

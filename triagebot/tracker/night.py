@@ -153,8 +153,7 @@ def outcome(
         say(f"refused by GitHub, not retried: {reason}")
     held = " (held: alert only)" if publication.held else ""
     line = f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
-    if refused:
-        line += f"; {len(refused)} refused by GitHub, first: {refused[0]}"
-    if failures:
-        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}")
-    return Published(line, night)
+    said = f"; {len(refused)} refused by GitHub, first: {refused[0]}" if refused else ""
+    if failures:  # the failure first: it is what a person must fix
+        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}{said}")
+    return Published(line + said, night)

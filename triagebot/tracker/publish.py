@@ -197,8 +197,11 @@ def publish(
         # A backstop should applying ever outgrow the plan; the alert itself is always let through.
         gh.max_writes = gh.writes + max(max_writes, len(plan.writes))
         publication.applied, publication.not_applied = apply_plan(gh, repo, plan)
-        for missing in publication.refused:
-            memory.refuse_labels(missing.refused_labels, missing.reason, key)
+        # A token refused more than labels (no write access at all) is a person's to fix:
+        # its labels are not set aside as refused for good.
+        if not any(missing.status == 403 for missing in publication.failed):
+            for missing in publication.refused:
+                memory.refuse_labels(missing.refused_labels, missing.reason, key)
         if not held:
             remember_issues(memory, tracked, remote, publication, facts, remember)
     return publication

@@ -116,6 +116,12 @@ def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool =
     )
 
 
+def issue_locked(gh: GitHub, repo_name: str, number: int) -> bool:
+    """Whether issue `number`'s conversation is locked (only collaborators may comment)."""
+    issue = gh.repo(repo_name).get_issue(number)
+    return gh.read(lambda: bool(issue.locked), what=f"read whether {repo_name}#{number} is locked")
+
+
 def closed_by(gh: GitHub, repo_name: str, number: int) -> str | None:
     """Who closed issue `number` (GitHub lists issues without it: one read of the issue)."""
     issue = gh.repo(repo_name).get_issue(number)
