@@ -35,6 +35,8 @@ from triagebot.pipeline.outputs import (
 )
 from triagebot.pipeline.publishing import (
     Publisher,
+    owe,
+    owed,
     publish_night,
     publish_owed,
     publish_recorded,
@@ -43,7 +45,7 @@ from triagebot.pipeline.publishing import (
 from triagebot.pipeline.sweeping import sweep_configured
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
-from triagebot.store import Store, StoreError, mark_night, open_store, owed_nights, write_snapshot
+from triagebot.store import Store, StoreError, open_store, write_snapshot
 from triagebot.tracker.actions import step_summary, write_outputs
 
 
@@ -110,8 +112,7 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     snapshot = given if given is not None else _sweep(config, options, build, out, sweeper, say)
     report = _store(store, snapshot, out)
-    if writes_github(config, options.token, options.dry_run):  # owed until every write is done
-        mark_night(store, config.tracker.repo or "", snapshot.key, "pending")
+    owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
     # the issues, nor the summary: the run fails with it at the end.
@@ -134,11 +135,6 @@ def run(
     if site_failure is not None:
         raise site_failure
     return report
-
-
-def owed(store: Store, config: Config) -> list[str]:
-    """The nightlies stored but not yet published to `tracker.repo`, oldest first."""
-    return owed_nights(store, config.tracker.repo)[0] if config.tracker.repo else []
 
 
 def _check(

@@ -2,6 +2,8 @@
 
 - `writes_github`: the one rule for whether publishing writes to GitHub (a token, a repository
   and no `--dry-run`); otherwise the plan and bodies go to a folder.
+- `owe` / `owed`: a nightly stored to be published is owed to GitHub until its writes are done;
+  the nightlies still owed.
 - `publish_night`: the real publisher of `run` and `publish`: the tracker's `publish_night`,
   holding the store's lock on the repository's tracking state (`store.tracking_lock`), so that
   two publishers take turns and the second finds the first one's issues.
@@ -34,6 +36,18 @@ Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]
 def writes_github(config: Config, token: str | None, dry_run: bool) -> bool:
     """Whether publishing writes to GitHub: with a token and a repository, unless a dry run."""
     return bool(token and config.tracker.repo and not dry_run)
+
+
+def owe(store: Store, config: Config, token: str | None, dry_run: bool, key: str) -> None:
+    """Record nightly `key`, just stored, as owed to GitHub when it is to be published: a run
+    that dies before its writes are done leaves it for the next run to publish."""
+    if writes_github(config, token, dry_run) and config.tracker.repo:
+        mark_night(store, config.tracker.repo, key, "pending")
+
+
+def owed(store: Store, config: Config) -> list[str]:
+    """The nightlies stored but not yet published to `tracker.repo`, oldest first."""
+    return owed_nights(store, config.tracker.repo)[0] if config.tracker.repo else []
 
 
 def publish_night(
