@@ -50,6 +50,27 @@ def _rows_by_model(rows: Sequence[ModelEffect] | None, flag: str) -> dict[str, M
     return None if rows is None else {row.model: row for row in rows if row.flag == flag}
 
 
+def _left_failing(
+    old_by_name: dict[str, ModelResult],
+    old_effects: dict[str, ModelEffect] | None,
+    flag: str,
+    removed: Sequence[str],
+) -> list[ModelChange]:
+    """The `removed` models (in the old snapshot only) that crashed or gave a wrong result under
+    `flag`: they left the corpus, which is not a fix."""
+    left = []
+    for model in removed:
+        gone = old_effects.get(model) if old_effects is not None else model_effect(old_by_name[model], flag)
+        if gone is not None and gone.effect in (Effect.crashes, Effect.wrong_result):
+            stratum = old_by_name[model].stratum
+            left.append(
+                ModelChange(
+                    model=model, stratum=stratum, old_effect=gone.effect, old_signature=gone.signature
+                )
+            )
+    return left
+
+
 def diff_flag(
     old: Snapshot,
     new: Snapshot,
@@ -67,14 +88,7 @@ def diff_flag(
     # By name once, not `Snapshot.result` per model: that scan made a corpus-wide diff quadratic.
     old_by_name, new_by_name = _by_name(old), _by_name(new)
     old_effects, new_effects = _rows_by_model(old_rows, flag), _rows_by_model(new_rows, flag)
-    for model in removed:  # a model that left the corpus is not fixed: it is gone
-        gone = old_effects.get(model) if old_effects is not None else model_effect(old_by_name[model], flag)
-        if gone is not None and gone.effect in (Effect.crashes, Effect.wrong_result):
-            stratum = old_by_name[model].stratum
-            change = ModelChange(
-                model=model, stratum=stratum, old_effect=gone.effect, old_signature=gone.signature
-            )
-            result.removed.append(change)
+    result.removed = _left_failing(old_by_name, old_effects, flag, removed)
     for model in models:
         old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
