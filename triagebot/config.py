@@ -234,6 +234,7 @@ class TrackerSettings(Section):
     # Publish a test corpus's results (TEST_CORPORA) to `repo`: only for a fork's own test
     # repository, never upstream, where its test modules would read as real models.
     publish_test_corpus: bool = False
+    stale_after_days: int = Field(default=3, ge=0)  # days without a stored nightly the bot says so (0: never)
 
     @field_validator("repo")
     @classmethod

@@ -9,6 +9,12 @@ was applied. Response bodies start from the real recorded answers (see recorded.
 GitHub's limits are enforced as GitHub does, with its 422 answer and `errors` list: issue
 titles of at most 256 characters, issue bodies and comments of at most 65,536, no empty
 comment. Closing an issue records who closed it (`closed_by`, read by GET of the issue).
+
+So are its permissions, by each account's level in `permissions` (read, triage, write,
+maintain, admin): labels given to a new issue are silently dropped without push access (as
+GitHub documents), setting labels needs triage and creating one push (else 403), a locked
+issue (`lock_issue`) takes comments only from accounts with push access, and reading a
+collaborator's permission needs push access (the recorded 403).
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -31,6 +39,12 @@ ACTIONS_TOKEN = "actions-token"
 MAX_TITLE = 256
 MAX_BODY = 65536
 DOCS = "https://docs.github.com/rest/issues"
+LEVELS = ("none", "read", "triage", "write", "maintain", "admin")
+NOT_ACCESSIBLE = {"message": "Resource not accessible by integration", "documentation_url": DOCS}
+LOCKED = {
+    "message": "Unable to create comment because issue is locked.",
+    "documentation_url": "https://help.github.com/articles/locking-conversations/",
+}
 
 
 def invalid(resource: str, field: str, code: str, message: str, docs: str) -> tuple[int, dict[str, str], Any]:
@@ -88,11 +102,12 @@ def comment_limits(data: dict[str, Any]) -> tuple[int, dict[str, str], Any] | No
 class Fault:
     method: str
     path: str  # regular expression, searched in the request path
-    kind: str  # error, secondary, primary, drop, drop_after
+    kind: str  # error, secondary, primary, drop, drop_after, slow (answered after `seconds`)
     times: int = 1
     status: int = 502
-    retry_after: int = 7
+    retry_after: int | str = 7  # seconds, or an HTTP date (`FakeGitHub.http_date`)
     reset_in: int = 30
+    seconds: float = 0.5  # slow: how long the answer takes (the request is applied after it)
 
 
 @dataclass
@@ -107,6 +122,8 @@ class FakeGitHub:
     def __init__(self, bot: str = "triagebot-bot", repo: str = "pytorch/pytorch") -> None:
         self.bot = bot
         self.tokens: dict[str, str] = {"bot-token": bot, ACTIONS_TOKEN: "github-actions[bot]"}
+        # Tokens that may read but not write (an Actions token without `issues: write`).
+        self.read_only: set[str] = set()
         self.permissions: dict[str, str] = {bot: "write"}
         self.repos: dict[str, RepoState] = {repo: RepoState()}
         self.faults: list[Fault] = []
@@ -168,9 +185,13 @@ class FakeGitHub:
                 issue["closed_by"] = self.user_json(author)
             return issue
 
-    def add_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
+    def add_comment(
+        self, repo: str, number: int, body: str, author: str, association: str = "NONE"
+    ) -> dict[str, Any]:
+        """A person comments; `association` is what GitHub says of them (`author_association`:
+        OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...)."""
         with self._lock:
-            return self._create_comment(repo, number, body, author)
+            return self._create_comment(repo, number, body, author, association)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> dict[str, Any]:
         """A person edits their comment: new body, `updated_at` later than `created_at`."""
@@ -185,6 +206,15 @@ class FakeGitHub:
             status, _, answer = self._patch_issue(repo, self.repos[repo], author, {}, fields, number)
         assert status == 200, answer
         return answer
+
+    def lock_issue(self, repo: str, number: int, reason: str = "resolved") -> None:
+        """A maintainer locks the conversation: only accounts with push access may comment."""
+        with self._lock:
+            self.repos[repo].issues[number].update(locked=True, active_lock_reason=reason)
+
+    def may(self, login: str, level: str) -> bool:
+        """Whether `login` has at least `level` on the repositories (see `permissions`)."""
+        return LEVELS.index(self.permissions.get(login, "read")) >= LEVELS.index(level)
 
     def issues(self, repo: str = "pytorch/pytorch") -> list[dict[str, Any]]:
         return sorted(self.repos[repo].issues.values(), key=lambda i: i["number"])
@@ -228,22 +258,31 @@ class FakeGitHub:
             url=f"{self.base_url}/repos/{repo}/issues/{number}",
             html_url=f"https://github.com/{repo}/issues/{number}",
             comments=0,
+            locked=False,
+            active_lock_reason=None,
         )
         issues[number] = issue
         if self.lag_after_create:
             self._lagging[(repo, number)] = self.lag_after_create
         return issue
 
+    def http_date(self, later: float = 0) -> str:
+        """The fake clock (plus `later` seconds) as an HTTP date, e.g. for `Retry-After`."""
+        return format_datetime(datetime.fromtimestamp(self.clock() + later, UTC), usegmt=True)
+
     def timestamp(self, later: float = 0) -> str:
         """The fake clock (plus `later` seconds) as GitHub writes times."""
         return datetime.fromtimestamp(self.clock() + later, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _create_comment(self, repo: str, number: int, body: str, author: str) -> dict[str, Any]:
+    def _create_comment(
+        self, repo: str, number: int, body: str, author: str, association: str = "NONE"
+    ) -> dict[str, Any]:
         comment = template("comment")
         comment_id = self._id()
         comment.update(
             id=comment_id,
             body=body,
+            author_association=association,
             created_at=self.timestamp(),
             updated_at=self.timestamp(),
             user=self.user_json(author),
@@ -271,15 +310,20 @@ class FakeGitHub:
             )
             if fault is not None:
                 fault.times -= 1
-                if fault.kind != "drop_after":
+                if fault.kind not in ("drop_after", "slow"):
                     return self._fault_answer(fault)
+        if fault is not None and fault.kind == "slow":  # outside the lock: others go on meanwhile
+            time.sleep(fault.seconds)
+        with self._lock:
             login = self.tokens.get(token or "")
             if login is None:
                 return 401, {}, {"message": "Bad credentials"}
+            if method != "GET" and token in self.read_only:
+                return 403, {}, dict(NOT_ACCESSIBLE)
             status, headers, answer = self._route(method, target, login, token, body)
             if method != "GET" and 200 <= status < 300:
                 self.writes.append((method, path))
-            if fault is not None:  # drop_after: applied, but the answer is lost
+            if fault is not None and fault.kind == "drop_after":  # applied, but the answer is lost
                 return -1, {}, None
             return status, headers, answer
 
@@ -381,6 +425,8 @@ class FakeGitHub:
         refused = issue_limits(body, creating=True)
         if refused:
             return refused
+        if not self.may(login, "write"):  # "Labels are silently dropped otherwise."
+            body = {key: value for key, value in body.items() if key != "labels"}
         issue = self._create_issue(repo, body, login)
         return 201, {"Location": issue["url"]}, issue
 
@@ -413,6 +459,8 @@ class FakeGitHub:
         issue = self._issue(state, number)
         if issue is None:
             return 404, {}, {"message": "Not Found"}
+        if not self.may(login, "triage"):
+            return 403, {}, dict(NOT_ACCESSIBLE)
         names = body.get("labels", body) if isinstance(body, dict) else body
         for name in names:
             if name not in {label["name"] for label in issue["labels"]}:
@@ -426,8 +474,11 @@ class FakeGitHub:
         return self._page(comments, query, f"/repos/{repo}/issues/{number}/comments")
 
     def _post_comment(self, repo, state, login, query, body, number):
-        if self._issue(state, number) is None:
+        issue = self._issue(state, number)
+        if issue is None:
             return 404, {}, {"message": "Not Found"}
+        if issue.get("locked") and not self.may(login, "write"):
+            return 403, {}, dict(LOCKED)
         refused = comment_limits(body)
         if refused:
             return refused
@@ -465,6 +516,8 @@ class FakeGitHub:
         return self._page(list(state.labels.values()), query, f"/repos/{repo}/labels")
 
     def _post_label(self, repo, state, login, query, body):
+        if not self.may(login, "write"):
+            return 403, {}, dict(NOT_ACCESSIBLE)
         if body["name"] in state.labels:
             return (
                 422,
@@ -478,7 +531,7 @@ class FakeGitHub:
         return (200, {}, label) if label else (404, {}, {"message": "Not Found"})
 
     def _permission(self, repo, state, login, query, body, user):
-        if self.permissions.get(login) not in ("write", "maintain", "admin"):
+        if not self.may(login, "write"):
             return 403, {}, template("no_push_access")
         answer = template("permission")
         level = self.permissions.get(user, "read")

@@ -50,6 +50,27 @@ def _rows_by_model(rows: Sequence[ModelEffect] | None, flag: str) -> dict[str, M
     return None if rows is None else {row.model: row for row in rows if row.flag == flag}
 
 
+def _left_failing(
+    old_by_name: dict[str, ModelResult],
+    old_effects: dict[str, ModelEffect] | None,
+    flag: str,
+    removed: Sequence[str],
+) -> list[ModelChange]:
+    """The `removed` models (in the old snapshot only) that crashed or gave a wrong result under
+    `flag`: they left the corpus, which is not a fix."""
+    left = []
+    for model in removed:
+        gone = old_effects.get(model) if old_effects is not None else model_effect(old_by_name[model], flag)
+        if gone is not None and gone.effect in (Effect.crashes, Effect.wrong_result):
+            stratum = old_by_name[model].stratum
+            left.append(
+                ModelChange(
+                    model=model, stratum=stratum, old_effect=gone.effect, old_signature=gone.signature
+                )
+            )
+    return left
+
+
 def diff_flag(
     old: Snapshot,
     new: Snapshot,
@@ -57,13 +78,17 @@ def diff_flag(
     models: list[str],
     old_rows: Sequence[ModelEffect] | None = None,
     new_rows: Sequence[ModelEffect] | None = None,
+    *,
+    removed: Sequence[str] = (),
 ) -> FlagDiff:
-    """How `flag` moved on the models both snapshots have; `old_rows` and `new_rows` are
+    """How `flag` moved on the models both snapshots have, and which of the `removed` models
+    (in `old` only) crashed or gave a wrong result under it; `old_rows` and `new_rows` are
     `classify(old)` and `classify(new)` when the caller has them already."""
     result = FlagDiff(flag=flag)
     # By name once, not `Snapshot.result` per model: that scan made a corpus-wide diff quadratic.
     old_by_name, new_by_name = _by_name(old), _by_name(new)
     old_effects, new_effects = _rows_by_model(old_rows, flag), _rows_by_model(new_rows, flag)
+    result.removed = _left_failing(old_by_name, old_effects, flag, removed)
     for model in models:
         old_result, new_result = old_by_name.get(model), new_by_name.get(model)
         assert old_result is not None and new_result is not None
@@ -125,6 +150,7 @@ def diff(
         if change is not None:
             baseline_changes.append(change)
     shared_flags = [flag for flag in new.flags if flag in old.flags]
+    removed = [model for model in old_models if model not in new_by_name]
     return SnapshotDiff(
         old_key=old.key,
         new_key=new.key,
@@ -133,9 +159,12 @@ def diff(
         same_build=old.environment.same_build(new.environment),
         compare_url=compare_url(old.environment.torch_git_version, new.environment.torch_git_version),
         models_added=[model for model in new_models if model not in old_set],
-        models_removed=[model for model in old_models if model not in new_by_name],
+        models_removed=removed,
         baseline_graph_changes=baseline_changes,
-        flags={flag: diff_flag(old, new, flag, common, old_rows, new_rows) for flag in shared_flags},
+        flags={
+            flag: diff_flag(old, new, flag, common, old_rows, new_rows, removed=removed)
+            for flag in shared_flags
+        },
         flags_added=[flag for flag in new.flags if flag not in old.flags],
         flags_removed=[flag for flag in old.flags if flag not in new.flags],
     )

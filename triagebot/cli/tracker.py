@@ -78,14 +78,14 @@ def publish(
 
     Plans the tracking issues of SNAPSHOT against GitHub, prints the plan and applies only the
     difference (a dry run without a token)."""
-    from triagebot.tracker.night import publish_night  # start-up cost: see the module
+    from triagebot.pipeline.publishing import publish_stored  # start-up cost: see the module
 
     snapshots = Snapshots(settings.store)
     night = snapshots.night(snapshot, settings, previous)
     if github_token(token) and settings.tracker.repo and not dry_run:
         settings.check_publishable(night.snapshot.corpus.name)
-    published = publish_night(night, settings, github_token(token), dry_run, out, store=snapshots.store)
-    print(published.line)
+    # Under the store's lock on the repository; recorded as published once every write is done.
+    print(publish_stored(night, settings, github_token(token), dry_run, out, store=snapshots.store))
 
 
 @configured("repo", "store")

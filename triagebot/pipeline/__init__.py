@@ -13,8 +13,11 @@
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
+- `publishing`: what counts as published: `publish_night` (the real publisher, under the
+  store's lock on the repository), `publish_recorded` (pending until every write is done),
+  `publish_owed` (what an earlier run stored but could not publish), `writes_github`.
 - `nightly`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
-  stages (`default_stages`, `render_report`, `publish_night`).
+  stages (`default_stages`, `render_report`).
 
 Every name is importable from `triagebot.pipeline`; each module is imported on first use of one
 of its names, so that a command that only loads a snapshot does not import the sweep, jinja2 or
@@ -47,7 +50,8 @@ _MODULES = {
         "with_stored_flags",
     ),
     "outputs": ("RunReport", "SiteStage", "build_site", "summary_markdown"),
-    "nightly": ("RunOptions", "default_stages", "publish_night", "render_report", "run"),
+    "publishing": ("publish_night", "publish_owed", "publish_recorded", "publish_stored", "writes_github"),
+    "nightly": ("RunOptions", "default_stages", "render_report", "run"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = sorted(_HOME)

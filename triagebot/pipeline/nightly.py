@@ -1,9 +1,12 @@
 """`triagebot run`: one night's work, from the installed torch to the tracking issues.
 
-detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store -> read
-what earlier nights stored (with the site's folder as its cache) -> the night (`night_of`:
-analysed once, against the previous stored build) -> publish (a dry run without a token) ->
-render the report folder and the site from the night as published -> summary.
+detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store (and,
+when it will be published, record it as pending) -> read what earlier nights stored (with the
+site's folder as its cache) -> the night (`night_of`: analysed once, against the previous
+stored build) -> publish the nights an earlier run stored but could not publish, then this one
+(a dry run without a token; `publishing`) -> render the report folder and the site from the
+night as published -> summary. A build the store has already is not swept again; a night of it
+still owed to GitHub is published.
 
 Each stage is a public function of its own package or module (`inputs`, `sweeping`, `night`,
 `outputs`); `run` only orders them, and a test may replace any of the stages.
@@ -30,12 +33,20 @@ from triagebot.pipeline.outputs import (
     summary_markdown,
     write_diff,
 )
+from triagebot.pipeline.publishing import (
+    Publisher,
+    owe,
+    owed,
+    publish_night,
+    publish_owed,
+    publish_recorded,
+    writes_github,
+)
 from triagebot.pipeline.sweeping import sweep_configured, sweep_flags, with_stored_flags
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
 from triagebot.store import Store, StoreError, open_store, write_snapshot
 from triagebot.tracker.actions import step_summary, write_outputs
-from triagebot.tracker.night import publish_night as publish
 
 
 @dataclass
@@ -50,31 +61,16 @@ class RunOptions:
     check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
 
 
-# The stages, as functions of other packages; a test may replace any of them.
+# The stages, as functions of other packages; a test may replace any of them (and the
+# publisher, `publishing.Publisher`).
 Sweeper = Callable[[Config, Path, bool], Snapshot]  # config, work folder, resume
 Renderer = Callable[[Night, Path], Path]  # the night as published, the report folder
-# night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
-Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
 
 
 def render_report(night: Night, out: Path) -> Path:
     """The report folder: every rendering of `night` (see `report.write_report`)."""
     write_report(night, out)
     return out
-
-
-def publish_night(
-    night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store | None = None
-) -> tuple[str, Night]:
-    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night
-    as published (its issue links filled in). `store` remembers each flag's issue."""
-    published = publish(night, config, token, dry_run, out, store=store)
-    return published.line, published.night
-
-
-def writes_issues(config: Config, options: RunOptions) -> bool:
-    """Whether publishing writes to GitHub: a token and a repository, and no --dry-run."""
-    return bool(options.token and config.tracker.repo and not options.dry_run)
 
 
 def default_stages(config: Config, store: Store, models: list[str] | None = None) -> dict[str, object]:
@@ -108,10 +104,10 @@ def run(
         check_corpus(config.sweep.corpus)
     need = sweep_need(store, build, config, force=options.force)
     if options.check_only:
-        return _check(build, need, say)
+        return _check(build, need, owed(store, config), say)
     if not need.sweep and given is None:
-        return _skip(store, build, need, say)
-    if writes_issues(config, options):  # refused before a sweep, not after it
+        return _skip(store, build, need, config, options, publisher, say)
+    if writes_github(config, options.token, options.dry_run):  # refused before a sweep, not after it
         config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus)
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
@@ -121,6 +117,7 @@ def run(
     else:
         snapshot = _sweep(config, options, need, store, out, sweeper, say)
     report = _store(store, snapshot, out)
+    owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
     # the issues, nor the summary: the run fails with it at the end.
@@ -128,7 +125,7 @@ def run(
     night = night_of(snapshot, store, config, stored=stored)
     write_diff(report, night, out)
     report.issues_dir, report.reports_dir = out / "issues", out / "report"
-    night, incomplete = _publish(report, night, config, options, publisher)
+    night, incomplete = _publish(report, night, config, options, publisher, store)
     # The report folder is the night as published (its bodies are the issues' bodies byte for
     # byte), and is written even when publishing failed, for the failure to be read.
     renderer(night, report.reports_dir)
@@ -145,23 +142,52 @@ def run(
     return report
 
 
-def _check(build: Environment, need: SweepNeed, say: Callable[[str], None]) -> RunReport:
+def _check(
+    build: Environment, need: SweepNeed, unpublished: list[str], say: Callable[[str], None]
+) -> RunReport:
     """`--check`: whether the installed build needs a sweep, as step outputs and as the same
-    `name=value` lines on stdout (`sweep=true|false`, the flags to sweep, the reason)."""
-    write_outputs(need.outputs())
-    for name, value in need.outputs().items():
+    `name=value` lines on stdout (`sweep=true|false`, the flags to sweep, the reason), and
+    `publish=true` when a stored night still waits to be published (`run` publishes it)."""
+    outputs = need.outputs() | ({"publish": "true"} if unpublished else {})
+    write_outputs(outputs)
+    for name, value in outputs.items():
         say(f"{name}={value}")
+    if unpublished:
+        say(f"stored but not published yet: {', '.join(unpublished)} (the next run publishes them)")
     return RunReport(build=build, swept=False, existing_key=need.existing)
 
 
-def _skip(store: Store, build: Environment, need: SweepNeed, say: Callable[[str], None]) -> RunReport:
-    """A build the store has: nothing to do, and the summary and outputs say so."""
+def _skip(
+    store: Store,
+    build: Environment,
+    need: SweepNeed,
+    config: Config,
+    options: RunOptions,
+    publisher: Publisher,
+    say: Callable[[str], None],
+) -> RunReport:
+    """A build the store has: nothing to sweep. A night an earlier run stored but could not
+    publish is published now; the summary and outputs say what was done."""
     assert need.existing is not None
     report = RunReport(build=build, swept=False, existing_key=need.existing)
     where = store.path_of(need.existing)
-    say(f"{need.reason}; in {where or 'the store'}: nothing to do")
-    step_summary(summary_markdown(report, None))
-    write_outputs({"swept": "false", "snapshot": str(where or "")})
+    owing = writes_github(config, options.token, options.dry_run) and owed(store, config)
+    say(
+        f"{need.reason}; in {where or 'the store'}: "
+        + ("publishing what is owed to GitHub" if owing else "nothing to do")
+    )
+    out = (options.out or Path(".triagebot") / "runs" / need.existing) / "owed"
+    try:
+        published = publish_owed(
+            store, config, options.token, options.dry_run, out, publisher=publisher, say=say
+        )
+        report.published = "; ".join(published)
+    except TrackerError as error:
+        report.published = f"failed: {error}"
+        raise
+    finally:
+        step_summary(summary_markdown(report, None))
+        write_outputs({"swept": "false", "snapshot": str(where or "")})
     return report
 
 
@@ -215,17 +241,23 @@ def _history(
 
 
 def _publish(
-    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher
+    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher, store: Store
 ) -> tuple[Night, TrackerError | None]:
-    """Publish `night` into `report.issues_dir` (a dry run without a token or a repo): the night
-    as published, and the error when publishing failed (said in the summary too; the run then
-    fails with it)."""
+    """Publish the nights an earlier run could not (`publish_owed`), then `night`, into
+    `report.issues_dir` (a dry run without a token or a repo): the night as published, and the
+    error when publishing failed (said in the summary too; the run then fails with it)."""
     assert report.issues_dir is not None
+    dry_run = not writes_github(config, options.token, options.dry_run)
+    owed_out = report.issues_dir / "owed"
     try:
-        report.published, night = publisher(
-            night, config, options.token, not writes_issues(config, options), report.issues_dir
+        earlier = publish_owed(
+            store, config, options.token, dry_run, owed_out, publisher=publisher, before=night.key
+        )
+        line, night = publish_recorded(
+            night, config, options.token, dry_run, report.issues_dir, publisher=publisher, store=store
         )
     except TrackerError as error:
         report.published = f"failed: {error}"
         return night, error
+    report.published = "; ".join([*earlier, line])
     return night, None

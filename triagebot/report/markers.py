@@ -7,14 +7,16 @@ forming an HTML comment at all). Formats:
 
 - tracking issue body: `<!-- triagebot:flag=NAME -->`
 - corpus-health tracking issue body: `<!-- triagebot:health -->`
-- fixed / regression notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->` (a
-  baseline regression, on the health issue: `flag=baseline`, a name no flag may take)
+- fixed / regression / removed notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`
+  (a baseline regression, on the health issue: `flag=baseline`, a name no flag may take;
+  removed: failing models that left the corpus)
 - close / reopen comment: `<!-- triagebot:state=KIND flag=NAME snapshot=KEY -->`
 - mass-failure alert issue: `<!-- triagebot:alert snapshot=KEY -->`
 - answer to a command (help or refusal): `<!-- triagebot:answer=COMMENT_ID -->`
 - result table of a rerun: `<!-- triagebot:rerun-result=COMMENT_ID -->`
 - a rerun that gave no result: `<!-- triagebot:rerun-failed=COMMENT_ID -->`
 - cc comment for people a body edit added: `<!-- triagebot:cc flag=NAME snapshot=KEY -->`
+- no nightly stored for days (the watchdog), since KEY: `<!-- triagebot:silence since=KEY -->`
 
 KEY is a snapshot key (the torch version). Flag names and keys are plain identifiers and
 version strings; anything that could end the comment (`--`, `>`) or split the fields (spaces)
@@ -30,7 +32,7 @@ from typing import Literal, NamedTuple
 from triagebot.config import MARKER_NAME, marker_safe
 from triagebot.errors import ConfigError
 
-NoticeKind = Literal["fixed", "regression"]
+NoticeKind = Literal["fixed", "regression", "removed"]
 StateKind = Literal["close", "reopen"]
 HEALTH_MARKER = "<!-- triagebot:health -->"
 """First line of the corpus-health tracking issue. Its baseline-regression notices carry
@@ -38,13 +40,13 @@ HEALTH_MARKER = "<!-- triagebot:health -->"
 _NAME = MARKER_NAME
 _FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")
 _NOTICE_MARKER = re.compile(
-    r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression)|state=(?P<state>close|reopen))"
+    r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression|removed)|state=(?P<state>close|reopen))"
     rf" flag=(?P<flag>{_NAME}) snapshot=(?P<key>{_NAME}) -->\Z"
 )
 
 
 class Notice(NamedTuple):
-    kind: str  # fixed, regression, close or reopen
+    kind: str  # fixed, regression, removed, close or reopen
     flag: str
     key: str
 
@@ -60,8 +62,8 @@ def flag_marker(flag: str) -> str:
 
 
 def notice_marker(kind: NoticeKind, flag: str, key: str) -> str:
-    if kind not in ("fixed", "regression"):
-        raise ValueError(f"notice kind {kind!r} is not fixed or regression")
+    if kind not in ("fixed", "regression", "removed"):
+        raise ValueError(f"notice kind {kind!r} is not fixed, regression or removed")
     return f"<!-- triagebot:notice={kind} flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
 
 
@@ -89,6 +91,10 @@ def failure_marker(comment_id: int) -> str:
 
 def cc_marker(flag: str, key: str) -> str:
     return f"<!-- triagebot:cc flag={_checked(flag, 'flag')} snapshot={_checked(key, 'key')} -->"
+
+
+def silence_marker(key: str) -> str:
+    return f"<!-- triagebot:silence since={_checked(key, 'key')} -->"
 
 
 def first_line(body: str | None) -> str:

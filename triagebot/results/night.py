@@ -284,7 +284,8 @@ class ModelChange(Record):
 
 
 class FlagDiff(Record):
-    """How one flag's effects moved between two snapshots (models present in both)."""
+    """How one flag's effects moved between two snapshots (models present in both, and the
+    failing ones that left the corpus)."""
 
     flag: str
     newly_crashing: list[ModelChange] = Field(default_factory=list)
@@ -293,11 +294,15 @@ class FlagDiff(Record):
     signature_changes: list[ModelChange] = Field(default_factory=list)
     graph_changes: list[ModelChange] = Field(default_factory=list)  # graphs under the flag
     effect_changes: list[ModelChange] = Field(default_factory=list)  # any other effect change
+    # Crashed or gave a wrong result under the flag, and left the corpus (its class is gone from
+    # transformers): removed, never fixed.
+    removed: list[ModelChange] = Field(default_factory=list)
 
     @property
     def has_changes(self) -> bool:
         return bool(
-            self.newly_crashing
+            self.removed
+            or self.newly_crashing
             or self.newly_wrong
             or self.fixed
             or self.signature_changes

@@ -64,6 +64,29 @@ class IssueRecord(Record):
     closed_signatures: list[str] = Field(default_factory=list)  # what it showed when they closed it
 
 
+class RefusedLabels(Record):
+    """Labels GitHub refused to create or set in one repository (the token lacks triage or push
+    access): not asked for again, so that a missing permission is said once, not every night.
+    Removing the record (or granting the access and removing it) tries them again."""
+
+    repo: str
+    labels: list[str] = Field(default_factory=list)
+    reason: str = ""  # GitHub's answer when it first refused, one line
+    key: str = ""  # the nightly being published then
+
+
+class PublishedNight(Record):
+    """Whether one stored nightly was published to one repository: `pending` from the moment it
+    is stored for publishing until every write is done, so that a publish that failed (a
+    revoked token, GitHub down) is finished by the next run instead of being forgotten."""
+
+    repo: str
+    key: str
+    state: Literal["pending", "published"]
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))  # when `state` was reached
+    line: str = ""  # what publishing said last: what was applied, or why it failed
+
+
 class CommandRecord(Record):
     """The store's memory of one `/rerun-sweep` comment, so polling never re-reads its reactions."""
 

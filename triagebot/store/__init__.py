@@ -24,6 +24,11 @@ Public API, for cli and tracker:
 - `selection`: `same_selection`, `comparable` (like with like), `replacement_problem`, `describe`.
 - `find_bisection(store, axis, signature, good, bad)` / `keep_bisection(store, bisection)`
   (`bisections`): the bisections run, so that one (signature, range) is never bisected twice.
+- `mark_night(store, repo, key, state)` / `owed_nights(store, repo)` / `published_nights`
+  (`publications`): which nightlies were published to a repository, so that one stored but not
+  published is published by the next run; `tracking_lock(store, repo)`: held while publishing
+  to a repository, so that two publishers take turns (a lease on the data branch for a git
+  store, `lease`).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from triagebot.store.base import (
 from triagebot.store.bisections import find_bisection, keep_bisection
 from triagebot.store.configured import open_store
 from triagebot.store.git import GitStore
+from triagebot.store.publications import mark_night, owed_nights, published_nights, tracking_lock
 
 __all__ = [
     "GitStore",
@@ -52,7 +58,11 @@ __all__ = [
     "find_bisection",
     "keep_bisection",
     "key_order",
+    "mark_night",
     "open_store",
+    "owed_nights",
+    "published_nights",
     "read_snapshot",
+    "tracking_lock",
     "write_snapshot",
 ]

@@ -10,14 +10,17 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 - `closing`: open/closed from the confirmed-crash history (`close_after`)
 - `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`), and the
   comment that reaches people a body edit added
-- `plan` / `remote` / `publish`: read GitHub, plan, apply only the difference, dry run, the
-  write cap (`max_writes`) that turns a flood into one alert; a failed write does not stop
-  the others
-- `memory`: what the store remembers of each flag's issue (its number first, then its marker)
+- `plan` / `remote` / `apply` / `publish`: read GitHub, plan, apply only the difference, dry
+  run, the write cap (`max_writes`) that turns a flood into one alert; a change GitHub refuses
+  (403) skips that change alone and is said once, a failed write does not stop the others
+- `memory`: what the store remembers of each flag's issue (its number first, then its marker),
+  and the labels GitHub refused to set
+- `watchdog`: no nightly stored for `stale_after_days` days is said, once on an issue
 - `people`: an issue a person closed stays closed until a new crash signature appears
 - `/rerun-sweep`: `commands` (the grammar: a pure parse of a comment), `rerun` (the comment
   event, permissions, and the decision: help, refusal or a request), `respond` (one handler
-  per decision, in one table), `reactions` (👀 🚀 😕 and what they say), `ledger` and
+  per decision, in one table; where permissions cannot be read, `author_association`
+  decides), `reactions` (👀 🚀 😕 and what they say), `ledger` and
   `polling` (commands read by polling, `commands_on_edited`), `answer` (the rerun's answer),
   `dispatch` (the `command` subcommand: one step per option, in one table)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep;

@@ -6,7 +6,8 @@ Each step is one small function, registered in `STEPS` under the option that ask
   refusal, and write the sweep job's inputs (`run=true|false`, models, flags, confirm, corpus,
   where to answer) as step outputs (`actions.write_outputs`).
 - `--poll`: the same for every command not yet handled on the tracking issues of `--repo`,
-  with the ledger kept in the store (`polling`).
+  with the ledger kept in the store (`polling`); then the watchdog (`watchdog`): no nightly
+  stored for `tracker.stale_after_days` days is said, once on an issue.
 - `--answer SNAPSHOT`: post the rerun's result on the command's issue (`answer`).
 - `--failed RESULT`: the sweep gave no result (`failure`, `cancelled`, ... or a reason):
   answer the command with why, and react 😕.
@@ -37,6 +38,7 @@ from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import PollSettings, poll
 from triagebot.tracker.remote import first_line
 from triagebot.tracker.respond import answered_today, respond
+from triagebot.tracker.watchdog import watch
 
 
 @dataclass
@@ -130,6 +132,8 @@ def from_event(step: Step) -> None:
         respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
     elif decision.kind != Kind.none:
         step.warn("no token: the command was neither checked nor answered on GitHub")
+    if decision.note:
+        step.warn(decision.note)
     if decision.kind == Kind.refuse:
         step.warn(f"refused: {decision.reason}")
     step.emit(decision)
@@ -140,12 +144,13 @@ def from_poll(step: Step) -> None:
     gh = step.connect("--poll")
     repo = step.repo or ""
     ledger = Ledger.load(step.store, repo)
+    settings = step.poll_settings()
     try:
         decision = poll(
             gh,
             repo,
             issue_flag=issue_flags(step.store, repo),
-            settings=step.poll_settings(),
+            settings=settings,
             ledger=ledger,
             now=now(),
             say=step.warn,
@@ -153,6 +158,11 @@ def from_poll(step: Step) -> None:
     finally:
         ledger.save(step.store)  # what was done is remembered even when a later write failed
     step.emit(decision)
+    try:  # the scheduled poll is what still runs when the nightly does not: it looks
+        limit = step.settings.tracker.stale_after_days
+        watch(gh, repo, step.store, settings.stored, flags=settings.known_flags, limit=limit, say=step.warn)
+    except TrackerError as error:
+        step.warn(f"watchdog: {error}")
 
 
 def answer_rerun(step: Step) -> None:

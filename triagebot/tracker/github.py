@@ -5,8 +5,9 @@ requests) because both sleep through `time.sleep`, which a test cannot skip. Eve
 through `GitHub.read` or `GitHub.write` instead, which:
 
 - retry 5xx answers and dropped connections with exponential backoff;
-- honour the secondary rate limit (`Retry-After`) and the primary one (`X-RateLimit-Remaining: 0`
-  until `X-RateLimit-Reset`), refusing to wait longer than `max_wait` seconds;
+- honour the secondary rate limit (`Retry-After`, in seconds or as an HTTP date, as HTTP allows)
+  and the primary one (`X-RateLimit-Remaining: 0` until `X-RateLimit-Reset`), refusing to wait
+  longer than `max_wait` seconds;
 - retry a 404 for a short while when the object was created moments ago (GitHub's replicas
   catch up on their own time);
 - space writes a second apart, as GitHub asks of integrations to avoid secondary limits;
@@ -27,6 +28,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 import github
@@ -102,6 +105,23 @@ def unreachable(error: Exception) -> str:
     if isinstance(error, requests.exceptions.Timeout):
         return "timed out"
     return type(error).__name__
+
+
+def retry_after(value: str, now: float) -> float | None:
+    """Seconds a `Retry-After` header asks to wait, from `now` (epoch seconds): it is either a
+    number of seconds or an HTTP date (RFC 9110); None when it is neither."""
+    text = value.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000": HTTP dates are always in GMT
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() - now
 
 
 @dataclass
@@ -227,7 +247,10 @@ class GitHub:
             return None, ""
         message = str((error.data or {}).get("message", "")) if isinstance(error.data, dict) else ""
         if "retry-after" in headers:
-            return max(float(headers["retry-after"]), 1.0), "secondary rate limit"
+            wait = retry_after(headers["retry-after"], self.clock())
+            if wait is None:  # unreadable: as if GitHub had sent none
+                return self.policy.secondary_default_wait * 2 ** (attempt - 1), "secondary rate limit"
+            return max(wait, 1.0), "secondary rate limit"
         if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
             # One second more: the reset instant is rounded down to the second.
             return max(float(headers["x-ratelimit-reset"]) - self.clock(), 0.0) + 1.0, "primary rate limit"

@@ -4,8 +4,10 @@ night it compares that memory with.
 The store keeps one `IssueRecord` per (repository, flag) under `issues/OWNER/NAME/FLAG`: the
 issue's number (found by number first, so an edited or removed marker never leads to a
 duplicate), the crash signatures and the people its body last showed, and, while a person
-keeps it closed, who closed it and what it showed then. Without a store (a dry run from a
-file) nothing is remembered and the tracker falls back on markers and the previous snapshot.
+keeps it closed, who closed it and what it showed then. Beside them, under
+`labels/OWNER/NAME/refused`, the labels GitHub refused to set there (`RefusedLabels`), which are
+not asked for again. Without a store (a dry run from a file) nothing is remembered and the
+tracker falls back on markers and the previous snapshot.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from triagebot.config import TrackerSettings
-from triagebot.results import IssueRecord, Night
+from triagebot.results import IssueRecord, Night, RefusedLabels
 from triagebot.tracker import cc as cc_routing
 
 
@@ -54,6 +56,13 @@ def folder(repo: str) -> str:
     return f"issues/{repo}"
 
 
+def labels_folder(repo: str) -> str:
+    return f"labels/{repo}"
+
+
+REFUSED = "refused"  # the record of the labels GitHub refused, in `labels_folder`
+
+
 @dataclass
 class IssueMemory:
     """The records of one repository's tracking issues, read once and written back once."""
@@ -61,10 +70,30 @@ class IssueMemory:
     repo: str
     records: dict[str, IssueRecord] = field(default_factory=dict)  # flag -> record
     changed: set[str] = field(default_factory=set)
+    refused: RefusedLabels | None = None  # labels GitHub refused to set in `repo`
+    refused_changed: bool = False
 
     @classmethod
     def load(cls, store, repo: str) -> IssueMemory:
-        return cls(repo, store.records(folder(repo), IssueRecord) if store is not None else {})
+        if store is None:
+            return cls(repo)
+        refused = store.records(labels_folder(repo), RefusedLabels).get(REFUSED)
+        return cls(repo, store.records(folder(repo), IssueRecord), refused=refused)
+
+    @property
+    def refused_labels(self) -> set[str]:
+        return set(self.refused.labels) if self.refused is not None else set()
+
+    def refuse_labels(self, labels: Sequence[str], reason: str, key: str) -> None:
+        """Remember that GitHub refused `labels` (with `reason`) while publishing `key`."""
+        new = [label for label in labels if label not in self.refused_labels]
+        if not new:
+            return
+        if self.refused is None:
+            self.refused = RefusedLabels(repo=self.repo, labels=new, reason=reason, key=key)
+        else:
+            self.refused = self.refused.model_copy(update={"labels": [*self.refused.labels, *new]})
+        self.refused_changed = True
 
     def numbers(self, flags: Sequence[str]) -> dict[str, int]:
         return {flag: self.records[flag].number for flag in flags if flag in self.records}
@@ -84,6 +113,11 @@ class IssueMemory:
             self.changed.add(flag)
 
     def save(self, store) -> None:
-        if store is not None and self.changed:
+        if store is None:
+            return
+        if self.changed:
             store.put_records(folder(self.repo), {flag: self.records[flag] for flag in sorted(self.changed)})
             self.changed.clear()
+        if self.refused is not None and self.refused_changed:
+            store.put_records(labels_folder(self.repo), {REFUSED: self.refused})
+            self.refused_changed = False

@@ -76,7 +76,7 @@ def publish_night(
         memory=memory,
         facts=night_facts(current, config.tracker, author=gh.login if gh else None),
     )
-    failures = [missing.reason for missing in publication.not_applied]
+    failures = [missing.reason for missing in publication.failed]
     opened = opened_now(publication)
     if gh is not None and opened:
         current, relinked, not_relinked = relink(
@@ -136,7 +136,8 @@ def outcome(
     say: Callable[[str], None],
 ) -> Published:
     """Say the plan and, when GitHub was `written`, what was not applied; the one line of what
-    was done, or `PublishIncomplete` when some write failed."""
+    was done (naming what GitHub refused: that is said, never retried into a failure), or
+    `PublishIncomplete` when some write failed."""
     if publication.held:
         say(f"held: {publication.held_writes} changes planned, over the limit of {cap}; alerting instead")
     for line in publication.plan.describe():
@@ -147,8 +148,12 @@ def outcome(
         return Published(f"{why}; {writes} change(s) planned, bodies in {out_dir}", night)
     for reason in failures:
         say(f"not applied: {reason}")
+    refused = [missing.reason for missing in publication.refused]
+    for reason in refused:
+        say(f"refused by GitHub, not retried: {reason}")
     held = " (held: alert only)" if publication.held else ""
     line = f"applied {len(publication.applied)} of {writes} change(s) to {repo}{held}"
-    if failures:
-        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}")
-    return Published(line, night)
+    said = f"; {len(refused)} refused by GitHub, first: {refused[0]}" if refused else ""
+    if failures:  # the failure first: it is what a person must fix
+        raise PublishIncomplete(f"{line}; {len(failures)} failed, first: {failures[0]}{said}")
+    return Published(line + said, night)

@@ -2,6 +2,8 @@
 
 - fixed / regression: the models a flag stopped or started crashing on since the previous
   nightly (the report package's renderings; none when both nights are one build);
+- removed: the failing models that left the corpus since the previous nightly (their class
+  left transformers): removed, never fixed;
 - close / reopen: posted only together with the state change they explain (`plan`), the close
   comment saying how many nightlies in a row were clean (`closing`);
 - on the corpus-health issue, the models whose baseline graph count rose.
@@ -20,8 +22,31 @@ from triagebot.tracker.render import render
 
 
 def flag_notices(night: Night, flag: str) -> list[TrackerNotice]:
-    """Every notice `flag`'s issue may owe tonight: fixed, regression, close and reopen."""
-    return [*change_notices(night, flag), *state_notices(night, flag, night.flags[flag])]
+    """Every notice `flag`'s issue may owe tonight: fixed, regression, removed, close and reopen."""
+    removed = removed_notice(night, flag)
+    return [
+        *change_notices(night, flag),
+        *([removed] if removed is not None else []),
+        *state_notices(night, flag, night.flags[flag]),
+    ]
+
+
+def removed_notice(night: Night, flag: str) -> TrackerNotice | None:
+    """The failing models of `flag` that left the corpus since the previous nightly, or None."""
+    change = night.flags[flag].diff
+    if night.diff is None or night.diff.same_build or change is None or not change.removed:
+        return None
+    marker = notice_marker("removed", flag, night.key)
+    body = render(
+        "tracker-removed.md.j2",
+        marker=marker,
+        flag=flag,
+        changes=change.removed,
+        old_key=night.diff.old_key,
+        new_key=night.diff.new_key,
+        transformers=night.snapshot.environment.transformers_version,
+    )
+    return TrackerNotice(kind="removed", marker=marker, body=body)
 
 
 def change_notices(night: Night, flag: str) -> list[TrackerNotice]:

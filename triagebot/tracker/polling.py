@@ -220,6 +220,9 @@ class PollRound:
             return collaborator_permission(self.gh, self.repo_name, login)
 
         settings, gh = self.settings, self.gh
-        return decide_for(
+        decision = decide_for(
             event, settings, bot_login=gh.login, issue_flag=self.issue_flag, permission=permission
         )
+        if decision.note:
+            self.say(f"{self.repo_name}#{event.issue}, comment {event.comment_id}: {decision.note}")
+        return decision

@@ -8,8 +8,9 @@ alert issue, found again by its marker, says why, so a broken nightly is one ale
 Between reading GitHub and planning, the people's rules apply (`people`: an issue a person
 closed stays closed; `cc`: people a body edit adds are mentioned in a comment), and after
 applying, the store's memory of each issue (`memory`) is brought up to date with what was
-really written. A write GitHub refuses does not stop the others: the publication lists what
-was applied and what was not, and running again finishes the job without duplicates.
+really written. A write GitHub refuses does not stop the others (`apply`): the publication
+lists what was applied, what GitHub refused and what failed, and running again finishes the
+job without duplicates. Labels GitHub refused are remembered and not asked for again.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from triagebot.errors import TrackerError
 from triagebot.report.markers import alert_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker import cc as cc_routing
+from triagebot.tracker.apply import Applied, NotApplied, apply_plan
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.memory import FlagFacts, IssueMemory
 from triagebot.tracker.people import respect_closer
 from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
-from triagebot.tracker.remote import Applied, NotApplied, apply_plan, operation, read_state, update_issue
+from triagebot.tracker.remote import operation, read_state, update_issue
 from triagebot.tracker.render import render
 
 
@@ -39,6 +41,16 @@ class Publication:
     github_read: bool = False
     files: list[Path] = field(default_factory=list)
     numbers: dict[str, int] = field(default_factory=dict)  # flag -> its issue, where one exists
+
+    @property
+    def refused(self) -> list[NotApplied]:
+        """Changes GitHub refused (403): said once, never a failure of the night."""
+        return [missing for missing in self.not_applied if missing.refused]
+
+    @property
+    def failed(self) -> list[NotApplied]:
+        """Changes that failed: a run again applies them."""
+        return [missing for missing in self.not_applied if not missing.refused]
 
 
 def alert_issue(key: str, planned: list[str], max_writes: int, labels: list[str]) -> TrackedIssue:
@@ -112,7 +124,7 @@ def remember_issues(
     """Bring the memory up to what GitHub now shows: the number of every flag's issue, and the
     signatures and people of its body where every write to it went through."""
     created = {a.action.marker: a.number for a in publication.applied if a.action.verb == Verb.create}
-    failed = {n.action.marker for n in publication.not_applied}
+    failed = {n.action.marker for n in publication.not_applied if not n.refused_labels}
     for issue in desired:
         found = remote.issues.get(issue.marker)
         number = found.number if found is not None else created.get(issue.marker)
@@ -129,6 +141,17 @@ def remember_issues(
                 cc=reached + [p for p in fact.cc if p.lower() not in {r.lower() for r in reached}],
             )
         memory.remember(issue.flag, number, **fields)
+
+
+def without_labels(desired: list[TrackedIssue], refused: set[str]) -> list[TrackedIssue]:
+    """`desired` without the labels GitHub refused to set before: asking again would only be
+    refused again, every night."""
+    if not refused:
+        return desired
+    return [
+        issue.model_copy(update={"labels": [label for label in issue.labels if label not in refused]})
+        for issue in desired
+    ]
 
 
 def publish(
@@ -148,6 +171,7 @@ def publish(
     `facts`: each flag's signatures and cc tonight, for the people's rules."""
     memory = memory if memory is not None else IssueMemory(repo)
     facts = facts or {}
+    desired = without_labels(desired, memory.refused_labels)
     numbers = memory.numbers([issue.flag for issue in desired])
     known = {issue.marker: numbers[issue.flag] for issue in desired if issue.flag in numbers}
     remote = read_state(gh, repo, desired, known) if gh is not None else RemoteState(issues={}, labels=None)
@@ -173,6 +197,11 @@ def publish(
         # A backstop should applying ever outgrow the plan; the alert itself is always let through.
         gh.max_writes = gh.writes + max(max_writes, len(plan.writes))
         publication.applied, publication.not_applied = apply_plan(gh, repo, plan)
+        # A token refused more than labels (no write access at all) is a person's to fix:
+        # its labels are not set aside as refused for good.
+        if not any(missing.status == 403 for missing in publication.failed):
+            for missing in publication.refused:
+                memory.refuse_labels(missing.refused_labels, missing.reason, key)
         if not held:
             remember_issues(memory, tracked, remote, publication, facts, remember)
     return publication

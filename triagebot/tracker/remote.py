@@ -7,26 +7,22 @@ flag -> issue number comes first: an issue whose marker a person edited or remov
 the flag's issue, and no duplicate is opened. Every create looks before it writes when its
 answer was lost, so an interrupted publish run again converges without a duplicate.
 
-Applying a plan is contained: a write GitHub refuses (a 422, a 404) is recorded with its
-one-line reason and the writes planned for other issues go on; only the rest of that issue's
-writes are held back, since they may depend on it. When GitHub itself is failing (retries
-exhausted, a rate-limit wait too long) or the write cap is reached, the remaining writes are
-not tried. Either way the caller learns what was applied and what was not.
+The writes themselves (open an issue, comment, edit, label) are here too, one function each;
+applying a whole plan, and containing what GitHub refuses, is `apply`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from github import GithubException
 
 from triagebot.errors import TrackerError
 from triagebot.report.markers import flag_marker
 from triagebot.results import TrackedIssue
-from triagebot.tracker.github import GitHub, GitHubError, GitHubFault, WriteBudgetExceeded
-from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, Plan, RemoteIssue, RemoteState, Verb
+from triagebot.tracker.github import GitHub, GitHubError
+from triagebot.tracker.plan import CLOSE_KINDS, REOPEN_KINDS, Action, RemoteIssue, RemoteState, Verb
 
 LABEL_COLOR = "ededed"
 STATE_KINDS = CLOSE_KINDS | REOPEN_KINDS
@@ -120,6 +116,12 @@ def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool =
     )
 
 
+def issue_locked(gh: GitHub, repo_name: str, number: int) -> bool:
+    """Whether issue `number`'s conversation is locked (only collaborators may comment)."""
+    issue = gh.repo(repo_name).get_issue(number)
+    return gh.read(lambda: bool(issue.locked), what=f"read whether {repo_name}#{number} is locked")
+
+
 def closed_by(gh: GitHub, repo_name: str, number: int) -> str | None:
     """Who closed issue `number` (GitHub lists issues without it: one read of the issue)."""
     issue = gh.repo(repo_name).get_issue(number)
@@ -162,72 +164,9 @@ def read_state(
     return RemoteState(issues=issues, labels=labels)
 
 
-@dataclass
-class Applied:
-    action: Action
-    number: int | None
-
-
-@dataclass
-class NotApplied:
-    action: Action
-    number: int | None
-    reason: str  # one line: the operation, the issue, and why
-
-
 def operation(action: Action, repo_name: str, number: int | None) -> str:
     """The operation in words, naming its issue: `edit body of pytorch/pytorch#123`."""
     return replace(action, number=number or action.number).describe(repo_name)
-
-
-def apply_plan(gh: GitHub, repo_name: str, plan: Plan) -> tuple[list[Applied], list[NotApplied]]:
-    """Carry out the writes of `plan` in order, contained as the module docstring says; returns
-    what was done (issue numbers filled in) and what was not, with why."""
-    repo = gh.repo(repo_name)
-    created: dict[str, int] = {}
-    done: list[Applied] = []
-    not_done: list[NotApplied] = []
-    failed_issues: set[str] = set()
-    stop: str | None = None
-    for action in plan.writes:
-        number = action.number or created.get(action.marker)
-        what = operation(action, repo_name, number)
-        if stop is not None:
-            not_done.append(NotApplied(action, number, f"{what}: not tried: {stop}"))
-            continue
-        if action.marker and action.marker in failed_issues:
-            reason = f"{what}: not tried: an earlier change to this issue failed"
-            not_done.append(NotApplied(action, number, reason))
-            continue
-        try:
-            if action.verb == Verb.create_label:
-                _create_label(gh, repo, action.labels[0], what)
-            elif action.verb == Verb.create:
-                number = create_issue(
-                    gh,
-                    repo_name,
-                    action.marker,
-                    action.title or "",
-                    action.body or "",
-                    action.labels,
-                    what=what,
-                )
-                created[action.marker] = number
-            elif number is None:
-                raise TrackerError(f"{what}: the issue was never opened")
-            else:
-                update_issue(gh, repo_name, number, action, fresh=action.marker in created, what=what)
-        except (GitHubFault, WriteBudgetExceeded) as error:
-            not_done.append(NotApplied(action, number, str(error)))
-            stop = "GitHub was failing" if isinstance(error, GitHubFault) else "the write cap was reached"
-            continue
-        except TrackerError as error:
-            not_done.append(NotApplied(action, number, str(error)))
-            if action.marker:
-                failed_issues.add(action.marker)
-            continue
-        done.append(Applied(action, number))
-    return done, not_done
 
 
 def create_issue(
@@ -270,7 +209,9 @@ def post_comment(
     )
 
 
-def _create_label(gh: GitHub, repo: Any, name: str, what: str) -> None:
+def create_label(gh: GitHub, repo_name: str, name: str, what: str) -> None:
+    repo = gh.repo(repo_name)
+
     def exists() -> bool | None:
         try:
             repo.get_label(name)

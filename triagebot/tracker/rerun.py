@@ -7,6 +7,12 @@ finds the issue's flag, and `handle`s the command: help, a refusal with its reas
 `RerunRequest` to run. Acting on the decision on GitHub is `respond`'s; the sweep job reads
 `outputs`.
 
+Who may run a command is read from the collaborator permission API (write, maintain or admin).
+Where the bot's token may not read permissions (GitHub answers 403 to a token without push
+access), the comment's own `author_association` decides instead (OWNER, MEMBER or
+COLLABORATOR), and the decision says so (`Decision.note`); a person is never told they lack
+access when the bot could not check.
+
 A bare command reruns the models the issue lists as crashing: those that crash under the
 issue's flag in the newest stored snapshot, at most `tracker.rerun_max_models` of them, one per
 crash signature first. The answer (`answer`) compares the rerun with the stored snapshot.
@@ -32,6 +38,8 @@ from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import parse_time
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+UNREADABLE = "unreadable"  # the bot's token may not read permissions: GitHub did not say
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 IssueFlag = Callable[[int, str], str | None]  # (issue number, body) -> the flag it tracks, or None
 
 
@@ -48,6 +56,7 @@ class CommentEvent:
     author_type: str
     action: str  # created, edited, deleted
     created_at: datetime | None = None  # GitHub's time of the comment, when the payload says it
+    author_association: str = ""  # GitHub's word for the author: OWNER, MEMBER, COLLABORATOR, NONE, ...
 
 
 @dataclass
@@ -69,6 +78,7 @@ class Decision:
     flag: str | None = None
     request: RerunRequest | None = None
     limited: bool = False  # help, or a refusal for want of access: once a day per person and issue
+    note: str = ""  # how access was decided when permissions could not be read: to be said
 
 
 class EventError(TrackerError):
@@ -95,6 +105,7 @@ def read_event(payload: Any) -> CommentEvent | None:
             author_type=str(comment["user"].get("type", "User")),
             action=str(payload.get("action", "created")),
             created_at=parse_time(comment.get("created_at")),
+            author_association=str(comment.get("author_association") or ""),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise EventError(f"issue_comment payload lacks {error}") from None
@@ -125,6 +136,7 @@ def polled_event(repo_name: str, issue: Any, comment: Any, action: str) -> Comme
         author=comment.user.login if comment.user else "",
         author_type=comment.user.type if comment.user else "User",
         action=action,
+        author_association=comment.author_association or "",
     )
 
 
@@ -217,12 +229,11 @@ def handle(
     """The decision on a parsed command on `flag`'s issue (see `decide`)."""
     if command.kind == Kind.help:
         return Decision(Kind.help, flag=flag, limited=True)
-    level = permission(event.author)
-    if level not in WRITE_PERMISSIONS:
-        reason = f"it needs write access to the repository, and @{event.author} has {level}"
-        return Decision(Kind.refuse, reason, flag, limited=True)
+    allowed, why = may_run(permission(event.author), event)
+    if not allowed:
+        return Decision(Kind.refuse, why, flag, limited=True)
     if command.kind == Kind.refuse:
-        return Decision(Kind.refuse, command.reason, flag)
+        return Decision(Kind.refuse, command.reason, flag, note=why)
     models = command.models or crashing_models(stored, flag, max_models)[0]
     if not models:
         where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
@@ -238,12 +249,33 @@ def handle(
         confirm=default_confirm if command.confirm is None else command.confirm,
         corpus=stored.corpus.name if stored is not None else None,
     )
-    return Decision(Kind.run, flag=flag, request=request)
+    return Decision(Kind.run, flag=flag, request=request, note=why)
+
+
+def may_run(level: str, event: CommentEvent) -> tuple[bool, str]:
+    """Whether the author of `event`, whose collaborator permission is `level`, may run a
+    command; and why not, or, when the permission could not be read, how it was decided."""
+    who = f"@{event.author}"
+    if level != UNREADABLE:
+        if level in WRITE_PERMISSIONS:
+            return True, ""
+        return False, f"it needs write access to the repository, and {who} has {level}"
+    association = event.author_association.upper()
+    cannot = "the bot cannot read collaborator permissions (its token has no push access)"
+    if association in TRUSTED_ASSOCIATIONS:
+        return True, f"{cannot}, so {who} was trusted as {association}, as GitHub's author_association says"
+    called = f"calls {who} {association}" if association else f"says nothing of {who}"
+    return False, (
+        "it needs write access to the repository, which the bot cannot check (its token may not "
+        f"read collaborator permissions), and GitHub's author_association {called}, not OWNER, "
+        "MEMBER or COLLABORATOR"
+    )
 
 
 def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
     """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
-    permission API (author_association alone says nothing about write access)."""
+    permission API (author_association alone says nothing about write access); `UNREADABLE`
+    when GitHub refuses the bot the answer (a token without push access gets 403)."""
     repo = gh.repo(repo_name)
 
     def read() -> str:
@@ -251,7 +283,9 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
             url = f"{repo.url}/collaborators/{login}/permission"
             data = repo.requester.requestJsonAndCheck("GET", url)[1]
         except GithubException as error:
-            if error.status in (403, 404):  # not a collaborator, or not visible to us
+            if error.status == 403:  # the token may not read permissions: not the person's fault
+                return UNREADABLE
+            if error.status == 404:  # not a collaborator, or no such account
                 return "none"
             raise
         role = data.get("role_name") or ""

@@ -1,0 +1,106 @@
+"""`/rerun-sweep` from a bot whose token cannot read collaborator permissions (no push access:
+GitHub answers 403, as recorded): the comment's `author_association` decides, the bot says so,
+and nobody is told they lack access when the bot could not check."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from climain import run_main
+from fakegithub import serve
+from test_commands import REPO, command_payload, gh_for, issue_flag, stored_snapshot, tracked_issue
+
+from triagebot.store import LocalStore
+from triagebot.tracker import polling, rerun
+from triagebot.tracker.commands import Kind
+from triagebot.tracker.ledger import Ledger
+
+BOT = "triagebot-bot"
+
+
+@pytest.fixture
+def fake():
+    yield from serve(repo=REPO)
+
+
+def poll(gh, said: list[str]) -> rerun.Decision:
+    stored = stored_snapshot()
+    settings = polling.PollSettings(
+        known_models=[r.model for r in stored.results],
+        known_flags=list(stored.flags),
+        default_confirm=1,
+        stored=stored,
+    )
+    return polling.poll(
+        gh,
+        REPO,
+        issue_flag=issue_flag,
+        settings=settings,
+        ledger=Ledger(REPO),
+        now=datetime(2026, 4, 10, tzinfo=UTC),
+        say=said.append,
+    )
+
+
+def bot_comments(fake, number: int) -> list[str]:
+    return [c["body"] for c in fake.comments(REPO, number) if c["user"]["login"] == BOT]
+
+
+def test_the_fake_refuses_a_bot_without_push_access_the_permission_as_github_does(fake):
+    fake.permissions[BOT] = "triage"
+    gh = gh_for(fake)
+    assert rerun.collaborator_permission(gh, REPO, "maintainer") == rerun.UNREADABLE
+    fake.permissions[BOT] = "write"
+    assert rerun.collaborator_permission(gh, REPO, "maintainer") == "read"
+
+
+def test_a_member_is_trusted_by_association_and_the_bot_says_how(fake):
+    fake.permissions.update({BOT: "triage", "maintainer": "maintain"})
+    number = tracked_issue(fake)
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer", "MEMBER")
+    said: list[str] = []
+    decision = poll(gh_for(fake), said)
+    assert decision.kind == Kind.run and decision.request.requested_by == "maintainer"
+    assert fake.reactions(REPO, comment["id"]) == ["eyes"] and bot_comments(fake, number) == []
+    assert said == [
+        f"{REPO}#{number}, comment {comment['id']}: the bot cannot read collaborator permissions "
+        "(its token has no push access), so @maintainer was trusted as MEMBER, as GitHub's "
+        "author_association says"
+    ]
+
+
+def test_someone_else_is_refused_without_being_told_they_lack_access(fake):
+    fake.permissions[BOT] = "triage"
+    number = tracked_issue(fake)
+    fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "passerby", "CONTRIBUTOR")
+    assert poll(gh_for(fake), []).kind == Kind.none
+    [refusal] = bot_comments(fake, number)
+    assert "which the bot cannot check" in refusal
+    assert "author_association calls @passerby CONTRIBUTOR, not OWNER, MEMBER or COLLABORATOR" in refusal
+    assert "has none" not in refusal and "has read" not in refusal
+
+
+def test_the_event_path_trusts_the_payloads_association(fake, monkeypatch, capsys, tmp_path):
+    fake.permissions[BOT] = "read"
+    number = tracked_issue(fake)
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "Codertocat", "OWNER")
+    data = command_payload(comment["body"])  # the recorded payload: author_association OWNER
+    data["comment"]["id"] = comment["id"]
+    data["issue"]["number"] = number
+    assert data["comment"]["author_association"] == "OWNER"
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(data))
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    output = tmp_path / "outputs"
+    ran = run_main(
+        monkeypatch, capsys, "command", "--event", str(event), "--store", str(tmp_path / "store"),
+        "--output", str(output),
+    )  # fmt: skip
+    assert ran.status == 0, ran.err
+    assert "run=true" in ran.out and "models=T5Model" in ran.out
+    assert "so @Codertocat was trusted as OWNER" in ran.err
+    assert bot_comments(fake, number) == [] and fake.reactions(REPO, comment["id"]) == ["eyes"]
