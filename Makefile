@@ -8,7 +8,7 @@ VENV_ARGS ?=
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test test-fast test-torch-free lint bench bench-full clean
+.PHONY: run test test-fast test-torch-free lint docs bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -39,6 +39,11 @@ test-torch-free: $(INSTALLED)
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(VENV)/bin/ruff format --check triagebot tests bench
+
+# The documents rendered from a real night (docs/generate.py): docs/example-issue.md, from the
+# committed smoke sweep in tests/data. tests/test_example_issue.py fails when one is stale.
+docs: $(INSTALLED)
+	$(PY) docs/generate.py
 
 bench: $(INSTALLED)
 	$(PY) bench/sweep_overhead.py
