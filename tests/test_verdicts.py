@@ -180,6 +180,14 @@ def test_a_crash_is_new_tonight_per_model_and_the_title_counts_it():
     assert night(first).flags[SCALAR].figures.new_crashes == 0
 
 
+def test_the_headline_names_errors_while_they_fit():
+    many = FlagFigures(flag=SCALAR, swept=9, testable=9, affectable=9, crashes=9, errors=["E" * 80] * 3)
+    assert words.headline(many) == f"9 models crash ({'E' * 80} and 2 more)"
+    huge = many.model_copy(update={"errors": ["E" * 200]})
+    assert words.headline(huge) == "9 models crash (1 error)"
+    assert words.headline(FlagFigures(flag=SCALAR, swept=1, wrong=1)) == "no model crashes, 1 wrong result"
+
+
 def test_a_crash_that_stopped_and_came_back_is_new_again():
     tonight = night(nightly(3, ["A"]), [nightly(1, ["A"]), nightly(2, [])], nightly(2, []))
     assert tonight.flags[SCALAR].stats.crash_groups[0].new == ["A"]

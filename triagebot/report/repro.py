@@ -36,6 +36,14 @@ def _bound_imports(code: str) -> set[str]:
     return bound
 
 
+def _imports(code: str | None, wrong: bool) -> list[str]:
+    """What the script imports beside an inlined module's own imports (`code`): importlib for a
+    transformers class, torch, and re for a wrong result's output path."""
+    bound = _bound_imports(code) if code else set()
+    wanted = [("re", wrong), ("importlib", not code), ("torch", True)]
+    return [f"import {name}" for name, needed in wanted if needed and name not in bound]
+
+
 def repro_script(
     snapshot: Snapshot,
     flag: str,
@@ -59,14 +67,6 @@ def repro_script(
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
-    imports = ["import importlib", "import torch"]
-    if spec.code:
-        bound = _bound_imports(spec.code)
-        imports = [] if "torch" in bound else ["import torch"]
-        if wrong and "re" not in bound:
-            imports.insert(0, "import re")
-    elif wrong:
-        imports.insert(1, "import re")
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
@@ -82,7 +82,7 @@ def repro_script(
         device=snapshot.environment.device,
         patch=snapshot.flags.get(flag, {}),
         inputs=[item.model_dump() for item in spec.inputs],
-        imports=imports,
+        imports=_imports(spec.code, wrong),
         backend=backend,
         wrong=wrong,
         where=_where(outcome) if wrong else "",

@@ -26,6 +26,7 @@ from triagebot.analysis.ladder import USER_BACKENDS
 from triagebot.results import COUNTING_BACKEND, FailureGroup, FlagFigures, FlagVerdict
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
+HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
 
 RULE = (
     "A flag is ready to be on by default when it ran on at least one model it could affect and no "
@@ -178,17 +179,21 @@ def verdict_sentence(figures: FlagFigures, verdict: FlagVerdict, groups: Sequenc
 
 
 def headline(figures: FlagFigures) -> str:
-    """What the title says of a flag: "15 models crash, 2 new (PendingUnbackedSymbolNotFound)"."""
+    """What the title says of a flag: "15 models crash, 2 new (PendingUnbackedSymbolNotFound)".
+    It names as many errors as fit in `HEADLINE_LIMIT` characters (GitHub cuts a title at 256),
+    then says how many more."""
+    wrong = f", {plural(figures.wrong, 'wrong result')}" if figures.wrong else ""
     if not figures.crashes:
-        text = "no model crashes"
-    else:
-        text = plural(figures.crashes, "model crashes", "models crash")
-        if figures.new_crashes:
-            text += f", {figures.new_crashes} new"
-        text += f" ({listed(figures.new_errors or figures.errors)})"
-    if figures.wrong:
-        text += f", {plural(figures.wrong, 'wrong result')}"
-    return text
+        return "no model crashes" + wrong
+    text = plural(figures.crashes, "model crashes", "models crash")
+    if figures.new_crashes:
+        text += f", {figures.new_crashes} new"
+    names = figures.new_errors or figures.errors
+    for limit in range(min(len(names), SHOWN_ERRORS), 0, -1):
+        named = f"{text} ({listed(names, limit)}){wrong}"
+        if len(named) <= HEADLINE_LIMIT:
+            return named
+    return f"{text} ({plural(len(names), 'error')}){wrong}"
 
 
 def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
