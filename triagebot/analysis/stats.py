@@ -23,6 +23,7 @@ from triagebot.results import (
     FlagStats,
     LadderRow,
     ModelEffect,
+    ModelResult,
     Snapshot,
     StratumStats,
     TrendPoint,
@@ -143,12 +144,17 @@ def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict
     }
 
 
-def _where(group: FailureGroup, snapshot: Snapshot, climbed: Mapping[str, LadderRow]) -> dict:
+def _where(
+    group: FailureGroup,
+    snapshot: Snapshot,
+    results: Mapping[str, ModelResult],
+    climbed: Mapping[str, LadderRow],
+) -> dict:
     """What the ladder and the tracebacks add to a group of the sweep: its first model's rungs,
-    where else it fails (`reach`, `unchecked`), and the model code it starts from."""
+    where else it fails (`reach`, `unchecked`), and the model code it starts from (`results`:
+    model -> its result; `climbed`: model -> its ladder row)."""
     rungs = first_rungs(group, climbed)
     where, unchecked = reach(rungs, snapshot.ladder)
-    results = {result.model: result for result in snapshot.results}
     return {
         "ladder": rungs,
         "reach": where,
@@ -190,7 +196,7 @@ def _crash_groups(
             update={
                 "traceback": traceback(group),
                 "lives_in": "Dynamo",
-                **_where(group, snapshot, by_model),
+                **_where(group, snapshot, by_name, by_model),
                 "first_seen": seen.get(group.signature, snapshot.key) if first_seen is not None else None,
             }
         )
@@ -207,9 +213,10 @@ def _wrong_groups(
     snapshot: Snapshot, flag: str, mine: Sequence[ModelEffect], climbed: Sequence[LadderRow]
 ) -> list[FailureGroup]:
     """The confirmed wrong-result groups, each with where else its first model is wrong."""
+    by_name = {result.model: result for result in snapshot.results}
     by_model = {row.model: row for row in climbed}
     groups = crash_groups(mine, flag, Effect.wrong_result)
-    return [group.model_copy(update=_where(group, snapshot, by_model)) for group in groups]
+    return [group.model_copy(update=_where(group, snapshot, by_name, by_model)) for group in groups]
 
 
 def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from triagebot.analysis.figures import share
 from triagebot.analysis.ladder import USER_BACKENDS
-from triagebot.results import COUNTING_BACKEND, FailureGroup, FlagFigures, FlagVerdict
+from triagebot.results import COUNTING_BACKEND, WRONG_RESULT, FailureGroup, FlagFigures, FlagVerdict
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -119,22 +119,23 @@ def reach(group: FailureGroup) -> str:
 def checked(group: FailureGroup, device: str) -> str:
     """The backends its first model was run under and what each did, on `device`: no rung is
     named as passed or failed unless it was run."""
-    words = {
+    said = {
         "ok": "ran clean",
         "crash": "crashed",
         "wrong": "gave a wrong result",
         "flaky": "failed once, not again",
     }
-    parts = [f"counting backend: {'wrong result' if group.error_type == 'WrongResult' else 'crashed'}"]
+    parts = [f"counting backend: {'wrong result' if group.error_type == WRONG_RESULT else 'crashed'}"]
     parts += [
-        f"{rung}: {words.get(word, word)}" for rung, word in group.ladder.items() if rung != COUNTING_BACKEND
+        f"{rung}: {said.get(word, word)}" for rung, word in group.ladder.items() if rung != COUNTING_BACKEND
     ]
     parts += [f"{backend}: not run" for backend in group.unchecked]
     return f"{group.models[0]} on {device}: " + "; ".join(parts)
 
 
 def _crash_clause(figures: FlagFigures, groups: Sequence[FailureGroup]) -> str:
-    """ "1 model crashes (PendingUnbackedSymbolNotFound, Dynamo (counting backend) only)"."""
+    """The crashes in the verdict's sentence: "1 model crashes (PendingUnbackedSymbolNotFound,
+    Dynamo (counting backend) only)"."""
     text = plural(figures.crashes, "model crashes", "models crash")
     if figures.new_crashes:
         text += f", {figures.new_crashes} new tonight"
