@@ -183,9 +183,14 @@ def test_a_crash_is_new_tonight_per_model_and_the_title_counts_it():
 def test_the_headline_names_errors_while_they_fit():
     many = FlagFigures(flag=SCALAR, swept=9, testable=9, affectable=9, crashes=9, errors=["E" * 80] * 3)
     assert words.headline(many) == f"9 models crash ({'E' * 80} and 2 more)"
-    huge = many.model_copy(update={"errors": ["E" * 200]})
-    assert words.headline(huge) == "9 models crash (1 error)"
+    huge = many.model_copy(update={"errors": ["E" * 200, "F" * 200]})
+    assert words.headline(huge) == f"9 models crash ({'E' * 80} and 1 more)"
     assert words.headline(FlagFigures(flag=SCALAR, swept=1, wrong=1)) == "no model crashes, 1 wrong result"
+
+
+def test_a_title_names_an_error_in_plain_letters_whatever_the_snapshot_says():
+    hostile = FlagFigures(flag=SCALAR, swept=1, crashes=1, errors=["Boom@owner#1<b>"])
+    assert words.headline(hostile) == "1 model crashes (Boom?owner?1?b?)"
 
 
 def test_a_crash_that_stopped_and_came_back_is_new_again():

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from triagebot.analysis.figures import share
 from triagebot.analysis.ladder import USER_BACKENDS
+from triagebot.report import safety
 from triagebot.results import COUNTING_BACKEND, WRONG_RESULT, FailureGroup, FlagFigures, FlagVerdict
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -189,12 +190,14 @@ def headline(figures: FlagFigures) -> str:
     text = plural(figures.crashes, "model crashes", "models crash")
     if figures.new_crashes:
         text += f", {figures.new_crashes} new"
-    names = figures.new_errors or figures.errors
-    for limit in range(min(len(names), SHOWN_ERRORS), 0, -1):
+    # A title is plain text, but an error's name comes from a snapshot: letters, digits, `_.:-`,
+    # at most 80 of them, so that one name always fits.
+    names = [safety.plain(name[:80]) for name in figures.new_errors or figures.errors]
+    for limit in range(min(len(names), SHOWN_ERRORS), 1, -1):
         named = f"{text} ({listed(names, limit)}){wrong}"
         if len(named) <= HEADLINE_LIMIT:
             return named
-    return f"{text} ({plural(len(names), 'error')}){wrong}"
+    return f"{text} ({listed(names, 1)}){wrong}"
 
 
 def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
