@@ -18,7 +18,7 @@ LOCK_OPTIONS = --quiet --generate-hashes --universal --python-version 3.11 \
 	--excludes requirements/excluded.txt --custom-compile-command "make lock" \
 	$(if $(UPGRADE),--upgrade-package $(UPGRADE))
 
-.PHONY: run test test-fast test-torch-free lint lock bench bench-full clean
+.PHONY: run test test-fast test-torch-free lint lock docs bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -56,6 +56,11 @@ test-torch-free: $(INSTALLED)
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(VENV)/bin/ruff format --check triagebot tests bench
+
+# The documents rendered from a real night (docs/generate.py): docs/example-issue.md, from the
+# committed smoke sweep in tests/data. tests/test_example_issue.py fails when one is stale.
+docs: $(INSTALLED)
+	$(PY) docs/generate.py
 
 bench: $(INSTALLED)
 	$(PY) bench/sweep_overhead.py

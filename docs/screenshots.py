@@ -1,14 +1,15 @@
 """The README's screenshots of the dashboard site, one per page kind, made from a smoke sweep.
 
-    .venv/bin/triagebot run --dry-run --jobs 1        # sweeps the smoke corpus, stores a snapshot
-    .venv/bin/python docs/screenshots.py .triagebot/snapshots/2.13.0+cpu.json
+    .venv/bin/python docs/screenshots.py tests/data/smoke-2.13.0+cpu.json
 
-One sweep makes one nightly, and trends need several: the three nightlies before it are copies
-of that snapshot with earlier keys, dates and torch git hashes and a few results edited, as
-torch changes would move them: Mistral 3 ran under capture_scalar_outputs until the third
-nightly, Qwen2-VL's baseline had two more graphs in the first two, and PatchTST joined in the
-second. The site is built from those four nightlies and opened in headless Chromium (Debian's
-`chromium`, as in tests/test_site_browser.py); the PNGs are written into docs/.
+The snapshot is the committed smoke sweep (or any `triagebot run` of the smoke corpus). One
+sweep makes one nightly, and trends need several: the three nightlies before it are copies of
+that snapshot with earlier keys, dates and torch git hashes and a few results edited, as torch
+changes would move them: Mistral 3 ran under capture_scalar_outputs until the newest nightly
+(so the index shows it newly crashing), Qwen2-VL's baseline had two more graphs in the first
+two, and PatchTST joined in the second. The site is built from those four nightlies as
+`triagebot site` builds it and opened in headless Chromium (Debian's `chromium`, as in
+tests/test_site_browser.py) at 1280 pixels wide; the PNGs are written into docs/.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the browser test's own imports (builders)
 
 from tests.test_site_browser import CHROMIUM, FLAGS  # noqa: E402
+from triagebot.config import Config  # noqa: E402
+from triagebot.pipeline import build_site  # noqa: E402
 from triagebot.report import links  # noqa: E402
-from triagebot.report.site import build_site  # noqa: E402
 from triagebot.results import BASELINE, Outcome, Snapshot, Status  # noqa: E402
 from triagebot.store import LocalStore, read_snapshot  # noqa: E402
 
@@ -40,7 +43,7 @@ def earlier(snapshot: Snapshot, days: int, key: str) -> Snapshot:
     copy.environment.torch_version = key
     copy.environment.torch_git_version = hashlib.sha1(key.encode()).hexdigest()
     for result in copy.results:
-        if result.model.startswith("Mistral3") and days >= 2:
+        if result.model.startswith("Mistral3"):
             graphs = result.outcomes[BASELINE].graphs or 2
             result.outcomes[SCALAR] = Outcome(status=Status.ok, graphs=graphs - 1, ops=300, seconds=9.0)
             result.confirmations.pop(SCALAR, None)
@@ -70,14 +73,14 @@ def main() -> None:
         store.put(earlier(latest, days, key))
     store.put(latest)
     site = work / "site"
-    build_site(store, site)
+    build_site(store, site, Config(), say=lambda line: None)
     mistral = next(r.model for r in latest.results if r.model.startswith("Mistral3"))
     pages = {
         "dashboard-index.png": links.INDEX,
         "dashboard-flag.png": links.flag_page(SCALAR),
         "dashboard-model.png": links.model_page(mistral),
-        # The nightly where Mistral 3 starts crashing and Qwen2-VL's baseline loses two graphs.
-        "dashboard-compare.png": links.compare_page(keys[1], keys[2]),
+        # Mistral 3 starts crashing in the newest nightly.
+        "dashboard-compare.png": links.compare_page(keys[2], latest.key),
     }
     from playwright.sync_api import sync_playwright
 

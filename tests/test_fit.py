@@ -129,7 +129,7 @@ def test_600_signatures_and_a_2000_model_group_keep_their_summary_groups_and_cc(
     assert markers.find_flag(scalar_body) == SCALAR and markers.find_flag(dynamic_body) == DYNAMIC
     # 600 in 600 signatures: the summary counts them all; the groups listed and the "and N more"
     # line account for every one of them.
-    assert f"**{DISTINCT} of {GROUP}** testable models" in scalar_body
+    assert f"**{DISTINCT} of {GROUP} testable models (30%)** crash" in scalar_body
     assert f"The crashes fall into {DISTINCT} groups by error signature." in scalar_body
     assert scalar_detail.shortened and "This body is shortened" in scalar_body
     groups = crashing_night.flags[SCALAR].stats.crash_groups
@@ -138,7 +138,7 @@ def test_600_signatures_and_a_2000_model_group_keep_their_summary_groups_and_cc(
     assert listed == groups[: len(listed)], "the largest groups first"
     assert len(listed) + (int(hidden[1]) if hidden else 0) == DISTINCT
     # One group of 2,000: its signature and size, its first models, then "and N more".
-    assert f"**{GROUP} of {GROUP}** testable models" in dynamic_body
+    assert f"**{GROUP} of {GROUP} testable models (100%)** crash" in dynamic_body
     shared = crashing_night.flags[DYNAMIC].stats.crash_groups[0]
     assert shared.signature[:30] in dynamic_body and f"{GROUP} models" in dynamic_body
     assert "`Model0000ForCausalLM`" in dynamic_body
@@ -190,7 +190,7 @@ def test_every_notice_and_comment_of_the_big_nights_fits(crashing_night) -> None
             assert_whole(notice.body)
     # The night all of them are fixed: no crash section, and the issue says so in its summary.
     clean = report.issue_body(fixed_night, SCALAR)
-    assert "**0 of 2000**" in clean and "## Crashing models" not in clean
+    assert "**0 of 2000 testable models (0%)** crash" in clean and "## Crashing models" not in clean
     assert_whole(clean)
 
 

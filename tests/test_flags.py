@@ -111,15 +111,19 @@ def test_percentages_are_over_the_models_the_flag_could_affect():
 
 def test_the_reports_say_how_many_models_were_skipped_and_why_and_show_engine_errors_loudly():
     body, summary = _reports(_snapshot(MODELS))
-    assert "makes **1 of 3** models it could affect (33.3%) crash" in body
+    assert "makes **1 of 3 models it could affect (33.3%)** crash" in body
     assert (
         "6 of the 9 testable models were not compiled with the flag: their baseline compiled to one "
         "graph with no graph break" in body
     )
     assert "Percentages are over the 3 models it could affect." in body
     assert "**Engine errors: 1 model could not be rebuilt" in body
-    assert "| Effect | Models | % of those it could affect |" in body
-    assert "`capture_scalar_outputs`: 6 of 9 testable models skipped" in summary
+    assert "| Effect | Models | % of the 3 models it could affect |" in body
+    assert (
+        "`capture_scalar_outputs`: 10 models swept, 9 testable (1 could not be built or run eagerly), "
+        "6 skipped" in summary
+    )
+    assert "its figures are over the 3 models it could affect" in summary
     assert "**Engine errors, `capture_scalar_outputs`: 1 model could not be rebuilt" in summary
 
 
@@ -129,7 +133,7 @@ def test_without_skipped_runs_the_reports_read_as_before():
     stats = flag_stats(snapshot, SCALARS)
     assert stats.affectable == stats.testable == 2 and stats.when == "always"
     body, summary = _reports(snapshot)
-    assert "makes **1 of 2** testable models (50%) crash" in body
+    assert "makes **1 of 2 testable models (50%)** crash" in body
     assert "not compiled with the flag" not in body and "Engine errors" not in body
     assert "skipped" not in summary and "ENGINE" not in summary
 

@@ -214,3 +214,39 @@ def test_a_rendered_script_imports_only_what_it_uses(snapshot, flag, model, tmp_
         check=False,
     )
     assert ruff.returncode == 0, ruff.stdout
+
+
+SMOKE = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
+
+
+def wrong_result_script() -> tuple[str, str]:
+    """The wrong-result repro of the committed smoke sweep's sentinel, and its group's signature."""
+    from triagebot.analysis import flag_stats
+    from triagebot.store import read_snapshot
+
+    smoke = read_snapshot(SMOKE)
+    [group] = flag_stats(smoke, SCALAR).wrong_result_groups
+    model = group.models[0]
+    return repro_script(smoke, SCALAR, model, group.signature, wrong=True), group.signature
+
+
+def test_a_wrong_result_repro_is_short_beyond_the_models_build():
+    script, _ = wrong_result_script()
+    compile(script, "repro.py", "exec")
+    tail = script.split('        tensors[item["name"]] = tensor.to(DEVICE)', 1)[1].split("\n", 2)[2]
+    lines = [line for line in tail.splitlines() if line.strip()]
+    assert len(lines) <= 45, "\n".join(lines)
+    assert "raise WrongResult" in script and "torch.allclose" in script and "import triagebot" not in script
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(sys.platform == "win32", reason="runs torch in a subprocess")
+def test_a_wrong_result_repro_runs_standalone_and_raises_the_mismatch(tmp_path: Path) -> None:
+    script, signature = wrong_result_script()
+    path = tmp_path / "repro.py"
+    path.write_text(script, encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.stderr.rstrip().splitlines()[-2].startswith(f"WrongResult: {signature.partition(': ')[2]}")

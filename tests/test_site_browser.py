@@ -27,7 +27,7 @@ from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff
 from triagebot.config import Config, TrackerSettings
 from triagebot.pipeline import build_site
-from triagebot.report import fixed_notice, issue_body, links, nightly_summary, regression_notice
+from triagebot.report import fixed_notice, issue_body, links, nightly_summary, regression_notice, words
 from triagebot.results import Effect, Night
 from triagebot.tracker.answer import answer_body
 
@@ -395,3 +395,89 @@ def test_a_crashing_model_links_to_its_crash_group(visit, site: Path):
     page.page.wait_for_load_state("load")
     assert page.page.url.endswith(links.crash_group(SCALAR, row.signature))
     assert page.page.locator(f"#{links.crash_anchor(row.signature)}").is_visible()
+
+
+# --- the index at a glance, colours that mean one thing, a comparison in the address ----------------
+
+
+def test_the_index_answers_at_a_glance_on_a_1280_pixel_screen(visit, screenshots: Path):
+    page = visit(links.INDEX)
+    tonight = newest_night()
+    width = page.page.evaluate("document.documentElement.clientWidth")
+    assert page.page.evaluate("document.documentElement.scrollWidth") <= width  # nothing off screen
+    for flag, state in tonight.flags.items():
+        row = page.page.locator(f'#flag-table tr[data-flag="{flag}"]')
+        diff = row.locator("td.diff").bounding_box()
+        assert diff["x"] + diff["width"] <= width and diff["y"] + diff["height"] <= 900, flag
+        verdict = row.locator(".verdict")
+        assert verdict.inner_text() == ("Ready" if state.verdict.ready else "Not ready")
+        colour = verdict.evaluate("node => getComputedStyle(node).color")
+        assert colour == ("rgb(17, 99, 41)" if state.verdict.ready else "rgb(164, 14, 38)"), colour
+        for change in state.diff.newly_crashing:  # named, and linked to the model's page
+            link = row.locator("td.diff a", has_text=change.model)
+            assert link.get_attribute("href") == links.model_page(change.model)
+        checked = state.figures.outputs_checked  # the fixture's sweep compared no outputs
+        wrong = words.of(state.figures.wrong, state.figures) if checked else "not checked"
+        assert row.locator("td.wrong").inner_text() == wrong
+    assert "GPT2LMHeadModel" in page.page.locator(f'#flag-table tr[data-flag="{DYNAMIC}"]').inner_text()
+    page.shot(screenshots, "index-at-a-glance")
+
+
+def test_crash_is_red_and_helped_green_in_every_chart(visit, site: Path):
+    page = visit(links.INDEX)
+    for name in (links.INDEX, links.flag_page(SCALAR)):
+        page.open(site / name)
+        colours = page.page.eval_on_selector_all(
+            "canvas[data-chart]",
+            "cs => cs.flatMap(c => Chart.getChart(c).data.datasets.map(d => [d.label, d.borderColor]))",
+        )
+        for label, colour in colours:
+            if "crash" in label:
+                assert colour == "#cf222e", (name, label)
+            elif "helped" in label or "fewer graphs" in label:
+                assert colour == "#1a7f37", (name, label)
+            else:
+                assert colour not in ("#cf222e", "#1a7f37"), (name, label)
+
+
+def test_a_flag_page_has_its_verdict_and_the_stacks_sections(visit):
+    page = visit(links.flag_page(DYNAMIC))
+    for section in ("verdict", "crash-groups", "wrong-results", "ladder", "recompiles", "overlap"):
+        assert page.page.locator(f"#{section}").count() == 1, section
+    state = newest_night().flags[DYNAMIC]
+    assert words.verdict_clause(state.figures, state.verdict, state.stats.crash_groups) in (
+        page.page.locator("#verdict").inner_text()
+    )
+    new = page.page.locator("section.crash-group .new")
+    assert new.count() >= 1  # GPT-2 crashes for the first time tonight
+
+
+def test_a_comparison_lives_in_the_address(visit, site: Path):
+    address = (site / links.COMPARE).as_uri()
+    page = visit(links.COMPARE)
+    page.page.goto(f"{address}#old={OLD}&new={THIRD}".replace("+", "%2B"))
+    page.page.wait_for_selector("#compared")
+    assert page.page.locator("#compared").inner_text() == f"{OLD} → {THIRD}"
+    assert page.page.locator("#compare-old").input_value() == OLD
+    joined = page.page.locator("#models-added")
+    added = diff(nightlies()[0], nightlies()[2]).models_added
+    assert joined.inner_text().startswith(f"{len(added)} models joined the corpus: ")
+    assert joined.locator("a").count() == len(added)  # each named, linked to its page
+    # A pair chosen in the form goes into the address, where a link can take it.
+    again = visit(links.COMPARE)
+    again.page.select_option("#compare-old", THIRD)
+    again.page.select_option("#compare-new", OLD)
+    again.page.click("#compare-form button")
+    again.page.wait_for_selector("#compared")
+    hash_ = again.page.evaluate("decodeURIComponent(window.location.hash)")
+    assert hash_ == f"#old={OLD}&new={THIRD}"
+    assert page.errors == [] and again.errors == []
+
+
+def test_plurals_read_right(visit, site: Path):
+    page = visit(links.model_page(HOSTILE))
+    lede = page.page.locator("p.lede").inner_text()
+    assert "swept in 1 of 3 stored nightlies" in lede
+    index = visit(links.INDEX).page.locator("main").inner_text()
+    assert not re.search(r"\b1 (models|nightlies|graphs|flags)\b", index)
+    assert not re.search(r"[a-z]\.[A-Z]", index.replace("e.g.", ""))  # a missing space after a sentence

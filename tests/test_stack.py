@@ -121,10 +121,13 @@ def test_wrong_results_come_before_crashes_in_the_summary_and_the_issue():
     summary = nightly_summary(tonight(snap))
     header = next(line for line in summary.splitlines() if line.startswith("| Flag"))
     assert header.index("Wrong results") < header.index("Crashes")
-    assert f"| `{FLAG}` | 2 | 1 | 1 |" in summary
+    assert (
+        f"| `{FLAG}` | **Not ready** | 1 of 2 testable models (50%) | 1 of 2 testable models (50%) |"
+        in summary
+    )
     body = issue_body(tonight(snap), FLAG)
     assert body.index("## Wrong results") < body.index("## Crashing models")
-    assert "**1** gives a wrong result" in body
+    assert "**1 of 2 testable models (50%)** gives a wrong result" in body
 
 
 def test_a_new_wrong_result_is_a_change_between_nightlies():
@@ -304,7 +307,9 @@ def test_a_flags_effect_on_recompiles_sits_beside_its_effect_on_graphs():
     assert (rows["OnTheLadder"].baseline_recompiles, rows["OnTheLadder"].flag_recompiles) == (2, 1)
     assert stats.recompiles_more == ["MoreRecompiles", "Specialises"]
     body = issue_body(tonight(snapshot(results)), FLAG)
-    assert "## Recompiles" in body and "recompile more**: `MoreRecompiles`, `Specialises`" in body
+    assert "## Recompiles" in body
+    more = "Recompiling more under the flag: 2 of 3 models called on a second shape (66.7%)**"
+    assert f"{more}: `MoreRecompiles`, `Specialises`" in body
 
 
 def spec(name: str, shape: list[int], kind: str = "randint", values=None, dtype="int64") -> InputSpec:

@@ -215,7 +215,7 @@ def test_cc_routes_and_the_peoples_rules_see_wrong_result_signatures():
 def test_the_wrong_title_placeholder_is_checked_when_read():
     config = parse_config('[tracker]\ntitle = "{flag}: {wrong} wrong, {crashes} crash of {testable}"')
     tonight = night_of(two_nights())
-    title = title_for(config.tracker, tonight.flags[FLAG].stats, tonight.key)
+    title = title_for(config.tracker, tonight.flags[FLAG].figures, tonight.key)
     assert title == f"{FLAG}: 1 wrong, 0 crash of 3"
     with pytest.raises(ConfigError, match=r"\{wrng\}.*\{wrong\}"):
         parse_config('[tracker]\ntitle = "{wrng}"')
@@ -299,8 +299,8 @@ def test_the_stack_sections_shed_detail_to_fit_like_crash_groups(groups: int, ro
     assert github_length(body) <= GITHUB_LIMIT and not markdown_problems(body)
     assert detail.shortened and "shortened to fit" in body
     # What a reader needs stays: the counts, the wrong results before the crashes, the ladder.
-    assert f"**{groups}** give wrong results" in body
-    assert "## Wrong results" in body and "## The full stack" in body
+    assert f"**{groups} of " in body and "** give wrong results" in body
+    assert "## Wrong results" in body and "## The backend ladder" in body
     assert f"{rows} models climbed" in body or f"{rows + groups} models climbed" in body
     if groups <= 12:  # few groups: each is named, only their scripts and tables went
         assert all(f"logits.layer{index}" in body for index in range(groups))

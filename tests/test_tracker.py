@@ -92,13 +92,14 @@ def test_cc_routes_by_signature_and_never_ccs_author_twice():
 
 
 def test_title_placeholders_are_filled_in():
-    stats = desired_issues(night_of([snapshot("k1", {SCALAR: ["Bert"]})]), TrackerSettings())[0]
-    assert stats.title.startswith("[triagebot] torch._dynamo.config.capture_scalar_outputs: 1 of 4")
-    from triagebot.analysis import flag_stats
-
-    settings = TrackerSettings(title="{flag} {key}: {flaky}/{helps}")
-    title = title_for(settings, flag_stats(snapshot("k1", {}), SCALAR), "k1")
-    assert title == f"{SCALAR} k1: 0/4"
+    issue = desired_issues(night_of([snapshot("k1", {SCALAR: ["Bert"]})]), TrackerSettings())[0]
+    assert (
+        issue.title
+        == f"[triagebot] torch._dynamo.config.{SCALAR}: 1 model crashes (GuardOnDataDependentSymNode)"
+    )
+    tonight = night_of([snapshot("k1", {})])
+    settings = TrackerSettings(title="{flag} {key}: {flaky}/{helps} of {affectable}, {new} new")
+    assert title_for(settings, tonight.flags[SCALAR].figures, "k1") == f"{SCALAR} k1: 0/4 of 4, 0 new"
 
 
 def test_scenario_across_nightlies(fake):
@@ -106,7 +107,7 @@ def test_scenario_across_nightlies(fake):
     first = run(fake, [n1])
     issues = fake.issues(REPO)
     first_body = issues[0]["body"]
-    assert [i["title"].split(": ")[1] for i in issues] == ["2 of 4 models crash"]
+    assert [i["title"].split(": ", 1)[1] for i in issues] == ["2 models crash (GuardOnDataDependentSymNode)"]
     assert issues[0]["body"].startswith(flag_marker(SCALAR))
     assert {label["name"] for label in issues[0]["labels"]} == {"module: dynamo", "triagebot"}
     assert {a.verb for a in first.plan.writes} == {Verb.create_label, Verb.create}

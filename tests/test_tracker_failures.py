@@ -135,7 +135,7 @@ def test_publish_says_what_failed_applies_the_rest_and_exits_2(fake, monkeypatch
     assert f"not applied: {refused}" in ran.out
     # The failed edit skips that change alone: its issue's notice is posted, and the other
     # flag's issue got its new body and its regression notice all the same.
-    assert "2 of 4 models crash" in fake.issues(REPO)[dynamic - 1]["title"]
+    assert "2 models crash, 1 new" in fake.issues(REPO)[dynamic - 1]["title"]
     assert len(fake.comments(REPO, dynamic)) == 1 and len(fake.comments(REPO, scalar)) == 1
 
     ran = publish_command(fake, monkeypatch, capsys, tmp_path, first, second)  # fixed: converges

@@ -54,7 +54,18 @@ DEFAULT_FLAGS: dict[str, FlagSettings] = {
     ),
 }
 
-TITLE_FIELDS = ("flag", "crashes", "wrong", "testable", "flaky", "helps", "key")
+TITLE_FIELDS = (
+    "flag",
+    "crashes",
+    "wrong",
+    "testable",
+    "affectable",
+    "flaky",
+    "helps",
+    "new",
+    "headline",
+    "key",
+)
 """The placeholders `tracker.title` may use."""
 
 GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?$")
@@ -222,7 +233,7 @@ class CcRoute(Section):
 class TrackerSettings(Section):
     repo: str | None = None  # OWNER/NAME the tracking issues live in
     labels: list[str] = Field(default_factory=lambda: ["module: dynamo", "triagebot"])
-    title: str = "[triagebot] torch._dynamo.config.{flag}: {crashes} of {testable} models crash"
+    title: str = "[triagebot] torch._dynamo.config.{flag}: {headline}"
     close_after: int = Field(default=2, ge=1)
     max_writes: int = Field(default=50, ge=1)
     cc: dict[str, list[str]] = Field(default_factory=dict)  # flag -> people
@@ -254,7 +265,18 @@ class TrackerSettings(Section):
             if name not in TITLE_FIELDS:
                 known = ", ".join("{" + field + "}" for field in TITLE_FIELDS)
                 raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
-        example = dict(flag="flag", crashes=1, wrong=0, testable=2, flaky=0, helps=0, key="2.12.0")
+        example = dict(
+            flag="flag",
+            crashes=1,
+            wrong=0,
+            testable=2,
+            affectable=2,
+            flaky=0,
+            helps=0,
+            new=1,
+            headline="1 model crashes, 1 new (Error)",
+            key="2.12.0",
+        )
         try:
             title.format(**example)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:

@@ -22,6 +22,13 @@ Public API, for report/, tracker/ and cli:
   graph-break reasons (`breaks`: how many each place keeps, one home), and the ladder's figures.
 - `trend_point(key, rows) -> TrendPoint`: one nightly's confirmed crashes and models helped
   under one flag, from that flag's rows.
+- `flag_figures(stats, change) -> FlagFigures` and `verdict(figures) -> FlagVerdict`
+  (`figures`): the numbers every surface prints for a flag, and the one rule that says whether
+  it is ready to be on by default; `night` puts both in each `FlagNight`, with each crash
+  group's members' first nightly of their current run of crashes and those new tonight.
+- Where a crash starts (`frames`): `pattern_of(traceback)` (the innermost model and compiler
+  frames of a stored traceback tail), `crash_patterns(...)` (a group's distinct patterns); and
+  where it fails beyond the counting backend (`ladder.reach`), both on every crash group.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph
   changes and other effect changes; baseline graph changes; models and flags added or
   removed; `same_build` (one torch git hash: not news); `compare_url`, the pytorch commit range.
@@ -48,6 +55,7 @@ from triagebot.analysis.effects import (
     effect_of,
     model_effect,
 )
+from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import corpus_health
 from triagebot.analysis.ladder import ladder_pairs, lives_in
 from triagebot.analysis.night import CcRule, choose_history, night, summarise
@@ -64,6 +72,7 @@ __all__ = [
     "crash_groups",
     "diff",
     "effect_of",
+    "flag_figures",
     "flag_stats",
     "ladder_pairs",
     "lives_in",
@@ -72,4 +81,5 @@ __all__ = [
     "summarise",
     "top_break_reasons",
     "trend_point",
+    "verdict",
 ]

@@ -45,7 +45,7 @@ from triagebot.results import (
     Status,
 )
 
-FORMAT = 2
+FORMAT = 3  # 3: each flag's crashing models (`NightSummary.crashing`), for first sightings
 
 
 class Run(NamedTuple):
@@ -74,7 +74,7 @@ class NightData(NightSummary):
     made from (None when the store keeps no file), `previous`/`previous_source` those of the
     nightly `diff` is against."""
 
-    format: Literal[2] = FORMAT
+    format: Literal[3] = FORMAT
     flags: dict[str, dict[str, Any]]
     source: str | None = None
     signatures: list[str] = Field(default_factory=list)

@@ -3,6 +3,7 @@ failed alike grouped by signature."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -23,6 +24,10 @@ from triagebot.results import (
 CRASH_EFFECTS = frozenset({Effect.crashes, Effect.flaky})
 # Effects under which the flag run finished and its graphs mean something.
 RAN_EFFECTS = frozenset({Effect.reduces_graphs, Effect.no_effect, Effect.increases_graphs})
+# A wrapper names the error it wraps first in its message: `PendingUnbackedSymbolNotFound: ...`.
+_WRAPPED_NAME = re.compile(
+    r"^(?P<name>[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exc|NotFound|Node|Unsupported)\w*): "
+)
 
 
 def _repeated(confirmations: list[Outcome]) -> bool:
@@ -124,6 +129,14 @@ def classify(snapshot: Snapshot) -> list[ModelEffect]:
     return rows
 
 
+def error_name(error_type: str | None, error: str | None) -> str | None:
+    """The name a reader knows an error by: the exception a wrapper's message names first
+    (`InternalTorchDynamoError` with `PendingUnbackedSymbolNotFound: ...` is
+    `PendingUnbackedSymbolNotFound`), else its type."""
+    wrapped = _WRAPPED_NAME.match(error or "")
+    return wrapped.group("name") if wrapped else error_type
+
+
 def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list[FailureGroup]:
     """Rows of `flag` with `effect` grouped by signature, largest group first."""
     grouped: dict[str, list[ModelEffect]] = defaultdict(list)
@@ -136,6 +149,7 @@ def crash_groups(rows: Iterable[ModelEffect], flag: str, effect: Effect) -> list
             signature=signature,
             error_type=members[0].error_type,
             error=members[0].error,
+            name=error_name(members[0].error_type, members[0].error),
             models=sorted(member.model for member in members),
             confirmed=effect != Effect.flaky,
         )

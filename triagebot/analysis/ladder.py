@@ -258,6 +258,27 @@ def first_rungs(group: FailureGroup, climbed: Mapping[str, LadderRow]) -> dict[s
     return dict(first.rungs) if first is not None else {}
 
 
+# The backends users compile with: a group not run under one of them says so.
+USER_BACKENDS = ("aot_eager", "inductor")
+
+
+def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, list[str]]:
+    """Where a group of the sweep (failed with the counting backend) fails beyond it, from its
+    first model's rungs (`rungs`) on the ladder `order`: the first backend that failed too,
+    `counting` when every backend it was run under ran clean, None when none was run; and the
+    backends (the ladder's and those users run) it was not run under. A failure that did not
+    repeat (flaky) proves nothing either way: that backend counts as run, neither failed nor clean.
+    """
+    backends = list(dict.fromkeys([*(rung for rung in order if rung != COUNTING_BACKEND), *USER_BACKENDS]))
+    failed = next((backend for backend in backends if rungs.get(backend) in FAILED_WORDS), None)
+    unchecked = [backend for backend in backends if backend not in rungs]
+    if failed is not None:
+        # The ladder stops at the first failure: the backends above it were not run, and say so.
+        return failed, unchecked
+    clean = any(rungs.get(backend) == "ok" for backend in backends)
+    return ("counting" if clean else None), unchecked
+
+
 def recompiles_more(rows: Iterable[RecompileRow]) -> list[str]:
     """The models a flag makes recompile more (`recompile_rows`)."""
     return [row.model for row in rows if _more(row)]

@@ -13,9 +13,19 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.stats import flag_stats, trend_point
-from triagebot.results import Effect, FlagNight, ModelEffect, Night, NightSummary, Snapshot, SnapshotDiff
+from triagebot.results import (
+    Effect,
+    FlagNight,
+    FlagStats,
+    ModelEffect,
+    Night,
+    NightSummary,
+    Snapshot,
+    SnapshotDiff,
+)
 
 CcRule = Callable[[str, list[str]], list[str]]
 """(flag, its confirmed wrong-result then crash signatures, largest group first) -> people to cc
@@ -37,6 +47,10 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         trend={flag: trend_point(snapshot.key, mine) for flag, mine in by_flag.items()},
         crash_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
+            for flag, mine in by_flag.items()
+        },
+        crashing={
+            flag: [row.model for row in mine if row.effect == Effect.crashes]
             for flag, mine in by_flag.items()
         },
         wrong_signatures={
@@ -135,6 +149,35 @@ def _summaries(
     return summaries, previous_rows
 
 
+def _crashing_since(flag: str, nights: Sequence[NightSummary]) -> dict[str, str]:
+    """Each model crashing under `flag` in the last of `nights` -> the first nightly of the run of
+    nightlies, ending with that one, in which it crashed (confirmed) under the flag."""
+    since: dict[str, str] = {}
+    streak: set[str] | None = None
+    for nightly in reversed(nights):
+        crashing = set(nightly.crashing.get(flag, []))
+        streak = crashing if streak is None else streak & crashing
+        if not streak:
+            break
+        since.update({model: nightly.key for model in streak})
+    return since
+
+
+def _with_since(stats: FlagStats, since: dict[str, str], key: str, previous: bool) -> FlagStats:
+    """`stats` with each crash group's members' first nightly of their current run of crashes,
+    and the members new tonight (only when there is a previous nightly to be new against)."""
+    groups = [
+        group.model_copy(
+            update={
+                "since": {model: since.get(model, key) for model in group.models},
+                "new": [model for model in group.models if since.get(model, key) == key] if previous else [],
+            }
+        )
+        for group in stats.crash_groups
+    ]
+    return stats.model_copy(update={"crash_groups": groups})
+
+
 def _flag_night(
     snapshot: Snapshot,
     flag: str,
@@ -151,14 +194,19 @@ def _flag_night(
         for signature in nightly.crash_signatures.get(flag, []):
             seen.setdefault(signature, nightly.key)
     stats = flag_stats(snapshot, flag, rows, first_seen=seen)
+    stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, previous=len(nights) > 1)
+    flag_change = change.flags.get(flag) if change is not None else None
+    figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(
         flag=flag,
         stats=stats,
+        figures=figures,
+        verdict=verdict(figures),
         effects=[row for row in rows if row.flag == flag],
         trend=[nightly.trend[flag] for nightly in nights if flag in nightly.trend],
-        diff=change.flags.get(flag) if change is not None else None,
+        diff=flag_change,
         cc=list(cc(flag, signatures)) if cc is not None else [],
         issue_url=issue_url,
         previous_signatures=(

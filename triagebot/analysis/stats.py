@@ -7,9 +7,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
 from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.figures import share
+from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
     first_rungs,
     ladder_figures,
+    reach,
     recompile_rows,
     recompiles_more,
 )
@@ -20,6 +23,7 @@ from triagebot.results import (
     FlagStats,
     LadderRow,
     ModelEffect,
+    ModelResult,
     Snapshot,
     StratumStats,
     TrendPoint,
@@ -74,9 +78,9 @@ def flag_stats(
         mean_graph_reduction_percent=reduction_percent,
         crash_groups=confirmed,
         flaky_groups=flaky,
-        overlap=_overlap(snapshot, flag, all_rows),
+        **_overlap(snapshot, flag, all_rows),
         top_break_reasons=top_break_reasons(snapshot),
-        wrong_result_groups=crash_groups(mine, flag, Effect.wrong_result),
+        wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
         nondeterministic=_nondeterministic(snapshot, flag),
         **ladder._asdict(),
         recompiles=recompiles,
@@ -86,9 +90,10 @@ def flag_stats(
 
 def _percentages(counts: dict[Effect, int], affectable: int) -> dict[Effect, float]:
     return {
-        effect: round(100.0 * count / affectable, 1)
+        effect: percent
         for effect, count in counts.items()
-        if effect not in (Effect.untestable, Effect.skipped) and affectable
+        if effect not in (Effect.untestable, Effect.skipped)
+        and (percent := share(count, affectable)) is not None
     }
 
 
@@ -121,14 +126,49 @@ def _mean_reductions(helped: Sequence[ModelEffect]) -> tuple[float | None, float
     )
 
 
-def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict[str, list[str]]:
-    """Every other flag -> the models that crash under both it and `flag`."""
-    crashing_under: dict[str, set[str]] = defaultdict(set)
+def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict[str, dict[str, list[str]]]:
+    """Every other flag -> the models that crash under both it and `flag` (`overlap`), that
+    `flag` crashes and it helps (`overlap_helped`), and that it crashes and `flag` helps
+    (`overlap_rescued`)."""
+    under: dict[tuple[str, Effect], set[str]] = defaultdict(set)
     for row in rows:
-        if row.effect == Effect.crashes:
-            crashing_under[row.flag].add(row.model)
-    crashing = crashing_under[flag]
-    return {other: sorted(crashing & crashing_under[other]) for other in snapshot.flags if other != flag}
+        under[(row.flag, row.effect)].add(row.model)
+    crashing, helping = under[(flag, Effect.crashes)], under[(flag, Effect.reduces_graphs)]
+    others = [other for other in snapshot.flags if other != flag]
+    return {
+        "overlap": {other: sorted(crashing & under[(other, Effect.crashes)]) for other in others},
+        "overlap_helped": {
+            other: sorted(crashing & under[(other, Effect.reduces_graphs)]) for other in others
+        },
+        "overlap_rescued": {other: sorted(helping & under[(other, Effect.crashes)]) for other in others},
+    }
+
+
+def _where(
+    group: FailureGroup,
+    snapshot: Snapshot,
+    results: Mapping[str, ModelResult],
+    climbed: Mapping[str, LadderRow],
+) -> dict:
+    """What the ladder and the tracebacks add to a group of the sweep: its first model's rungs,
+    where else it fails (`reach`, `unchecked`), and the model code it starts from (`results`:
+    model -> its result; `climbed`: model -> its ladder row)."""
+    rungs = first_rungs(group, climbed)
+    where, unchecked = reach(rungs, snapshot.ladder)
+    return {
+        "ladder": rungs,
+        "reach": where,
+        "unchecked": unchecked,
+        "patterns": crash_patterns(results, group.models, group.flag),
+    }
+
+
+def reachable_first(group: FailureGroup) -> tuple[int, int, str]:
+    """The order of a flag's crash groups: those that fail under a backend users run too first,
+    then those no backend was run for, then those of the counting backend only; largest first
+    within each."""
+    rank = 2 if group.reach == "counting" else 1 if group.reach is None else 0
+    return (rank, -len(group.models), group.signature)
 
 
 def _crash_groups(
@@ -140,7 +180,8 @@ def _crash_groups(
 ) -> tuple[list[FailureGroup], list[FailureGroup]]:
     """The confirmed and the flaky crash groups, each with the traceback of its first model's
     (crashing) run; a confirmed one also with where it lives (a crash of the sweep is Dynamo's),
-    its first model's rungs on the ladder, and the nightly it was first seen in."""
+    its first model's rungs on the ladder and where else it fails, the model code it starts
+    from, and the nightly it was first seen in."""
     by_name = {result.model: result for result in snapshot.results}
     by_model = {row.model: row for row in climbed}
     seen = first_seen if first_seen is not None else {}
@@ -155,7 +196,7 @@ def _crash_groups(
             update={
                 "traceback": traceback(group),
                 "lives_in": "Dynamo",
-                "ladder": first_rungs(group, by_model),
+                **_where(group, snapshot, by_name, by_model),
                 "first_seen": seen.get(group.signature, snapshot.key) if first_seen is not None else None,
             }
         )
@@ -165,7 +206,17 @@ def _crash_groups(
         group.model_copy(update={"traceback": traceback(group)})
         for group in crash_groups(mine, flag, Effect.flaky)
     ]
-    return confirmed, flaky
+    return sorted(confirmed, key=reachable_first), flaky
+
+
+def _wrong_groups(
+    snapshot: Snapshot, flag: str, mine: Sequence[ModelEffect], climbed: Sequence[LadderRow]
+) -> list[FailureGroup]:
+    """The confirmed wrong-result groups, each with where else its first model is wrong."""
+    by_name = {result.model: result for result in snapshot.results}
+    by_model = {row.model: row for row in climbed}
+    groups = crash_groups(mine, flag, Effect.wrong_result)
+    return [group.model_copy(update=_where(group, snapshot, by_name, by_model)) for group in groups]
 
 
 def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:

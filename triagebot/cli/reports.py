@@ -159,8 +159,10 @@ def site(
     nightly is analysed as `run` does, and its flag pages link the tracking issues the store
     remembers for [tracker] repo."""
     from triagebot.report.links import site_url  # start-up cost: see the module
+    from triagebot.report.words import plural
 
     built = build_site(Snapshots(settings.store).store, out, settings, jobs=jobs, say=print)
-    print(f"site: {built.nights} nightlies ({built.read} read), {built.pages} pages: {built.index}")
+    nights = plural(built.nights, "nightly", "nightlies")
+    print(f"site: {nights} ({built.read} read), {built.pages} pages: {built.index}")
     if settings.tracker.dashboard_url:
         print(f"published at: {site_url(settings.tracker.dashboard_url)}")

@@ -23,13 +23,15 @@ Public API, for the tracker, the pipeline and the command line:
 - `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
 - `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
-- `repro.repro_script`: the text of a reproduction script; `markers`; `safety` (the one escaper).
+- `repro.repro_script`: the text of a reproduction script; `markers`; `safety` (the one escaper);
+  `words`: the words every surface says a night's numbers in (a share beside its denominator,
+  the verdict's sentence and rule, where a crash lives, the issue title's headline).
 
 The renderings of a night live in `bodies`, the health's in `health`; the dashboard site in
 `site/` (`site.write_site`).
 """
 
-from triagebot.report import markers, safety
+from triagebot.report import markers, safety, words
 from triagebot.report.bodies import (
     fixed_notice,
     full_name,
@@ -57,5 +59,6 @@ __all__ = [
     "regression_notice",
     "run_summary",
     "safety",
+    "words",
     "write_report",
 ]

@@ -7,6 +7,10 @@ Untrusted text reaches them only through the escaper's filters (`code`, `cell`, 
 
 - `percent`: 25% or 33.3%, `n/a` for none;
 - `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
+- a night's numbers in `report.words`' words (a global, `words`, and filters): `of(count,
+  figures)` "1 of 11 models it could affect (9.1%)", `of_recompiled`, `population`, a crash
+  group's `reach` ("also aot_eager") and `checked` (its backends and device), the verdict's
+  sentence (`words.verdict_sentence`);
 - `names(models, limit, cell=False)`: model names as code spans, the first `limit` of them,
   then "and N more";
 - `effect`: an effect in words ("fewer graphs", "untestable (build or eager run failed)");
@@ -32,24 +36,10 @@ from typing import Any
 
 import jinja2
 
-from triagebot.report import links, safety
+from triagebot.report import links, safety, words
+from triagebot.report.words import percent, plural
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-
-
-def percent(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.0f}%" if value == int(value) else f"{value:.1f}%"
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """`count word`, the word in the plural unless the count is one ("1 crash", "2 crashes")."""
-    if count == 1:
-        return f"{count} {word}"
-    if words is None:
-        words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{count} {words}"
 
 
 # What would end a Markdown link's destination or break it; a configured address may hold them.
@@ -142,6 +132,11 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         percent=percent,
         effect=effect,
         plural=plural,
+        of=words.of,
+        of_recompiled=words.of_recompiled,
+        population=words.population,
+        reach=words.reach,
+        checked=words.checked,
         names=names,
         model=model,
         linked=linked,
@@ -151,6 +146,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         tojson_compact=lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True),
     )
     env.globals["links"] = links
+    env.globals["words"] = words
     return env
 
 

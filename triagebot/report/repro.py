@@ -6,23 +6,19 @@ its inputs rebuilt from their `InputSpec`s and seed, the flag's config patch, th
 backend and `fullgraph=False`. It needs torch (and transformers for transformers models) but
 no hub and no triagebot, and imports nothing it does not use. With `backend` (a failure met
 only on the backend ladder) it compiles with that backend instead; with `wrong` (a wrong
-result) it compares the compiled outputs with eager ones by the sweep's own rules, inlined, and
-raises `WrongResult` naming the output that differs. Running and verifying scripts is
+result) it compares the output the sweep found different with eager's at the benchmark
+harness's tolerance for its dtype, and raises `WrongResult` naming it: a few lines beyond the
+model's build, not the sweep's whole comparison. Running and verifying scripts is
 `triagebot.reproduce`'s (a stage beside the sweep: it runs torch).
 """
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import BASELINE, WRONG_RESULT, Snapshot
-
-# The sweep's output comparison, inlined into wrong-result scripts as source text (report/ never
-# imports torch): read from beside this package.
-ACCURACY_SOURCE = Path(__file__).resolve().parents[1] / "sweep" / "accuracy.py"
+from triagebot.results import BASELINE, WRONG_RESULT, Outcome, Snapshot
 
 
 def _bound_imports(code: str) -> set[str]:
@@ -40,14 +36,12 @@ def _bound_imports(code: str) -> set[str]:
     return bound
 
 
-def _accuracy_code() -> str:
-    """The comparison module's code without its docstring (the rules are the README's) and
-    without `from __future__`, which only the first line of a file may hold."""
-    source = ACCURACY_SOURCE.read_text(encoding="utf-8")
-    body = ast.parse(source).body
-    start = body[0].end_lineno if body and isinstance(body[0], ast.Expr) else 0
-    lines = source.splitlines()[start:]
-    return "\n".join(line for line in lines if not line.startswith("from __future__")).strip()
+def _imports(code: str | None, wrong: bool) -> list[str]:
+    """What the script imports beside an inlined module's own imports (`code`): importlib for a
+    transformers class, torch, and re for a wrong result's output path."""
+    bound = _bound_imports(code) if code else set()
+    wanted = [("re", wrong), ("importlib", not code), ("torch", True)]
+    return [f"import {name}" for name, needed in wanted if needed and name not in bound]
 
 
 def repro_script(
@@ -73,9 +67,6 @@ def repro_script(
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
-    imports = ["import importlib", "import torch"]
-    if spec.code:
-        imports = [] if "torch" in _bound_imports(spec.code) else ["import torch"]
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
@@ -91,8 +82,16 @@ def repro_script(
         device=snapshot.environment.device,
         patch=snapshot.flags.get(flag, {}),
         inputs=[item.model_dump() for item in spec.inputs],
-        imports=imports,
+        imports=_imports(spec.code, wrong),
         backend=backend,
         wrong=wrong,
-        accuracy_code=_accuracy_code() if wrong else "",
+        where=_where(outcome) if wrong else "",
     )
+
+
+def _where(outcome: Outcome | None) -> str:
+    """The output a wrong result differs in, as the sweep named it (the signature normalises it:
+    `layers[0]` reads `layers[N]` there). An output that differs only on the second shape's call
+    is named without that prefix: the script makes the first call alone."""
+    where = outcome.accuracy.where if outcome is not None and outcome.accuracy is not None else None
+    return (where or "output").removeprefix("second call: ")

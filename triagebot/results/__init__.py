@@ -4,9 +4,9 @@ Only pydantic is imported here, so that publishing, diffing and reporting run on
 without torch. Field names are read by other tools (dashboards, scripts); change them only
 with a migration. The records live by subject: `runs` (what a sweep produces and the snapshot
 it is stored as), `signatures` (the text that groups one bug), `night` (what analysis computes
-and the reports present), `tracker` (GitHub's desired state and the tracker's memory),
-`bisection` (builds on a package index, and the bisection of a crash between two of them);
-every name is importable from here.
+and the reports present), `figures` (a flag's figures and verdict, where a crash starts),
+`tracker` (GitHub's desired state and the tracker's memory), `bisection` (builds on a package
+index, and the bisection of a crash between two of them); every name is importable from here.
 """
 
 from triagebot.results.base import (
@@ -18,6 +18,13 @@ from triagebot.results.bisection import (
     Probe,
     Verdict,
     Wheel,
+)
+from triagebot.results.figures import (
+    CrashPattern,
+    FlagFigures,
+    FlagVerdict,
+    Frame,
+    VerdictLine,
 )
 from triagebot.results.night import (
     BreakReasonChange,
@@ -96,13 +103,17 @@ __all__ = [
     "CommandRecord",
     "CorpusHealth",
     "CorpusSelection",
+    "CrashPattern",
     "Effect",
     "Environment",
     "FailureGroup",
     "FlagDiff",
+    "FlagFigures",
     "FlagNight",
     "FlagSettings",
     "FlagStats",
+    "FlagVerdict",
+    "Frame",
     "HealthNumbers",
     "HealthPoint",
     "InputSpec",
@@ -134,6 +145,7 @@ __all__ = [
     "TrackerNotice",
     "TrendPoint",
     "Verdict",
+    "VerdictLine",
     "Wheel",
     "When",
     "default_when",

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from triagebot.results.base import Record
+from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
 from triagebot.results.runs import Environment, Snapshot, When
 
 
@@ -52,6 +53,9 @@ class FailureGroup(Record):
     signature: str
     error_type: str | None = None
     error: str | None = None  # the full first error line of the first model, for the report
+    # The error's own name: the exception a wrapper names first in its message
+    # (`InternalTorchDynamoError: PendingUnbackedSymbolNotFound: ...` is PendingUnbackedSymbolNotFound).
+    name: str | None = None
     models: list[str]
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
@@ -62,6 +66,20 @@ class FailureGroup(Record):
     backend: str | None = None  # the ladder rung it was met on; None: the sweep's counting backend
     ladder: dict[str, str] = Field(default_factory=dict)  # its first model's rungs: rung -> ok, crash, ...
     baseline_too: list[str] = Field(default_factory=list)  # members that fail there at baseline too
+    # Where its first model (the one the ladder climbs) fails beyond the sweep's counting backend:
+    # the first backend that failed too (aot_eager, inductor, ...), "counting" when every backend
+    # it was run under ran clean, None when no backend was run for it. `unchecked`: the backends
+    # users run (and the ladder's own) that it was not run under.
+    reach: str | None = None
+    unchecked: list[str] = Field(default_factory=list)
+    # Where it starts in the code, from its members' tracebacks: one pattern per distinct model
+    # frame, the first model's first; more than one says the models reach the error differently.
+    patterns: list[CrashPattern] = Field(default_factory=list)
+    # Member -> the first nightly of the run of nightlies, ending with this one, in which it crashed
+    # under the flag (a crash group of the sweep); `new`: members that did not crash in the previous
+    # nightly (empty without a previous nightly).
+    since: dict[str, str] = Field(default_factory=dict)
+    new: list[str] = Field(default_factory=list)
 
 
 class LadderRow(Record):
@@ -139,6 +157,9 @@ class FlagStats(Record):
     crash_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
     flaky_groups: list[FailureGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
+    # Other flag -> models this one crashes and the other helps, and the other way round.
+    overlap_helped: dict[str, list[str]] = Field(default_factory=dict)
+    overlap_rescued: dict[str, list[str]] = Field(default_factory=dict)
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
@@ -265,6 +286,7 @@ class NightSummary(Record):
     environment: Environment
     trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
     crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
+    crashing: dict[str, list[str]] = Field(default_factory=dict)  # flag -> models with a confirmed crash
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
 
@@ -348,6 +370,8 @@ class FlagNight(Record):
 
     flag: str
     stats: FlagStats  # counts, percentages, crash groups (largest first, `first_seen` filled), overlap
+    figures: FlagFigures  # the numbers every surface prints (`analysis.figures`)
+    verdict: FlagVerdict  # ready to be on by default or not (`analysis.verdict`)
     effects: list[ModelEffect] = Field(default_factory=list)  # this flag's rows, in snapshot order
     # Every nightly of the history that has this flag, oldest first, this night last: what the
     # trend chart draws and what closing reads (confirmed crashes per nightly).

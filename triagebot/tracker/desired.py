@@ -14,23 +14,16 @@ from __future__ import annotations
 from triagebot import report
 from triagebot.config import TrackerSettings
 from triagebot.report.markers import HEALTH_MARKER, flag_marker
-from triagebot.results import HEALTH_ISSUE, Effect, FlagStats, Night, TrackedIssue
+from triagebot.report.words import title_values
+from triagebot.results import HEALTH_ISSUE, FlagFigures, Night, TrackedIssue
 from triagebot.tracker import closing
 from triagebot.tracker.notices import flag_notices, health_notices
 
 
-def title_for(settings: TrackerSettings, stats: FlagStats, key: str) -> str:
-    """`tracker.title` filled in (its placeholders were checked when the config was read)."""
-    values = {
-        "flag": stats.flag,
-        "crashes": stats.counts.get(Effect.crashes, 0),
-        "wrong": stats.counts.get(Effect.wrong_result, 0),
-        "testable": stats.testable,
-        "flaky": stats.counts.get(Effect.flaky, 0),
-        "helps": stats.counts.get(Effect.reduces_graphs, 0),
-        "key": key,
-    }
-    return settings.title.format(**values)
+def title_for(settings: TrackerSettings, figures: FlagFigures, key: str) -> str:
+    """`tracker.title` filled in from the flag's figures, in the report's words (its
+    placeholders were checked when the config was read)."""
+    return settings.title.format(**title_values(figures, key))
 
 
 def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue]:
@@ -49,7 +42,7 @@ def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIss
     return TrackedIssue(
         flag=flag,
         marker=flag_marker(flag),
-        title=title_for(settings, state.stats, night.key),
+        title=title_for(settings, state.figures, night.key),
         body=report.issue_body(night, flag),
         labels=list(settings.labels),
         open=closing.should_be_open(failures, settings.close_after),

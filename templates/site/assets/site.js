@@ -4,9 +4,15 @@
 (function () {
   "use strict";
 
-  var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf"];
+  /* Colours that mean something, the same on every page: crashes red, models helped green.
+   * The palette for the other series leaves red and green out, so that no line reads as either. */
+  var KINDS = { crash: "#cf222e", helped: "#1a7f37", flaky: "#bc4c00", wrong: "#8250df" };
+  var PALETTE = ["#0969da", "#6e7781", "#bf8700", "#8c564b", "#e377c2", "#17becf", "#4b3f72", "#bcbd22"];
   var DASHES = [[], [8, 4], [3, 3], [12, 3, 3, 3]];
+
+  function plural(count, word, words) {
+    return count + " " + (count === 1 ? word : (words || word + "s"));
+  }
 
   /* --- charts -------------------------------------------------------------------------------- */
 
@@ -21,12 +27,17 @@
     }
     canvases.forEach(function (canvas) {
       var spec = JSON.parse(document.getElementById(canvas.dataset.chart).textContent);
-      var datasets = spec.series.map(function (pair, index) {
-        var colour = PALETTE[index % PALETTE.length];
+      var kindsSeen = {};
+      var plain = 0;
+      var datasets = spec.series.map(function (entry, index) {
+        var kind = entry[2];
+        var colour = kind && KINDS[kind] ? KINDS[kind] : PALETTE[plain++ % PALETTE.length];
+        /* Series of one kind (each flag's crashes) share its colour, told apart by their dashes. */
+        var repeat = kind ? (kindsSeen[kind] = (kindsSeen[kind] || 0) + 1) - 1 : index;
         return {
-          label: pair[0], data: pair[1], borderColor: colour, backgroundColor: colour,
+          label: entry[0], data: entry[1], borderColor: colour, backgroundColor: colour,
           /* Lines that coincide stay told apart: later ones dashed, earlier points larger. */
-          borderWidth: 2, borderDash: DASHES[index % DASHES.length],
+          borderWidth: 2, borderDash: DASHES[repeat % DASHES.length],
           pointRadius: spec.labels.length > 40 ? 0 : Math.max(2, 5 - index), pointHoverRadius: 5,
           spanGaps: false, tension: 0
         };
@@ -266,11 +277,17 @@
       range.textContent = "Commit range unknown: a snapshot lacks its torch git hash.";
     }
     out.appendChild(range);
-    if (result.added.length || result.removed.length) {
-      out.appendChild(element("p", result.added.length + " models joined the corpus, " +
-        result.removed.length + " left it."));
-    }
-    out.appendChild(element("h3", "Baseline graph counts (" + result.baseline.length + ")"));
+    [[result.added, "joined the corpus", "models-added"], [result.removed, "left it", "models-removed"]].forEach(function (part) {
+      if (!part[0].length) { return; }
+      var line = element("p", plural(part[0].length, "model") + " " + part[1] + ": ", { id: part[2] });
+      part[0].forEach(function (model, i) {
+        if (i) { line.appendChild(document.createTextNode(", ")); }
+        line.appendChild(modelLink(settings, model));
+      });
+      line.appendChild(document.createTextNode("."));
+      out.appendChild(line);
+    });
+    out.appendChild(element("h3", "Baseline graph counts: " + plural(result.baseline.length, "change")));
     out.appendChild(changeTable(settings, result.baseline, true));
     Object.keys(result.flags).forEach(function (flag) {
       var moved = result.flags[flag];
@@ -279,7 +296,7 @@
         ["Crashing with another error", moved.signature_changes, false],
         ["Other effect changes", moved.effect_changes, false],
         ["Graphs under the flag", moved.graph_changes, true]].forEach(function (part) {
-        out.appendChild(element("h4", part[0] + " (" + part[1].length + ")"));
+        out.appendChild(element("h4", part[0] + ": " + plural(part[1].length, "model")));
         if (part[1].length) { out.appendChild(changeTable(settings, part[1], part[2])); }
       });
     });
@@ -292,19 +309,45 @@
     var keys = settings.nights.map(function (night) { return night.key; });
     var form = document.getElementById("compare-form");
     var status = document.getElementById("compare-status");
-    form.addEventListener("submit", function (event) {
-      event.preventDefault();
-      var a = keys.indexOf(document.getElementById("compare-old").value);
-      var b = keys.indexOf(document.getElementById("compare-new").value);
-      if (a === b) { status.textContent = "Pick two different nightlies."; return; }
+    var pick = { old: document.getElementById("compare-old"), new: document.getElementById("compare-new") };
+    /* The selection lives in the address (compare.html#old=KEY&new=KEY), so that an issue can
+     * link to a comparison and a reader can pass it on. */
+    var compare = function (a, b, replace) {
       if (a > b) { var swap = a; a = b; b = swap; }
-      if (b === a + 1 && settings.nights[b].page) { window.location.href = settings.nights[b].page; return; }
+      /* Two consecutive nightlies have their page, made by triagebot with the commit range. */
+      if (b === a + 1 && settings.nights[b].page) {
+        if (replace) { window.location.replace(settings.nights[b].page); } else { window.location.href = settings.nights[b].page; }
+        return;
+      }
       status.textContent = "Loading…";
       Promise.all([loadNight(settings.nights[a]), loadNight(settings.nights[b])]).then(function (both) {
         showComparison(settings, keys[a], keys[b], compareNights(both[0], both[1], settings));
         status.textContent = "";
       }, function (error) { status.textContent = error.message; });
+    };
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var a = keys.indexOf(pick.old.value), b = keys.indexOf(pick.new.value);
+      if (a === b) { status.textContent = "Pick two different nightlies."; return; }
+      var chosen = "old=" + encodeURIComponent(keys[Math.min(a, b)]) + "&new=" + encodeURIComponent(keys[Math.max(a, b)]);
+      if (window.location.hash !== "#" + chosen) { window.history.replaceState(null, "", "#" + chosen); }
+      compare(a, b, false);
     });
+    var fromAddress = function () {
+      var wanted = {};
+      window.location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+        var pair = part.split("=");
+        if (pair.length === 2) { wanted[pair[0]] = decodeURIComponent(pair[1]); }
+      });
+      var a = keys.indexOf(wanted.old), b = keys.indexOf(wanted.new);
+      if (a === -1 || b === -1) { return; }
+      if (a === b) { status.textContent = "Pick two different nightlies."; return; }
+      pick.old.value = keys[Math.min(a, b)];
+      pick.new.value = keys[Math.max(a, b)];
+      compare(a, b, true);
+    };
+    window.addEventListener("hashchange", fromAddress);
+    fromAddress();
     window.triagebotSite = {
       settings: settings,
       load: function (key) { return loadNight(settings.nights[keys.indexOf(key)]); },

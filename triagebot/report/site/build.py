@@ -43,7 +43,13 @@ def write_site(history: StoredHistory, night: Night, out: str | Path | SiteWrite
         writer.start()
         _write_data(writer, nights, fresh)
         _write_assets(writer)
-        pages = Pages(writer, {"latest": nights[-1], "nights": nights, "site_flags": list(night.flags)})
+        common = {
+            "latest": nights[-1],
+            "nights": nights,
+            "site_flags": list(night.flags),
+            "views": night.flags,
+        }
+        pages = Pages(writer, common)
         specs: dict[str, ModelSpec] = {r.model: r.spec for r in night.snapshot.results if r.spec is not None}
         index = write_pages(pages, nights, night, model_histories(nights), specs)
     except OSError as error:

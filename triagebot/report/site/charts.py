@@ -1,6 +1,7 @@
 """The data blocks of the dashboard's charts: labels, then named series in legend order, and the
 titles of the axes. The site's script draws them with Chart.js; the tables beside them hold the
-same numbers for a reader without JavaScript."""
+same numbers for a reader without JavaScript. A series may carry a kind (`KINDS`) that fixes its
+colour on every page: crashes red, models helped green."""
 
 from __future__ import annotations
 
@@ -13,11 +14,25 @@ from triagebot.results import FlagNight
 
 Chart = dict[str, Any]
 
+KINDS = ("crash", "helped", "flaky", "wrong")
+"""Series whose colour means something, the same on every page (site.js maps each to its colour)."""
 
-def chart(labels: Sequence[str], series: dict[str, Sequence[Any]], y: str, x: str = "nightly") -> Chart:
-    """A chart's data block: labels, then (name, values) pairs in legend order, and axis titles."""
-    pairs = [[name, list(values)] for name, values in series.items()]
-    return {"labels": list(labels), "series": pairs, "x": x, "y": y}
+
+def chart(
+    labels: Sequence[str],
+    series: dict[str, Sequence[Any]],
+    y: str,
+    x: str = "nightly",
+    kinds: dict[str, str] | None = None,
+) -> Chart:
+    """A chart's data block: labels, then [name, values, kind] in legend order (kind: one of
+    `KINDS`, or None for a colour of the palette), and axis titles."""
+    kinds = kinds or {}
+    triples = [[name, list(values), kinds.get(name)] for name, values in series.items()]
+    return {"labels": list(labels), "series": triples, "x": x, "y": y}
+
+
+_FLAG_SERIES = (("crashes", "crashes", "crash"), ("helped", "helps", "helped"))
 
 
 def index_charts(nights: Sequence[NightData], every_flag: Sequence[str]) -> dict[str, Chart]:
@@ -50,26 +65,31 @@ def index_charts(nights: Sequence[NightData], every_flag: Sequence[str]) -> dict
         ),
         "flags": chart(
             keys,
-            {
-                f"{flag}: {what}": trend(flag, field)
-                for flag in every_flag
-                for what, field in (("crashes", "crashes"), ("helped", "helps"))
-            },
+            {f"{flag}: {what}": trend(flag, field) for flag in every_flag for what, field, _ in _FLAG_SERIES},
             "models",
+            kinds={f"{flag}: {what}": kind for flag in every_flag for what, _, kind in _FLAG_SERIES},
         ),
     }
 
 
 def flag_chart(view: FlagNight) -> Chart:
-    """A flag's trend: its confirmed crashes, models helped and flaky crashes, night by night."""
+    """A flag's trend: its confirmed crashes, models helped, wrong results and flaky crashes,
+    night by night."""
     return chart(
         [point.key for point in view.trend],
         {
             "confirmed crashes": [point.crashes for point in view.trend],
             "fewer graphs": [point.helps for point in view.trend],
+            "wrong results": [point.wrong for point in view.trend],
             "flaky": [point.flaky for point in view.trend],
         },
         "models",
+        kinds={
+            "confirmed crashes": "crash",
+            "fewer graphs": "helped",
+            "wrong results": "wrong",
+            "flaky": "flaky",
+        },
     )
 
 

@@ -90,13 +90,17 @@ def _index(pages: Pages, nights: list[NightData], night: Night) -> str:
 
 
 def _flag_page(pages: Pages, night: Night, flag: str, view: FlagNight) -> None:
-    groups = view.stats.crash_groups + view.stats.flaky_groups
+    groups = view.stats.crash_groups + view.stats.wrong_result_groups + view.stats.flaky_groups
     pages.write(
         links.flag_page(flag),
         "flag.html.j2",
         view=view,
         night=night,
-        repros={repro.signature: repro for repro in night.snapshot.reproductions if repro.flag == flag},
+        repros={
+            repro.signature: repro
+            for repro in night.snapshot.reproductions
+            if repro.flag == flag and repro.backend is None
+        },
         chart=flag_chart(view),
         strata=sorted({row.stratum for row in view.effects}),
         effects=[effect.value for effect in Effect if view.stats.counts.get(effect)],
@@ -114,8 +118,12 @@ def _model_pages(
 ) -> None:
     groups = crash_group_links(night)
     in_latest = {row.model for row in latest.models}
+    tonight: dict[str, dict[str, str]] = {}  # model -> flag -> its effect tonight
+    for row in night.effects:
+        tonight.setdefault(row.model, {})[row.flag] = row.effect.value
     for model, rows in sorted(histories.items()):
-        _model_page(pages, model, rows, groups if rows[-1].night is latest else {}, specs, model in in_latest)
+        latest_groups = groups if rows[-1].night is latest else {}
+        _model_page(pages, model, rows, latest_groups, specs, model in in_latest, tonight.get(model, {}))
 
 
 def _model_page(
@@ -125,6 +133,7 @@ def _model_page(
     groups: Groups,
     specs: dict[str, ModelSpec],
     in_latest: bool,
+    tonight: dict[str, str],
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
@@ -141,6 +150,7 @@ def _model_page(
         flags=flags,
         spec=specs.get(model),
         in_latest=in_latest,
+        tonight=tonight,
         first_change=changed[0] if changed else None,
         changes=len(changed),
         recompiles=recompiles,

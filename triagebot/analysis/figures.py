@@ -1,0 +1,109 @@
+"""One flag's figures on one night, and its verdict: the numbers every surface prints and the
+one rule that says whether the flag is ready to be on by default.
+
+- `flag_figures(stats, change)`: `FlagFigures` from the flag's statistics (its crash groups
+  already carrying where they fail and which members are new) and its diff.
+- `share(count, total)`: the one percentage of a count over its denominator.
+- `verdict(figures)`: the rule (the README's "Is the flag ready?"): a flag is ready when it ran
+  on at least one model it could affect and no model crashes under it (confirmed), none gives a
+  wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
+  passes. More graphs, more recompiles and engine errors do not block; they stand beside the
+  verdict for a person to weigh, with the models it helps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from triagebot.results import Effect, FailureGroup, FlagDiff, FlagFigures, FlagStats, FlagVerdict, VerdictLine
+
+# What blocks a flag from being on by default, and what only stands beside the verdict.
+BLOCKING = ("crashes", "wrong_results", "ladder_failures")
+
+
+def share(count: int, total: int) -> float | None:
+    """`count` as a percentage of `total`, to one decimal; None over nothing."""
+    return round(100.0 * count / total, 1) if total else None
+
+
+def _members(groups: Iterable[FailureGroup]) -> int:
+    return sum(len(group.models) for group in groups)
+
+
+def _names(groups: Iterable[FailureGroup]) -> list[str]:
+    return list(dict.fromkeys(group.name or group.error_type or "unknown" for group in groups))
+
+
+def _fewer_recompiles(stats: FlagStats) -> int:
+    return sum(
+        row.flag_recompiles + (row.flag_again or 0) < row.baseline_recompiles + (row.baseline_again or 0)
+        for row in stats.recompiles
+        if row.flag_recompiles is not None and row.baseline_recompiles is not None
+    )
+
+
+def _ladder_failures(stats: FlagStats) -> int:
+    """Models failing under the flag on a rung of the ladder that their baseline passes."""
+    return len(
+        {model for group in stats.ladder_groups for model in group.models if model not in group.baseline_too}
+    )
+
+
+def flag_figures(
+    stats: FlagStats, change: FlagDiff | None = None, *, outputs_checked: bool = True
+) -> FlagFigures:
+    """The figures of one flag (see `FlagFigures`); `change`: its diff against the previous
+    nightly, when there is one; `outputs_checked`: whether the sweep compared outputs at all."""
+    counts = stats.counts
+    groups = stats.crash_groups
+    return FlagFigures(
+        flag=stats.flag,
+        when=stats.when,
+        swept=stats.models,
+        untestable=counts.get(Effect.untestable, 0),
+        testable=stats.testable,
+        skipped=stats.skipped,
+        affectable=stats.affectable,
+        engine_errors=counts.get(Effect.engine_error, 0),
+        crashes=counts.get(Effect.crashes, 0),
+        crash_errors=len(groups),
+        crashes_reachable=_members(group for group in groups if group.reach not in (None, "counting")),
+        crashes_counting_only=_members(group for group in groups if group.reach == "counting"),
+        crashes_unchecked=_members(group for group in groups if group.reach is None),
+        new_crashes=sum(len(group.new) for group in groups),
+        new_errors=_names(group for group in groups if group.new),
+        errors=_names(groups),
+        flaky=counts.get(Effect.flaky, 0),
+        outputs_checked=outputs_checked,
+        wrong=counts.get(Effect.wrong_result, 0),
+        helped=counts.get(Effect.reduces_graphs, 0),
+        hurt=counts.get(Effect.increases_graphs, 0),
+        fixes=counts.get(Effect.fixes_crash, 0),
+        laddered=len(stats.ladder_rows),
+        ladder_failures=_ladder_failures(stats),
+        recompile_checked=len(stats.recompiles),
+        recompile_more=len(stats.recompiles_more),
+        recompile_fewer=_fewer_recompiles(stats),
+        newly_fixed=len(change.fixed) if change is not None else 0,
+    )
+
+
+def verdict(figures: FlagFigures) -> FlagVerdict:
+    """Whether the flag is ready to be on by default (the rule is the module docstring's), with a
+    row for each thing it weighed: what was not checked tonight (outputs, the ladder, second
+    shapes) and engine errors when there are none have no row."""
+    counted = {
+        "wrong_results": figures.wrong if figures.outputs_checked else None,
+        "crashes": figures.crashes,
+        "ladder_failures": figures.ladder_failures if figures.laddered else None,
+        "recompile_more": figures.recompile_more if figures.recompile_checked else None,
+        "more_graphs": figures.hurt,
+        "engine_errors": figures.engine_errors or None,
+        "helped": figures.helped,
+    }
+    lines = [
+        VerdictLine(what=what, models=models, blocks=what in BLOCKING and models > 0)  # type: ignore[arg-type]
+        for what, models in counted.items()
+        if models is not None
+    ]
+    return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

@@ -1,0 +1,132 @@
+"""Where a crash starts in the code, read from the traceback tail a run stores: the innermost
+frame in model code (the line that triggers it) and the innermost frame of the compiler (where
+torch gives up), as the hand-written reports named them ("an `.item()` in a loss").
+
+Dynamo ends its messages with the user frames it was tracing (`from user code:`), innermost
+last; those are the model's frames when the tail holds them. Otherwise the innermost frame that
+is neither torch, the standard library nor triagebot's own sweep is. The compiler's frame is the
+innermost frame of torch outside `torch/nn/` (modules are the model's code running, not the
+compiler) before that section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from triagebot.results import CrashPattern, Frame, ModelResult
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
+_MARKS = re.compile(r"^[\s^~]*$")  # the carets under a source line
+_USER_CODE = "from user code:"
+# A resumed frame is named after the function it resumes: torch_dynamo_resume_in_forward_at_42.
+_RESUMED = re.compile(r"^torch_dynamo_resume_in_(?P<function>\w+?)_at_\d+$")
+# Where a path is cut so that it reads the same on every machine: from the package on.
+_ROOTS = ("site-packages/", "dist-packages/")
+_OWN_PACKAGES = ("torch/", "triagebot/", "typing_extensions", "pydantic/", "_pytest/", "pluggy/")
+_MODEL_PACKAGES = ("triagebot/corpus/sentinels",)  # triagebot's own model code: the sentinels
+_NOT_COMPILER = ("torch/nn/", "torch/utils/_contextlib", "torch/utils/_python_dispatch")
+
+
+def short_path(path: str) -> str:
+    """`path` from its package on (`transformers/models/...`), or its last two parts."""
+    path = path.replace("\\", "/")
+    for root in _ROOTS:
+        if root in path:
+            return path.rpartition(root)[2]
+    for package in ("/torch/", "/triagebot/", "/transformers/"):
+        if package in path:
+            return package[1:] + path.rpartition(package)[2]
+    return "/".join(path.split("/")[-2:])
+
+
+def _function(name: str) -> str:
+    resumed = _RESUMED.match(name)
+    return resumed.group("function") if resumed else name
+
+
+def parse_frames(text: str) -> tuple[list[Frame], list[Frame]]:
+    """The frames of a traceback tail, outermost first: those of the Python stack, and those
+    Dynamo names after `from user code:`."""
+    stack: list[Frame] = []
+    user: list[Frame] = []
+    current = stack
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip() == _USER_CODE:
+            current = user
+            continue
+        found = _FRAME.match(line)
+        if not found:
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        source = following.strip() if following.strip() and not _FRAME.match(following) else None
+        if source is not None and _MARKS.match(following):
+            source = None
+        frame = Frame(
+            file=short_path(found["file"]),
+            line=int(found["line"]),
+            function=_function(found["function"]),
+            source=source[:300] if source else None,
+        )
+        current.append(frame)
+    return stack, user
+
+
+def _is_model_code(frame: Frame) -> bool:
+    if frame.file.startswith(_MODEL_PACKAGES):
+        return True
+    if frame.file.startswith(_OWN_PACKAGES) or frame.file.startswith("<"):
+        return False
+    return "python3" not in frame.file and not frame.file.startswith(("lib/", "python"))
+
+
+def _is_compiler(frame: Frame) -> bool:
+    return frame.file.startswith("torch/") and not frame.file.startswith(_NOT_COMPILER)
+
+
+def pattern_of(traceback: str | None) -> tuple[Frame | None, Frame | None]:
+    """(the innermost model frame, the innermost compiler frame) of one traceback tail."""
+    if not traceback:
+        return None, None
+    stack, user = parse_frames(traceback)
+    model = next((frame for frame in reversed(user) if _is_model_code(frame)), None)
+    if model is None:
+        model = next((frame for frame in reversed(stack) if _is_model_code(frame)), None)
+    compiler = next((frame for frame in reversed(stack) if _is_compiler(frame)), None)
+    return model, compiler
+
+
+def _same_place(one: Frame | None, other: Frame | None) -> bool:
+    """Two model frames are the same pattern when their source lines match (copied code in two
+    families is one pattern), or, without source, the same function of the same file."""
+    if one is None or other is None:
+        return one is other
+    if one.source and other.source:
+        return one.source == other.source
+    return (one.file, one.function) == (other.file, other.function)
+
+
+def crash_patterns(
+    results: Mapping[str, ModelResult], models: Sequence[str], config: str
+) -> list[CrashPattern]:
+    """The patterns of a group's members under `config` (`results`: model -> its result), the
+    first member's first; members whose stored traceback shows no frame are left out."""
+    patterns: list[CrashPattern] = []
+    for model in models:
+        result = results.get(model)
+        outcome = result.outcomes.get(config) if result is not None else None
+        if outcome is None or not outcome.traceback:
+            continue
+        model_frame, compiler_frame = pattern_of(outcome.traceback)
+        if model_frame is None and compiler_frame is None:
+            continue  # a tail too short to show either: it says nothing about the pattern
+        for pattern in patterns:
+            if _same_place(pattern.model_frame, model_frame):
+                pattern.models.append(model)
+                break
+        else:
+            patterns.append(
+                CrashPattern(model_frame=model_frame, compiler_frame=compiler_frame, models=[model])
+            )
+    return patterns

@@ -1,0 +1,99 @@
+"""What a compiler developer reads first about a flag: its figures (one set of numbers, every
+surface prints them), its verdict (ready to be on by default or not, and what blocks it), and
+where in the code each crash starts (the innermost model and compiler frames)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from triagebot.results.base import Record
+from triagebot.results.runs import When
+
+
+class Frame(Record):
+    """One frame of a stored traceback: a file (its path from the package root on, e.g.
+    `transformers/models/mistral3/modeling_mistral3.py`), a line, a function, its source line."""
+
+    file: str
+    line: int
+    function: str
+    source: str | None = None  # the source line as the traceback printed it, stripped
+
+
+class CrashPattern(Record):
+    """Where a crash starts in the code, read from a traceback: the innermost frame in model code
+    (what triggers it: an `.item()`, a `nonzero`, a `split` by a tensor's values) and the
+    innermost frame of the compiler (where torch gives up); `models`: the members of the group
+    whose tracebacks show this model frame."""
+
+    model_frame: Frame | None = None  # None: the stored tail holds no frame of model code
+    compiler_frame: Frame | None = None  # None: the stored tail holds no compiler frame
+    models: list[str] = Field(default_factory=list)
+
+
+class FlagFigures(Record):
+    """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
+    body, the step summary, the report folder and every page of the site print these and no
+    others. Each share is over the denominator named beside it: `affectable` (the models the
+    flag could affect: testable, less those skipped) for crashes, wrong results, helped and hurt
+    models; `recompile_checked` for recompile changes."""
+
+    flag: str
+    when: When = "always"
+    swept: int  # models with a baseline and a run (or a skipped run) under the flag
+    untestable: int = 0  # could not be built or run eagerly: not judged
+    testable: int = 0  # swept - untestable
+    skipped: int = 0  # testable, not run under the flag (`when = "graph_breaks"`: one graph, no break)
+    affectable: int = 0  # testable - skipped: the population the flag could affect
+    engine_errors: int = 0  # the flag run could not rebuild the model: untested, a fault of the sweep
+    crashes: int = 0  # confirmed crashes
+    crash_errors: int = 0  # confirmed crash groups (distinct signatures)
+    crashes_reachable: int = 0  # models in groups that also fail under a backend users run
+    crashes_counting_only: int = 0  # models in groups that crash under the counting backend only
+    crashes_unchecked: int = 0  # models in groups whose representative no backend was run for
+    new_crashes: int = 0  # crashing models that did not crash in the previous nightly
+    new_errors: list[str] = Field(default_factory=list)  # the error names of the new crashes' groups
+    errors: list[str] = Field(default_factory=list)  # every confirmed crash group's error name, largest first
+    flaky: int = 0
+    outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
+    wrong: int = 0  # confirmed wrong results
+    helped: int = 0  # fewer graphs
+    hurt: int = 0  # more graphs
+    fixes: int = 0  # a baseline crash the flag runs through
+    laddered: int = 0  # models that climbed the backend ladder under the flag
+    ladder_failures: int = 0  # models failing under the flag on a ladder rung their baseline passes
+    recompile_checked: int = 0  # models called again on a second shape, under the flag and at baseline
+    recompile_more: int = 0
+    recompile_fewer: int = 0
+    newly_fixed: int = 0  # crashed in the previous nightly, run now
+
+
+class VerdictLine(Record):
+    """One row of a verdict's table: what stands in the way (or what the flag buys), how many
+    models, and whether it blocks turning the flag on by default."""
+
+    what: Literal[
+        "crashes",
+        "wrong_results",
+        "ladder_failures",
+        "recompile_more",
+        "more_graphs",
+        "engine_errors",
+        "helped",
+    ]
+    models: int
+    blocks: bool
+
+
+class FlagVerdict(Record):
+    """Whether a flag is ready to be on by default, by the one rule (`analysis.verdict`, written
+    down in the README), and the rows that decided it."""
+
+    ready: bool
+    lines: list[VerdictLine] = Field(default_factory=list)
+
+    @property
+    def blockers(self) -> list[VerdictLine]:
+        return [line for line in self.lines if line.blocks and line.models]
