@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 from triagebot.corpus import load_corpus  # noqa: E402
 from triagebot.results import Accuracy, Status  # noqa: E402
 from triagebot.sweep import accuracy  # noqa: E402
-from triagebot.sweep.worker import run_one  # noqa: E402
+from triagebot.sweep.run import run_one  # noqa: E402
 
 CHECKS = {"accuracy": True, "recompiles": True}
 

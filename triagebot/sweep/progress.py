@@ -1,32 +1,51 @@
-"""Showing a sweep: a live rich progress bar on a terminal, plain lines otherwise, closing tables.
+"""Showing a sweep as it runs: a live rich progress bar on a terminal, plain lines otherwise.
 
 Engine errors (a flag run that could not rebuild what its baseline built: a fault of the sweep,
-not of the model) are counted on every progress line, announced when the sweep closes, and get
-a table of their own.
+not of the model) are counted on every progress line and announced when the sweep closes.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Protocol
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.progress import (
+    Progress as Bar,
+)
 
-from triagebot.results import BASELINE, RunRecord, Status
+from triagebot.results import RunRecord, Status
+from triagebot.sweep.summary import engine_error_line
+
+
+class Progress(Protocol):
+    def start(self, total: int, done: int, crashes: int) -> None: ...
+    def add(self, runs: int, what: str | None = ...) -> None: ...
+    def update(self, record: RunRecord) -> None: ...
+    def close(self) -> None: ...
+
+
+class NullProgress:
+    def start(self, total: int, done: int, crashes: int) -> None:
+        pass
+
+    def add(self, runs: int, what: str | None = None) -> None:
+        pass
+
+    def update(self, record: RunRecord) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def describe(record: RunRecord) -> str:
@@ -52,7 +71,7 @@ class LiveProgress:
         self.console = console or Console(stderr=True)
         self.crashes = 0
         self.engine_errors = 0
-        self.bar = Progress(
+        self.bar = Bar(
             TextColumn("[bold]sweep"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -143,127 +162,3 @@ def make_progress(interactive: bool | None = None) -> LiveProgress | PlainProgre
     if interactive is None:
         interactive = sys.stderr.isatty()
     return LiveProgress() if interactive else PlainProgress()
-
-
-def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
-    """Per config: how many runs ended in each status, and the graphs counted over the ok runs."""
-    table = Table(title="sweep results")
-    table.add_column("config")
-    statuses = list(Status)
-    for status in statuses:
-        table.add_column(status.value, justify="right")
-    table.add_column("graphs", justify="right")
-    for config in configs:
-        runs = [r for r in records if r.config == config and r.attempt == 0 and r.backend is None]
-        counts = Counter(r.outcome.status for r in runs)
-        graphs = sum(r.outcome.graphs or 0 for r in runs if r.outcome.status == Status.ok)
-        table.add_row(config, *(str(counts.get(s, 0) or "") for s in statuses), str(graphs))
-    return table
-
-
-def engine_error_line(count: int) -> str:
-    return (
-        f"ENGINE ERRORS: {count} flag run{'s' if count != 1 else ''} could not rebuild the model "
-        "its baseline built. This is a fault of the sweep, not of the model: those models are "
-        "neither crashes nor untestable, and their flags were not tested."
-    )
-
-
-def engine_error_table(records: Sequence[RunRecord]) -> Table | None:
-    """The runs that failed to rebuild what their baseline built (None when there are none)."""
-    bad = [r for r in records if r.outcome.status == Status.engine_error]
-    if not bad:
-        return None
-    table = Table(
-        title=f"[bold red]ENGINE ERRORS: {len(bad)} runs could not rebuild what their baseline built",
-        caption="a fault of the sweep (the recorded spec does not rebuild the model), not a model outcome",
-        border_style="red",
-    )
-    table.add_column("model")
-    table.add_column("config")
-    table.add_column("stage")
-    table.add_column("error")
-    for r in sorted(bad, key=lambda r: (r.model, r.config, r.attempt)):
-        stage = r.outcome.stage or ("build" if "eager" not in r.outcome.stage_seconds else "eager")
-        error = f"{r.outcome.error_type}: {r.outcome.error or ''}"
-        table.add_row(r.model, r.config + (f" #{r.attempt}" if r.attempt else ""), stage, escape(error[:100]))
-    return table
-
-
-STAGES = ("build", "eager", "compile")
-
-
-@dataclass
-class SweepFigures:
-    """A sweep's closing numbers, over the runs one call made."""
-
-    wall: float  # seconds from the call to its end
-    jobs: int
-    runs: int = 0  # records made (skipped ones included)
-    run_seconds: float = 0.0  # the sum of their recorded seconds
-    skipped: int = 0
-    flag_runs: int = 0  # records of flag configs (first attempts), skipped ones included
-    engine_errors: int = 0
-    stages: dict[str, float] = field(default_factory=dict)  # stage -> summed seconds
-
-    @property
-    def lower_bound(self) -> float:
-        """The wall time no scheduling can beat: the run seconds spread over the workers."""
-        return self.run_seconds / self.jobs
-
-    @property
-    def skipped_share(self) -> float:
-        return self.skipped / self.flag_runs if self.flag_runs else 0.0
-
-    def lines(self) -> list[str]:
-        stages = ", ".join(f"{stage} {self.stages.get(stage, 0.0):.0f} s" for stage in STAGES)
-        lines = [
-            f"wall {self.wall:.1f} s; lower bound {self.lower_bound:.1f} s "
-            f"({self.run_seconds:.0f} run seconds / {self.jobs} workers; wall/bound "
-            f"{self.wall / self.lower_bound if self.lower_bound else 0:.2f})",
-            f"stages: {stages}",
-            f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
-            "the baseline compiled to one graph with no break",
-        ]
-        if self.engine_errors:
-            lines.append(engine_error_line(self.engine_errors))
-        return lines
-
-
-def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> SweepFigures:
-    figures = SweepFigures(wall=wall, jobs=jobs, runs=len(records))
-    for r in records:
-        if r.config != BASELINE and r.outcome.untestable:
-            continue  # the baseline's record, copied for a flag: nothing ran
-        figures.run_seconds += r.outcome.seconds
-        for stage, seconds in r.outcome.stage_seconds.items():
-            figures.stages[stage] = figures.stages.get(stage, 0.0) + seconds
-        if r.config != BASELINE and r.attempt == 0:
-            figures.flag_runs += 1
-            figures.skipped += r.outcome.status == Status.skipped
-        figures.engine_errors += r.outcome.status == Status.engine_error
-    return figures
-
-
-def crash_table(records: Sequence[RunRecord]) -> Table | None:
-    """The sweep's crashes, timeouts, signals and wrong results by model and config (None when
-    there are none)."""
-    bad = [
-        r
-        for r in records
-        if r.attempt == 0 and r.backend is None
-        if r.outcome.status in (Status.crash, Status.timeout, Status.signal) or r.outcome.mismatched
-    ]
-    if not bad:
-        return None
-    table = Table(title="crashes, timeouts, signals and wrong results")
-    table.add_column("model")
-    table.add_column("config")
-    table.add_column("status")
-    table.add_column("error")
-    for r in sorted(bad, key=lambda r: (r.model, r.config != BASELINE, r.config)):
-        wrong = r.outcome.accuracy if r.outcome.mismatched else None
-        status = "wrong result" if wrong else r.outcome.status.value
-        error = f"{wrong.where}: {wrong.detail}" if wrong else r.outcome.signature or ""
-        table.add_row(r.model, r.config, status, error[:100])
-    return table
