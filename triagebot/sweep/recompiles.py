@@ -68,7 +68,7 @@ def second_call(
     check.again = _third_call(spec, inputs, compiled, patch, device, call)
     if not judged:
         return check, None
-    return check, judge(model, second, expected, got, call, "second call: ")
+    return check, judge(model, second, expected, got, call, prefix="second call: ")
 
 
 def _crashed(change: str, error: Exception) -> RecompileCheck:

@@ -6,9 +6,9 @@ parent (`worker.child_main`); the benchmark's lower bound and the fresh-interpre
 it in-process (`fresh=True` resets Dynamo first).
 
 With `checks` (what the sweep asks every run to check):
-- `accuracy`: eager runs twice (reseeded before each call, as every call is) and the compiled
-  outputs are compared with the first (`judge`); two eager runs that differ make the model
-  nondeterministic, not judged.
+- `accuracy`: the compiled outputs are compared with the eager run's (reseeded before each call,
+  as every call is); a comparison that fails or is borderline runs eager again and judges in
+  full (`judge`); two eager runs that differ make the model nondeterministic, not judged.
 - `recompiles`: the compiled model is called again on a second shape of its inputs
   (`recompiles.second_call`): recompiles, the guard that failed for each, whether the new graphs
   are dynamic, and that call's outputs against eager's too.
@@ -30,10 +30,10 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from triagebot import corpus
-from triagebot.results import ModelSpec, Outcome, Status, error_signature
+from triagebot.results import Accuracy, ModelSpec, Outcome, Status, error_signature
 from triagebot.sweep.backend import CountingBackend, backend_settings, counting_backend
 from triagebot.sweep.calls import Call, first_line, seeded_call
-from triagebot.sweep.judge import judge, unsteady
+from triagebot.sweep.judge import judge
 from triagebot.sweep.recompiles import second_call
 
 TRACEBACK_LINES = 30
@@ -60,8 +60,8 @@ class _Stages:
         began = time.perf_counter()
         try:
             yield
-        finally:
-            self.seconds[stage] = round(time.perf_counter() - began, 4)
+        finally:  # a stage timed twice (the accuracy check's comparisons) adds up
+            self.seconds[stage] = round(self.seconds.get(stage, 0.0) + time.perf_counter() - began, 4)
 
     def finish(self, outcome: Outcome) -> Outcome:
         outcome.stage_seconds = self.seconds
@@ -142,10 +142,6 @@ def _compiled(
 ) -> Outcome:
     """Compile and call the model under `patch`, then make the checks asked for."""
     judged = bool(checks.get("accuracy"))
-    steadiness = None
-    if judged:
-        with stages.timed("eager_again"):
-            steadiness = unsteady(run.model, run.inputs, expected, run.call)
     counting = counting_backend(backend)
     try:
         with stages.timed("compile", marked=True), backend_settings(backend, judged):
@@ -154,11 +150,10 @@ def _compiled(
         return _failure(Status.crash, error)
     outcome = _counted(counting)
     if judged:
-        with stages.timed("accuracy"):
-            outcome.accuracy = steadiness or judge(run.model, run.inputs, expected, got, run.call)
+        outcome.accuracy = judge(run.model, run.inputs, expected, got, run.call, timed=stages.timed)
     if checks.get("recompiles") and backend is None:
         with stages.timed("recompile", marked=True):
-            steady = judged and steadiness is None
+            steady = outcome.accuracy is not None and outcome.accuracy.verdict != Accuracy.nondeterministic
             outcome.recompile, second = second_call(
                 run.spec, run.model, compiled, counting, patch, run.device, steady
             )
