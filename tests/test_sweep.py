@@ -284,10 +284,13 @@ class StopAfter:
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def start(self, total, done, crashes):
+    def phase(self, name, total, recorded=(), note=""):
         pass
 
-    def add(self, runs):
+    def step(self, what):
+        pass
+
+    def drop(self, runs):
         pass
 
     def update(self, record):
@@ -466,7 +469,8 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
     )
     assert done.returncode == 0, done.stderr
     assert (
-        "[4/4 crashes 0" in done.stderr and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
+        "[sweep 4/4 crashing pairs 0" in done.stderr
+        and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
     )
     assert "sweep results" in done.stdout and str(out) in done.stdout
     merged = subprocess.run(

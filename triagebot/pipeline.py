@@ -108,8 +108,14 @@ def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature."""
     from triagebot.reproduce import reproduce
+    from triagebot.sweep.progress import make_progress
 
-    return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
+    progress = make_progress()
+    try:
+        reproductions = reproduce(snapshot, python=python, timeout=timeout, progress=progress)
+    finally:
+        progress.close()
+    return snapshot.model_copy(update={"reproductions": reproductions})
 
 
 def night_of(

@@ -54,6 +54,7 @@ from triagebot.results.runs import (
     Snapshot,
     Status,
     SweepHeader,
+    UnreachedPair,
     When,
     default_when,
 )
@@ -118,6 +119,7 @@ __all__ = [
     "TrackedIssue",
     "TrackerNotice",
     "TrendPoint",
+    "UnreachedPair",
     "When",
     "default_when",
     "error_signature",

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from triagebot.errors import SweepError
-from triagebot.results import BASELINE, Environment, ModelSpec, RunRecord, Status, SweepHeader
+from triagebot.results import BASELINE, Environment, ModelSpec, RunRecord, SweepHeader
 from triagebot.sweep.climb import run_ladder
+from triagebot.sweep.keeper import Keeper
+from triagebot.sweep.ladder import Rungs
 from triagebot.sweep.parent import preload_modules
 from triagebot.sweep.plan import SweepPlan
 from triagebot.sweep.pool import Pool, Task
@@ -36,28 +38,14 @@ class SweepResult:
         return self.records[len(self.records) - self.ran :]
 
 
-@dataclass
-class _Keeper:
-    """Where each finished record goes: the stream, the list of records, the progress display."""
-
-    writer: StreamWriter
-    records: list[RunRecord]
-    progress: Progress
-
-    def __call__(self, record: RunRecord) -> RunRecord:
-        self.writer.write(record)
-        self.records.append(record)
-        self.progress.update(record)
-        return record
-
-
 def probe(
     pool: Pool, device: str, flags: dict[str, dict[str, Any]], backends: list[str] | None = None
-) -> Environment:
+) -> tuple[Environment, bool]:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
     resolve `device="auto"` (and the pool's `jobs="auto"`: on CUDA, the GPU's memory counts),
     and check every flag's names and value types against torch._dynamo.config and every ladder
-    backend against Dynamo's registry, before any model runs (`validation`)."""
+    backend against Dynamo's registry, before any model runs (`validation`). Also returns
+    whether a C++ compiler was found (Inductor's, on the CPU)."""
     payload = {"device": device, "flags": flags, "backends": backends or []}
     result = pool.call(Task(key="probe", kind="probe", payload=payload), timeout=300)
     message = result.message
@@ -70,7 +58,7 @@ def probe(
         raise SweepError(f"[sweep] backends: {message['unknown_backends'][0]}")
     environment = Environment.model_validate(message["environment"])
     pool.use_device(environment.device, gpu_memory=message.get("gpu_memory"))
-    return environment
+    return environment, bool(message.get("cpp_compiler"))
 
 
 def _pool(plan: SweepPlan) -> Pool:
@@ -84,7 +72,7 @@ def _pool(plan: SweepPlan) -> Pool:
     )
 
 
-def _header(plan: SweepPlan, environment: Environment, rungs: list[str]) -> SweepHeader:
+def _header(plan: SweepPlan, environment: Environment, rungs: Rungs | None) -> SweepHeader:
     return SweepHeader(
         environment=environment,
         flags=plan.patches,
@@ -92,7 +80,7 @@ def _header(plan: SweepPlan, environment: Environment, rungs: list[str]) -> Swee
         corpus=plan.selection,
         shard=plan.shard,
         checks=sorted(name for name, on in plan.checks.items() if on),
-        ladder=rungs,
+        ladder=rungs.order if rungs else [],
     )
 
 
@@ -113,17 +101,17 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
     progress = progress or NullProgress()
     with _pool(plan) as pool:
         ladder = plan.ladder
-        environment = probe(pool, plan.device, plan.patches, ladder.backends if ladder else None)
-        rungs = ladder.rungs(environment.device) if ladder else []
+        environment, compiler = probe(pool, plan.device, plan.patches, ladder.backends if ladder else None)
+        rungs = ladder.rungs(environment.device, compiler) if ladder else None
         writer, records, header = _open(plan, _header(plan, environment, rungs))
-        keep = _Keeper(writer, records, progress)
+        keep = Keeper(writer, records, progress)
         before = len(records)
         try:
             _sweep(plan, pool, keep)
             if plan.confirm:
                 _confirm(pool, keep, plan.patches, plan.confirm)
-            if ladder is not None:
-                run_ladder(pool, keep, records, plan.patches, ladder, rungs, plan.confirm, progress)
+            if ladder is not None and rungs is not None:
+                run_ladder(pool, keep, ladder, rungs, plan.patches, plan.confirm)
         finally:
             writer.close()
             progress.close()
@@ -131,14 +119,10 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
     return SweepResult(plan.path, header, records, ran, jobs=pool.jobs, seconds=time.monotonic() - started)
 
 
-def _sweep(plan: SweepPlan, pool: Pool, keep: _Keeper) -> None:
+def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
     """The counting runs: every baseline, then each model's flags as its baseline finishes."""
     first = [r for r in keep.records if r.attempt == 0 and r.backend is None]
-    keep.progress.start(
-        total=len(plan.specs) * (1 + len(plan.flags)),
-        done=len(first),
-        crashes=sum(r.outcome.status == Status.crash for r in first),
-    )
+    keep.progress.phase("sweep", len(plan.specs) * (1 + len(plan.flags)), recorded=first)
     schedule = Schedule(plan.specs, plan.settings, first)
     schedule.start(longest_first(plan.specs, plan.costs), {r.model: r for r in first if r.config == BASELINE})
     for record in schedule.take_copies():
@@ -151,7 +135,7 @@ def _sweep(plan: SweepPlan, pool: Pool, keep: _Keeper) -> None:
                 keep(copy)
 
 
-def _confirm(pool: Pool, keep: _Keeper, flags: dict[str, dict[str, Any]], count: int) -> int:
+def _confirm(pool: Pool, keep: Keeper, flags: dict[str, dict[str, Any]], count: int) -> None:
     """Rerun every crash and every wrong result `count` times. Only those: a skipped run, an
     engine error, a timeout or a signal is never rerun."""
     done = {run_key(r) for r in keep.records if r.backend is None}
@@ -164,11 +148,10 @@ def _confirm(pool: Pool, keep: _Keeper, flags: dict[str, dict[str, Any]], count:
         if (r.model, r.config, attempt) not in done
     ]
     if not tasks:
-        return 0
-    keep.progress.add(len(tasks))
+        return
+    keep.progress.phase("confirmations", len(tasks), note="each crash and wrong result run again")
     for result in pool.run(tasks):
         keep(run_record(result))
-    return len(tasks)
 
 
 def confirm_crashes(
@@ -193,7 +176,7 @@ def confirm_crashes(
         preload=preload_modules(specs),
         checks=dict.fromkeys(header.checks, True),
     ) as pool:
-        environment = probe(pool, header.environment.device, header.flags)
+        environment, _ = probe(pool, header.environment.device, header.flags)
         if not environment.same_build(header.environment):
             raise SweepError(
                 f"cannot confirm {path}: it was swept with torch {header.environment.torch_version}, "
@@ -202,8 +185,7 @@ def confirm_crashes(
         writer, records = StreamWriter.resume(path, header)
         before = len(records)
         try:
-            progress.start(total=0, done=0, crashes=0)
-            _confirm(pool, _Keeper(writer, records, progress), header.flags, count)
+            _confirm(pool, Keeper(writer, records, progress), header.flags, count)
         finally:
             writer.close()
             progress.close()
@@ -233,7 +215,7 @@ def check_models(
             probe(pool, device, {})  # resolves the device, and on CUDA the workers
         else:
             pool.use_device(device)
-        progress.start(total=len(specs), done=0, crashes=0)
+        progress.phase("check", len(specs))
         try:
             tasks = (run_task(spec, CHECK_CONFIG, {}, compile=False) for spec in specs)
             for result in pool.run(tasks):

@@ -12,7 +12,7 @@ and the backend ladder after the sweep (its choice of pairs is the analysis's
 - `backends` and `ladder_sample`: the ladder's backends (None: by device) and how many more
   models, a seeded stratified sample of the whole selection (every shard draws the same one),
   climb it at baseline beside those a flag changes; `ladder_max_pairs` bounds the pairs that
-  climb, in `ladder_pairs`' order of priority.
+  climb, in `ladder_pairs`' order of priority, and `ladder_seconds` the run seconds they take.
 """
 
 from __future__ import annotations
@@ -132,4 +132,5 @@ def ladder_for(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int = 
         backends=settings.backends,
         recompiles=climb_counting,
         max_pairs=settings.ladder_max_pairs,
+        max_seconds=settings.ladder_seconds,
     )

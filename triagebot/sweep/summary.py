@@ -102,11 +102,22 @@ class SweepFigures:
         return lines
 
 
+def copied(record: RunRecord) -> bool:
+    """A flag's copy of its untestable baseline's record: nothing ran (a flag run that fails to
+    build is an engine error, never untestable)."""
+    return record.config != BASELINE and record.backend is None and record.outcome.untestable
+
+
+def run_seconds(record: RunRecord) -> float:
+    """The seconds a record's run took (none for a copy, nor for a skipped run)."""
+    return 0.0 if copied(record) else record.outcome.seconds
+
+
 def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> SweepFigures:
     figures = SweepFigures(wall=wall, jobs=jobs, runs=len(records))
     for r in records:
-        if r.config != BASELINE and r.outcome.untestable:
-            continue  # the baseline's record, copied for a flag: nothing ran
+        if copied(r):
+            continue
         figures.run_seconds += r.outcome.seconds
         for stage, seconds in r.outcome.stage_seconds.items():
             figures.stages[stage] = figures.stages.get(stage, 0.0) + seconds

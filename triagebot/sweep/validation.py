@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 import torch._dynamo
+from torch._inductor import cpp_builder
 
 from triagebot.errors import unknown
 from triagebot.sweep.backend import resolve_backend
@@ -66,10 +67,19 @@ def unknown_backends(names: list[str]) -> list[str]:
     return problems
 
 
+def cpp_compiler() -> bool:
+    """Whether Inductor finds a C++ compiler (what it compiles to on the CPU)."""
+    try:
+        cpp_builder.get_cpp_compiler()
+    except Exception:
+        return False
+    return True
+
+
 def probe(payload: dict[str, Any]) -> dict[str, Any]:
     """The probe's reply: the environment (`device="auto"` resolved; on CUDA this initialises
-    CUDA, which is why it runs in a child), the problems of the flags and backends, and on CUDA
-    the GPU's memory (how many workers it holds)."""
+    CUDA, which is why it runs in a child), the problems of the flags and backends, whether a
+    C++ compiler is found, and on CUDA the GPU's memory (how many workers it holds)."""
     device = payload["device"]
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -77,5 +87,6 @@ def probe(payload: dict[str, Any]) -> dict[str, Any]:
         "environment": detect_environment(device).model_dump(mode="json"),
         "problems": config_problems(payload["flags"]),
         "unknown_backends": unknown_backends(payload.get("backends", [])),
+        "cpp_compiler": cpp_compiler(),
         "gpu_memory": torch.cuda.get_device_properties(0).total_memory if device == "cuda" else None,
     }
