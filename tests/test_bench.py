@@ -4,6 +4,7 @@ that skipping finds what running every flag finds."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from triagebot.results import BASELINE, CorpusSelection, Environment, ModelResult, Outcome, Snapshot, Status
@@ -83,3 +84,41 @@ def test_compare_agrees_when_skipping_lost_nothing_and_names_what_it_lost():
     engine = _snapshot({"Single": Outcome(status=Status.engine_error), "Breaks": HELPED, "Crashes": CRASH})
     lines, same = bench.compare_lines(engine, skipping)
     assert same and any("1 were engine errors (Single)" in line for line in lines)
+
+
+_NIGHT = importlib.util.spec_from_file_location(
+    "night", Path(__file__).resolve().parent.parent / "bench" / "night.py"
+)
+night_bench = importlib.util.module_from_spec(_NIGHT)
+sys.modules["night"] = night_bench  # its dataclasses look their module up there
+_NIGHT.loader.exec_module(night_bench)
+
+
+def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_ladder_scaled():
+    counting = night_bench.night_config("counting", 0.1, 3, 101, 2, 180)
+    defaults = night_bench.night_config("defaults", 0.1, 3, 101, 2, 180)
+    assert (counting.sweep.accuracy, counting.sweep.recompiles, counting.sweep.backends) == (
+        False,
+        "none",
+        [],
+    )
+    assert (defaults.sweep.accuracy, defaults.sweep.recompiles, defaults.sweep.backends) == (
+        True,
+        "selection",
+        None,
+    )
+    assert (defaults.sweep.ladder_max_pairs, defaults.sweep.ladder_sample, defaults.sweep.ladder_seconds) == (
+        6,
+        2,
+        30.0,
+    )
+    for config in (counting, defaults):
+        assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == ("transformers", 101, 3)
+    phases = {"sweep": {"wall": 100.0, "runs": 10, "seconds": 180.0}}
+    slower = {
+        "sweep": {"wall": 110.0, "runs": 10, "seconds": 189.0},
+        "ladder": {"wall": 5.0, "runs": 2, "seconds": 9.0},
+    }
+    lines = night_bench.ratio_lines({"phases": phases}, {"phases": slower})
+    assert lines[1].split() == ["sweep", "wall", "1.100", "run", "seconds", "1.050"]
+    assert lines[-1].split() == ["the", "night", "wall", "1.150", "run", "seconds", "1.100"]
