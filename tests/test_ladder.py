@@ -222,3 +222,12 @@ def test_a_sweep_gives_the_failures_only_rung_to_representatives_and_names_the_p
         ("ItemMatmul", BASELINE, [COUNTING_BACKEND, "aot_eager"], "pairs"),
         ("ItemMatmul", FLAG, [COUNTING_BACKEND, "aot_eager"], "pairs"),
     ]
+
+
+def test_a_failures_representative_climbs_alone_when_its_comparison_does_not_fit():
+    chosen = [("Rep", BASELINE), ("Rep", FLAG)]
+    counted = {("Rep", BASELINE): ok(), ("Rep", FLAG): crash()}
+    # the pair with its baseline: 2.5 + 2 + 2 + 30 = 36.5; the representative alone: 32
+    climbs = plan_climbs(chosen, ladder(max_seconds=33.0), counted, CPU, {"Rep": 1.0}, {})
+    assert climbs.todo == {("Rep", FLAG): ["aot_eager", "inductor"]}
+    assert [(u.config, u.rungs) for u in climbs.unreached] == [(BASELINE, [COUNTING_BACKEND, "aot_eager"])]

@@ -75,11 +75,11 @@ class _Climber:
         self.spent += record.outcome.seconds
         self.running.pop(pair, None)
         rest = self.rest.pop(pair, [])
-        if failed(record.outcome):
+        if record.outcome.suspect:  # confirmed like any crash, after the climb
             self.spent += self.confirm * record.outcome.seconds
-            if pair not in self.through:
-                keep.progress.drop(len(rest))
-                return
+        if failed(record.outcome) and pair not in self.through:
+            keep.progress.drop(len(rest))
+            return
         self._queue(pair, rest, budget, keep, front=True)
 
     def _queue(self, pair: Pair, rungs: list[str], budget: float | None, keep: Keeper, front: bool) -> None:

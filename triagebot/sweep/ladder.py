@@ -172,7 +172,8 @@ def plan_climbs(
     run in the sweep; `seconds`: each model's longest run in the sweep; `climbed`: the ladder's
     records already in the stream (model, config, rung), which are kept and whose seconds are
     spent. A model's consecutive pairs (its baseline pair and the flag pair it is compared
-    with) are admitted together or not at all; a later, cheaper model may still fit."""
+    with) are admitted together, or else a failure's representative alone (where it fails is
+    worth more than the comparison), or not at all; a later, cheaper model may still fit."""
     pair_rungs = {pair: rungs.of(counted.get(pair)) for pair in chosen}
     climbs = Climbs(through={pair for pair in chosen if is_failure(counted.get(pair))})
     kept = bounded(chosen, ladder.max_pairs)
@@ -187,14 +188,19 @@ def plan_climbs(
         todo = {
             pair: to_climb(pair_rungs[pair], by_pair.get(pair, {}), pair in climbs.through) for pair in unit
         }
-        cost = sum(estimate(seconds.get(model, 0.0), rung) for rungs in todo.values() for rung in rungs)
-        if budget is not None and spent + cost > budget:
-            climbs.unreached += [
-                _unreached(m, c, rungs, "seconds") for (m, c), rungs in todo.items() if rungs
-            ]
-            continue
-        spent += cost
-        climbs.todo.update(todo)
+        for admitted in (todo, {pair: rungs for pair, rungs in todo.items() if pair in climbs.through}):
+            cost = sum(
+                estimate(seconds.get(model, 0.0), rung) for rungs in admitted.values() for rung in rungs
+            )
+            if admitted and (budget is None or spent + cost <= budget):
+                spent += cost
+                climbs.todo.update(admitted)
+                break
+        climbs.unreached += [
+            _unreached(m, c, rungs, "seconds")
+            for (m, c), rungs in todo.items()
+            if rungs and (m, c) not in climbs.todo
+        ]
     return climbs
 
 
