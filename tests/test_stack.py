@@ -460,7 +460,8 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert by_model["Plain"].ladder == {}
     assert list(by_model["AliasingCustomOp"].ladder[BASELINE]) == [COUNTING_BACKEND, "aot_eager"]
     assert by_model["AliasingCustomOp"].ladder_confirmations[BASELINE]["aot_eager"][0].status == Status.crash
-    assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager"]  # no second call to make
+    # a crash's representative has no second call to make, and climbs past its failures
+    assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager", injected]
     stats = flag_stats(snap, FLAG)
     rows = {row.model: row for row in stats.stack}
     assert rows["ItemMatmul"].rungs == {COUNTING_BACKEND: "ok", "aot_eager": "ok", injected: "crash"}
@@ -476,7 +477,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
         ["AliasingCustomOp"],
         "AOTAutograd",
     )
-    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash"}
+    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash", injected: "crash"}
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
     again = run_sweep(
         SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)

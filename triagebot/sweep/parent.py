@@ -103,6 +103,18 @@ def ensure_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
     return _FORKSERVER._forkserver_pid
 
 
+def restart_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
+    """Start a warm parent in place of one that stopped answering (killed by the OOM killer, or
+    still dying): it is ended and reaped first, so that it is never taken for alive."""
+    pid = parent_pid()
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    return ensure_parent(classes, compile)
+
+
 def _warm_request(classes: Iterable[str], compile: bool) -> str:
     return json.dumps({"classes": sorted(classes), "compile": compile})
 

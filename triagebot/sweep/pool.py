@@ -29,7 +29,7 @@ from typing import Any
 
 from triagebot.results import ModelSpec, Outcome, Status
 from triagebot.sweep.lost import death, lost_outcome, remove
-from triagebot.sweep.parent import CONTEXT, ensure_parent
+from triagebot.sweep.parent import CONTEXT, ensure_parent, restart_parent
 from triagebot.sweep.resources import (  # parse_jobs: cli.py imports it from here
     Jobs,
     auto_jobs,
@@ -218,7 +218,7 @@ class Pool:
         try:
             process.start()
         except (OSError, EOFError):  # the warm parent itself died (e.g. the OOM killer): restart it
-            ensure_parent(self.preload, self.warm_compile)
+            restart_parent(self.preload, self.warm_compile)
             process = CONTEXT.Process(target=target, args=args, daemon=True)
             process.start()
         return process
