@@ -18,7 +18,7 @@ LOCK_OPTIONS = --quiet --generate-hashes --universal --python-version 3.11 \
 	--excludes requirements/excluded.txt --custom-compile-command "make lock" \
 	$(if $(UPGRADE),--upgrade-package $(UPGRADE))
 
-.PHONY: run test test-fast test-torch-free lint lock docs bench bench-full clean
+.PHONY: run test test-fast test-torch-free lint lock docs bench bench-full bench-night clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -76,6 +76,13 @@ bench-full: $(INSTALLED)
 	$(PY) bench/full_sweep.py run --share $(SHARE) --when graph_breaks \
 		--costs $(BENCH_FULL)/always/snapshot.json --out $(BENCH_FULL)/graph_breaks
 	$(PY) bench/full_sweep.py compare $(BENCH_FULL)/always/snapshot.json $(BENCH_FULL)/graph_breaks/snapshot.json
+
+# The default night against the counting-only night, one after the other in one invocation
+# (`bench/night.py`): every phase's wall time and run seconds, and their ratios. The whole corpus
+# by default (about two hours on 2 cores: run it on a quiet machine), or `make bench-night
+# SHARE=0.12`, a stratified share with the ladder's bounds scaled to it.
+bench-night: $(INSTALLED)
+	$(PY) bench/night.py --share $(SHARE) --out .triagebot/bench-night
 
 clean:
 	rm -rf $(VENV) .triagebot .pytest_cache

@@ -232,10 +232,11 @@ def share_of(specs: list, share: float, seed: int) -> tuple[list, object]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from triagebot.config import parse_jobs
     from triagebot.results import CorpusSelection
-    from triagebot.sweep import merge, run_sweep
-    from triagebot.sweep.pool import parse_jobs, start_parent
-    from triagebot.sweep.progress import PlainProgress, sweep_figures
+    from triagebot.sweep import SweepPlan, merge, run_sweep, start_parent
+    from triagebot.sweep.progress import PlainProgress
+    from triagebot.sweep.summary import sweep_figures
 
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -258,16 +259,18 @@ def run(args: argparse.Namespace) -> None:
     )
     with open(out / "progress.log", "w", encoding="utf-8") as log:
         result = run_sweep(
-            chosen,
-            flags_for(args.when),
-            out / "sweep.jsonl",
-            corpus=selection,
-            device=args.device,
-            jobs=parse_jobs(args.jobs),
-            timeout=args.timeout,
-            confirm=args.confirm,
+            SweepPlan(
+                chosen,
+                flags_for(args.when),
+                out / "sweep.jsonl",
+                corpus=selection,
+                device=args.device,
+                jobs=parse_jobs(args.jobs),
+                timeout=args.timeout,
+                confirm=args.confirm,
+                costs=costs,
+            ),
             progress=PlainProgress(log),
-            costs=costs,
         )
     wall = time.monotonic() - began
     snapshot = merge([result.path])

@@ -179,7 +179,7 @@ torch.set_num_threads(int(sys.argv[1]))
 sys.path.insert(0, sys.argv[2])
 import sweep_overhead as bench
 import triagebot.sweep.warm
-from triagebot.sweep.worker import run_one
+from triagebot.sweep.run import run_one
 runs = [(s, c, p) for s in bench.specs() for c, p in bench._configs().items()]
 run_one(runs[0][0], runs[0][2], "cpu", fresh=True)  # untimed warm-up
 total, stages = 0.0, {}
@@ -204,7 +204,7 @@ def way_b(listed: Path, jobs: int) -> float:
 _NAIVE = """
 import json, sys
 from triagebot.results import ModelSpec
-from triagebot.sweep.worker import run_one
+from triagebot.sweep.run import run_one
 outcome, _ = run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loads(sys.argv[2]), "cpu")
 print(outcome.status.value)
 """

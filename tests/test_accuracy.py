@@ -3,6 +3,7 @@ perturbs one output is caught, a nondeterministic model is not judged, a second 
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pytest
@@ -12,7 +13,7 @@ torch = pytest.importorskip("torch")
 from triagebot.corpus import load_corpus  # noqa: E402
 from triagebot.results import Accuracy, Status  # noqa: E402
 from triagebot.sweep import accuracy  # noqa: E402
-from triagebot.sweep.worker import run_one  # noqa: E402
+from triagebot.sweep.run import run_one  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -111,7 +112,7 @@ def test_a_backend_that_perturbs_one_output_is_caught():
 def test_a_model_whose_eager_runs_differ_is_not_judged():
     outcome, _ = run_one(sentinel("OwnGenerator"), {}, "cpu", fresh=True, checks=CHECKS)
     assert outcome.accuracy.verdict == Accuracy.nondeterministic and not outcome.mismatched
-    assert "eager_again" in outcome.stage_seconds
+    assert "eager_again" in outcome.stage_seconds and "float64" not in outcome.stage_seconds
 
 
 def test_a_second_and_third_shape_show_a_recompile_and_a_specialisation():
@@ -125,3 +126,47 @@ def test_a_second_and_third_shape_show_a_recompile_and_a_specialisation():
     assert (plain.recompile.recompiles, plain.recompile.dynamic, plain.recompile.again) == (2, True, 0)
     linear, _ = run_one(sentinel("Plain"), {}, "cpu", fresh=True, checks=CHECKS)
     assert linear.recompile.status == "skipped" and "eager fails on it" in linear.recompile.change
+
+
+def test_a_clear_match_costs_one_comparison_and_only_a_doubt_runs_eager_again_or_in_float64():
+    """The eager run the sweep made is compared first; the second eager run and the float64
+    reference come only when the comparison fails or is borderline."""
+    from triagebot.sweep.judge import BORDERLINE, judge
+
+    reference = torch.linspace(0, 1, 50)
+    assert accuracy.agrees(reference, reference + 5e-5, margin=BORDERLINE)
+    assert not accuracy.agrees(reference, reference + 5e-4, margin=BORDERLINE)
+    assert accuracy.agrees(reference, reference + 5e-4) and not accuracy.agrees(reference, reference + 5e-3)
+    assert not accuracy.agrees({"a": reference}, {"b": reference}) and not accuracy.agrees((1, "x"), (1, "y"))
+    calls: list[str] = []
+
+    class Model(torch.nn.Module):
+        def __init__(self, shift=0.0):
+            super().__init__()
+            self.shift = shift
+
+        def forward(self, x):
+            calls.append("float64" if x.dtype == torch.float64 else "eager")
+            return x + self.shift
+
+    def call(model, inputs):
+        return model(**inputs)
+
+    inputs = {"x": reference}
+    timed_stages: list[str] = []
+
+    def timed(stage):
+        timed_stages.append(stage)
+        return contextlib.nullcontext()
+
+    check = judge(Model(), inputs, reference, reference + 5e-5, call, timed=timed)
+    assert check.verdict == Accuracy.match and calls == [] and timed_stages == ["accuracy"]
+    check = judge(Model(), inputs, reference, reference + 5e-4, call)  # borderline: is eager steady?
+    assert check.verdict == Accuracy.match and calls == ["eager"]
+    calls.clear()
+    check = judge(Model(), inputs, reference, reference + 0.5, call, prefix="second call: ")
+    assert check.verdict == Accuracy.mismatch and check.where == "second call: output"
+    assert calls == ["eager", "float64"]
+    calls.clear()
+    check = judge(Model(shift=1.0), inputs, reference, reference + 0.5, call)  # eager itself moves
+    assert check.verdict == Accuracy.nondeterministic and calls == ["eager"]

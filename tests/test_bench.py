@@ -4,12 +4,19 @@ that skipping finds what running every flag finds."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from builders import SCALAR as FLAG
 from builders import result, snapshot
 
-from triagebot.results import BASELINE, Outcome, Snapshot, Status
+from triagebot.results import (
+    BASELINE,
+    Outcome,
+    RunRecord,
+    Snapshot,
+    Status,
+)
 
 _SPEC = importlib.util.spec_from_file_location(
     "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
@@ -71,3 +78,60 @@ def test_compare_agrees_when_skipping_lost_nothing_and_names_what_it_lost():
     engine = _snapshot({"Single": Outcome(status=Status.engine_error), "Breaks": HELPED, "Crashes": CRASH})
     lines, same = bench.compare_lines(engine, skipping)
     assert same and any("1 were engine errors (Single)" in line for line in lines)
+
+
+_NIGHT = importlib.util.spec_from_file_location(
+    "night", Path(__file__).resolve().parent.parent / "bench" / "night.py"
+)
+night_bench = importlib.util.module_from_spec(_NIGHT)
+sys.modules["night"] = night_bench  # its dataclasses look their module up there
+_NIGHT.loader.exec_module(night_bench)
+
+
+def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_ladder_scaled():
+    counting = night_bench.night_config("counting", 0.1, 3, 101, 2, 180)
+    defaults = night_bench.night_config("defaults", 0.1, 3, 101, 2, 180)
+    assert (counting.sweep.accuracy, counting.sweep.recompiles, counting.sweep.backends) == (
+        False,
+        "none",
+        [],
+    )
+    assert (defaults.sweep.accuracy, defaults.sweep.recompiles, defaults.sweep.backends) == (
+        True,
+        "selection",
+        None,
+    )
+    assert (defaults.sweep.ladder_max_pairs, defaults.sweep.ladder_sample, defaults.sweep.ladder_seconds) == (
+        6,
+        2,
+        48.0,
+    )
+    for config in (counting, defaults):
+        assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == ("transformers", 101, 3)
+    phases = {"sweep": {"wall": 100.0, "cpu": 150.0, "runs": 10, "seconds": 180.0}}
+    slower = {
+        "sweep": {"wall": 110.0, "cpu": 153.0, "runs": 10, "seconds": 189.0},
+        "ladder": {"wall": 5.0, "cpu": 9.0, "runs": 2, "seconds": 9.0},
+    }
+    lines = night_bench.ratio_lines({"phases": phases}, {"phases": slower})
+    assert lines[1].split() == ["sweep", "wall", "1.100", "CPU", "1.020", "run", "seconds", "1.050"]
+    assert lines[2].split()[:3] == ["ladder", "(defaults", "only:"]
+    assert lines[-1].split() == ["the", "night", "wall", "1.150", "CPU", "1.080", "run", "seconds", "1.100"]
+
+
+def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models_took():
+    def run(model, config, seconds, status=Status.ok):
+        return RunRecord(model=model, config=config, outcome=Outcome(status=status, seconds=seconds))
+
+    sweep = night_bench.Phase("sweep", 0.0)
+    sweep.records = [
+        run("Slow", BASELINE, 6.0),
+        run("Slow", FLAG, 2.0),
+        run("Fast", BASELINE, 1.0),
+        run("Fast", FLAG, 1.0),
+        run("Broken", BASELINE, 9.0, Status.create_error),
+        run("Broken", FLAG, 9.0, Status.create_error),  # its baseline's record, copied: nothing ran
+    ]
+    confirmations = night_bench.Phase("confirmations", 0.0)
+    confirmations.records = [run("Fast", FLAG, 50.0)]
+    assert night_bench.slowest_share([sweep, confirmations], 1) == 9.0 / 19.0

@@ -186,9 +186,9 @@ def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeyp
 
     started: list[bool] = []
 
-    def interrupted(specs, flags, out, **options):
+    def interrupted(plan, progress=None):
         if started:  # some runs had finished: the stream holds them
-            Path(out).write_text('{"kind":"header"}\n', encoding="utf-8")
+            plan.path.write_text('{"kind":"header"}\n', encoding="utf-8")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(nightly, "installed_build", lambda: Environment(torch_version="2.13.0"))

@@ -11,7 +11,7 @@ from triagebot.cli import app
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import load_corpus
 from triagebot.results import BASELINE, Status
-from triagebot.sweep import read_stream, run_sweep
+from triagebot.sweep import SweepPlan, read_stream, run_sweep
 from triagebot.sweep.pool import Pool
 
 pytest.importorskip("torch")
@@ -38,7 +38,7 @@ def test_a_sweep_of_corpus_models_records_graph_counts(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Pool, "_start", spy)
     always = {name: flag.model_copy(update={"when": "always"}) for name, flag in DEFAULT_FLAGS.items()}
-    run_sweep(specs, always, out, corpus="smoke", device="cpu", jobs=2, timeout=240)
+    run_sweep(SweepPlan(specs, always, out, corpus="smoke", device="cpu", jobs=2, timeout=240))
     # Baselines resolve the recipe ladder; the flag runs get the spec their baseline completed.
     assert sorted(started) == sorted(
         (spec.model, config, config != BASELINE) for spec in specs for config in [BASELINE, *DEFAULT_FLAGS]

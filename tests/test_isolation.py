@@ -18,22 +18,22 @@ import pytest
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import UnknownCorpus, load_corpus
 from triagebot.results import BASELINE, Outcome
-from triagebot.sweep import pool as pool_module
-from triagebot.sweep import run_sweep
+from triagebot.sweep import SweepPlan, run_sweep
+from triagebot.sweep import parent as parent_module
 from triagebot.sweep.pool import Pool, Task
 
 pytestmark = pytest.mark.torch
 
-# A fresh interpreter running one (model, config) with plain Dynamo: the sweep's worker module
+# A fresh interpreter running one (model, config) with plain Dynamo: the sweep's backend module
 # skips Dynamo's guard-latency measurement, so the fresh path puts it back.
 FRESH = r"""
 import json, sys
 import torch._dynamo.guards as guards
 measure = guards.profile_guard_manager
 from triagebot.results import ModelSpec
-from triagebot.sweep import worker
+from triagebot.sweep import run
 guards.profile_guard_manager = measure
-outcome, _ = worker.run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loads(sys.argv[2]), "cpu")
+outcome, _ = run.run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loads(sys.argv[2]), "cpu")
 print(outcome.model_dump_json())
 """
 # Real models of the smoke corpus: a plain encoder, and one whose graph breaks a flag removes.
@@ -79,7 +79,7 @@ def test_warm_path_records_equal_fresh_interpreters_run_by_run(tmp_path):
     assert len(specs) >= len(SENTINELS) + 2, "the smoke corpus has fewer than two transformers models"
     configs = {BASELINE: {}, **{name: flag.patch for name, flag in DEFAULT_FLAGS.items()}}
     always = {name: flag.model_copy(update={"when": "always"}) for name, flag in DEFAULT_FLAGS.items()}
-    warm = run_sweep(specs, always, tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300)
+    warm = run_sweep(SweepPlan(specs, always, tmp_path / "warm.jsonl", device="cpu", jobs=2, timeout=300))
     warm_by_run = {(r.model, r.config): essence(r.outcome) for r in warm.records if r.attempt == 0}
 
     runs = [(spec, config, patch) for spec in specs for config, patch in configs.items()]
@@ -109,7 +109,7 @@ def test_warm_parent_forks_with_one_thread_and_no_cuda():
         )
         for i in range(2)
     ]
-    pool_module._stop_parent()  # a parent of its own, started for a sweep: with its warm-up compile
+    parent_module.stop_parent()  # a parent of its own, started for a sweep: with its warm-up compile
     with Pool(device="cpu", jobs=2, timeout=120, warm_compile=True) as pool:
         results = list(pool.run(tasks))
     assert len(results) == 3
@@ -135,9 +135,9 @@ spec = ModelSpec(
 def test_the_driver_process_never_imports_torch(tmp_path):
     script = f"""
 import sys
-from triagebot.sweep import run_sweep, merge
+from triagebot.sweep import SweepPlan, run_sweep, merge
 {TINY_BERT}
-result = run_sweep([spec], {{}}, {str(tmp_path / "one.jsonl")!r}, device="cpu", jobs=1)
+result = run_sweep(SweepPlan([spec], {{}}, {str(tmp_path / "one.jsonl")!r}, device="cpu", jobs=1))
 assert result.records[0].outcome.status == "ok", result.records[0].outcome
 merge([result.path])
 assert "torch" not in sys.modules, "the driver imported torch"
@@ -176,11 +176,12 @@ def test_children_that_compile_with_aot_autograd_leave_no_semaphore_behind(tmp_p
     multiprocessing lock on first use: made in each child, the resource tracker warned of one
     leaked semaphore per run when the sweep exited (37 after `make run`)."""
     script = f"""
-from triagebot.sweep import run_sweep
+from triagebot.sweep import SweepPlan, run_sweep
 from triagebot.sweep.ladder import Ladder
 {TINY_BERT}
 ladder = Ladder(choose=lambda results, flags: [("TinyBert", "baseline")], backends=["aot_eager"])
-result = run_sweep([spec], {{}}, {str(tmp_path / "one.jsonl")!r}, device="cpu", jobs=2, ladder=ladder)
+plan = SweepPlan([spec], {{}}, {str(tmp_path / "one.jsonl")!r}, device="cpu", jobs=2, ladder=ladder)
+result = run_sweep(plan)
 assert [(r.backend, r.outcome.status) for r in result.records] == [(None, "ok"), ("aot_eager", "ok")]
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -13,9 +13,12 @@ from triagebot.config import DEFAULT_FLAGS, parse_config, parse_jobs
 from triagebot.corpus import load_corpus
 from triagebot.errors import ConfigError, UsageError
 from triagebot.results import BASELINE, Status
+from triagebot.sweep import SweepPlan, run_sweep
 from triagebot.sweep import pool as pool_module
-from triagebot.sweep import run_sweep
-from triagebot.sweep.pool import Pool, Task, auto_jobs, available_cpus, cgroup_cpu_limit
+from triagebot.sweep import resources as resources_module
+from triagebot.sweep.parent import parent_pid
+from triagebot.sweep.pool import Pool, Task
+from triagebot.sweep.resources import auto_jobs, available_cpus, cgroup_cpu_limit
 
 
 def _write(path, text):
@@ -54,9 +57,9 @@ def test_auto_jobs_is_the_cores_and_on_cuda_what_the_gpu_memory_holds(monkeypatc
     assert auto_jobs("cuda", 4, gpu_memory=80 * 2**30, share_gb=8.0) == 4  # the cores bound it
     assert auto_jobs("cuda", 16, gpu_memory=4 * 2**30, share_gb=8.0) == 1
     assert auto_jobs("cuda", 16, gpu_memory=None, share_gb=8.0) == 16
-    monkeypatch.setattr(pool_module, "cgroup_cpu_limit", lambda: 1.2)
+    monkeypatch.setattr(resources_module, "cgroup_cpu_limit", lambda: 1.2)
     assert available_cpus() == min(2, len(os.sched_getaffinity(0)))  # a fractional quota rounds up
-    monkeypatch.setattr(pool_module, "cgroup_cpu_limit", lambda: None)
+    monkeypatch.setattr(resources_module, "cgroup_cpu_limit", lambda: None)
     assert available_cpus() == len(os.sched_getaffinity(0))
     pool = Pool(jobs="auto", memory_limit_gb=8.0)
     assert pool.jobs == available_cpus() and pool.threads == 1
@@ -78,12 +81,14 @@ def test_jobs_is_a_number_of_workers_or_auto():
 @pytest.mark.torch
 def test_a_sweep_with_auto_jobs_uses_the_cores_it_has(tmp_path):
     result = run_sweep(
-        [s for s in load_corpus("sentinels") if s.model == "Plain"],
-        DEFAULT_FLAGS,
-        tmp_path / "auto.jsonl",
-        device="cpu",
-        jobs="auto",
-        timeout=60,
+        SweepPlan(
+            [s for s in load_corpus("sentinels") if s.model == "Plain"],
+            DEFAULT_FLAGS,
+            tmp_path / "auto.jsonl",
+            device="cpu",
+            jobs="auto",
+            timeout=60,
+        )
     )
     assert result.jobs == available_cpus()
     assert [r.outcome.status for r in result.records] == [Status.ok, Status.skipped, Status.skipped]
@@ -125,7 +130,7 @@ def test_children_forked_ahead_each_run_one_task_and_none_is_left_behind(monkeyp
     monkeypatch.setattr(Pool, "_hand_over", spy)
     with Pool(device="cpu", jobs=1, timeout=60, prestart=1) as pool:
         results = list(pool.run(_tasks("ItemBreak", 6)))
-        parent = pool_module.parent_pid()
+        parent = parent_pid()
         assert _children_of(parent) == set()  # the child forked for no task was ended
     assert [r.outcome.graphs for r in results] == [2] * 6
     # one worker: every task but the first goes to a child forked while the one before ran
@@ -161,7 +166,15 @@ def test_forking_ahead_gives_the_records_of_forking_on_demand(tmp_path, monkeypa
     for prestart in (0, 1):
         monkeypatch.setattr(pool_module, "PRESTART", {"cpu": prestart, "cuda": 1})
         runs[prestart] = run_sweep(
-            specs, DEFAULT_FLAGS, tmp_path / f"{prestart}.jsonl", device="cpu", jobs=2, timeout=60, confirm=1
+            SweepPlan(
+                specs,
+                DEFAULT_FLAGS,
+                tmp_path / f"{prestart}.jsonl",
+                device="cpu",
+                jobs=2,
+                timeout=60,
+                confirm=1,
+            )
         ).records
     assert essences(runs[0]) == essences(runs[1])
     statuses = {r.outcome.status for r in runs[1]}

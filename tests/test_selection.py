@@ -4,7 +4,6 @@ shards balanced by recorded cost, the same in every shard job, together exactly 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from builders import ok, record, snapshot
@@ -140,18 +139,21 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
 
     swept: list[list[str]] = []
 
-    def run_sweep(specs, flags, out, *, corpus, shard=None, **options):
+    def run_sweep(plan, progress=None):
         environment = Environment(torch_version="2.13.0", torch_git_version="abc")
-        patches = {name: settings.patch for name, settings in flags.items()}
-        header = SweepHeader(environment=environment, flags=patches, corpus=corpus, shard=shard)
+        header = SweepHeader(
+            environment=environment, flags=plan.patches, corpus=plan.selection, shard=plan.shard
+        )
         records = [
-            record(spec.model, config, ok(1, seconds=1.0)) for spec in specs for config in (BASELINE, *flags)
+            record(spec.model, config, ok(1, seconds=1.0))
+            for spec in plan.specs
+            for config in (BASELINE, *plan.flags)
         ]
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        plan.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [header.model_dump_json(), *(record.model_dump_json() for record in records)]
-        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        swept.append([spec.model for spec in specs])
-        return SweepResult(Path(out), header, records, len(records))
+        plan.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        swept.append([spec.model for spec in plan.specs])
+        return SweepResult(plan.path, header, records, len(records))
 
     monkeypatch.setattr(command, "run_sweep", run_sweep)
     monkeypatch.setattr(command, "start_parent", lambda: None)

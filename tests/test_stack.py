@@ -431,7 +431,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     import functools
 
     from triagebot.corpus import load_corpus
-    from triagebot.sweep import merge, read_stream, run_sweep
+    from triagebot.sweep import SweepPlan, merge, read_stream, run_sweep
     from triagebot.sweep.ladder import Ladder
 
     injected = "ladder_backends:refuses_unbacked"
@@ -445,7 +445,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     )
     options = dict(corpus="sentinels", device="cpu", jobs=2, timeout=120, confirm=1)
     out = tmp_path / "sweep.jsonl"
-    run_sweep(specs, flags, out, checks={"accuracy": True}, ladder=ladder, **options)
+    run_sweep(SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, **options))
     header, records = read_stream(out)
     assert (header.checks, header.ladder) == (["accuracy"], [COUNTING_BACKEND, "aot_eager", injected])
     snap = merge([out])
@@ -457,7 +457,8 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert by_model["Plain"].ladder == {}
     assert list(by_model["AliasingCustomOp"].ladder[BASELINE]) == [COUNTING_BACKEND, "aot_eager"]
     assert by_model["AliasingCustomOp"].ladder_confirmations[BASELINE]["aot_eager"][0].status == Status.crash
-    assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager"]  # no second call to make
+    # a crash's representative has no second call to make, and climbs past its failures
+    assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager", injected]
     stats = flag_stats(snap, FLAG)
     rows = {row.model: row for row in stats.ladder_rows}
     assert rows["ItemMatmul"].rungs == {COUNTING_BACKEND: "ok", "aot_eager": "ok", injected: "crash"}
@@ -473,9 +474,11 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
         ["AliasingCustomOp"],
         "AOTAutograd",
     )
-    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash"}
+    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash", injected: "crash"}
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
-    again = run_sweep(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
+    again = run_sweep(
+        SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
+    )
     assert again.ran == 0 and len(read_stream(out)[1]) == len(records)
 
 
@@ -484,7 +487,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
 def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
     from triagebot.corpus import load_corpus
     from triagebot.reproduce import reproduce
-    from triagebot.sweep.worker import run_one
+    from triagebot.sweep.run import run_one
 
     specs = {spec.model: spec for spec in load_corpus("sentinels")}
     aot, _ = run_one(specs["AliasingCustomOp"], FLAGS[FLAG], "cpu", fresh=True, backend="aot_eager")
@@ -519,10 +522,10 @@ def test_the_repros_assert_the_mismatch_and_name_the_failing_backend():
 
 def test_the_configured_ladder_chooses_its_pairs_and_carries_its_bound():
     """What `triagebot sweep` and `run` build from `[sweep]`: its choice runs on a sweep's results."""
-    from triagebot.sweep.stack import stack_options
+    from triagebot.sweep.plan import ladder_for
 
     settings = parse_config("[sweep]\nladder_max_pairs = 4\nladder_sample = 0\n").sweep
-    ladder = stack_options(settings, [])["ladder"]
+    ladder = ladder_for(settings, [])
     results = [result("Helped", ok(3), ok(1)), result("Same", ok(1), ok(1))]
     assert ladder.choose(results, FLAGS) == [("Helped", BASELINE), ("Helped", FLAG)]
     assert ladder.max_pairs == 4

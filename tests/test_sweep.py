@@ -24,6 +24,7 @@ from triagebot.sweep import (
     CHECK_CONFIG,
     StreamError,
     SweepError,
+    SweepPlan,
     check_models,
     confirm_crashes,
     merge,
@@ -31,6 +32,7 @@ from triagebot.sweep import (
     run_sweep,
 )
 from triagebot.sweep import pool as pool_module
+from triagebot.sweep.parent import parent_pid
 
 pytestmark = pytest.mark.torch
 
@@ -126,10 +128,10 @@ def sentinels(names=None):
     return [s for s in specs if names is None or s.model in names]
 
 
-def sweep(tmp: Path, name: str, specs, **options) -> tuple[Path, list[RunRecord]]:
+def sweep(tmp: Path, name: str, specs, progress=None, **options) -> tuple[Path, list[RunRecord]]:
     out = tmp / name
     options = {"device": "cpu", "jobs": 2, "timeout": TIMEOUT, "corpus": "sentinels", **options}
-    result = run_sweep(specs, dict(DEFAULT_FLAGS), out, **options)
+    result = run_sweep(SweepPlan(specs, dict(DEFAULT_FLAGS), out, **options), progress)
     return out, result.records
 
 
@@ -220,7 +222,7 @@ def test_sigkilled_worker_mid_sweep_is_a_signal_outcome_and_the_sweep_goes_on(tm
         # forked ahead of need sleeps too, before its log says anything).
         asleep: dict[int, float] = {}
         while not stop.is_set():
-            parent = pool_module.parent_pid()
+            parent = parent_pid()
             now = time.monotonic()
             for pid, state in _children(parent) if parent else ():
                 if state != "S" or not _compiling(pid):
@@ -284,10 +286,13 @@ class StopAfter:
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def start(self, total, done, crashes):
+    def phase(self, name, total, recorded=(), note=""):
         pass
 
-    def add(self, runs):
+    def step(self, what):
+        pass
+
+    def drop(self, runs):
         pass
 
     def update(self, record):
@@ -304,13 +309,9 @@ def test_resume_after_an_interrupted_sweep_gives_the_records_of_an_uninterrupted
     out = tmp_path / "resumed.jsonl"
     with pytest.raises(Interrupt):
         run_sweep(
-            specs,
-            dict(DEFAULT_FLAGS),
-            out,
-            corpus="sentinels",
-            device="cpu",
-            jobs=2,
-            timeout=TIMEOUT,
+            SweepPlan(
+                specs, dict(DEFAULT_FLAGS), out, corpus="sentinels", device="cpu", jobs=2, timeout=TIMEOUT
+            ),
             progress=StopAfter(6),
         )
     kept = read_stream(out)[1]
@@ -318,15 +319,17 @@ def test_resume_after_an_interrupted_sweep_gives_the_records_of_an_uninterrupted
     with open(out, "a") as stream:  # the sweep was killed in the middle of writing a line
         stream.write('{"kind": "run", "model": "Plain", "config": "base')
     result = run_sweep(
-        specs,
-        dict(DEFAULT_FLAGS),
-        out,
-        corpus="sentinels",
-        device="cpu",
-        jobs=2,
-        timeout=TIMEOUT,
-        resume=True,
-        confirm=1,
+        SweepPlan(
+            specs,
+            dict(DEFAULT_FLAGS),
+            out,
+            corpus="sentinels",
+            device="cpu",
+            jobs=2,
+            timeout=TIMEOUT,
+            resume=True,
+            confirm=1,
+        )
     )
     assert result.ran == len(FAST) * 3 - 6 + 1  # nothing recorded was redone; one confirmation
     expected = [r for r in full[1] if r.model in FAST]
@@ -338,12 +341,14 @@ def test_resume_refuses_a_stream_of_other_flags(tmp_path):
     out, _ = sweep(tmp_path, "plain.jsonl", sentinels(["Plain"]))
     with pytest.raises(StreamError, match="other flags"):
         run_sweep(
-            sentinels(["Plain"]),
-            {SCALARS: {SCALARS: True}},
-            out,
-            corpus="sentinels",
-            device="cpu",
-            resume=True,
+            SweepPlan(
+                sentinels(["Plain"]),
+                {SCALARS: {SCALARS: True}},
+                out,
+                corpus="sentinels",
+                device="cpu",
+                resume=True,
+            )
         )
 
 
@@ -410,7 +415,7 @@ def test_a_torn_last_line_is_skipped_when_reading(full, tmp_path):
 )
 def test_a_bad_dynamo_setting_is_refused_before_any_model_runs(tmp_path, patch, message):
     with pytest.raises(SweepError) as caught:
-        run_sweep(sentinels(["Plain"]), {"typo": patch}, tmp_path / "x.jsonl", device="cpu")
+        run_sweep(SweepPlan(sentinels(["Plain"]), {"typo": patch}, tmp_path / "x.jsonl", device="cpu"))
     assert str(caught.value) == message
     assert not (tmp_path / "x.jsonl").exists()
 
@@ -466,7 +471,8 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
     )
     assert done.returncode == 0, done.stderr
     assert (
-        "[4/4 crashes 0" in done.stderr and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
+        "[sweep 4/4 crashing pairs 0" in done.stderr
+        and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
     )
     assert "sweep results" in done.stdout and str(out) in done.stdout
     merged = subprocess.run(
@@ -547,7 +553,7 @@ def test_a_dead_warm_parent_is_started_again():
     )
     with pool_module.Pool(jobs=1, timeout=60) as pool:
         assert [r.outcome.status for r in pool.run([task])] == [Status.ok]
-        os.kill(pool_module.parent_pid(), signal.SIGKILL)
+        os.kill(parent_pid(), signal.SIGKILL)
         time.sleep(0.2)
         assert [r.outcome.status for r in pool.run([task, task])] == [Status.ok, Status.ok]
 
@@ -601,7 +607,9 @@ def test_no_child_is_forked_for_a_skipped_run_and_always_runs_every_flag(tmp_pat
     started.clear()
     out = tmp_path / "always.jsonl"
     result = run_sweep(
-        specs, _always(DEFAULT_FLAGS), out, corpus="sentinels", device="cpu", jobs=1, timeout=TIMEOUT
+        SweepPlan(
+            specs, _always(DEFAULT_FLAGS), out, corpus="sentinels", device="cpu", jobs=1, timeout=TIMEOUT
+        )
     )
     assert len(started) == 6
     assert {r.config: r.outcome.graphs for r in result.records if r.model == "Plain"} == dict.fromkeys(
@@ -610,12 +618,14 @@ def test_no_child_is_forked_for_a_skipped_run_and_always_runs_every_flag(tmp_pat
     assert read_stream(out)[0].when == dict.fromkeys(DEFAULT_FLAGS, "always")
     # a bare patch takes the default `when` of its settings
     bare = run_sweep(
-        sentinels(["Plain"]),
-        {SCALARS: {SCALARS: True}, "guards": {"assume_static_by_default": False}},
-        tmp_path / "bare.jsonl",
-        device="cpu",
-        jobs=1,
-        timeout=TIMEOUT,
+        SweepPlan(
+            sentinels(["Plain"]),
+            {SCALARS: {SCALARS: True}, "guards": {"assume_static_by_default": False}},
+            tmp_path / "bare.jsonl",
+            device="cpu",
+            jobs=1,
+            timeout=TIMEOUT,
+        )
     )
     assert bare.header.when == {SCALARS: "graph_breaks", "guards": "always"}
     assert {r.config: r.outcome.status for r in bare.records} == {
@@ -658,12 +668,14 @@ def test_resume_writes_the_skipped_runs_a_stream_lacks_without_running_them(tmp_
 def test_resume_and_merge_refuse_a_stream_that_ran_a_flag_with_another_when(tmp_path, full):
     with pytest.raises(StreamError, match="with when = 'graph_breaks', not 'always'"):
         run_sweep(
-            sentinels(["Plain"]),
-            _always(DEFAULT_FLAGS),
-            full[0],
-            corpus="sentinels",
-            device="cpu",
-            resume=True,
+            SweepPlan(
+                sentinels(["Plain"]),
+                _always(DEFAULT_FLAGS),
+                full[0],
+                corpus="sentinels",
+                device="cpu",
+                resume=True,
+            )
         )
     lines = full[0].read_text().splitlines()
     header = json.loads(lines[0])
@@ -682,17 +694,18 @@ def test_a_flag_run_that_cannot_rebuild_its_baselines_model_is_an_engine_error(t
     never confirmed again."""
     from triagebot.analysis import classify
     from triagebot.results import Effect
-    from triagebot.sweep import engine
-    from triagebot.sweep.progress import PlainProgress, engine_error_table
+    from triagebot.sweep import schedule
+    from triagebot.sweep.progress import PlainProgress
+    from triagebot.sweep.summary import engine_error_table
 
-    task = engine._task
+    task = schedule.run_task
 
     def broken(spec, config, patch, attempt=0, compile=True):
         if config != BASELINE:
             spec = spec.model_copy(update={"class_path": "triagebot.corpus.sentinels:Missing"})
         return task(spec, config, patch, attempt, compile)
 
-    monkeypatch.setattr(engine, "_task", broken)
+    monkeypatch.setattr(schedule, "run_task", broken)
     log = tmp_path / "progress.log"
     with open(log, "w") as stream:
         _, records = sweep(

@@ -179,6 +179,9 @@ class SweepSettings(Section):
     # At most this many (model, config) pairs climb it, failures' representatives first: its cost
     # stays bounded however many models a flag changes (per shard).
     ladder_max_pairs: int = Field(default=60, ge=1)
+    # And at most this many recorded run seconds (per shard): pairs whose estimated climb does not
+    # fit are not reached, and the snapshot says so (`Snapshot.ladder_unreached`).
+    ladder_seconds: float = Field(default=480.0, gt=0)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # Where the compiled model is called again on a second input shape: on the ladder's
     # selection (a rung of its own), on every run, or nowhere.

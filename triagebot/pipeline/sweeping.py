@@ -47,7 +47,14 @@ def sweep_configured(
 def with_reproductions(snapshot: Snapshot, python: str = sys.executable, timeout: float = 300.0) -> Snapshot:
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature."""
-    return snapshot.model_copy(update={"reproductions": reproduce(snapshot, python=python, timeout=timeout)})
+    from triagebot.sweep.progress import make_progress
+
+    progress = make_progress()
+    try:
+        reproductions = reproduce(snapshot, python=python, timeout=timeout, progress=progress)
+    finally:
+        progress.close()
+    return snapshot.model_copy(update={"reproductions": reproductions})
 
 
 def reproduce_file(path: Path, out: Path | None = None, timeout: float = 300.0) -> tuple[Path, Snapshot]:

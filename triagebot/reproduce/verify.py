@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
@@ -86,41 +87,58 @@ def verify(
     )
 
 
+class Steps(Protocol):
+    """Where the phase's progress is shown (`triagebot.sweep.progress`)."""
+
+    def phase(self, name: str, total: int) -> None: ...
+    def step(self, what: str) -> None: ...
+
+
 def reproduce(
-    snapshot: Snapshot, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT
+    snapshot: Snapshot,
+    python: str = sys.executable,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Steps | None = None,
 ) -> list[Reproduction]:
     """A verified-or-not reproduction for every confirmed crash group, wrong-result group and
     ladder failure group of every flag.
 
     Each group is tried with its models in order until one model's script reproduces it; a
-    group none of whose models has a spec is skipped.
+    group none of whose models has a spec is skipped. `progress` is told the groups first,
+    then each as it is done.
     """
-    found = []
+    groups = []
     for flag in snapshot.flags:
         stats = flag_stats(snapshot, flag)
-        groups = [(group, None, False) for group in stats.crash_groups]
-        groups += [(group, None, True) for group in stats.wrong_result_groups]
-        groups += [(group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups]
-        for group, backend, wrong in groups:
-            attempt = None
-            for model in group.models:
-                try:
-                    script = repro_script(
-                        snapshot, flag, model, group.signature, backend=backend, wrong=wrong
-                    )
-                except ReproError:
-                    continue
-                attempt = verify(
-                    script,
-                    flag=flag,
-                    model=model,
-                    signature=group.signature,
-                    python=python,
-                    timeout=timeout,
-                    backend=backend,
-                )
-                if attempt.verified:
-                    break
-            if attempt is not None:
-                found.append(attempt)
+        groups += [(flag, group, None, False) for group in stats.crash_groups]
+        groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
+        groups += [
+            (flag, group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups
+        ]
+    if progress is not None:
+        progress.phase("repros", len(groups))
+    found = []
+    for flag, group, backend, wrong in groups:
+        attempt = None
+        for model in group.models:
+            try:
+                script = repro_script(snapshot, flag, model, group.signature, backend=backend, wrong=wrong)
+            except ReproError:
+                continue
+            attempt = verify(
+                script,
+                flag=flag,
+                model=model,
+                signature=group.signature,
+                python=python,
+                timeout=timeout,
+                backend=backend,
+            )
+            if attempt.verified:
+                break
+        if attempt is not None:
+            found.append(attempt)
+        if progress is not None:
+            said = "no script" if attempt is None else "verified" if attempt.verified else "not reproduced"
+            progress.step(f"{flag}: {group.signature} ({said})")
     return found

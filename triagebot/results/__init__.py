@@ -69,6 +69,7 @@ from triagebot.results.runs import (
     Snapshot,
     Status,
     SweepHeader,
+    UnreachedPair,
     When,
     default_when,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "TrackedIssue",
     "TrackerNotice",
     "TrendPoint",
+    "UnreachedPair",
     "Verdict",
     "VerdictLine",
     "Wheel",

@@ -222,6 +222,20 @@ class RunRecord(Record):
     backend: str | None = None  # a ladder run's rung (counting, aot_eager, inductor); None: the sweep
 
 
+class UnreachedPair(Record):
+    """A (model, config) pair the backend ladder chose and did not climb, whole or from some rung
+    on, because a bound stopped it: a line of a sweep's stream, and `Snapshot.ladder_unreached`.
+    What it says of the pair's rungs is "not checked", never a result."""
+
+    kind: Literal["unreached"] = "unreached"
+    model: str
+    config: str  # BASELINE or a flag name
+    rungs: list[str]  # the rungs not run, in ladder order
+    # `pairs`: beyond [sweep] ladder_max_pairs; `seconds`: beyond the ladder's time budget
+    # ([sweep] ladder_seconds of recorded run seconds)
+    bound: Literal["pairs", "seconds"]
+
+
 class CorpusSelection(Record):
     """Which models a snapshot covers and how they were chosen."""
 
@@ -290,6 +304,9 @@ class Snapshot(Record):
     # The backend ladder's rungs, in order: `counting` (the recompile check on the ladder's
     # selection) and the backends (aot_eager, inductor); empty when no ladder ran.
     ladder: list[str] = Field(default_factory=list)
+    # The pairs the ladder chose and did not climb (whole, or from some rung on), and why: what
+    # a report says was not checked. Empty when every chosen pair climbed as far as it could.
+    ladder_unreached: list[UnreachedPair] = Field(default_factory=list)
 
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)

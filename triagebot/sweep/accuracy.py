@@ -16,6 +16,9 @@ The rules are those of PyTorch's own accuracy harness (`benchmarks/dynamo/common
   When the model cannot run in float64, a tensor of at least 1000 elements passes on a cosine
   similarity of at least 0.99, and a smaller one fails.
 
+`agrees` is the cheap first look the sweep takes (`triagebot.sweep.judge`): `allclose` alone at a
+fraction of the tolerance, no second eager run, no float64 reference.
+
 This module imports only torch and the standard library: a reproduction script of a wrong
 result inlines it, so that the script judges exactly as the sweep did.
 """
@@ -86,10 +89,8 @@ def _largest(reference: torch.Tensor, result: torch.Tensor) -> str:
     return f"largest difference {diff.nan_to_num(nan=math.inf).max().item():.3g}"
 
 
-def _compare_tensors(
-    reference: torch.Tensor, result: torch.Tensor, exact: bool, fp64: Callable[[], torch.Tensor | None]
-) -> str | None:
-    """Why `result` is not `reference`, or None when it passes."""
+def _comparable(reference: torch.Tensor, result: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | str:
+    """Both tensors dense, on the CPU, complex ones as real pairs; or why they cannot be compared."""
     if reference.dtype != result.dtype:
         return f"dtype {result.dtype} where eager gave {reference.dtype}"
     if reference.shape != result.shape:
@@ -99,6 +100,17 @@ def _compare_tensors(
     reference, result = reference.detach().cpu(), result.detach().cpu()
     if reference.is_complex():
         reference, result = torch.view_as_real(reference), torch.view_as_real(result)
+    return reference, result
+
+
+def _compare_tensors(
+    reference: torch.Tensor, result: torch.Tensor, exact: bool, fp64: Callable[[], torch.Tensor | None]
+) -> str | None:
+    """Why `result` is not `reference`, or None when it passes."""
+    comparable = _comparable(reference, result)
+    if isinstance(comparable, str):
+        return comparable
+    reference, result = comparable
     if not reference.is_floating_point():
         if torch.equal(reference, result):
             return None
@@ -146,14 +158,9 @@ def compare(
     `exact`: tolerance 0 (two eager runs). `fp64`: called at most once, when a floating tensor
     fails `allclose`, for the float64 reference outputs (None when the model cannot make them).
     """
-    expected = list(leaves(reference))
-    got = list(leaves(result))
-    if [path for path, _ in expected] != [path for path, _ in got]:
-        missing = sorted({path for path, _ in expected} ^ {path for path, _ in got})
-        where = missing[0] if missing else "output"
-        return Difference(
-            where, f"structure differs from eager's ({len(got)} outputs, eager {len(expected)})"
-        )
+    paired = _paired(reference, result)
+    if isinstance(paired, Difference):
+        return paired
     cache: dict[str, Any] = {}
 
     def precise(path: str) -> torch.Tensor | None:
@@ -163,7 +170,7 @@ def compare(
         value = cache["leaves"].get(path)
         return value if isinstance(value, torch.Tensor) else None
 
-    for (path, want), (_, have) in zip(expected, got, strict=True):
+    for path, want, have in paired:
         if isinstance(want, torch.Tensor):
             if not isinstance(have, torch.Tensor):
                 return Difference(path, f"{type(have).__name__} where eager gave a tensor")
@@ -179,6 +186,52 @@ def compare(
         if why is not None:
             return Difference(path, why)
     return None
+
+
+def _paired(reference: Any, result: Any) -> list[tuple[str, Any, Any]] | Difference:
+    """(path, eager's leaf, the result's leaf) for every leaf, or how the structures differ."""
+    expected = list(leaves(reference))
+    got = list(leaves(result))
+    if [path for path, _ in expected] != [path for path, _ in got]:
+        missing = sorted({path for path, _ in expected} ^ {path for path, _ in got})
+        where = missing[0] if missing else "output"
+        return Difference(
+            where, f"structure differs from eager's ({len(got)} outputs, eager {len(expected)})"
+        )
+    return [(path, want, have) for (path, want), (_, have) in zip(expected, got, strict=True)]
+
+
+def agrees(reference: Any, result: Any, *, margin: float = 1.0) -> bool:
+    """Whether `result` matches `reference` (eager's outputs) by `allclose` alone, within
+    `margin` times each dtype's tolerance: the same structure, equal plain values and integer
+    tensors, close floating ones. When it does, `compare` finds no difference and needs no
+    float64 reference; when it does not, only `compare` can say."""
+    paired = _paired(reference, result)
+    if isinstance(paired, Difference):
+        return False
+    for _, want, have in paired:
+        if isinstance(want, torch.Tensor):
+            if not isinstance(have, torch.Tensor) or not _close(want, have, margin):
+                return False
+        elif isinstance(want, float) and isinstance(have, float):
+            tolerance = 1e-3 * margin
+            same = math.isclose(want, have, rel_tol=tolerance, abs_tol=tolerance)
+            if not same and not (math.isnan(want) and math.isnan(have)):
+                return False
+        elif not (want == have or (want != want and have != have)):
+            return False
+    return True
+
+
+def _close(reference: torch.Tensor, result: torch.Tensor, margin: float) -> bool:
+    comparable = _comparable(reference, result)
+    if isinstance(comparable, str):
+        return False
+    reference, result = comparable
+    if not reference.is_floating_point():
+        return torch.equal(reference, result)
+    tolerance = _tolerance(reference.dtype) * margin
+    return torch.allclose(reference, result, atol=tolerance, rtol=tolerance, equal_nan=True)
 
 
 def _to_float64(value: Any) -> Any:

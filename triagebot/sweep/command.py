@@ -14,15 +14,10 @@ from triagebot.corpus.selection import Selected, SnapshotSource, select
 from triagebot.errors import on_ctrl_c
 from triagebot.results import BASELINE
 from triagebot.sweep.engine import SweepResult, run_sweep
-from triagebot.sweep.pool import start_parent
-from triagebot.sweep.progress import (
-    crash_table,
-    engine_error_table,
-    make_progress,
-    summary_table,
-    sweep_figures,
-)
-from triagebot.sweep.stack import stack_options
+from triagebot.sweep.parent import start_parent
+from triagebot.sweep.plan import plan_for
+from triagebot.sweep.progress import make_progress
+from triagebot.sweep.summary import crash_table, engine_error_table, summary_table, sweep_figures
 
 
 def default_stream(corpus: str, shard: str | None) -> Path:
@@ -54,22 +49,7 @@ def run_selected(
     interactive: bool | None = None,
 ) -> SweepResult:
     """Sweep `selected` under the baseline and `settings.flags`, streaming to `out`."""
-    return run_sweep(
-        selected.specs,
-        settings.flags,
-        out,
-        corpus=selected.selection,
-        device=settings.sweep.device,
-        jobs=settings.sweep.jobs,
-        timeout=settings.sweep.timeout,
-        memory_limit_gb=settings.sweep.memory_limit_gb,
-        resume=resume,
-        shard=selected.shard,
-        confirm=settings.sweep.confirm,
-        progress=make_progress(interactive),
-        costs=selected.costs,
-        **stack_options(settings.sweep, selected.candidates or selected.specs, settings.corpus.seed),
-    )
+    return run_sweep(plan_for(settings, selected, out, resume=resume), make_progress(interactive))
 
 
 def sweep(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 
+import torch
+
 from triagebot.results import Environment
 
 
@@ -22,8 +24,6 @@ def detect_environment(device: str) -> Environment:
     name is queried, which initialises CUDA in the calling process: the sweep calls this in a
     forked child (the probe), never in the warm parent it forks from.
     """
-    import torch
-
     gpu_name = cuda_version = None
     if device == "cuda":
         cuda_version = torch.version.cuda

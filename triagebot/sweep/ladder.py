@@ -1,5 +1,5 @@
 """The backend ladder: after the counting sweep, a bounded set of (model, config) pairs climbs the
-real compiler stack, one rung at a time, in the same pool of isolated children as every run.
+real compiler stack, one rung at a time (`climb` runs it; this module decides what climbs).
 
 PyTorch's troubleshooting guide localises a `torch.compile` failure by walking the backends: a
 failure with the counting backend (which runs Dynamo's graphs as they are) is Dynamo's; one that
@@ -7,36 +7,55 @@ appears first under `aot_eager` is AOTAutograd's; first under `inductor`, Induct
 in order:
 
 1. `counting` (when the recompile check runs on the ladder's selection rather than on every run):
-   the sweep's own backend again, with the compiled model called on a second input shape.
-2. the backends (`[sweep] backends`; default `aot_eager` and `inductor` on CUDA, `aot_eager` on
-   the CPU), each behind the graph counter, with outputs compared with eager's.
+   the sweep's own backend again, with the compiled model called on a second input shape. A pair
+   whose sweep run did not run (a crash) has no second call to make and starts above it.
+2. the backends (`[sweep] backends`; by default `aot_eager` and `inductor` on CUDA; on the CPU
+   `aot_eager`, and `inductor` for the failures' representatives only when a C++ compiler is
+   found: Inductor compiles C++ there, too slow for every pair, a handful of runs a night to say
+   where each crash lives), each behind the graph counter, with outputs compared with eager's.
 
 A pair climbs until a rung fails (a crash, a hang, a death, or outputs beyond tolerance) and no
-further. Which pairs climb is the caller's choice (`Ladder.choose`, computed from the sweep's
-results: see `triagebot.analysis.ladder_pairs`); the engine only runs them. Every failure on the
-ladder is run again `confirm` times, as every crash of the sweep is. Records go to the sweep's
-own stream with `RunRecord.backend` set to the rung, so a resumed sweep finishes its ladder too.
+further, except a failure's representative (a pair whose sweep run crashed or gave a wrong
+result), which climbs every rung: where it fails is what it climbs for. Which pairs climb is
+the caller's choice (`Ladder.choose`, computed from the sweep's results, in order of priority:
+see `triagebot.analysis.ladder_pairs`). Two bounds cut it: `max_pairs` pairs, and `max_seconds`
+of recorded run seconds, each rung's cost estimated from the model's recorded seconds in the
+sweep (`RUNG_COST`). Every pair a bound cuts is an `UnreachedPair`: the snapshot says which were
+not checked.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
-from triagebot.results import BASELINE, COUNTING_BACKEND, ModelResult, ModelSpec, Outcome, RunRecord, Status
-from triagebot.sweep.pool import Pool, Task
-from triagebot.sweep.stream import model_results
+from triagebot.results import (
+    BASELINE,
+    COUNTING_BACKEND,
+    ModelResult,
+    Outcome,
+    RunRecord,
+    Status,
+    UnreachedPair,
+)
 
-DEFAULT_BACKENDS: dict[str, list[str]] = {"cuda": ["aot_eager", "inductor"], "cpu": ["aot_eager"]}
+DEFAULT_BACKENDS: dict[str, list[str]] = {"cuda": ["aot_eager", "inductor"], "cpu": ["aot_eager", "inductor"]}
+# Default rungs only the failures' representatives climb, by device (on the CPU: when a C++
+# compiler is found, else none climbs them).
+FAILURES_ONLY: dict[str, frozenset[str]] = {"cpu": frozenset({"inductor"})}
+# A rung's run seconds over the model's longest run in the sweep, as the defaults' ladder on the
+# smoke corpus recorded them on the CPU (median and mean of each rung's runs: counting 2.1 and
+# 2.8, it calls three shapes; aot_eager 1.7 and 1.9, it traces the graphs again; inductor, which
+# compiles them to C++, 7.5 and 27, its C++ toolchain's start costing about 30 s even for a
+# model that compiles in a second: hence its floor). A backend not listed counts as the most
+# expensive one.
+RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0}
+RUNG_FLOOR = {"inductor": 30.0}
 
 Pairs = list[tuple[str, str]]
-
-
-def default_backends(device: str) -> list[str]:
-    """The backends the ladder climbs when `[sweep] backends` is not set."""
-    return list(DEFAULT_BACKENDS.get(device, DEFAULT_BACKENDS["cpu"]))
+Pair = tuple[str, str]
 
 
 def bounded(pairs: Pairs, limit: int | None) -> Pairs:
@@ -51,136 +70,139 @@ def bounded(pairs: Pairs, limit: int | None) -> Pairs:
     return kept
 
 
+def failed(outcome: Outcome) -> bool:
+    """A rung the pair does not climb past: no result, or outputs beyond tolerance."""
+    return outcome.status != Status.ok or outcome.mismatched
+
+
+def is_failure(counted: Outcome | None) -> bool:
+    """A pair whose run in the sweep crashed or gave a wrong result: a failure's representative
+    when the ladder chose it."""
+    return counted is not None and counted.suspect
+
+
+@dataclass(frozen=True)
+class Rungs:
+    """The ladder's rungs in order (the stream header's `ladder`), and those only the failures'
+    representatives climb."""
+
+    order: list[str]
+    failures_only: frozenset[str] = frozenset()
+
+    def of(self, counted: Outcome | None) -> list[str]:
+        """The rungs a pair climbs, from its counting run in the sweep (None: none recorded)."""
+        ran = counted is None or counted.ran
+        failure = is_failure(counted)
+        return [
+            rung
+            for rung in self.order
+            if (rung != COUNTING_BACKEND or ran) and (rung not in self.failures_only or failure)
+        ]
+
+
 @dataclass
 class Ladder:
     """What the ladder stage of a sweep does.
 
-    `backends`: the backends to climb, in order (None: `default_backends` of the sweep's device;
-    empty: none). `recompiles`: climb the `counting` rung first, where the recompile check runs.
+    `backends`: the backends to climb, in order (None: the defaults of the sweep's device; empty:
+    none). `recompiles`: climb the `counting` rung first, where the recompile check runs.
     `choose(results, flags)`: the (model, config) pairs to climb, from the counting sweep's
-    results (the models of this shard only), at most `max_pairs` of them (said in the progress).
+    results (the models of this shard only), in order of priority; at most `max_pairs` of them
+    and `max_seconds` of recorded run seconds climb.
     """
 
     choose: Callable[[list[ModelResult], dict[str, dict[str, Any]]], Pairs]
     backends: list[str] | None = None
     recompiles: bool = False
     max_pairs: int | None = None
+    max_seconds: float | None = None
 
-    def rungs(self, device: str) -> list[str]:
-        backends = default_backends(device) if self.backends is None else list(self.backends)
-        return [COUNTING_BACKEND] * self.recompiles + backends
-
-
-def failed(outcome: Outcome) -> bool:
-    """A rung the pair does not climb past: no result, or outputs beyond tolerance."""
-    return outcome.status != Status.ok or outcome.mismatched
-
-
-def _task(spec: ModelSpec, config: str, patch: dict[str, Any], rung: str, attempt: int = 0) -> Task:
-    payload: dict[str, Any] = {"spec": spec.model_dump(mode="json"), "patch": patch, "compile": True}
-    if rung == COUNTING_BACKEND:
-        payload["checks"] = {"recompiles": True}
-    else:
-        payload["backend"] = rung
-    return Task(key=(spec.model, config, attempt, rung), payload=payload, spec=spec)
+    def rungs(self, device: str, compiler: bool = True) -> Rungs:
+        """The rungs on `device`; `compiler`: whether a C++ compiler was found (Inductor's on the CPU)."""
+        counting = [COUNTING_BACKEND] * self.recompiles
+        if self.backends is not None:
+            return Rungs(counting + list(self.backends))
+        only = FAILURES_ONLY.get(device, frozenset())
+        backends = DEFAULT_BACKENDS.get(device, DEFAULT_BACKENDS["cpu"])
+        return Rungs(counting + [b for b in backends if b not in only or compiler], only)
 
 
-def _record(result: Any) -> RunRecord:
-    model, config, attempt, rung = result.task.key
-    return RunRecord(
-        model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec, backend=rung
-    )
+def estimate(seconds: float, rung: str) -> float:
+    """A rung's run seconds, from the model's longest run in the sweep."""
+    factor = RUNG_COST.get(rung, max(RUNG_COST.values()))
+    return max(seconds * factor, RUNG_FLOOR.get(rung, 0.0))
 
 
-def run_ladder(
-    pool: Pool,
-    keep: Callable[[RunRecord], RunRecord],
-    records: Sequence[RunRecord],
-    flags: dict[str, dict[str, Any]],
+@dataclass
+class Climbs:
+    """What climbs: each admitted pair's rungs still to run (in priority order), the pairs that
+    climb past a failure (the failures' representatives), and the pairs a bound cut."""
+
+    todo: dict[Pair, list[str]] = field(default_factory=dict)
+    through: set[Pair] = field(default_factory=set)
+    unreached: list[UnreachedPair] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        return sum(len(rungs) for rungs in self.todo.values())
+
+
+def to_climb(rungs: list[str], climbed: Mapping[str, RunRecord], through: bool = False) -> list[str]:
+    """The rungs of `rungs` without a record in `climbed` (rung -> record); none past a failure,
+    unless the pair climbs `through` them."""
+    todo = []
+    for rung in rungs:
+        done = climbed.get(rung)
+        if done is not None and failed(done.outcome) and not through:
+            break
+        if done is None:
+            todo.append(rung)
+    return todo
+
+
+def plan_climbs(
+    chosen: Pairs,
     ladder: Ladder,
-    rungs: list[str],
-    confirm: int,
-    progress: Any,
-) -> int:
-    """Climb the chosen pairs, appending each record through `keep`; returns the runs made.
-
-    `records`: the stream so far (counting runs, and ladder runs of an interrupted sweep, which
-    are kept: a pair resumes at its first missing rung).
-    """
-    if not rungs:
-        return 0
-    counting = [r for r in records if r.backend is None]
-    configs = {BASELINE: {}, **flags}
-    results = {result.model: result for result in model_results(counting, list(configs))}
-    candidates = [
-        (model, config)
-        for model, config in ladder.choose(list(results.values()), flags)
-        if model in results and results[model].spec is not None and config in configs
-    ]
-    pairs = bounded(candidates, ladder.max_pairs)
-    climbed = {(r.model, r.config, r.backend): r for r in records if r.backend and r.attempt == 0}
-    tasks: deque[Task] = deque()
-
-    def climb(model: str, config: str, start: int) -> None:
-        """Queue the pair's first rung from `start` on that has no record yet, unless one failed."""
-        spec = results[model].spec
-        assert spec is not None
-        for rung in rungs[start:]:
-            done = climbed.get((model, config, rung))
-            if done is None:
-                tasks.append(_task(spec, config, configs[config], rung))
-                return
-            if failed(done.outcome):
-                return
-
-    for model, config in pairs:
-        counted = results[model].outcomes.get(config)
-        # A pair that crashed in the sweep has no second call to make: it starts on the backends.
-        start = 1 if rungs[0] == COUNTING_BACKEND and counted is not None and not counted.ran else 0
-        climb(model, config, start)
-    ran = 0
-    if tasks:
-        chosen = f"{len(pairs)} pairs"
-        if len(pairs) < len(candidates):
-            chosen = (
-                f"{len(pairs)} of {len(candidates)} pairs, the first by priority ([sweep] ladder_max_pairs)"
+    counted: Mapping[Pair, Outcome | None],
+    rungs: Rungs,
+    seconds: Mapping[str, float],
+    climbed: Mapping[tuple[str, str, str], RunRecord],
+) -> Climbs:
+    """Admit `chosen` pairs (priority order) within the ladder's bounds. `counted`: each pair's
+    run in the sweep; `seconds`: each model's longest run in the sweep; `climbed`: the ladder's
+    records already in the stream (model, config, rung), which are kept and whose seconds are
+    spent. A model's consecutive pairs (its baseline pair and the flag pair it is compared
+    with) are admitted together, or else a failure's representative alone (where it fails is
+    worth more than the comparison), or not at all; a later, cheaper model may still fit."""
+    pair_rungs = {pair: rungs.of(counted.get(pair)) for pair in chosen}
+    climbs = Climbs(through={pair for pair in chosen if is_failure(counted.get(pair))})
+    kept = bounded(chosen, ladder.max_pairs)
+    for model, config in chosen[len(kept) :]:
+        climbs.unreached.append(_unreached(model, config, pair_rungs[(model, config)], "pairs"))
+    budget = ladder.max_seconds
+    spent = sum(record.outcome.seconds for record in climbed.values())
+    by_pair: dict[Pair, dict[str, RunRecord]] = {}
+    for (model, config, rung), record in climbed.items():
+        by_pair.setdefault((model, config), {})[rung] = record
+    for model, unit in groupby(kept, key=lambda pair: pair[0]):
+        todo = {
+            pair: to_climb(pair_rungs[pair], by_pair.get(pair, {}), pair in climbs.through) for pair in unit
+        }
+        for admitted in (todo, {pair: rungs for pair, rungs in todo.items() if pair in climbs.through}):
+            cost = sum(
+                estimate(seconds.get(model, 0.0), rung) for rungs in admitted.values() for rung in rungs
             )
-        progress.add(len(tasks), f"climbing the backend ladder ({' -> '.join(rungs)}): {chosen}")
-    for result in pool.run(tasks):  # a deque: the next rungs join as each one finishes
-        record = keep(_record(result))
-        ran += 1
-        climbed[(record.model, record.config, record.backend)] = record
-        if not failed(record.outcome):
-            before = len(tasks)
-            climb(record.model, record.config, rungs.index(record.backend or "") + 1)
-            if len(tasks) > before:
-                progress.add(len(tasks) - before, None)
-    return ran + _confirm(pool, keep, records, results, configs, confirm, progress)
+            if admitted and (budget is None or spent + cost <= budget):
+                spent += cost
+                climbs.todo.update(admitted)
+                break
+        climbs.unreached += [
+            _unreached(m, c, rungs, "seconds")
+            for (m, c), rungs in todo.items()
+            if rungs and (m, c) not in climbs.todo
+        ]
+    return climbs
 
 
-def _confirm(
-    pool: Pool,
-    keep: Callable[[RunRecord], RunRecord],
-    records: Sequence[RunRecord],
-    results: dict[str, ModelResult],
-    configs: dict[str, dict[str, Any]],
-    count: int,
-    progress: Any,
-) -> int:
-    """Run every ladder failure (a crash or a wrong result) again, `count` times."""
-    done = {(r.model, r.config, r.backend, r.attempt) for r in records if r.backend}
-    tasks = [
-        _task(spec, r.config, configs[r.config], r.backend, attempt)
-        for r in list(records)
-        if r.backend and r.attempt == 0 and r.outcome.suspect and r.config in configs
-        for spec in [results[r.model].spec if r.model in results else r.spec]
-        if spec is not None
-        for attempt in range(1, count + 1)
-        if (r.model, r.config, r.backend, attempt) not in done
-    ]
-    if not tasks:
-        return 0
-    progress.add(len(tasks), "confirming the ladder's failures")
-    for result in pool.run(tasks):
-        keep(_record(result))
-    return len(tasks)
+def _unreached(model: str, config: str, rungs: Iterable[str], bound: str) -> UnreachedPair:
+    return UnreachedPair(model=model, config=config, rungs=list(rungs), bound=bound)

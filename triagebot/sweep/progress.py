@@ -1,32 +1,62 @@
-"""Showing a sweep: a live rich progress bar on a terminal, plain lines otherwise, closing tables.
+"""Showing a sweep as it runs: a live rich progress bar on a terminal, plain lines otherwise.
 
-Engine errors (a flag run that could not rebuild what its baseline built: a fault of the sweep,
-not of the model) are counted on every progress line, announced when the sweep closes, and get
-a table of their own.
+A sweep goes through phases (`sweep`, `confirmations`, `ladder`, `ladder confirmations`; a
+night adds `repros`), each shown with its own done/total and ETA. A phase's total is known
+when it starts and never grows: runs it planned and will not make (a pair that stops climbing
+at a failure, a ladder out of time) are dropped from it. The crash counter counts distinct
+(model, config) pairs that crashed in the sweep, not runs: a confirmation or a ladder run of
+the same pair adds nothing. Engine errors (a flag run that could not rebuild what its baseline
+built: a fault of the sweep, not of the model) are counted on every line and announced when the
+sweep closes.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Protocol
 
+import rich.progress
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from triagebot.results import BASELINE, RunRecord, Status
+from triagebot.results import RunRecord, Status
+from triagebot.sweep.summary import engine_error_line
+
+
+class Progress(Protocol):
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord] = (), note: str = "") -> None:
+        """A phase starts: `total` runs (or steps), of which `recorded` are already in the stream
+        (a resumed sweep); `note` says what the phase is for."""
+
+    def update(self, record: RunRecord) -> None:
+        """A run of the current phase finished."""
+
+    def step(self, what: str) -> None:
+        """A step of the current phase that is not a run finished (a reproduction checked)."""
+
+    def drop(self, runs: int) -> None:
+        """`runs` the current phase planned will not be made."""
+
+    def close(self) -> None: ...
+
+
+class NullProgress:
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord] = (), note: str = "") -> None:
+        pass
+
+    def update(self, record: RunRecord) -> None:
+        pass
+
+    def step(self, what: str) -> None:
+        pass
+
+    def drop(self, runs: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def describe(record: RunRecord) -> str:
@@ -45,89 +75,130 @@ def describe(record: RunRecord) -> str:
     return f"{outcome.status.value}: {outcome.error_type}"
 
 
+class Tally:
+    """What every progress display counts: distinct crashing pairs, engine errors, and the current
+    phase's done/total and ETA (from the pace of the runs it made so far)."""
+
+    def __init__(self) -> None:
+        self.crashed: set[tuple[str, str]] = set()
+        self.engine_errors = 0
+        self.name, self.total, self.done, self.made = "", 0, 0, 0
+        self.started = time.monotonic()
+
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord]) -> None:
+        self.name, self.total, self.done, self.made = name, total, len(recorded), 0
+        self.started = time.monotonic()
+        for record in recorded:
+            self.count(record)
+
+    def count(self, record: RunRecord) -> None:
+        if record.outcome.status == Status.crash and record.attempt == 0 and record.backend is None:
+            self.crashed.add((record.model, record.config))
+        self.engine_errors += record.outcome.status == Status.engine_error
+
+    def advance(self) -> None:
+        self.done += 1
+        self.made += 1
+
+    def drop(self, runs: int) -> None:
+        self.total = max(self.done, self.total - runs)
+
+    @property
+    def left(self) -> float:
+        """Seconds to the end of the phase at its pace so far."""
+        pace = (time.monotonic() - self.started) / self.made if self.made else 0.0
+        return (self.total - self.done) * pace
+
+
 class LiveProgress:
-    """A rich progress bar: done/total, crashes so far, elapsed and ETA."""
+    """A rich progress bar per phase: done/total, crashing pairs so far, elapsed and ETA."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
-        self.crashes = 0
-        self.engine_errors = 0
-        self.bar = Progress(
-            TextColumn("[bold]sweep"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("[red]{task.fields[crashes]} crashes"),
-            TextColumn("[bold red]{task.fields[engine]}"),
-            TextColumn("{task.fields[last]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+        self.tally = Tally()
+        self.bar = rich.progress.Progress(
+            rich.progress.TextColumn("[bold]{task.description}"),
+            rich.progress.BarColumn(),
+            rich.progress.MofNCompleteColumn(),
+            rich.progress.TextColumn("[red]{task.fields[crashes]} crashing pairs"),
+            rich.progress.TextColumn("[bold red]{task.fields[engine]}"),
+            rich.progress.TextColumn("{task.fields[last]}"),
+            rich.progress.TimeElapsedColumn(),
+            rich.progress.TextColumn("ETA"),
+            rich.progress.TimeRemainingColumn(),
             console=self.console,
             transient=False,
         )
-        self.task = None
+        self.task: rich.progress.TaskID | None = None
 
-    def start(self, total: int, done: int, crashes: int) -> None:
-        self.crashes = crashes
-        self.bar.start()
-        self.task = self.bar.add_task(
-            "sweep", total=total, completed=done, crashes=crashes, engine="", last=""
-        )
-
-    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
-        self.bar.update(self.task, total=self.bar.tasks[0].total + runs)
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord] = (), note: str = "") -> None:
+        self.tally.phase(name, total, recorded)
+        if note:
+            self.console.print(escape(f"{name}: {note}"))
+        if self.task is None:
+            self.bar.start()
+        done, crashes = self.tally.done, len(self.tally.crashed)
+        self.task = self.bar.add_task(name, total=total, completed=done, crashes=crashes, engine="", last="")
 
     def update(self, record: RunRecord) -> None:
-        self.crashes += record.outcome.status == Status.crash
-        self.engine_errors += record.outcome.status == Status.engine_error
-        last = escape(f"{record.model} [{record.config}] {describe(record)}"[:70])
-        engine = f"{self.engine_errors} ENGINE ERRORS" if self.engine_errors else ""
-        self.bar.update(self.task, advance=1, crashes=self.crashes, engine=engine, last=last)
+        self.tally.count(record)
+        self.step(escape(f"{record.model} [{record.config}] {describe(record)}"[:70]))
+
+    def step(self, what: str) -> None:
+        if self.task is None:
+            return
+        self.tally.advance()
+        errors = self.tally.engine_errors
+        engine = f"{errors} ENGINE ERRORS" if errors else ""
+        crashes = len(self.tally.crashed)
+        self.bar.update(self.task, advance=1, crashes=crashes, engine=engine, last=what)
+
+    def drop(self, runs: int) -> None:
+        self.tally.drop(runs)
+        if self.task is not None:
+            self.bar.update(self.task, total=self.tally.total)
 
     def close(self) -> None:
         self.bar.stop()
-        if self.engine_errors:
-            self.console.print(f"[bold red]{escape(engine_error_line(self.engine_errors))}")
+        if self.tally.engine_errors:
+            self.console.print(f"[bold red]{escape(engine_error_line(self.tally.engine_errors))}")
 
 
 class PlainProgress:
-    """One line per finished run, for logs and CI: `[12/24 ETA 0:00:31] model [config] ok, ...`."""
+    """One line per finished run, for logs and CI:
+    `[sweep 12/24 crashing pairs 1 ETA 0:00:31] model [config] ok, ...`."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.total = self.done = self.crashes = self.ran = self.engine_errors = 0
-        self.started = time.monotonic()
+        self.tally = Tally()
 
-    def start(self, total: int, done: int, crashes: int) -> None:
-        self.total, self.done, self.crashes = total, done, crashes
-        self.started = time.monotonic()
-        if done:
-            self._print(f"resuming: {done} of {total} runs already recorded")
-
-    def add(self, runs: int, what: str | None = "confirming crashes") -> None:
-        """`runs` more to do; `what` they are for is said once (None: nothing said)."""
-        self.total += runs
-        if what:
-            self._print(f"{what}: {runs} more runs")
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord] = (), note: str = "") -> None:
+        self.tally.phase(name, total, recorded)
+        done = self.tally.done
+        said = f"{name}: {total} runs" + (f", {done} already recorded" if done else "")
+        self._print(said + (f" ({note})" if note else ""))
 
     def update(self, record: RunRecord) -> None:
-        self.done += 1
-        self.ran += 1
-        self.crashes += record.outcome.status == Status.crash
-        self.engine_errors += record.outcome.status == Status.engine_error
-        elapsed = time.monotonic() - self.started
-        left = (self.total - self.done) * elapsed / self.ran
+        self.tally.count(record)
         attempt = f" attempt {record.attempt}" if record.attempt else ""
         attempt += f" on {record.backend}" if record.backend else ""
-        engine = f" ENGINE ERRORS {self.engine_errors}" if self.engine_errors else ""
-        self._print(
-            f"[{self.done}/{self.total} crashes {self.crashes}{engine} ETA {_clock(left)}] "
+        self.step(
             f"{record.model} [{record.config}{attempt}] {describe(record)} ({record.outcome.seconds:.1f}s)"
         )
 
+    def step(self, what: str) -> None:
+        tally = self.tally
+        tally.advance()
+        engine = f" ENGINE ERRORS {tally.engine_errors}" if tally.engine_errors else ""
+        where = f"{tally.name} {tally.done}/{tally.total} crashing pairs {len(tally.crashed)}{engine}"
+        self._print(f"[{where} ETA {_clock(tally.left)}] {what}")
+
+    def drop(self, runs: int) -> None:
+        self.tally.drop(runs)
+
     def close(self) -> None:
-        if self.engine_errors:
-            self._print(engine_error_line(self.engine_errors))
+        if self.tally.engine_errors:
+            self._print(engine_error_line(self.tally.engine_errors))
 
     def _print(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
@@ -143,127 +214,3 @@ def make_progress(interactive: bool | None = None) -> LiveProgress | PlainProgre
     if interactive is None:
         interactive = sys.stderr.isatty()
     return LiveProgress() if interactive else PlainProgress()
-
-
-def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
-    """Per config: how many runs ended in each status, and the graphs counted over the ok runs."""
-    table = Table(title="sweep results")
-    table.add_column("config")
-    statuses = list(Status)
-    for status in statuses:
-        table.add_column(status.value, justify="right")
-    table.add_column("graphs", justify="right")
-    for config in configs:
-        runs = [r for r in records if r.config == config and r.attempt == 0 and r.backend is None]
-        counts = Counter(r.outcome.status for r in runs)
-        graphs = sum(r.outcome.graphs or 0 for r in runs if r.outcome.status == Status.ok)
-        table.add_row(config, *(str(counts.get(s, 0) or "") for s in statuses), str(graphs))
-    return table
-
-
-def engine_error_line(count: int) -> str:
-    return (
-        f"ENGINE ERRORS: {count} flag run{'s' if count != 1 else ''} could not rebuild the model "
-        "its baseline built. This is a fault of the sweep, not of the model: those models are "
-        "neither crashes nor untestable, and their flags were not tested."
-    )
-
-
-def engine_error_table(records: Sequence[RunRecord]) -> Table | None:
-    """The runs that failed to rebuild what their baseline built (None when there are none)."""
-    bad = [r for r in records if r.outcome.status == Status.engine_error]
-    if not bad:
-        return None
-    table = Table(
-        title=f"[bold red]ENGINE ERRORS: {len(bad)} runs could not rebuild what their baseline built",
-        caption="a fault of the sweep (the recorded spec does not rebuild the model), not a model outcome",
-        border_style="red",
-    )
-    table.add_column("model")
-    table.add_column("config")
-    table.add_column("stage")
-    table.add_column("error")
-    for r in sorted(bad, key=lambda r: (r.model, r.config, r.attempt)):
-        stage = r.outcome.stage or ("build" if "eager" not in r.outcome.stage_seconds else "eager")
-        error = f"{r.outcome.error_type}: {r.outcome.error or ''}"
-        table.add_row(r.model, r.config + (f" #{r.attempt}" if r.attempt else ""), stage, escape(error[:100]))
-    return table
-
-
-STAGES = ("build", "eager", "compile")
-
-
-@dataclass
-class SweepFigures:
-    """A sweep's closing numbers, over the runs one call made."""
-
-    wall: float  # seconds from the call to its end
-    jobs: int
-    runs: int = 0  # records made (skipped ones included)
-    run_seconds: float = 0.0  # the sum of their recorded seconds
-    skipped: int = 0
-    flag_runs: int = 0  # records of flag configs (first attempts), skipped ones included
-    engine_errors: int = 0
-    stages: dict[str, float] = field(default_factory=dict)  # stage -> summed seconds
-
-    @property
-    def lower_bound(self) -> float:
-        """The wall time no scheduling can beat: the run seconds spread over the workers."""
-        return self.run_seconds / self.jobs
-
-    @property
-    def skipped_share(self) -> float:
-        return self.skipped / self.flag_runs if self.flag_runs else 0.0
-
-    def lines(self) -> list[str]:
-        stages = ", ".join(f"{stage} {self.stages.get(stage, 0.0):.0f} s" for stage in STAGES)
-        lines = [
-            f"wall {self.wall:.1f} s; lower bound {self.lower_bound:.1f} s "
-            f"({self.run_seconds:.0f} run seconds / {self.jobs} workers; wall/bound "
-            f"{self.wall / self.lower_bound if self.lower_bound else 0:.2f})",
-            f"stages: {stages}",
-            f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
-            "the baseline compiled to one graph with no break",
-        ]
-        if self.engine_errors:
-            lines.append(engine_error_line(self.engine_errors))
-        return lines
-
-
-def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> SweepFigures:
-    figures = SweepFigures(wall=wall, jobs=jobs, runs=len(records))
-    for r in records:
-        if r.config != BASELINE and r.outcome.untestable:
-            continue  # the baseline's record, copied for a flag: nothing ran
-        figures.run_seconds += r.outcome.seconds
-        for stage, seconds in r.outcome.stage_seconds.items():
-            figures.stages[stage] = figures.stages.get(stage, 0.0) + seconds
-        if r.config != BASELINE and r.attempt == 0:
-            figures.flag_runs += 1
-            figures.skipped += r.outcome.status == Status.skipped
-        figures.engine_errors += r.outcome.status == Status.engine_error
-    return figures
-
-
-def crash_table(records: Sequence[RunRecord]) -> Table | None:
-    """The sweep's crashes, timeouts, signals and wrong results by model and config (None when
-    there are none)."""
-    bad = [
-        r
-        for r in records
-        if r.attempt == 0 and r.backend is None
-        if r.outcome.status in (Status.crash, Status.timeout, Status.signal) or r.outcome.mismatched
-    ]
-    if not bad:
-        return None
-    table = Table(title="crashes, timeouts, signals and wrong results")
-    table.add_column("model")
-    table.add_column("config")
-    table.add_column("status")
-    table.add_column("error")
-    for r in sorted(bad, key=lambda r: (r.model, r.config != BASELINE, r.config)):
-        wrong = r.outcome.accuracy if r.outcome.mismatched else None
-        status = "wrong result" if wrong else r.outcome.status.value
-        error = f"{wrong.where}: {wrong.detail}" if wrong else r.outcome.signature or ""
-        table.add_row(r.model, r.config, status, error[:100])
-    return table

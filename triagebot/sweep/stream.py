@@ -1,20 +1,34 @@
 """A sweep's JSON Lines stream, and merging streams (one per shard) into one snapshot.
 
 Line 1 is a `SweepHeader`; every other line is a `RunRecord`, appended and flushed as each run
-finishes. A torn last line (the sweep was killed mid-write) is ignored on reading and cut off
+finishes, or an `UnreachedPair` the ladder wrote when it ended (a pair a bound kept from
+climbing). A torn last line (the sweep was killed mid-write) is ignored on reading and cut off
 when the stream is resumed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Annotated
 
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from triagebot.errors import StreamError
-from triagebot.results import BASELINE, ModelResult, ModelSpec, RunRecord, Snapshot, SweepHeader, When
+from triagebot.results import (
+    BASELINE,
+    ModelResult,
+    ModelSpec,
+    Record,
+    RunRecord,
+    Snapshot,
+    SweepHeader,
+    UnreachedPair,
+    When,
+)
+
+_LINE = TypeAdapter(Annotated[RunRecord | UnreachedPair, Field(discriminator="kind")])
 
 
 def run_key(record: RunRecord) -> tuple[str, str, int]:
@@ -23,34 +37,40 @@ def run_key(record: RunRecord) -> tuple[str, str, int]:
 
 def read_stream(path: str | Path) -> tuple[SweepHeader, list[RunRecord]]:
     """The header and the complete records of a stream; a torn last line is skipped."""
-    header, records, _ = _read(Path(path))
-    return header, records
+    stream = _read(Path(path))
+    return stream.header, stream.records
 
 
-def _read(path: Path) -> tuple[SweepHeader, list[RunRecord], int]:
-    """Also returns the byte length of the complete lines (where a resume appends)."""
+@dataclass
+class _Stream:
+    header: SweepHeader
+    records: list[RunRecord] = field(default_factory=list)
+    unreached: list[UnreachedPair] = field(default_factory=list)
+    complete: int = 0  # the byte length of the complete lines (where a resume appends)
+
+
+def _read(path: Path) -> _Stream:
     try:
         data = path.read_bytes()
     except OSError as error:
         raise StreamError(f"{path}: cannot read: {error.strerror}") from None
     lines = data.split(b"\n")
     body = lines[:-1]  # a last line without its newline is torn: the run is redone
-    complete = len(data) - len(lines[-1])
     if not body:
         raise StreamError(f"{path}: empty stream (no header)")
     try:
-        header = SweepHeader.model_validate_json(body[0])
+        stream = _Stream(SweepHeader.model_validate_json(body[0]), complete=len(data) - len(lines[-1]))
     except ValidationError:
         raise StreamError(f"{path}: line 1 is not a sweep header") from None
-    records = []
     for number, line in enumerate(body[1:], start=2):
         if not line.strip():
             continue
         try:
-            records.append(RunRecord.model_validate_json(line))
+            item = _LINE.validate_json(line)
         except ValidationError:
             raise StreamError(f"{path}: line {number} is not a run record") from None
-    return header, records, complete
+        (stream.records if isinstance(item, RunRecord) else stream.unreached).append(item)
+    return stream
 
 
 class StreamWriter:
@@ -71,13 +91,13 @@ class StreamWriter:
     def resume(cls, path: str | Path, header: SweepHeader) -> tuple[StreamWriter, list[RunRecord]]:
         """Reopen a stream to finish it; refuses a stream of another build, flag set or shard."""
         path = Path(path)
-        old, records, complete = _read(path)
-        _same_sweep(old, header, path, "cannot resume")
+        old = _read(path)
+        _same_sweep(old.header, header, path, "cannot resume")
         with open(path, "r+b") as raw:
-            raw.truncate(complete)
-        return cls(open(path, "a", encoding="utf-8")), records
+            raw.truncate(old.complete)
+        return cls(open(path, "a", encoding="utf-8")), old.records
 
-    def write(self, record: RunRecord) -> None:
+    def write(self, record: Record) -> None:
         self._line(record.model_dump_json(exclude_none=True))
 
     def _line(self, text: str) -> None:
@@ -183,41 +203,24 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
     """
     if not paths:
         raise StreamError("merge: no streams given")
-    streams = [(Path(p), *read_stream(p)) for p in paths]
-    first_path, first, _ = streams[0]
+    streams = [(Path(p), _read(Path(p))) for p in paths]
+    first_path, first = streams[0][0], streams[0][1].header
     configs = [BASELINE, *first.flags]
     seen_shards: dict[str, Path] = {}
     owner: dict[str, Path] = {}
     records: list[RunRecord] = []
-    for path, header, runs in streams:
+    unreached: list[UnreachedPair] = []
+    for path, stream in streams:
         if path != first_path:
-            _same_sweep(first, header.model_copy(update={"shard": first.shard}), path, "cannot merge")
-        if header.shard:
-            if header.shard in seen_shards:
-                raise StreamError(
-                    f"cannot merge: shard {header.shard} given twice ({seen_shards[header.shard]}, {path})"
-                )
-            if first.shard and header.shard.split("/")[1] != first.shard.split("/")[1]:
-                raise StreamError(
-                    f"cannot merge {path}: shard {header.shard} of another split than {first.shard}"
-                )
-            seen_shards[header.shard] = path
-        models = {r.model for r in runs}
-        for model in sorted(models):
-            if model in owner:
-                raise StreamError(f"cannot merge: model {model!r} is in both {owner[model]} and {path}")
-            owner[model] = path
-            have = {r.config for r in runs if r.model == model and r.attempt == 0 and r.backend is None}
-            missing = [c for c in configs if c not in have]
-            if missing:
-                raise StreamError(
-                    f"cannot merge {path}: model {model!r} has no {missing[0]!r} run (finish it: --resume)"
-                )
-        records.extend(runs)
+            _same_sweep(first, stream.header.model_copy(update={"shard": first.shard}), path, "cannot merge")
+        _check_shard(stream.header, first, path, seen_shards)
+        _check_models(stream.records, configs, path, owner)
+        records.extend(stream.records)
+        unreached.extend(stream.unreached)
     order = [m for m in first.corpus.models if m in owner] + sorted(set(owner) - set(first.corpus.models))
     return Snapshot(
         key=first.environment.torch_version,
-        created=max(h.started for _, h, _ in streams),
+        created=max(stream.header.started for _, stream in streams),
         environment=first.environment,
         flags=first.flags,
         when=when_of(first),
@@ -225,4 +228,46 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
         results=model_results(records, configs, order),
         checks=first.checks,
         ladder=first.ladder,
+        ladder_unreached=still_unreached(unreached, records),
     )
+
+
+def _check_shard(header: SweepHeader, first: SweepHeader, path: Path, seen: dict[str, Path]) -> None:
+    if not header.shard:
+        return
+    if header.shard in seen:
+        raise StreamError(f"cannot merge: shard {header.shard} given twice ({seen[header.shard]}, {path})")
+    if first.shard and header.shard.split("/")[1] != first.shard.split("/")[1]:
+        raise StreamError(f"cannot merge {path}: shard {header.shard} of another split than {first.shard}")
+    seen[header.shard] = path
+
+
+def _check_models(runs: list[RunRecord], configs: list[str], path: Path, owner: dict[str, Path]) -> None:
+    """Every model of the stream in no other stream, with a first run of every config."""
+    have: dict[str, set[str]] = {}
+    for r in runs:
+        configs_run = have.setdefault(r.model, set())
+        if r.attempt == 0 and r.backend is None:
+            configs_run.add(r.config)
+    for model in sorted(have):
+        if model in owner:
+            raise StreamError(f"cannot merge: model {model!r} is in both {owner[model]} and {path}")
+        owner[model] = path
+        missing = [c for c in configs if c not in have[model]]
+        if missing:
+            raise StreamError(
+                f"cannot merge {path}: model {model!r} has no {missing[0]!r} run (finish it: --resume)"
+            )
+
+
+def still_unreached(unreached: Sequence[UnreachedPair], records: Sequence[RunRecord]) -> list[UnreachedPair]:
+    """The ladder's unreached pairs as the stream ends: the last word on each pair (a resumed sweep
+    writes its own), without the rungs a later run reached."""
+    ran = {(r.model, r.config, r.backend) for r in records if r.backend and r.attempt == 0}
+    last = {(pair.model, pair.config): pair for pair in unreached}
+    kept = []
+    for pair in last.values():
+        rungs = [rung for rung in pair.rungs if (pair.model, pair.config, rung) not in ran]
+        if rungs:
+            kept.append(pair.model_copy(update={"rungs": rungs}))
+    return kept

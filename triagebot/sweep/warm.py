@@ -11,6 +11,10 @@ a torch build lacks are skipped. The classes of the models about to be swept (`m
 sent by the pool) are resolved too, which imports transformers' modeling modules. Last, for a
 sweep, one tiny model is compiled (`_warm_compile`): the one step that runs torch ops, on the
 CPU and with one thread.
+
+The order of the imports is the point: the source helper is forked before anything but the
+standard library is imported, so torch (and every module that imports it) is imported at the
+bottom of this module, or inside the functions `warm()` calls after it.
 """
 
 from __future__ import annotations
@@ -84,8 +88,7 @@ LAZY_MODULES = (
     "torch.utils._sympy.reference",
     "networkx",
     "triagebot.corpus",
-    "triagebot.sweep.worker",
-    "triagebot.sweep.environment",
+    "triagebot.sweep.worker",  # a child's side: the run, its checks, validation, the environment
 )
 
 
@@ -133,6 +136,9 @@ SOURCE_MODULES = (
     "triagebot.corpus",
     "triagebot.corpus.hf",
     "triagebot.corpus.sentinels",
+    "triagebot.sweep.calls",
+    "triagebot.sweep.run",
+    "triagebot.sweep.recompiles",
     "triagebot.sweep.worker",
 )
 
@@ -281,7 +287,7 @@ def _warm_compile() -> None:
     compiled code or guard outlives it. The isolation tests check that the records of children
     forked after it equal those of fresh interpreters."""
     from triagebot.results import ModelSpec
-    from triagebot.sweep.worker import run_one
+    from triagebot.sweep.run import run_one
 
     class_path, config_class = WARM_UP_MODEL
     spec = ModelSpec(

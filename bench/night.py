@@ -1,0 +1,281 @@
+"""The default night against the counting-only night, side by side in one invocation.
+
+    python bench/night.py [--share 0.12] [--seed 0] [--jobs 2] [--timeout 180] [--no-repros]
+                          [--first counting|defaults] [--out DIR]
+
+Draws a stratified share of the transformers corpus (`[corpus] sample`, as a night with a sample
+draws it; `--share 1`: the whole corpus) and sweeps it twice on this machine, one after the
+other, with both default flags and crashes confirmed once:
+
+- `counting`: the counting backend alone (`accuracy = false`, `recompiles = "none"`,
+  `backends = []`);
+- `defaults`: `[sweep]` as it ships (accuracy, the ladder with its recompile rung, its bounds),
+  the ladder's bounds (`ladder_max_pairs`, `ladder_sample`, `ladder_seconds`, which are per
+  night) scaled by the share, so that a share costs what its part of a whole night would.
+
+Then each night's reproductions are written and verified (`reproduce`, as `triagebot run` does),
+unless `--no-repros`. For each night it prints every phase's wall time,
+runs and run seconds (the sum of the seconds the runs recorded); the sweep's wall against its
+lower bound (run seconds / workers); the seconds per stage of a run; the ladder's seconds per
+rung and the pairs it did not reach; then the ratios defaults / counting. The warm parent
+starts before either night and is shared by both. The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from triagebot.config import Config, SweepSettings, parse_config  # noqa: E402
+from triagebot.corpus.selection import Selected, select  # noqa: E402
+from triagebot.reproduce import reproduce  # noqa: E402
+from triagebot.results import RunRecord, Snapshot  # noqa: E402
+from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
+from triagebot.sweep.parent import parent_pid  # noqa: E402
+from triagebot.sweep.plan import plan_for  # noqa: E402
+from triagebot.sweep.progress import PlainProgress  # noqa: E402
+from triagebot.sweep.summary import run_seconds  # noqa: E402
+
+NIGHTS = ("counting", "defaults")
+SLOW_TAIL = 40  # models: the slow tail of the whole corpus, as issue reports measure it
+STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
+
+
+@dataclass
+class Phase:
+    name: str
+    started: float
+    cpu_started: float = 0.0
+    wall: float = 0.0
+    cpu: float = 0.0  # CPU seconds of the phase's children (runs and repro scripts)
+    runs: int = 0
+    seconds: float = 0.0
+    records: list[RunRecord] = field(default_factory=list)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the finished children of the warm parent (every run's
+    child is its child, reaped by it) and of this process (the repro scripts): unlike wall time
+    and run seconds, hardly moved by what else the machine runs meanwhile."""
+    own = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds = own.ru_utime + own.ru_stime
+    pid = parent_pid()
+    if pid is not None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            seconds += (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime, cstime
+        except (OSError, IndexError, ValueError):
+            pass
+    return seconds
+
+
+class PhaseClock(PlainProgress):
+    """Plain progress lines, and each phase's wall time, runs and run seconds."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self.phases: list[Phase] = []
+
+    def phase(self, name: str, total: int, recorded: Sequence[RunRecord] = (), note: str = "") -> None:
+        self._stop()
+        self.phases.append(Phase(name, time.monotonic(), children_cpu()))
+        super().phase(name, total, recorded, note)
+
+    def step(self, what: str) -> None:  # a run (`update` comes here too) or a reproduction
+        self.phases[-1].runs += 1
+        super().step(what)
+
+    def update(self, record: RunRecord) -> None:
+        current = self.phases[-1]
+        current.seconds += run_seconds(record)
+        current.records.append(record)
+        super().update(record)
+
+    def close(self) -> None:
+        self._stop()
+        super().close()
+
+    def _stop(self) -> None:
+        current = self.phases[-1] if self.phases else None
+        if current is not None and not current.wall:
+            current.wall = time.monotonic() - current.started
+            current.cpu = children_cpu() - current.cpu_started
+
+
+def night_config(night: str, share: float, seed: int, sample: int, jobs: int, timeout: float) -> Config:
+    """The `triagebot.toml` of one night; the defaults' ladder bounds scaled by `share`."""
+    sweep = ['corpus = "transformers"', 'device = "cpu"', f"jobs = {jobs}", f"timeout = {float(timeout)}"]
+    if night == "counting":
+        sweep += ["accuracy = false", 'recompiles = "none"', "backends = []"]
+    else:
+        base = SweepSettings()
+        sweep += [
+            f"ladder_max_pairs = {max(1, round(base.ladder_max_pairs * share))}",
+            f"ladder_sample = {round(base.ladder_sample * share)}",
+            f"ladder_seconds = {base.ladder_seconds * share:.1f}",
+        ]
+    return parse_config("[sweep]\n" + "\n".join(sweep) + f"\n[corpus]\nsample = {sample}\nseed = {seed}\n")
+
+
+def sweep_night(
+    night: str, config: Config, selected: Selected, out: Path, repros: bool, share: float
+) -> dict:
+    folder = out / night
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "progress.log", "w", encoding="utf-8") as log:
+        clock = PhaseClock(log)
+        result = run_sweep(plan_for(config, selected, folder / "sweep.jsonl"), clock)
+        snapshot = merge([result.path])
+        if repros:  # as `triagebot run` makes them (`pipeline.with_reproductions`), timed as a phase
+            found = reproduce(snapshot, timeout=config.sweep.timeout, progress=clock)
+            clock.close()
+            snapshot = snapshot.model_copy(update={"reproductions": found})
+    (folder / "snapshot.json").write_text(snapshot.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return summarise(night, clock.phases, snapshot, result.jobs, max(1, round(SLOW_TAIL * share)))
+
+
+def slowest_share(phases: list[Phase], count: int) -> float:
+    """The share of the sweep's run seconds its `count` slowest models took (the slow tail: the
+    40 slowest of the whole corpus, as many of a share as its part of them)."""
+    per_model: dict[str, float] = defaultdict(float)
+    for phase in phases:
+        if phase.name == "sweep":
+            for record in phase.records:
+                per_model[record.model] += run_seconds(record)
+    total = sum(per_model.values())
+    return sum(sorted(per_model.values(), reverse=True)[:count]) / total if total else 0.0
+
+
+def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int, slow: int) -> dict:
+    stages: dict[str, float] = defaultdict(float)
+    rungs: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for phase in phases:
+        for record in phase.records:
+            if run_seconds(record):
+                for stage, seconds in record.outcome.stage_seconds.items():
+                    stages[stage] += seconds
+            if record.backend:
+                rungs[record.backend][0] += 1
+                rungs[record.backend][1] += record.outcome.seconds
+    return {
+        "night": night,
+        "jobs": jobs,
+        "phases": {
+            p.name: {
+                "wall": round(p.wall, 1),
+                "cpu": round(p.cpu, 1),
+                "runs": p.runs,
+                "seconds": round(p.seconds, 1),
+            }
+            for p in phases
+        },
+        "stages": {stage: round(stages.get(stage, 0.0), 1) for stage in STAGES},
+        "rungs": {rung: {"runs": int(n), "seconds": round(s, 1)} for rung, (n, s) in rungs.items()},
+        "unreached": len(snapshot.ladder_unreached),
+        "reproductions": len(snapshot.reproductions),
+        "slowest": {"models": slow, "share": round(slowest_share(phases, slow), 3)},
+    }
+
+
+KEYS = {"wall": "wall", "cpu": "CPU", "seconds": "run seconds"}
+
+
+def lines(figures: dict) -> list[str]:
+    said = [f"{figures['night']}:"]
+    total = dict.fromkeys(KEYS, 0.0)
+    for name, phase in figures["phases"].items():
+        said.append(
+            f"  {name:22s} wall {phase['wall']:7.1f} s  CPU {phase['cpu']:8.1f} s  "
+            f"{phase['runs']:5d} runs  {phase['seconds']:8.1f} run s"
+        )
+        total = {key: total[key] + phase[key] for key in KEYS}
+    said.append(
+        f"  {'all phases':22s} wall {total['wall']:7.1f} s  CPU {total['cpu']:8.1f} s  "
+        f"{'':10s}  {total['seconds']:8.1f} run s"
+    )
+    sweep = figures["phases"].get("sweep")
+    if sweep and sweep["seconds"]:
+        bound = sweep["seconds"] / figures["jobs"]
+        said.append(f"  sweep wall / lower bound {sweep['wall'] / bound:.3f} ({figures['jobs']} workers)")
+    slowest = figures["slowest"]
+    said.append(
+        f"  the {slowest['models']} slowest models: {slowest['share']:.1%} of the sweep's run seconds"
+    )
+    said.append("  stages (run s): " + ", ".join(f"{s} {v:.1f}" for s, v in figures["stages"].items() if v))
+    if figures["rungs"]:
+        rungs = ", ".join(f"{r} {v['runs']} runs {v['seconds']:.1f} s" for r, v in figures["rungs"].items())
+        said.append(f"  ladder rungs: {rungs}")
+    said.append(f"  ladder pairs not reached: {figures['unreached']}")
+    return said
+
+
+def ratio_lines(counting: dict, defaults: dict) -> list[str]:
+    """defaults / counting per phase and for the night, in wall time, CPU time and run seconds."""
+    said = ["defaults / counting:"]
+    names = list(dict.fromkeys([*counting["phases"], *defaults["phases"]]))
+    totals = {key: [0.0, 0.0] for key in KEYS}
+    for name in names:
+        a, b = counting["phases"].get(name), defaults["phases"].get(name)
+        for key in KEYS:
+            totals[key][0] += a[key] if a else 0.0
+            totals[key][1] += b[key] if b else 0.0
+        said.append(f"  {name:22s} " + _ratios(a, b))
+    night = {key: totals[key][0] for key in KEYS}, {key: totals[key][1] for key in KEYS}
+    said.append(f"  {'the night':22s} " + _ratios(*night))
+    return said
+
+
+def _ratios(a: dict | None, b: dict | None) -> str:
+    if not b:
+        return "(counting only)"
+    if not a:
+        return "(defaults only: " + ", ".join(f"{label} {b[key]:.1f} s" for key, label in KEYS.items()) + ")"
+    return "  ".join(
+        f"{label} {b[key] / a[key]:.3f}" if a[key] else f"{label} -" for key, label in KEYS.items()
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--share", type=float, default=0.12, help="a stratified share of the corpus (0-1]")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--first", choices=NIGHTS, default="counting", help="which night runs first")
+    parser.add_argument("--no-repros", dest="repros", action="store_false")
+    parser.add_argument("--out", type=Path, default=Path(".triagebot/bench-night"))
+    args = parser.parse_args()
+    if not 0 < args.share <= 1:
+        parser.error("--share must be in (0, 1]")
+    start_parent()
+    from triagebot.corpus import load_corpus
+
+    size = len(load_corpus("transformers"))
+    sample = max(1, round(args.share * size))
+    order = [args.first, *(night for night in NIGHTS if night != args.first)]
+    figures = {}
+    for night in order:
+        config = night_config(night, args.share, args.seed, sample, args.jobs, args.timeout)
+        selected = select(config)
+        if not figures:
+            drawn = f"{len(selected.specs)} of {size} models (share {args.share:g}, seed {args.seed})"
+            print(f"{drawn}, {args.jobs} workers", flush=True)
+        figures[night] = sweep_night(night, config, selected, args.out, args.repros, args.share)
+        print("\n".join(lines(figures[night])), flush=True)
+    print("\n".join(ratio_lines(figures["counting"], figures["defaults"])))
+    print(json.dumps({"share": args.share, "models": sample, **figures}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""The backend ladder's decisions, without children: which rungs a pair climbs, which pairs fit
+the bounds (and which are said not to have been reached), the time budget as rungs finish, and
+the unreached pairs through the stream into the snapshot."""
+
+from __future__ import annotations
+
+import json
+
+from triagebot.results import (
+    BASELINE,
+    COUNTING_BACKEND,
+    Accuracy,
+    AccuracyCheck,
+    CorpusSelection,
+    Environment,
+    ModelResult,
+    ModelSpec,
+    Outcome,
+    RunRecord,
+    Status,
+    SweepHeader,
+    UnreachedPair,
+)
+from triagebot.sweep import merge
+from triagebot.sweep.climb import _Climber
+from triagebot.sweep.ladder import Climbs, Ladder, Rungs, plan_climbs, to_climb
+from triagebot.sweep.progress import NullProgress
+from triagebot.sweep.stream import still_unreached
+
+FLAG = "capture_scalar_outputs"
+CPU = Rungs([COUNTING_BACKEND, "aot_eager", "inductor"], frozenset({"inductor"}))
+
+
+def ok(seconds: float = 1.0) -> Outcome:
+    return Outcome(status=Status.ok, graphs=1, seconds=seconds)
+
+
+def crash(seconds: float = 1.0) -> Outcome:
+    return Outcome(status=Status.crash, error_type="E", signature="E: e", seconds=seconds)
+
+
+def wrong(seconds: float = 1.0) -> Outcome:
+    return ok(seconds).model_copy(update={"accuracy": AccuracyCheck(verdict=Accuracy.mismatch, where="x")})
+
+
+def ladder(**bounds) -> Ladder:
+    return Ladder(choose=lambda results, flags: [], recompiles=True, **bounds)
+
+
+def test_the_cpu_ladder_gives_inductor_to_the_failures_representatives_only():
+    assert ladder().rungs("cpu", compiler=True) == CPU
+    assert ladder().rungs("cpu", compiler=False).order == [COUNTING_BACKEND, "aot_eager"]
+    assert ladder().rungs("cuda") == Rungs([COUNTING_BACKEND, "aot_eager", "inductor"])
+    assert ladder(backends=["aot_eager"]).rungs("cpu") == Rungs([COUNTING_BACKEND, "aot_eager"])
+    assert CPU.of(ok()) == [COUNTING_BACKEND, "aot_eager"]  # a helped model
+    assert CPU.of(crash()) == ["aot_eager", "inductor"]  # no second call to make
+    assert CPU.of(wrong()) == [COUNTING_BACKEND, "aot_eager", "inductor"]
+    assert CPU.of(Outcome(status=Status.skipped)) == ["aot_eager"]
+
+
+def test_a_pair_resumes_at_its_first_missing_rung_and_stops_at_a_failure_unless_it_climbs_through():
+    climbed = {
+        COUNTING_BACKEND: RunRecord(model="m", config=BASELINE, outcome=ok(), backend=COUNTING_BACKEND)
+    }
+    assert to_climb([COUNTING_BACKEND, "aot_eager"], climbed) == ["aot_eager"]
+    failed = {"aot_eager": RunRecord(model="m", config=FLAG, outcome=crash(), backend="aot_eager")}
+    assert to_climb(["aot_eager", "inductor"], failed) == []
+    assert to_climb(["aot_eager", "inductor"], failed, through=True) == ["inductor"]
+
+
+def test_pairs_are_admitted_in_priority_order_while_their_estimate_fits_the_budget():
+    """Each model's pairs together; a pair that does not fit is not reached, a cheaper one after
+    it still climbs; the seconds already recorded are spent."""
+    chosen = [("Rep", BASELINE), ("Rep", FLAG), ("Big", BASELINE), ("Big", FLAG), ("Small", BASELINE)]
+    counted = {
+        ("Rep", BASELINE): ok(),
+        ("Rep", FLAG): crash(),
+        ("Big", BASELINE): ok(),
+        ("Big", FLAG): ok(),
+        ("Small", BASELINE): ok(),
+    }
+    seconds = {"Rep": 1.0, "Big": 20.0, "Small": 1.0}
+    # Rep: baseline counting 2.5 + aot_eager 2, flag aot_eager 2 + inductor 30 (its floor) = 36.5;
+    # Big: 20 s * 4.5 per pair = 180; Small: 4.5
+    climbs = plan_climbs(chosen, ladder(max_seconds=45.0), counted, CPU, seconds, {})
+    assert climbs.todo == {
+        ("Rep", BASELINE): [COUNTING_BACKEND, "aot_eager"],
+        ("Rep", FLAG): ["aot_eager", "inductor"],
+        ("Small", BASELINE): [COUNTING_BACKEND, "aot_eager"],
+    }
+    assert climbs.through == {("Rep", FLAG)} and climbs.runs == 6
+    assert [(u.model, u.config, u.rungs, u.bound) for u in climbs.unreached] == [
+        ("Big", BASELINE, [COUNTING_BACKEND, "aot_eager"], "seconds"),
+        ("Big", FLAG, [COUNTING_BACKEND, "aot_eager"], "seconds"),
+    ]
+    spent = {
+        ("Small", BASELINE, COUNTING_BACKEND): RunRecord(model="Small", config=BASELINE, outcome=ok(20.0))
+    }
+    again = plan_climbs(chosen, ladder(max_seconds=45.0), counted, CPU, seconds, spent)
+    assert list(again.todo) == [("Small", BASELINE)] and again.todo[("Small", BASELINE)] == ["aot_eager"]
+    cut = plan_climbs(chosen, ladder(max_pairs=3), counted, CPU, seconds, {})
+    assert list(cut.todo) == [("Rep", BASELINE), ("Rep", FLAG)]  # Big's baseline pair waits for its flag's
+    assert [(u.model, u.config, u.bound) for u in cut.unreached] == [
+        ("Big", BASELINE, "pairs"),
+        ("Big", FLAG, "pairs"),
+        ("Small", BASELINE, "pairs"),
+    ]
+
+
+class Drops(NullProgress):
+    def __init__(self) -> None:
+        self.dropped = 0
+
+    def drop(self, runs: int) -> None:
+        self.dropped += runs
+
+
+class Keep:
+    def __init__(self) -> None:
+        self.progress = Drops()
+
+
+def climber(todo, through=(), confirm=0) -> _Climber:
+    spec = ModelSpec(model="m")
+    results = {"m": ModelResult(model="m", outcomes={BASELINE: ok(), FLAG: ok()}, spec=spec)}
+    return _Climber(
+        Climbs(todo=todo, through=set(through)), results, {BASELINE: {}, FLAG: {}}, {"m": 1.0}, 0.0, confirm
+    )
+
+
+def finish(
+    climbing: _Climber, config: str, rung: str, outcome: Outcome, budget: float | None, keep: Keep
+) -> None:
+    task = climbing.tasks.popleft()
+    assert task.key == ("m", config, 0, rung)
+    record = RunRecord(model="m", config=config, outcome=outcome, backend=rung)
+    climbing.done(record, budget, keep)
+
+
+def test_a_rung_that_no_longer_fits_what_is_left_of_the_budget_is_not_run():
+    keep = Keep()
+    climbing = climber({("m", BASELINE): [COUNTING_BACKEND, "aot_eager"]})
+    climbing.fill(2, 10.0, keep)
+    assert len(climbing.tasks) == 1  # a pair's rungs one at a time
+    finish(climbing, BASELINE, COUNTING_BACKEND, ok(8.5), 10.0, keep)  # estimated 2.5, took 8.5
+    assert not climbing.tasks and keep.progress.dropped == 1
+    assert climbing.cut == [UnreachedPair(model="m", config=BASELINE, rungs=["aot_eager"], bound="seconds")]
+
+
+def test_a_failure_stops_a_pair_but_not_a_representative_and_reserves_its_confirmations():
+    keep = Keep()
+    climbing = climber({("m", BASELINE): ["aot_eager", "inductor"]})
+    climbing.fill(1, None, keep)
+    finish(climbing, BASELINE, "aot_eager", crash(), None, keep)
+    assert not climbing.tasks and keep.progress.dropped == 1
+    keep = Keep()
+    climbing = climber({("m", FLAG): ["aot_eager", "inductor"]}, through=[("m", FLAG)], confirm=1)
+    climbing.fill(1, 100.0, keep)
+    finish(climbing, FLAG, "aot_eager", crash(4.0), 100.0, keep)
+    assert climbing.spent == 8.0  # the run and its confirmation to come
+    finish(climbing, FLAG, "inductor", ok(), 100.0, keep)
+    assert keep.progress.dropped == 0 and not climbing.cut
+
+
+def test_the_unreached_pairs_go_through_the_stream_into_the_snapshot(tmp_path):
+    header = SweepHeader(
+        environment=Environment(torch_version="2.13.0"),
+        flags={FLAG: {FLAG: True}},
+        corpus=CorpusSelection(name="test", models=["m"]),
+        ladder=[COUNTING_BACKEND, "aot_eager"],
+    )
+    runs = [RunRecord(model="m", config=config, outcome=ok()) for config in (BASELINE, FLAG)]
+    first = UnreachedPair(model="m", config=FLAG, rungs=[COUNTING_BACKEND, "aot_eager"], bound="seconds")
+    lines = [header, *runs, first]
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("".join(line.model_dump_json() + "\n" for line in lines), encoding="utf-8")
+    assert json.loads(path.read_text().splitlines()[-1])["kind"] == "unreached"
+    assert merge([path]).ladder_unreached == [first]
+    # resumed: the counting rung ran after all, and the last word on the pair is the one kept
+    climbed = RunRecord(model="m", config=FLAG, outcome=ok(), backend=COUNTING_BACKEND)
+    later = first.model_copy(update={"bound": "pairs"})
+    assert still_unreached([first, later], [*runs, climbed]) == [
+        later.model_copy(update={"rungs": ["aot_eager"]})
+    ]
+
+
+def test_a_sweep_gives_the_failures_only_rung_to_representatives_and_names_the_pairs_it_cut(
+    tmp_path, monkeypatch
+):
+    """Real children, the CPU's default ladder with the test backend in Inductor's place (it
+    fails where Inductor's lowering did, at a fraction of its compile time): the crash's
+    representative climbs past its failure to it, a helped model does not climb it, and the pair
+    beyond `max_pairs` is in the snapshot as not reached."""
+    import functools
+
+    import pytest
+
+    from triagebot.analysis import ladder_pairs
+    from triagebot.corpus import load_corpus
+    from triagebot.sweep import SweepPlan, read_stream, run_sweep
+    from triagebot.sweep import ladder as ladder_module
+
+    injected = "ladder_backends:refuses_unbacked"
+    monkeypatch.setitem(ladder_module.DEFAULT_BACKENDS, "cpu", ["aot_eager", injected])
+    monkeypatch.setitem(ladder_module.FAILURES_ONLY, "cpu", frozenset({injected}))
+    names = ["NonzeroGuardCrash", "ItemBreak", "ItemMatmul"]
+    specs = [spec for spec in load_corpus("sentinels") if spec.model in names]
+    flags = {FLAG: {FLAG: True}, "dynamic": {"capture_dynamic_output_shape_ops": True}}
+    climbing = Ladder(choose=functools.partial(ladder_pairs, sample=()), recompiles=True, max_pairs=4)
+    out = tmp_path / "sweep.jsonl"
+    options = dict(corpus="sentinels", device="cpu", jobs=2, timeout=120, confirm=1, ladder=climbing)
+    run_sweep(SweepPlan(specs, flags, out, **options))
+    if injected not in read_stream(out)[0].ladder:
+        pytest.skip("no C++ compiler here: the CPU ladder has no Inductor rung")
+    snapshot = merge([out])
+    by_model = {result.model: result for result in snapshot.results}
+    assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager", injected]
+    assert list(by_model["NonzeroGuardCrash"].ladder[BASELINE]) == [COUNTING_BACKEND, "aot_eager"]
+    # both helped models change by one graph: the first by name climbs, the other is cut
+    assert list(by_model["ItemBreak"].ladder[FLAG]) == [COUNTING_BACKEND, "aot_eager"]
+    assert [(u.model, u.config, u.rungs, u.bound) for u in snapshot.ladder_unreached] == [
+        ("ItemMatmul", BASELINE, [COUNTING_BACKEND, "aot_eager"], "pairs"),
+        ("ItemMatmul", FLAG, [COUNTING_BACKEND, "aot_eager"], "pairs"),
+    ]
+
+
+def test_a_failures_representative_climbs_alone_when_its_comparison_does_not_fit():
+    chosen = [("Rep", BASELINE), ("Rep", FLAG)]
+    counted = {("Rep", BASELINE): ok(), ("Rep", FLAG): crash()}
+    # the pair with its baseline: 2.5 + 2 + 2 + 30 = 36.5; the representative alone: 32
+    climbs = plan_climbs(chosen, ladder(max_seconds=33.0), counted, CPU, {"Rep": 1.0}, {})
+    assert climbs.todo == {("Rep", FLAG): ["aot_eager", "inductor"]}
+    assert [(u.config, u.rungs) for u in climbs.unreached] == [(BASELINE, [COUNTING_BACKEND, "aot_eager"])]

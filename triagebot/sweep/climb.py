@@ -1,0 +1,167 @@
+"""Running the backend ladder (`ladder` decides what climbs) in the sweep's own pool of children.
+
+Pairs start in priority order as workers free up, and a pair's next rung goes to the front of the
+queue, so that the pairs started finish first. Before each rung is queued, the seconds the
+ladder has recorded plus the estimates of the rungs running must leave room for its estimate;
+when they do not, that pair's remaining rungs are not run (an `UnreachedPair`, bound `seconds`).
+Every failure on the ladder is run again `confirm` times, as every crash of the sweep is.
+Records go to the sweep's own stream with `RunRecord.backend` set to the rung, so a resumed
+sweep finishes its ladder too: a pair resumes at its first missing rung.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from triagebot.results import BASELINE, COUNTING_BACKEND, ModelResult, ModelSpec, RunRecord, UnreachedPair
+from triagebot.sweep.keeper import Keeper
+from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, estimate, failed, plan_climbs
+from triagebot.sweep.pool import Pool, Result, Task
+from triagebot.sweep.stream import model_results
+
+
+def rung_task(spec: ModelSpec, config: str, patch: dict[str, Any], rung: str, attempt: int = 0) -> Task:
+    payload: dict[str, Any] = {"spec": spec.model_dump(mode="json"), "patch": patch, "compile": True}
+    if rung == COUNTING_BACKEND:
+        payload["checks"] = {"recompiles": True}
+    else:
+        payload["backend"] = rung
+    return Task(key=(spec.model, config, attempt, rung), payload=payload, spec=spec)
+
+
+def rung_record(result: Result) -> RunRecord:
+    model, config, attempt, rung = result.task.key
+    assert result.outcome is not None
+    return RunRecord(
+        model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec, backend=rung
+    )
+
+
+class _Climber:
+    """The admitted pairs' rungs, queued one at a time per pair within the time budget. A rung
+    that fails reserves the seconds of its confirmation reruns, which come after the climb."""
+
+    def __init__(
+        self,
+        climbs: Climbs,
+        results: dict[str, ModelResult],
+        configs: dict[str, dict[str, Any]],
+        seconds: dict[str, float],
+        spent: float,
+        confirm: int,
+    ) -> None:
+        self.pending = deque(climbs.todo.items())  # pairs not started, with their rungs
+        self.rest: dict[Pair, list[str]] = {}  # a started pair's rungs after the one queued
+        self.running: dict[Pair, float] = {}  # the estimate of each pair's queued or running rung
+        self.results = results
+        self.configs = configs
+        self.seconds = seconds  # each model's longest run in the sweep
+        self.spent = spent
+        self.confirm = confirm
+        self.through = climbs.through
+        self.cut: list[UnreachedPair] = []
+        self.tasks: deque[Task] = deque()
+
+    def fill(self, jobs: int, budget: float | None, keep: Keeper) -> None:
+        """Start pairs until `jobs` rungs wait to run."""
+        while len(self.tasks) < jobs and self.pending:
+            pair, rungs = self.pending.popleft()
+            self._queue(pair, rungs, budget, keep, front=False)
+
+    def done(self, record: RunRecord, budget: float | None, keep: Keeper) -> None:
+        """A rung finished: climb on unless it failed."""
+        pair = (record.model, record.config)
+        self.spent += record.outcome.seconds
+        self.running.pop(pair, None)
+        rest = self.rest.pop(pair, [])
+        if record.outcome.suspect:  # confirmed like any crash, after the climb
+            self.spent += self.confirm * record.outcome.seconds
+        if failed(record.outcome) and pair not in self.through:
+            keep.progress.drop(len(rest))
+            return
+        self._queue(pair, rest, budget, keep, front=True)
+
+    def _queue(self, pair: Pair, rungs: list[str], budget: float | None, keep: Keeper, front: bool) -> None:
+        if not rungs:
+            return
+        model, config = pair
+        cost = estimate(self.seconds[model], rungs[0])
+        if budget is not None and self.spent + sum(self.running.values()) + cost > budget:
+            self.cut.append(UnreachedPair(model=model, config=config, rungs=rungs, bound="seconds"))
+            keep.progress.drop(len(rungs))
+            return
+        spec = self.results[model].spec
+        assert spec is not None
+        task = rung_task(spec, config, self.configs[config], rungs[0])
+        self.tasks.appendleft(task) if front else self.tasks.append(task)
+        self.rest[pair], self.running[pair] = rungs[1:], cost
+
+
+def longest_run(result: ModelResult) -> float:
+    """A model's longest run in the sweep: what each rung's cost is estimated from."""
+    return max((outcome.seconds for outcome in result.outcomes.values()), default=0.0)
+
+
+def run_ladder(
+    pool: Pool, keep: Keeper, ladder: Ladder, rungs: Rungs, flags: dict[str, dict[str, Any]], confirm: int
+) -> None:
+    """Climb the chosen pairs within the ladder's bounds, appending each record through `keep`,
+    then confirm its failures. `keep.records`: the stream so far (counting runs, and ladder runs
+    of an interrupted sweep, which are kept: a pair resumes at its first missing rung)."""
+    if not rungs.order:
+        return
+    configs = {BASELINE: {}, **flags}
+    results = {
+        r.model: r for r in model_results([r for r in keep.records if r.backend is None], list(configs))
+    }
+    chosen = [
+        (model, config)
+        for model, config in ladder.choose(list(results.values()), flags)
+        if model in results and results[model].spec is not None and config in configs
+    ]
+    climbed = {(r.model, r.config, r.backend): r for r in keep.records if r.backend and r.attempt == 0}
+    counted = {(m, c): results[m].outcomes.get(c) for m, c in chosen}
+    seconds = {m: longest_run(results[m]) for m, _ in chosen}
+    climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, climbed)
+    keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
+    spent = sum(r.outcome.seconds for r in climbed.values())
+    climber = _Climber(climbs, results, configs, seconds, spent, confirm)
+    climber.fill(pool.jobs, ladder.max_seconds, keep)
+    for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
+        climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
+        climber.fill(pool.jobs, ladder.max_seconds, keep)
+    keep.unreached(climbs.unreached + climber.cut)
+    _confirm(pool, keep, results, configs, confirm)
+
+
+def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
+    only = [rung for rung in rungs.order if rung in rungs.failures_only]
+    which = f"; {', '.join(only)} for the failures' representatives only" if only else ""
+    cut = (
+        f", {len(climbs.unreached)} not reached ([sweep] ladder_max_pairs, ladder_seconds)"
+        if climbs.unreached
+        else ""
+    )
+    return f"{' -> '.join(rungs.order)}{which}: {len(climbs.todo)} of {chosen} pairs{cut}"
+
+
+def _confirm(
+    pool: Pool, keep: Keeper, results: dict[str, ModelResult], configs: dict[str, dict[str, Any]], count: int
+) -> None:
+    """Run every ladder failure (a crash or a wrong result) again, `count` times."""
+    done = {(r.model, r.config, r.backend, r.attempt) for r in keep.records if r.backend}
+    tasks = [
+        rung_task(spec, r.config, configs[r.config], r.backend, attempt)
+        for r in list(keep.records)
+        if r.backend and r.attempt == 0 and r.outcome.suspect and r.config in configs
+        for spec in [results[r.model].spec if r.model in results else r.spec]
+        if spec is not None
+        for attempt in range(1, count + 1)
+        if (r.model, r.config, r.backend, attempt) not in done
+    ]
+    if not tasks:
+        return
+    keep.progress.phase("ladder confirmations", len(tasks), note="each failure on the ladder run again")
+    for result in pool.run(tasks):
+        keep(rung_record(result))
