@@ -9,7 +9,7 @@ by model, so that two commits can be compared:
     python bench/corpus_specs.py dump before.jsonl [--jobs 2] [--models A,B]
     git checkout <change> && python bench/corpus_specs.py dump after.jsonl
     python bench/corpus_specs.py diff before.jsonl after.jsonl
-    python bench/corpus_specs.py side-by-side before.jsonl [--models A,B] [--jobs 2] [--out FILE]
+    python bench/corpus_specs.py side-by-side before.jsonl [--models A,B] [--jobs 2] [--out FILE] [--resume]
 
 `diff` prints one line per model whose record differs (the first differing key path) and a
 count; it exits 1 when any differs. Configs are compared by meaning: tagged values (see
@@ -109,8 +109,9 @@ def _before_configs(path: Path) -> dict[str, dict]:
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if "outcome" in row:  # a sweep stream's record
-            if row["config"] == "baseline" and not row.get("attempt") and row.get("spec"):
-                configs[row["model"]] = row["spec"]["config"]
+            spec = row.get("spec") or {}
+            if row["config"] == "baseline" and not row.get("attempt") and spec.get("config") is not None:
+                configs[row["model"]] = spec["config"]
         elif row.get("config") is not None:
             configs[row["model"]] = row["config"]
     return configs
@@ -131,7 +132,9 @@ def changed_models(before: dict[str, dict], models: list[str] | None) -> list[st
     return changed
 
 
-def side_by_side(before_path: Path, out: Path, jobs: int, timeout: float, models: list[str] | None) -> int:
+def side_by_side(
+    before_path: Path, out: Path, jobs: int, timeout: float, models: list[str] | None, resume: bool = False
+) -> int:
     from triagebot.config import DEFAULT_FLAGS
     from triagebot.corpus.hf import spec_for
     from triagebot.sweep import read_stream, run_sweep
@@ -155,6 +158,7 @@ def side_by_side(before_path: Path, out: Path, jobs: int, timeout: float, models
         jobs=jobs,
         timeout=timeout,
         checks=checks,
+        resume=resume,
     )
     _, records = read_stream(out)
     return report(records, changed)
@@ -208,6 +212,7 @@ def main() -> int:
     pair.add_argument("--jobs", type=int, default=2)
     pair.add_argument("--timeout", type=float, default=600.0)
     pair.add_argument("--out", type=Path, default=Path(".triagebot/side-by-side.jsonl"))
+    pair.add_argument("--resume", action="store_true", help="finish an interrupted --out")
     args = parser.parse_args()
     if args.command == "dump":
         models = [name.strip() for name in args.models.split(",") if name.strip()] or None
@@ -215,7 +220,7 @@ def main() -> int:
         return 0
     if args.command == "side-by-side":
         models = [name.strip() for name in args.models.split(",") if name.strip()] or None
-        return side_by_side(args.before, args.out, args.jobs, args.timeout, models)
+        return side_by_side(args.before, args.out, args.jobs, args.timeout, models, args.resume)
     return diff(args.before, args.after)
 
 
