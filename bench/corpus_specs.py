@@ -10,6 +10,7 @@ by model, so that two commits can be compared:
     git checkout <change> && python bench/corpus_specs.py dump after.jsonl
     python bench/corpus_specs.py diff before.jsonl after.jsonl
     python bench/corpus_specs.py side-by-side before.jsonl [--models A,B] [--jobs 2] [--out FILE] [--resume]
+    python bench/corpus_specs.py tail SWEEP.jsonl [--top 40] [--after SIDE_BY_SIDE.jsonl]
 
 `diff` prints one line per model whose record differs (the first differing key path) and a
 count; it exits 1 when any differs. Configs are compared by meaning: tagged values (see
@@ -27,12 +28,18 @@ run as the night's sweep does: the baseline, then each default flag where the ba
 accuracy checked. It prints each model's run seconds before and after and whether every config
 kept its status, graph count, break reasons and crash signature, then the totals; it exits 1
 when any of them changed.
+
+`tail` gives a sweep's run seconds by model (its runs summed, confirmations left out): the
+total, the median, and the share the `--top` slowest take, listed. With `--after`, a
+side-by-side stream, each model it paired is scaled by its after/before ratio there, and the
+same figures are given for the sweep so estimated, beside the measured ones.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -195,6 +202,43 @@ def report(records: list, models: list[str]) -> int:
     return 1 if changed else 0
 
 
+def model_seconds(records: list) -> dict[str, float]:
+    """Run seconds by model: every first run (confirmations left out), summed."""
+    seconds: dict[str, float] = {}
+    for record in records:
+        if record.attempt == 0 and record.backend is None:
+            seconds[record.model] = seconds.get(record.model, 0.0) + record.outcome.seconds
+    return seconds
+
+
+def tail_lines(seconds: dict[str, float], top: int) -> list[str]:
+    ranked = sorted(seconds.items(), key=lambda item: -item[1])
+    total = sum(seconds.values()) or 1.0
+    slow = sum(s for _, s in ranked[:top])
+    median = statistics.median(seconds.values()) if seconds else 0.0
+    lines = [
+        f"{len(seconds)} models, {total:.0f} run seconds, median {median:.1f} s; "
+        f"the {top} slowest {slow:.0f} s = {slow / total:.1%}"
+    ]
+    return lines + [f"  {s:8.1f} s  {model}" for model, s in ranked[:top]]
+
+
+def tail(sweep: Path, top: int, after: Path | None) -> int:
+    from triagebot.sweep import read_stream
+
+    seconds = model_seconds(read_stream(sweep)[1])
+    print("\n".join(["measured:", *tail_lines(seconds, top)]))
+    if after is not None:
+        paired = model_seconds(read_stream(after)[1])
+        estimated = dict(seconds)
+        for model, old in paired.items():
+            if model.endswith(BEFORE) and old and model.removesuffix(BEFORE) in estimated:
+                name = model.removesuffix(BEFORE)
+                estimated[name] *= paired.get(name, old) / old
+        print("\n".join(["with the side-by-side ratios:", *tail_lines(estimated, top)]))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -213,6 +257,10 @@ def main() -> int:
     pair.add_argument("--timeout", type=float, default=600.0)
     pair.add_argument("--out", type=Path, default=Path(".triagebot/side-by-side.jsonl"))
     pair.add_argument("--resume", action="store_true", help="finish an interrupted --out")
+    share = commands.add_parser("tail", help="a sweep's run seconds by model and the slowest's share")
+    share.add_argument("sweep", type=Path)
+    share.add_argument("--top", type=int, default=40)
+    share.add_argument("--after", type=Path, help="a side-by-side stream: scale its models by their ratio")
     args = parser.parse_args()
     if args.command == "dump":
         models = [name.strip() for name in args.models.split(",") if name.strip()] or None
@@ -221,6 +269,8 @@ def main() -> int:
     if args.command == "side-by-side":
         models = [name.strip() for name in args.models.split(",") if name.strip()] or None
         return side_by_side(args.before, args.out, args.jobs, args.timeout, models, args.resume)
+    if args.command == "tail":
+        return tail(args.sweep, args.top, args.after)
     return diff(args.before, args.after)
 
 
