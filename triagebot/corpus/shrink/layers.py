@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triagebot.corpus.shrink.families import ONE_LAYER
 from triagebot.corpus.shrink.level import Level, distinct_in_order
 from triagebot.corpus.shrink.rules import (
     FFN_KEYS,
@@ -21,43 +22,56 @@ MAX_KINDS = 2 * LAYERS  # more distinct values than this is data, not a layer-ki
 
 
 def shrink_layer_counts(config: dict[str, Any], level: Level) -> None:
-    """Layer counts go to LAYERS, or to as many as a per-layer list needs to keep one layer of
-    each kind; per-layer lists follow."""
-    layer_keys = [
-        k
-        for k, v in config.items()
-        if isinstance(v, int)
-        and not isinstance(v, bool)
-        and LAYER_COUNT.match(k)
-        and not NOT_LAYER_COUNT.search(k)
-    ]
+    """Layer counts go to LAYERS (one for the model types in `ONE_LAYER`), or to as many as a
+    per-layer list needs to keep one layer of each kind; per-layer lists follow."""
+    floor = 1 if config.get("model_type") in ONE_LAYER else LAYERS
     hierarchical = "depths" in config or "stage_names" in config
-    if hierarchical:
-        # Stage counts of a hierarchical backbone, tied to stage_names/out_features: kept.
-        layer_keys = [k for k in layer_keys if k not in ("num_layers", "num_stages", "num_encoder_blocks")]
-    originals = {k: config[k] for k in layer_keys}
-    main = config.get("num_hidden_layers") or (
-        0 if hierarchical else config.get("num_layers") or max(originals.values(), default=0)
-    )
-    if not main and not hierarchical:
-        # No count: the list of layer kinds is the layer count (Nemotron-H lists all 52 layers).
-        main = max(
-            (len(v) for k, v in config.items() if LAYER_KINDS_KEY.match(k) and isinstance(v, list)), default=0
-        )
-    new_layers = LAYERS
-    if isinstance(main, int) and main > LAYERS:
+    originals = _layer_counts(config, hierarchical)
+    main = _main_layer_count(config, originals, hierarchical)
+    new_layers = floor
+    if isinstance(main, int) and main > floor:
         for key, value in config.items():
-            new_layers = max(new_layers, _layers_needed(key, value, main, LAYERS))
+            new_layers = max(new_layers, _layers_needed(key, value, main, floor))
         for key, value in list(config.items()):
             config[key] = _shrink_per_layer(key, value, main, new_layers)
     for key, value in originals.items():
         if value > 0:
-            config[key] = min(value, new_layers if value == main else LAYERS)
+            config[key] = min(value, new_layers if value == main else floor)
     if any(config[key] != value for key, value in originals.items()):
         # Backbone stage names are derived from the layer count: let the config derive them again.
         for key in ("stage_names", "out_features", "out_indices"):
             config.pop(key, None)
     level.layers = new_layers
+
+
+def _layer_counts(config: dict[str, Any], hierarchical: bool) -> dict[str, int]:
+    """The level's layer counts by key (a hierarchical backbone's stage counts left out)."""
+    counts = {
+        k: v
+        for k, v in config.items()
+        if isinstance(v, int)
+        and not isinstance(v, bool)
+        and LAYER_COUNT.match(k)
+        and not NOT_LAYER_COUNT.search(k)
+    }
+    if hierarchical:
+        # Stage counts of a hierarchical backbone, tied to stage_names/out_features: kept.
+        for key in ("num_layers", "num_stages", "num_encoder_blocks"):
+            counts.pop(key, None)
+    return counts
+
+
+def _main_layer_count(config: dict[str, Any], counts: dict[str, int], hierarchical: bool) -> int:
+    """The count per-layer lists are as long as: `num_hidden_layers`, else `num_layers` or the
+    largest count; without any, the longest list of layer kinds (Nemotron-H lists all 52)."""
+    main = config.get("num_hidden_layers") or (
+        0 if hierarchical else config.get("num_layers") or max(counts.values(), default=0)
+    )
+    if not main and not hierarchical:
+        main = max(
+            (len(v) for k, v in config.items() if LAYER_KINDS_KEY.match(k) and isinstance(v, list)), default=0
+        )
+    return main
 
 
 def _per_layer_kinds(key: str, value: Any, original_layers: int) -> list[Any] | None:
@@ -150,10 +164,12 @@ def clamp_layer_indices(config: dict[str, Any], level: Level) -> None:
 
 def clamp_feature_layers(config: dict[str, Any], level: Level) -> None:
     """Which tower layers feed a projector (`vision_feature_layer(s)`, `select_layer`): indices
-    into the tower's hidden states, which a shrunk tower has LAYERS + 1 of."""
+    into the tower's hidden states, which a shrunk tower has one more of than it has layers (its
+    vision sub-config's, shrunk before this level; LAYERS where the level has none)."""
+    layers = _vision_tower_layers(config)
 
     def clamp(index: int) -> int:
-        return max(index, -(LAYERS + 1)) if index < 0 else min(index, LAYERS - 1)
+        return max(index, -(layers + 1)) if index < 0 else min(index, layers - 1)
 
     for key, value in list(config.items()):
         if not ("feature_layer" in key or key == "select_layer"):
@@ -162,6 +178,15 @@ def clamp_feature_layers(config: dict[str, Any], level: Level) -> None:
             config[key] = clamp(value)
         elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
             config[key] = distinct_in_order([clamp(v) for v in value])
+
+
+def _vision_tower_layers(config: dict[str, Any]) -> int:
+    tower = config.get("vision_config")
+    if isinstance(tower, dict):
+        for key in ("num_hidden_layers", "num_layers", "depth"):
+            if isinstance(tower.get(key), int) and tower[key] > 0:
+                return min(tower[key], LAYERS)
+    return LAYERS
 
 
 def keep_kv_sharing(config: dict[str, Any], level: Level) -> None:

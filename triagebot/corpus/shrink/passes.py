@@ -37,6 +37,7 @@ from triagebot.corpus.shrink.level import Level, Pass, is_sub_config, without_ch
 from triagebot.corpus.shrink.relations import (
     fit_feature_sizes,
     fit_image_tiles,
+    keep_codec_streams,
     keep_head_split,
     keep_ssm_heads_consistent,
     keep_width_splits,
@@ -154,6 +155,7 @@ PASSES: tuple[Pass, ...] = (
     keep_head_split,
     fit_image_tiles,
     fit_feature_sizes,
+    keep_codec_streams,
     shrink_vocoder_stages,  # before narrow_conv_stacks, which sizes channels by the stage count
     narrow_conv_stacks,
     narrow_stage_channels,

@@ -74,6 +74,18 @@ def fit_feature_sizes(config: dict[str, Any], level: Level) -> None:
         config["backbone_feature_sizes"] = [[int(grid * s)] * 2 for s in scales[: len(sizes)]]
 
 
+def keep_codec_streams(config: dict[str, Any], level: Level) -> None:
+    """A model that reads one code stream per codebook (`num_codebooks`) from a nested codec keeps
+    as many quantizers in that codec as it reads (CSM, Kyutai STT: 32 of Mimi's), whatever the
+    codec's own shrink chose."""
+    streams = config.get("num_codebooks")
+    if not isinstance(streams, int):
+        return
+    for value in config.values():
+        if is_sub_config(value) and isinstance(value.get("num_quantizers"), int):
+            value["num_quantizers"] = streams
+
+
 def shrink_vocoder_stages(config: dict[str, Any], level: Level) -> None:
     """HiFi-GAN-style vocoders (BigVGAN, VITS, the unit vocoders) run every resblock kernel, with
     its dilations, at every upsampling stage: LAYERS stages of one kernel each keep every kind of
