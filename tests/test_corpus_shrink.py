@@ -9,7 +9,7 @@ from triagebot.corpus.shrink import HEAD_DIM, HEADS, LAYERS, VOCAB, WIDTH, shrin
 transformers = pytest.importorskip("transformers")
 
 from triagebot.corpus.coverage import render, summarize  # noqa: E402
-from triagebot.corpus.shrink import FAMILY_FIXES, FamilyFix, families, stale_fixes, tiny_config  # noqa: E402
+from triagebot.corpus.shrink import FAMILY_FIXES, FamilyFix, families, layers, stale_fixes, tiny_config  # noqa: E402
 from triagebot.corpus.shrink.passes import PASSES  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -108,7 +108,8 @@ def test_vlm_nested_configs_are_shrunk_and_their_tokens_planted_inside():
     tiny = tiny_config(transformers.Gemma3Config)
     text, vision = tiny["text_config"], tiny["vision_config"]
     assert text["hidden_size"] == vision["hidden_size"] == WIDTH
-    assert text["num_hidden_layers"] == vision["num_hidden_layers"] == 2
+    assert text["num_hidden_layers"] == 2
+    assert vision["num_hidden_layers"] == 1  # SigLIP is one of the one-layer towers
     assert sorted(set(text["layer_types"])) == ["full_attention", "sliding_attention"]
     assert tiny["image_token_index"] < text["vocab_size"]
     patches = (vision["image_size"] // vision["patch_size"]) ** 2
@@ -236,6 +237,46 @@ def test_vocoders_keep_two_upsampling_stages_of_one_resblock_kernel():
         "resblock_dilation_sizes": [[1]] * 3,
     }
     assert shrink_dict(univnet)["resblock_kernel_sizes"] == [3, 3, 3]
+
+
+def test_a_one_layer_tower_keeps_its_kinds_and_its_projector_reads_layers_it_has(monkeypatch):
+    monkeypatch.setattr(layers, "ONE_LAYER", frozenset({"tower_x"}))
+    plain = {"model_type": "tower_x", "num_hidden_layers": 27, "depth": 27}
+    mixed = {**plain, "layer_types": ["conv", "attention"] * 13 + ["conv"]}
+    vlm = shrink_dict(
+        {
+            "model_type": "vlm",
+            "vision_config": plain,
+            "text_config": {"model_type": "t", "num_hidden_layers": 24},
+            "vision_feature_layer": [-2, -5, -8, 6],
+        }
+    )
+    assert (vlm["vision_config"]["num_hidden_layers"], vlm["vision_config"]["depth"]) == (1, 1)
+    assert vlm["text_config"]["num_hidden_layers"] == LAYERS  # only the listed model types
+    assert vlm["vision_feature_layer"] == [-2, 0]  # a one-layer tower has two hidden states
+    tiny = shrink_dict(mixed)
+    assert tiny["layer_types"] == ["conv", "attention"] and tiny["num_hidden_layers"] == 2
+
+
+def test_loops_the_tail_unrolls_shrink_and_detector_pyramids_stay_whole():
+    assert shrink_dict({"model_type": "x", "hc_sinkhorn_iters": 20})["hc_sinkhorn_iters"] == 2
+    for config_class in (transformers.DFineConfig, transformers.Deimv2Config):
+        tiny = tiny_config(config_class)
+        levels = tiny["num_feature_levels"]
+        backbone = tiny["backbone_config"]
+        assert levels == len(tiny["encoder_in_channels"]) == len(tiny["feat_strides"]) == 2
+        assert len(tiny["decoder_in_channels"]) == len(backbone["out_indices"]) == levels
+        assert tiny["encode_proj_layers"] == [levels - 1]
+        config = config_class.from_dict(tiny)
+        assert config.backbone_config.out_features == ["stage3", "stage4"]
+        assert round(3 * config.depth_mult) == 1  # one CSP block per pyramid block
+
+
+def test_a_codec_keeps_the_code_streams_its_model_reads():
+    assert tiny_config(transformers.MimiConfig)["num_quantizers"] == 8  # the codec alone: fewer
+    for config_class in (transformers.CsmConfig, transformers.KyutaiSpeechToTextConfig):
+        tiny = tiny_config(config_class)
+        assert tiny["codec_config"]["num_quantizers"] == tiny["num_codebooks"] == 32
 
 
 def test_a_family_that_stays_slow_says_why_and_changes_nothing(monkeypatch):

@@ -7,7 +7,8 @@ is shrunk without code changes:
 - `sizes.py`: the sizes everything shrinks to (one `WIDTH` everywhere, so projections between
   towers agree without knowing which key feeds which);
 - `rules.py`: which keys are layer counts, widths, heads, experts, vocabularies, and their ceilings;
-- `passes.py`: the passes over one config level, in order, each a small function;
+- `passes.py`: the passes over one config level, in order, each a small function, kept by
+  concern in `layers.py`, `scalars.py` and `relations.py` (what they share: `level.py`);
 - `tokens.py`: special-token ids remapped into the tiny vocabulary;
 - `families.py`: what the rules cannot know about one family (model type, values, one-line
   reason), checked on load; `stale_fixes()` names those whose family is gone;

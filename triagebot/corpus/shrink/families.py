@@ -3,12 +3,13 @@
 A `FamilyFix` names a model type, the values its tiny config takes (applied last, to every config
 of that model type, nested or not) and one line saying why; where a family's baseline compile
 stays slow once shrunk (above 10 s on a 2-core CPU), `slow` says why in one line, with or without
-values. A `ClassFix` does the same for a
-config class whose model type is empty. `HARD_CODED_MROPE` lists the families whose modeling
-code falls back to multimodal RoPE sections of its own (see the rotary pass).
+values. A `ClassFix` does the same for a config class whose model type is empty.
+`HARD_CODED_MROPE` lists the families whose modeling code falls back to multimodal RoPE sections
+of its own (see the rotary pass), and `ONE_LAYER` the model types (multimodal towers, mostly)
+that shrink to one layer (see the layer pass).
 
 The tables are checked when this module is loaded (one fix per family, a one-line reason, values
-given), and `stale_fixes()` names the fixes whose family the installed transformers no longer
+given), and `stale_fixes()` names the entries whose family the installed transformers no longer
 has, which `triagebot corpus check` reports, so that the tables shrink as transformers changes.
 """
 
@@ -77,6 +78,31 @@ _PP_OCR_LARGE_KERNEL_NECK = {
     "kernel_list": [3, 2, 2],
     "neck_out_channels": WIDTH,
 }
+# RT-DETR-style detectors (D-FINE, DEIMv2) with an HGNetV2 backbone: the backbone, the hybrid
+# encoder's CSP blocks and the decoder are traced again from each frame down to the deformable
+# attention's graph break, so the tail's shrink keeps one of each (measured on torch 2.13 CPU:
+# the same 9 graphs and break, 40% less compile): two pyramid levels instead of three (from the
+# backbone's last two stages), one CSP block (`round(3 * depth_mult)`), one layer and block per
+# backbone stage, one decoder layer.
+_HYBRID_ENCODER_TWO_LEVELS = {
+    "depth_mult": 1 / 3,
+    "decoder_layers": 1,
+    "encoder_in_channels": [32, 64],
+    "feat_strides": [16, 32],
+    "num_feature_levels": 2,
+    "decoder_in_channels": [256, 256],
+    "encode_proj_layers": [1],
+    "backbone_config": {
+        "stage_numb_of_layers": [1, 1, 1, 1],
+        "stage_num_blocks": [1, 1, 1, 1],
+        "out_indices": [3, 4],
+        "out_features": ["stage3", "stage4"],
+    },
+}
+# Grounding DINO's image-text fusion: everything before its decoder's graph break (the Swin
+# backbone, the BERT text backbone, the fusion encoder) is traced again from each frame down, so
+# the tail's shrink keeps one layer of each (the same 13 graphs and break, measured).
+_ONE_FUSION_LAYER_EACH = {"encoder_layers": 1, "decoder_layers": 1, "text_config": {"num_hidden_layers": 1}}
 # Chameleon and Emu3 map VQ codes to text tokens through a vocabulary map that only a
 # checkpoint's tokenizer provides: a generated one for a 64-code codebook, below the specials.
 _CHAMELEON_VOCABULARY = {
@@ -354,9 +380,16 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
     ),
     FamilyFix(
         "emu3_vqgan",
-        {"hidden_size": 2 * WIDTH},
+        {"hidden_size": 2 * WIDTH, "channel_multiplier": [1, 4], "attn_resolutions": [1]},
         "the VQ attention blocks sit at the deepest stage and are `hidden_size` wide: that stage's "
-        "width (32 base channels x 4)",
+        "width (32 base channels x 4); two resolutions, the first and the deepest, since the encoder "
+        "is traced again from each frame down to the graph break after it",
+    ),
+    FamilyFix(
+        "chameleon_vqgan",
+        {"channel_multiplier": [1, 4]},
+        "two resolutions of five, the first and the deepest: the VQ encoder is traced again from "
+        "each frame down to the graph break after it",
     ),
     FamilyFix(
         "glm_image_vqmodel",
@@ -484,9 +517,22 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
     ),
     FamilyFix(
         "blt",
-        {"use_cache": False},
+        {"use_cache": False, "encoder_hash_byte_group_size": [3, 4]},
         "builds its cache from the top-level config, which has no `num_hidden_layers` (an upstream "
-        "bug in transformers 5.23, huggingface/transformers#47916): run without a cache",
+        "bug in transformers 5.23, huggingface/transformers#47916): run without a cache; two hashed "
+        "byte-group sizes of six, each a lookup traced again down to the patcher's graph break",
+    ),
+    FamilyFix(
+        "mimi",
+        {"num_quantizers": 8},
+        "its residual quantizer runs every codebook in a Python loop Dynamo unrolls (32 by default, "
+        "before and after the graph breaks): 8, the semantic one among them",
+    ),
+    FamilyFix(
+        "longcat_flash",
+        {"zero_expert_num": 4},
+        "its router spans the routed experts and as many zero-computation experts (256 by default): "
+        "as many as the routed ones",
     ),
     FamilyFix(
         "musicgen",
@@ -527,14 +573,18 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
     # time is retracing after graph breaks, which is what the sweep measures, not the model's size.
     FamilyFix(
         "d_fine",
+        _HYBRID_ENCODER_TWO_LEVELS,
+        "its hybrid encoder's pyramid, CSP blocks and decoder layers are sized by keys of its own",
         slow="a graph break on the `.item()` of its deformable attention's shape check, deep in nested "
-        "frames, makes Dynamo trace the decoder again from each frame down (9 graphs); one encoder "
-        "and two decoder layers are the least",
+        "frames, makes Dynamo trace the backbone and encoder again from each frame down (9 graphs); "
+        "two levels, one CSP block and one decoder layer are the least",
     ),
     FamilyFix(
         "deimv2",
+        _HYBRID_ENCODER_TWO_LEVELS,
+        "as D-FINE's: its hybrid encoder's pyramid, CSP blocks and decoder layers have keys of their own",
         slow="as D-FINE's: the deformable attention's `.item()` graph break is traced again from each "
-        "nested frame down (9 graphs), with one encoder and two decoder layers",
+        "nested frame down (9 graphs), with two levels, one CSP block and one decoder layer",
     ),
     FamilyFix(
         "rt_detr_v2",
@@ -543,11 +593,15 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
     ),
     FamilyFix(
         "grounding-dino",
+        _ONE_FUSION_LAYER_EACH,
+        "its encoder and decoder layers have keys of their own; its text backbone is a BERT",
         slow="the deformable attention's `.item()` graph break is traced again from each nested frame "
-        "down (13 graphs), with two encoder and two decoder layers",
+        "down (13 graphs), with one encoder, one decoder and one text layer",
     ),
     FamilyFix(
         "mm-grounding-dino",
+        _ONE_FUSION_LAYER_EACH,
+        "as Grounding DINO's: encoder and decoder layers under keys of their own, a BERT text backbone",
         slow="as Grounding DINO's: the deformable attention's `.item()` graph break is traced again from "
         "each nested frame down (13 graphs)",
     ),
@@ -570,6 +624,49 @@ CLASS_FIXES: tuple[ClassFix, ...] = (
         "the talker reads `spatial_merge_size` (its 3D RoPE over vision tokens), which its config "
         "class lacks and only checkpoints carry (the vision tower's value)",
     ),
+)
+
+# Model types whose layers are all alike and whose compile is mostly that stack traced again
+# from each frame down to a graph break after it (a multimodal model's vision or audio tower,
+# BLT's entropy patcher): one layer instead of LAYERS, per-layer kinds still kept (see the layer
+# pass). Each was swept with one layer on torch 2.13 CPU and kept its model's graph counts and
+# break reasons under the baseline and both flags (`bench/corpus_specs.py side-by-side`).
+ONE_LAYER: frozenset[str] = frozenset(
+    {
+        "audioflamingo3_encoder",
+        "blt_global_transformer",
+        "blt_local_decoder",
+        "blt_patcher",
+        "clip_vision_model",
+        "cohere_compass_vision",
+        "cosmos3_edge_vision",
+        "deepseek_ocr2_encoder",
+        "dots3_note_audio_encoder",
+        "ernie4_5_vl_moe_vision",
+        "fun_asr_nano_encoder",
+        "gemma4_audio",
+        "gemma4_vision",
+        "glm4v_moe_vision",
+        "glm4v_vision",
+        "glm5_next_vision",
+        "glm_image_vision",
+        "glm_ocr_vision",
+        "glmasr_encoder",
+        "got_ocr2_vision",
+        "granite_speech_encoder",
+        "idefics3_vision",
+        "inkling2_vision",
+        "internvl_vision",
+        "janus_vision_model",
+        "kimi_k25_vision",
+        "minimax_m3_vl_vision",
+        "molmo2_vision",
+        "pixtral",
+        "qwen2_vl_vision",
+        "qwen3_vl_vision",
+        "siglip2_vision_model",
+        "siglip_vision_model",
+    }
 )
 
 # Families whose modeling code falls back to hard-coded multimodal RoPE sections when the
@@ -624,7 +721,7 @@ BY_CONFIG_CLASS: dict[str, ClassFix] = by_family(CLASS_FIXES, "config_class")
 class StaleFix:
     """A fix whose family the installed transformers no longer has."""
 
-    table: str  # "family fix", "class fix" or "rotary sections"
+    table: str  # "family fix", "class fix", "rotary sections" or "one layer"
     name: str  # the model type or config class it names
     reason: str
 
@@ -655,6 +752,11 @@ def stale_fixes() -> list[StaleFix]:
     stale += [
         StaleFix("rotary sections", name, "the modeling code's default multimodal RoPE sections")
         for name in HARD_CODED_MROPE
+        if name not in types
+    ]
+    stale += [
+        StaleFix("one layer", name, "layers all alike, traced again down to a graph break")
+        for name in sorted(ONE_LAYER)
         if name not in types
     ]
     return stale

@@ -84,6 +84,9 @@ SCALAR_RULES: list[tuple[re.Pattern[str] | tuple[str, ...], int]] = [
     # VQ autoencoders stack this many residual blocks at every resolution (and twice in the
     # middle): one at each keeps every kind of block.
     (("num_res_blocks",), 1),
+    # Sinkhorn normalisation of hyper-connection weights (DeepSeek V4, GLM-5 Next), a Python loop
+    # Dynamo unrolls in every layer (20 iterations): one pass of the loop's body kept.
+    (("hc_sinkhorn_iters",), 2),
     # A time series' history, which the recipe feeds whole: patch-wise models (TimesFM) loop
     # over its patches in Python, once per 32 steps (16384 steps: 512 iterations to trace).
     (("context_length",), 128),

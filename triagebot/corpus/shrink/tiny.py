@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 from triagebot.corpus.shrink.families import BY_CONFIG_CLASS
+from triagebot.corpus.shrink.level import without_checkpoint_keys
 from triagebot.corpus.shrink.passes import shrink_level
 from triagebot.corpus.shrink.tokens import remap_special_tokens
 
@@ -19,19 +20,9 @@ def shrink_dict(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-# What a config dict carries about the checkpoint it came from, not about the model.
-_CHECKPOINT_KEYS = ("transformers_version", "_name_or_path", "architectures", "id2label", "label2id")
-
-
-def _without_checkpoint_keys(config: dict[str, Any]) -> dict[str, Any]:
-    for key in _CHECKPOINT_KEYS:
-        config.pop(key, None)
-    return config
-
-
 def tiny_config(config_class: type) -> dict[str, Any]:
     """The shrunk config of `config_class` as a dict that `config_class.from_dict` accepts."""
-    defaults = _without_checkpoint_keys(config_class().to_dict())
+    defaults = without_checkpoint_keys(config_class().to_dict())
     _fill_optional_towers(config_class, defaults)
     tiny = shrink_dict(defaults)
     fix = BY_CONFIG_CLASS.get(config_class.__name__)
@@ -56,7 +47,7 @@ def _fill_optional_towers(config_class: type, defaults: dict[str, Any]) -> None:
             tower = sub.config_class(**kwargs)
         else:
             continue
-        defaults[key] = _without_checkpoint_keys(tower.to_dict())
+        defaults[key] = without_checkpoint_keys(tower.to_dict())
 
 
 _TOWER_KEYS = ("vision_config", "audio_config", "video_config", "speech_config")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from triagebot.corpus.shrink.passes import is_sub_config
+from triagebot.corpus.shrink.level import is_sub_config
 from triagebot.corpus.shrink.rules import TOKEN_ID_KEYS
 from triagebot.corpus.shrink.sizes import VOCAB
 
