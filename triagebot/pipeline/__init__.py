@@ -6,7 +6,7 @@
   `out_of_order`.
 - `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
-- `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`.
+- `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`, `reduce_bounds`.
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
@@ -26,7 +26,7 @@ from typing import Any
 _MODULES = {
     "inputs": ("Snapshots", "already_swept", "installed_build", "is_stream", "out_of_order", "read_input"),
     "night": ("newest_night", "night_of"),
-    "sweeping": ("reproduce_file", "sweep_configured", "with_reproductions"),
+    "sweeping": ("reduce_bounds", "reproduce_file", "sweep_configured", "with_reproductions"),
     "outputs": ("RunReport", "SiteStage", "build_site", "summary_markdown"),
     "nightly": ("RunOptions", "default_stages", "publish_night", "render_report", "run"),
 }
