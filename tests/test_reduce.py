@@ -7,15 +7,17 @@ import os
 from pathlib import Path
 
 import pytest
-from builders import DYNAMIC, crash, ok, result, snapshot
+from builders import DATA, DYNAMIC, crash, ok, result, snapshot
 
 from triagebot.reduce import Bounds, reduce_reproductions
-from triagebot.reduce.edits import apply_edits, candidate_edits
+from triagebot.reduce.edits import apply_edits, candidate_edits, within
 from triagebot.reduce.graph import minifier_stages, same_error
 from triagebot.reduce.search import search
+from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import run_script, verify
 from triagebot.results import InputSpec, ModelSpec, Reproduction, Snapshot
+from triagebot.store import read_snapshot
 
 HERE = Path(__file__).resolve().parent
 
@@ -116,6 +118,36 @@ def test_a_literal_sequence_keeps_its_length_and_the_vocabulary_keeps_its_ids():
     assert not any(label.startswith("sequence") for label in labels)  # image placeholders must match
     assert "text_config.vocab_size 512 -> 301" in labels  # id 300 must stay in the vocabulary
     assert "text_config.vocab_size 512 -> 256" not in labels
+
+
+def test_the_edits_kept_apply_to_a_tower_built_alone_one_level_up():
+    spec = composite()
+    kept = halves(spec)
+    text = ModelSpec(model="TinyVLM", config=spec.config["text_config"], inputs=spec.inputs[:2])
+    assert [str(edit) for edit in within(kept, "text_config")] == [
+        "num_hidden_layers 4 -> 2",
+        "num_attention_heads 4 -> 2",
+        "sequence 8 -> 4",
+        "input attention_mask left out",
+        "vocab_size 512 -> 256",
+    ]
+    alone = apply_edits(text, within(kept, "text_config"))
+    assert alone.config["layer_types"] == ["sliding_attention", "full_attention"]
+    assert [item.shape for item in alone.inputs] == [[1, 4]]
+
+
+@pytest.mark.torch
+def test_transformers_names_a_composites_towers_and_its_config_without_defaults():
+    spec = read_snapshot(DATA / "smoke-2.13.0+cpu.json").result("Mistral3ForConditionalGeneration").spec
+    parts = parts_of(spec, timeout=300)
+    assert parts.problem is None and parts.config is not None
+    assert "output_hidden_states" in spec.config and "output_hidden_states" not in parts.config
+    assert parts.config["text_config"]["num_hidden_layers"] == 2  # a tiny size is no default
+    text, vision = parts.towers["text_config"], parts.towers["vision_config"]
+    assert text.class_path == "transformers:MistralForCausalLM" and text.model_type == "mistral"
+    assert [item.name for item in text.inputs] == ["input_ids", "attention_mask"]
+    assert vision.class_path == "transformers:PixtralVisionModel"
+    assert [item.name for item in vision.inputs] == ["pixel_values", "image_sizes"]
 
 
 def needs_two_heads_and_the_mask(calls: list[ModelSpec]):

@@ -126,7 +126,8 @@ def _layer_count(level: dict[str, Any], key: str) -> bool:
 
 def _targets(value: int, smallest: int) -> list[int]:
     """What a count may go to, in the order to try: its smallest, else half of it."""
-    return sorted({smallest, max(smallest, value // 2)} - {value}, key=lambda target: target != smallest)
+    half = max(smallest, value // 2)
+    return [target for target in dict.fromkeys((smallest, half)) if target < value]
 
 
 def _level_edits(level: dict[str, Any], path: tuple[str, ...], spec: ModelSpec) -> Iterator[Edit]:
@@ -145,9 +146,7 @@ def _level_edits(level: dict[str, Any], path: tuple[str, ...], spec: ModelSpec) 
             yield from (Edit("heads", key, value, new, path) for new in _targets(value, 1))
         elif _count(value) and VOCABULARY_KEY.match(key):
             smallest = max(MIN_VOCABULARY, _largest_token(spec) + 1)
-            yield from (
-                Edit("vocabulary", key, value, new, path) for new in _targets(value, smallest) if new < value
-            )
+            yield from (Edit("vocabulary", key, value, new, path) for new in _targets(value, smallest))
 
 
 def candidate_edits(spec: ModelSpec) -> list[Edit]:

@@ -23,10 +23,24 @@ import transformers
 from transformers.models.auto import modeling_auto
 from triagebot.corpus.encoding import decode, encode
 
+def without_defaults(config):
+    # Every key whose value is its class's default left out, sub-configs against their own class.
+    try:
+        defaults = type(config)().to_dict()
+    except Exception:  # a class that cannot be built without arguments: transformers' own diff
+        return config.to_diff_dict()
+    kept = {key: value for key, value in config.to_dict().items()
+            if key == "model_type" or key not in defaults or defaults[key] != value}
+    for key in getattr(type(config), "sub_configs", None) or {}:
+        sub = getattr(config, key, None)
+        if isinstance(sub, transformers.PreTrainedConfig):
+            kept[key] = without_defaults(sub)
+    kept.pop("transformers_version", None)
+    return kept
+
 def short(config):
-    # The config without what equals its class's defaults, when that rebuilds the same config.
-    diff = config.to_diff_dict()
-    diff.pop("transformers_version", None)
+    # The config without its defaults, when that rebuilds the very same config.
+    diff = without_defaults(config)
     same = type(config).from_dict(diff).to_dict() == config.to_dict()
     return encode(diff) if same else None
 
