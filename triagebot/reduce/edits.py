@@ -54,8 +54,9 @@ KINDS: tuple[Kind, ...] = ("layers", "depths", "experts", "heads", "sequence", "
 VOCABULARY_KEY = re.compile(r"^(.*_)?vocab_size$")
 MIN_VOCABULARY = 16
 MIN_SEQUENCE = 2
-# Inputs a model usually runs without: masks and the id inputs it derives itself.
-OPTIONAL_INPUT = re.compile(r"(_mask|token_type_ids|position_ids|_positions)$")
+# Inputs a model usually runs without: masks and the id inputs it derives itself (not a
+# multimodal model's `mm_token_type_ids`, which says where its images are).
+OPTIONAL_INPUT = re.compile(r"_mask$|^token_type_ids$|^position_ids$|_positions$")
 # Stage counts of a hierarchical backbone, tied to its stage names: the shrinker keeps them too.
 _STAGE_COUNTS = ("num_layers", "num_stages", "num_encoder_blocks")
 
