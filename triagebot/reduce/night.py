@@ -128,6 +128,16 @@ def _reduction(found: Search, reproduction: Reproduction, probe: Prober, start: 
     )
 
 
+def _described(reduction: Reduction | None) -> str:
+    if reduction is None:
+        return "nothing to reduce"
+    return (
+        f"{'; '.join(reduction.steps) or 'not reduced'}: {reduction.lines_before} -> {reduction.lines_after} "
+        f"lines, {reduction.seconds_before} -> {reduction.seconds_after} s ({reduction.probes} probes, "
+        f"{reduction.seconds} s)"
+    )
+
+
 def _search(spec: ModelSpec, probe: Prober) -> Search:
     """Defaults left out, delta debugging, then one sub-model alone: each kept only where a
     probe reproduced it."""
@@ -169,5 +179,5 @@ def reduce_reproductions(
             reduced.append(reproduction)
             continue
         reduced.append(reduce_one(snapshot, reproduction, Bounds(left, left, bounds.probe_timeout), python))
-        log.info("reduced %s under %s: %s", reproduction.model, reproduction.flag, reduced[-1].reduction)
+        log.info("%s under %s: %s", reproduction.model, reproduction.flag, _described(reduced[-1].reduction))
     return reduced
