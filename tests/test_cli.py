@@ -309,7 +309,7 @@ def test_every_subcommand_runs_its_happy_path(swept, workdir, capsys, monkeypatc
     assert "Plain" in ok("corpus", "list", "--corpus", "sentinels")
     assert "ItemBreak" in ok("effects", swept)  # a stream where a snapshot goes is merged
     assert "2 models from 1 streams" in ok("merge", swept, "--out", "merged.json")
-    assert "0 of 0 reproductions verified: merged.json" in ok("reproduce", "merged.json")
+    assert "0 of 0 reproductions verified, 0 reduced: merged.json" in ok("reproduce", "merged.json")
     assert "the same torch build" in ok("diff", "merged.json", swept)
     assert "summary.md" in ok("report", swept, "--out", "reports", "--store", "store")
     assert "GitHub not read" in ok("publish", "merged.json", "--store", "store", "--out", "issues")

@@ -30,7 +30,7 @@ def test_reproduce_verifies_a_script_per_confirmed_crash_group(tmp_path: Path):
     crash = after.result("NonzeroGuardCrash").outcomes["capture_dynamic_output_shape_ops"]
     assert repro.verified and repro.observed == crash.signature
     assert "class NonzeroGuardCrash" in repro.script
-    assert f"1 of 1 reproductions verified: {out}" in done.stdout
+    assert f"1 of 1 reproductions verified, 0 reduced: {out}" in done.stdout
 
 
 def test_reproduce_names_a_missing_snapshot(tmp_path: Path):

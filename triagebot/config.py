@@ -186,6 +186,11 @@ class SweepSettings(Section):
     # Where the compiled model is called again on a second input shape: on the ladder's
     # selection (a rung of its own), on every run, or nowhere.
     recompiles: Literal["selection", "all", "none"] = "selection"
+    # The smallest repro (`triagebot.reduce`): seconds reducing one verified reproduction may
+    # take (PyTorch's minifier included, for a failure in a backend), and all of a night's
+    # together; 0 reduces none.
+    reduce_group_seconds: float = Field(default=300.0, ge=0)
+    reduce_night_seconds: float = Field(default=1800.0, ge=0)
 
     @field_validator("backends")
     @classmethod

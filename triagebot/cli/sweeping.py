@@ -27,7 +27,7 @@ from triagebot.cli.options import (
 )
 from triagebot.config import Config
 from triagebot.errors import UsageError
-from triagebot.pipeline import Snapshots, reproduce_file
+from triagebot.pipeline import Snapshots, reduce_bounds, reproduce_file
 from triagebot.store import write_snapshot
 
 Shard = Annotated[
@@ -113,11 +113,20 @@ def merge(shards: Streams, out: SnapshotOut) -> None:
     print(f"snapshot {snapshot.key}: {len(snapshot.results)} models from {len(shards)} streams -> {out}")
 
 
-def reproduce(snapshot: SweptSnapshot, out: ReproducedOut = None, timeout: ScriptTimeout = 300.0) -> None:
-    """Write and verify a reproduction script per crash group.
+@configured()
+def reproduce(
+    settings: Config,
+    snapshot: SweptSnapshot,
+    out: ReproducedOut = None,
+    timeout: ScriptTimeout = 300.0,
+    config: ConfigOption = None,
+) -> None:
+    """Write and verify a reproduction script per crash group, then reduce it.
 
     Each confirmed crash group gets a script, run once with the installed torch to verify that
-    it raises the recorded signature."""
-    path, current = reproduce_file(snapshot, out, timeout=timeout)
+    it raises the recorded signature, then made as small as still raises it within `[sweep]
+    reduce_group_seconds` (and `reduce_night_seconds` for all)."""
+    path, current = reproduce_file(snapshot, out, timeout=timeout, bounds=reduce_bounds(settings, timeout))
     verified = sum(repro.verified for repro in current.reproductions)
-    print(f"{verified} of {len(current.reproductions)} reproductions verified: {path}")
+    reduced = sum(bool(repro.reduction and repro.reduction.steps) for repro in current.reproductions)
+    print(f"{verified} of {len(current.reproductions)} reproductions verified, {reduced} reduced: {path}")

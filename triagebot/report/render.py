@@ -29,6 +29,7 @@ at all, only the text:
 from __future__ import annotations
 
 import json
+import pprint
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -103,6 +104,12 @@ def effect(value: Any) -> str:
     return EFFECT_LABELS.get(str(value), str(value))
 
 
+def _pyblock(value: Any) -> str:
+    """A Python literal spread over lines as `pprint` spreads it, keys in their order: a config
+    a person reads key by key, and whose reduction shows in the script's length."""
+    return pprint.pformat(value, width=100, sort_dicts=False)
+
+
 def _pyline(value: Any) -> str:
     """Text for a docstring line of a generated script: one line, no quotes that could end it."""
     return safety.one_line(value, 300).replace('"""', "'''").replace("\\", "/")
@@ -142,6 +149,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         linked=linked,
         site_url=site_url,
         pyrepr=repr,
+        pyblock=_pyblock,
         pyline=_pyline,
         tojson_compact=lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True),
     )

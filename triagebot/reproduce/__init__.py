@@ -3,7 +3,9 @@ sweep; this package imports no torch itself, it starts one).
 
 `verify(script, signature)` runs a script in a subprocess and checks that it raises an error
 whose signature, computed by `results.error_signature` as the sweep computes it, is the
-expected one.
+expected one; `timed_run` runs one the same way, timed, with a timeout or a Python that cannot
+start as what it observed (and, for PyTorch's own minifier, in a folder of its own, with
+environment variables, or as a script of its own).
 
 `reproduce(snapshot, python)` writes (`report.repro.repro_script`) and verifies a script for
 the models of every confirmed crash group, until one reproduces it (and of every wrong-result
@@ -13,6 +15,6 @@ met only on the backend ladder, whose script compiles with that backend), and re
 shown in issues.
 """
 
-from triagebot.reproduce.verify import DEFAULT_TIMEOUT, reproduce, run_script, verify
+from triagebot.reproduce.verify import DEFAULT_TIMEOUT, Run, reproduce, run_script, timed_run, verify
 
-__all__ = ["DEFAULT_TIMEOUT", "reproduce", "run_script", "verify"]
+__all__ = ["DEFAULT_TIMEOUT", "Run", "reproduce", "run_script", "timed_run", "verify"]

@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
@@ -17,13 +21,20 @@ from triagebot.results import WRONG_RESULT, Reproduction, Snapshot, error_signat
 
 DEFAULT_TIMEOUT = 300.0
 
-# Runs a script under test without its `__main__` block and reports the exception as type and
-# message in one JSON line on stderr, so that the signature is computed as the sweep computes it.
+# Runs a script under test without its `__main__` block (or, with `__main__` as the second
+# argument, as a script of its own, as PyTorch's minifier writes them) and reports the exception
+# as type and message in one JSON line on stderr, so that the signature is computed as the sweep
+# computes it.
 _HARNESS = """
 import json, runpy, sys
-namespace = runpy.run_path(sys.argv[1], run_name="triagebot_repro")
+if sys.argv[2] == "__main__":
+    def target():
+        sys.argv = sys.argv[1:2]  # as if run as `python SCRIPT`: it may parse its arguments
+        runpy.run_path(sys.argv[0], run_name="__main__")
+else:
+    target = runpy.run_path(sys.argv[1], run_name="triagebot_repro")["main"]
 try:
-    namespace["main"]()
+    target()
 except BaseException as error:
     report = {"type": type(error).__name__, "message": str(error)}
     sys.stderr.write("\\nTRIAGEBOT-ERROR " + json.dumps(report) + "\\n")
@@ -32,22 +43,43 @@ except BaseException as error:
 _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
 
-def run_script(script: str, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT) -> str | None:
+@dataclass(frozen=True)
+class Run:
+    """One timed run of a script: the signature it raised (None: none), or why it could not run."""
+
+    observed: str | None
+    seconds: float
+
+
+def run_script(
+    script: str,
+    python: str = sys.executable,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    env: Mapping[str, str] | None = None,
+    folder: Path | None = None,
+    standalone: bool = False,
+) -> str | None:
     """Run `script` and return the signature of the error it raised, or None when it raised none.
 
-    Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
+    `env`: variables set for it besides the inherited ones; `folder`: where it runs and writes
+    (default: a temporary folder, removed after); `standalone`: run it as `__main__` instead of
+    calling its `main()`. Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
     """
-    with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as folder:
-        path = Path(folder) / "repro.py"
-        path.write_text(script, encoding="utf-8")
-        completed = subprocess.run(
-            [python, "-c", _HARNESS, str(path)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=folder,
-            check=False,
-        )
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as temporary:
+            return run_script(script, python, timeout, env=env, folder=Path(temporary), standalone=standalone)
+    path = folder / "triagebot_repro.py"  # not repro.py: PyTorch's minifier writes that one
+    path.write_text(script, encoding="utf-8")
+    completed = subprocess.run(
+        [python, "-c", _HARNESS, str(path), "__main__" if standalone else "main"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=folder,
+        env={**os.environ, **env} if env else None,
+        check=False,
+    )
     for line in reversed(completed.stderr.splitlines()):
         if line.startswith(_ERROR_PREFIX):
             error = json.loads(line[len(_ERROR_PREFIX) :])
@@ -56,6 +88,20 @@ def run_script(script: str, python: str = sys.executable, timeout: float = DEFAU
         tail = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         return f"exit status {completed.returncode}: {tail}"
     return None
+
+
+def timed_run(
+    script: str, python: str = sys.executable, timeout: float = DEFAULT_TIMEOUT, **options: Any
+) -> Run:
+    """`run_script` timed, with a timeout or a Python that cannot start as what was observed."""
+    start = time.monotonic()
+    try:
+        observed = run_script(script, python, timeout, **options)
+    except subprocess.TimeoutExpired:
+        observed = f"timed out after {timeout:.0f} s"
+    except OSError as error:
+        observed = f"could not run {python}: {error.strerror}"
+    return Run(observed, round(time.monotonic() - start, 2))
 
 
 def verify(
@@ -70,20 +116,16 @@ def verify(
 ) -> Reproduction:
     """Run `script` and record whether it raised `signature`; `backend`: the ladder backend the
     script compiles with (None: the counting backend)."""
-    try:
-        observed = run_script(script, python, timeout)
-    except subprocess.TimeoutExpired:
-        observed = f"timed out after {timeout:.0f} s"
-    except OSError as error:
-        observed = f"could not run {python}: {error.strerror}"
+    run = timed_run(script, python, timeout)
     return Reproduction(
         flag=flag,
         signature=signature,
         model=model,
         script=script,
-        verified=observed == signature,
-        observed=observed or "no error",
+        verified=run.observed == signature,
+        observed=run.observed or "no error",
         backend=backend,
+        seconds=run.seconds,
     )
 
 

@@ -276,16 +276,48 @@ class ModelResult(Record):
     ladder_confirmations: dict[str, dict[str, list[Outcome]]] = Field(default_factory=dict)
 
 
+class Reduction(Record):
+    """How a reproduction was made smaller while it still raised its signature
+    (`triagebot.reduce`): the spec its script is now rendered from, what changed, and the
+    script's lines and run seconds before and after."""
+
+    spec: ModelSpec  # the reduced spec: fewer layers, heads, ..., or one sub-model of a composite
+    # what changed, in order ("text_config.num_hidden_layers 2 -> 1", "input attention_mask left out")
+    steps: list[str] = Field(default_factory=list)
+    lines_before: int
+    lines_after: int
+    seconds_before: float  # one run of the script before (interpreter start and imports included)
+    seconds_after: float
+    probes: int = 0  # candidate scripts run to find it
+    seconds: float = 0.0  # wall time the search took
+    complete: bool = True  # False: the time bound stopped it with candidates left untried
+
+
+class GraphRepro(Record):
+    """The graph-level reproduction PyTorch's own minifier wrote for a failure in a backend
+    (`TORCHDYNAMO_REPRO_AFTER`), run alone as a person would run it from the issue."""
+
+    after: Literal["dynamo", "aot"]  # where the minifier cut: Dynamo's FX graph or AOTAutograd's
+    script: str = ""  # empty when the minifier wrote none (the reason is in `observed`)
+    lines: int = 0
+    verified: bool = False  # it raised the group's error (its user-code function aside: it has none)
+    observed: str | None = None  # the signature it raised, or why there is none
+    seconds: float = 0.0  # the minifier's run and the check's, together
+
+
 class Reproduction(Record):
     """A self-contained script for one crash signature, and whether running it reproduced it."""
 
     flag: str
     signature: str
     model: str
-    script: str
+    script: str  # the smallest verified script found (`reduction` says how it was reduced)
     verified: bool = False  # the script was run and raised an error with this signature
     observed: str | None = None  # the signature it raised, or why it could not be checked
     backend: str | None = None  # the backend the script compiles with; None: the counting backend
+    seconds: float | None = None  # one run of `script`; None in snapshots older than this field
+    reduction: Reduction | None = None  # None: not reduced (off, out of time, or nothing to reduce)
+    graph: GraphRepro | None = None  # for a failure in a backend (aot_eager, inductor); else None
 
 
 class Snapshot(Record):
