@@ -5,7 +5,8 @@ without torch. Field names are read by other tools (dashboards, scripts); change
 with a migration. The records live by subject: `runs` (what a sweep produces and the snapshot
 it is stored as), `signatures` (the text that groups one bug), `night` (what analysis computes
 and the reports present), `tracker` (GitHub's desired state and the tracker's memory),
-`bisection` (builds on a package index, and the bisection of a crash between two of them);
+`bisection` (builds on a package index, and the bisection of a crash between two of them),
+`upstream` (what a crash group's entry says beyond the crash: labels, upstream issues);
 every name is importable from here.
 """
 
@@ -40,6 +41,7 @@ from triagebot.results.night import (
     SnapshotDiff,
     StratumStats,
     TrendPoint,
+    group_key,
 )
 from triagebot.results.runs import (
     BASELINE,
@@ -67,6 +69,7 @@ from triagebot.results.runs import (
 )
 from triagebot.results.signatures import (
     error_signature,
+    signature_id,
     wrong_result_signature,
 )
 from triagebot.results.tracker import (
@@ -78,6 +81,13 @@ from triagebot.results.tracker import (
     RerunRequest,
     TrackedIssue,
     TrackerNotice,
+)
+from triagebot.results.upstream import (
+    GroupTriage,
+    LabelReason,
+    UpstreamIssue,
+    UpstreamPin,
+    UpstreamSearch,
 )
 
 __all__ = [
@@ -103,10 +113,12 @@ __all__ = [
     "FlagNight",
     "FlagSettings",
     "FlagStats",
+    "GroupTriage",
     "HealthNumbers",
     "HealthPoint",
     "InputSpec",
     "IssueRecord",
+    "LabelReason",
     "LadderRow",
     "ModelChange",
     "ModelEffect",
@@ -133,10 +145,15 @@ __all__ = [
     "TrackedIssue",
     "TrackerNotice",
     "TrendPoint",
+    "UpstreamIssue",
+    "UpstreamPin",
+    "UpstreamSearch",
     "Verdict",
     "Wheel",
     "When",
     "default_when",
     "error_signature",
+    "group_key",
+    "signature_id",
     "wrong_result_signature",
 ]

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from triagebot.results.base import Record
 from triagebot.results.runs import Environment, Snapshot, When
+from triagebot.results.upstream import GroupTriage
 
 
 class Effect(StrEnum):
@@ -62,6 +63,12 @@ class FailureGroup(Record):
     backend: str | None = None  # the ladder rung it was met on; None: the sweep's counting backend
     ladder: dict[str, str] = Field(default_factory=dict)  # its first model's rungs: rung -> ok, crash, ...
     baseline_too: list[str] = Field(default_factory=list)  # members that fail there at baseline too
+
+
+def group_key(group: FailureGroup) -> str:
+    """A failure group's key among its flag's groups: its signature, and the ladder's rung it was
+    met on (a failure met only on the ladder may share a sweep crash's signature)."""
+    return group.signature if group.backend is None else f"{group.backend}: {group.signature}"
 
 
 class LadderRow(Record):
@@ -359,6 +366,13 @@ class FlagNight(Record):
     # largest group first; None when there is no previous nightly with the flag (what a person
     # saw, for reopening).
     previous_signatures: list[str] | None = None
+    # Each failure group's labels, upstream issues and bisection (`analysis.triage`), by
+    # `group_key`: filled once its store and GitHub were read; empty before.
+    triage: dict[str, GroupTriage] = Field(default_factory=dict)
+
+    def triage_of(self, group: FailureGroup) -> GroupTriage | None:
+        """What a triager reads about `group` beyond the crash (none before it was filled)."""
+        return self.triage.get(group_key(group))
 
     @property
     def crashes(self) -> int:
