@@ -4,7 +4,7 @@ Templates live in `templates/` at the repository root and ship inside the packag
 `triagebot/report/templates` (a link to them that setuptools copies as package data).
 Untrusted text reaches them only through the escaper's filters (`code`, `cell`, `prose`,
 `html_text`, `fenced`, `tail`, `plain`, `commit`, `compare_link`, and `upstream_ref(number,
-triage)`, the one cross-link to an upstream issue); the others format numbers and words:
+repo, local)`, the one cross-link to an upstream issue); the others format numbers and words:
 
 - `percent`: 25% or 33.3%, `n/a` for none;
 - `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
@@ -141,7 +141,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         plain=safety.plain,
         commit=safety.commit,
         compare_link=safety.compare_link,
-        upstream_ref=lambda number, triage: safety.issue_reference(number, triage.repo, triage.local),
+        upstream_ref=safety.issue_reference,
         percent=percent,
         effect=effect,
         plural=plural,
