@@ -9,9 +9,10 @@ first bad one there.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from triagebot.results import Bisection
-from triagebot.store.base import Store, key_order
+from triagebot.store.base import Store, key_order, read_record
 
 FOLDER = "bisections"
 
@@ -58,3 +59,14 @@ def bisections_by_signature(store: Store | None) -> dict[str, Bisection]:
 
 def _rank(bisection: Bisection) -> tuple:
     return (bisection.conclusive, bisection.first_bad is not None, bisection.created)
+
+
+def keep_bisections_in(store: Store, folder: Path) -> list[Bisection]:
+    """Keep every bisection (`*.json`) of `folder` in the store (none when it does not exist:
+    a night that owed none); a file that is no bisection is a `StoreError` naming it."""
+    if not folder.is_dir():
+        return []
+    found = [read_record(path, Bisection, "a bisection") for path in sorted(folder.glob("*.json"))]
+    for bisection in found:
+        keep_bisection(store, bisection)
+    return found
