@@ -29,7 +29,7 @@ from triagebot.report.site.data import (
     run_columns,
 )
 from triagebot.report.site.writer import SiteWriter
-from triagebot.results import BASELINE, Effect, FlagNight, ModelSpec, Night
+from triagebot.results import BASELINE, Bisection, Effect, FlagNight, ModelSpec, Night
 
 
 class Pages:
@@ -114,8 +114,24 @@ def _model_pages(
 ) -> None:
     groups = crash_group_links(night)
     in_latest = {row.model for row in latest.models}
+    bisected = model_bisections(night)
     for model, rows in sorted(histories.items()):
-        _model_page(pages, model, rows, groups if rows[-1].night is latest else {}, specs, model in in_latest)
+        newest = rows[-1].night is latest
+        mine = bisected.get(model, []) if newest else []
+        _model_page(pages, model, rows, groups if newest else {}, specs, model in in_latest, mine)
+
+
+def model_bisections(night: Night) -> dict[str, list[tuple[str, Bisection]]]:
+    """model -> (flag, bisection) for each crash group of `night` it is in whose signature was
+    bisected: what its page says of the first bad nightly."""
+    found: dict[str, list[tuple[str, Bisection]]] = {}
+    for flag, view in night.flags.items():
+        for group in view.stats.crash_groups:
+            triage = view.triage_of(group)
+            if triage is not None and triage.bisection is not None:
+                for model in group.models:
+                    found.setdefault(model, []).append((flag, triage.bisection))
+    return found
 
 
 def _model_page(
@@ -125,6 +141,7 @@ def _model_page(
     groups: Groups,
     specs: dict[str, ModelSpec],
     in_latest: bool,
+    bisections: list[tuple[str, Bisection]],
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
@@ -145,6 +162,7 @@ def _model_page(
         changes=len(changed),
         recompiles=recompiles,
         charts=model_charts([entry.night.key for entry in rows], columns),
+        bisections=bisections,
     )
 
 
