@@ -33,10 +33,10 @@ SECTIONS = (
     ("clean", "Ran, and did not crash in the stored snapshot either"),
     ("other", "Could not be tested"),
 )
-SWEEP_RESULTS = {
-    "failure": "the sweep job failed, or ran past its time limit",
-    "cancelled": "the sweep job was cancelled",
-    "skipped": "the sweep job did not run",
+SWEEP_RESULTS = {  # the result of the job that carries a command out: a sweep or a bisection
+    "failure": "its job failed, or ran past its time limit",
+    "cancelled": "its job was cancelled",
+    "skipped": "its job did not run",
 }
 
 
