@@ -71,3 +71,16 @@ def test_compare_agrees_when_skipping_lost_nothing_and_names_what_it_lost():
     engine = _snapshot({"Single": Outcome(status=Status.engine_error), "Breaks": HELPED, "Crashes": CRASH})
     lines, same = bench.compare_lines(engine, skipping)
     assert same and any("1 were engine errors (Single)" in line for line in lines)
+
+
+def test_the_upstream_search_benchmark_counts_requests_and_searches_a_night_once():
+    spec = importlib.util.spec_from_file_location(
+        "upstream_search", Path(__file__).resolve().parent.parent / "bench" / "upstream_search.py"
+    )
+    search = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(search)
+    found = search.measure(groups=12, issues=40, known=0.5)
+    assert found["searched"] == 10  # one of the six error shapes names nothing telling
+    assert found["requests"] >= found["searched"] and found["found"] >= 6
+    assert found["waited"] == 0  # 12 groups stay within the search limit's minute
+    assert found["again"] == 0  # published again: the store's searches answer

@@ -80,7 +80,8 @@ GENERIC_ERRORS = frozenset(
 )
 _INNER_NAME = re.compile(r"^(?P<name>[A-Z][A-Za-z0-9_]+): (?P<rest>.*)$")
 _IN_FUNCTION = re.compile(r" \[in [^\]]*\]$")
-_PLAIN_WORD = re.compile(r"^[A-Za-z][A-Za-z'-]*$")
+_PLAIN_WORD = re.compile(r"^[A-Za-z_](?:[A-Za-z0-9_.'-]*[A-Za-z0-9_])?$")  # a word, or a name of code
+_CODE_NAME = re.compile(r"[_.]|[a-z][A-Z]")  # snake_case, dotted or CamelCase: a name in the code
 _MAX_PHRASE = 8
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<function>[\w<>]+)\s*$')
 # torch functions that only pass a call on: not where the compiler gives up.
@@ -141,13 +142,16 @@ def error_name(signature: str) -> tuple[str, str]:
 
 def leading_phrase(message: str) -> str | None:
     """The message's words before its first normalised value or punctuation (`Pending unbacked
-    symbols` of `Pending unbacked symbols {u*} not in ...`): two words at least."""
+    symbols` of `Pending unbacked symbols {u*} not in ...`): two words at least, or one name of
+    code (`call_method`, `aten.nonzero.default`, `UserDefinedObjectVariable`)."""
     words = []
     for word in message.split():
         if not _PLAIN_WORD.match(word) or word == "N" or len(words) == _MAX_PHRASE:
             break
         words.append(word)
-    return " ".join(words) if len(words) >= 2 else None
+    if len(words) == 1 and not _CODE_NAME.search(words[0]):
+        return None
+    return " ".join(words) or None
 
 
 def compiler_frame(traceback: str | None) -> str | None:
