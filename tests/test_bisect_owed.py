@@ -4,6 +4,7 @@ bisections made on the command line, kept by `run --bisections` and shown in the
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import date, timedelta
 from pathlib import Path
@@ -14,10 +15,10 @@ from builders import nightly as built_nightly
 from climain import run_main
 from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, cache, git_hash, index, nightly, reproduction  # noqa: F401
 
-from triagebot.bisect import adjacent, crash_request, owed_bisections
+from triagebot.bisect import adjacent, crash_request, owed_bisections, verify_requests
 from triagebot.errors import BisectError
-from triagebot.results import Bisection, Environment, Snapshot
-from triagebot.store import LocalStore, MemoryStore, keep_bisection
+from triagebot.results import BASELINE, Bisection, Environment, Snapshot
+from triagebot.store import LocalStore, MemoryStore, keep_bisection, read_snapshot
 
 MODELS = ["BertModel", "T5Model"]
 
@@ -150,3 +151,52 @@ def test_bisect_takes_one_way_of_naming_what_to_bisect(monkeypatch, capsys, tmp_
         assert ran.status == 2 and "give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL" in ran.err
     ran = run_main(monkeypatch, capsys, "bisect", "--crash", "BertModel", "--store", str(tmp_path))
     assert ran.status == 2 and "--crash needs --flag" in ran.err
+
+
+SMOKE = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
+
+
+def smoke_nights(longformer_before: int) -> tuple[Snapshot, Snapshot]:
+    """The committed smoke sweep as tonight (a nightly of 2026-04-10), and the same sweep three
+    nights before it in which LongformerModel compiled to `longformer_before` graphs at baseline."""
+    tonight = read_snapshot(SMOKE)
+
+    def dated(snapshot: Snapshot, day: str, git: str) -> Snapshot:
+        environment = snapshot.environment.model_copy(
+            update={"torch_version": f"2.13.0.dev{day}+cpu", "torch_git_version": git}
+        )
+        return snapshot.model_copy(update={"key": environment.torch_version, "environment": environment})
+
+    before = dated(tonight, "20260407", "a" * 40)
+    results = []
+    for result in before.results:
+        if result.model == "LongformerModel":
+            baseline = result.outcomes[BASELINE].model_copy(update={"graphs": longformer_before})
+            result = result.model_copy(update={"outcomes": {**result.outcomes, BASELINE: baseline}})
+        results.append(result)
+    return before.model_copy(update={"results": results}), dated(tonight, "20260410", "b" * 40)
+
+
+def test_a_baseline_graph_regression_across_missed_nights_is_owed_with_a_graph_count_script():
+    before, tonight = smoke_nights(longformer_before=5)
+    requests = owed_bisections(tonight, before, MemoryStore())
+    (graphs,) = [request for request in requests if request.reproduction.flag == BASELINE]
+    repro = graphs.reproduction
+    assert repro.model == "LongformerModel" and not repro.verified
+    assert repro.signature == "MoreGraphs: LongformerModel compiles to more than N graphs at baseline"
+    assert "GRAPH_LIMIT = 5" in repro.script and repro.script.rstrip().endswith("main()")
+    assert (graphs.good, graphs.bad) == (before.key, tonight.key)
+
+
+@pytest.mark.torch
+def test_a_graph_count_script_is_verified_with_this_torch_before_it_is_bisected():
+    before, tonight = smoke_nights(longformer_before=5)
+    (request,) = [r for r in owed_bisections(tonight, before, None) if r.reproduction.flag == BASELINE]
+    # Tonight it compiles to 6 graphs: bad above 5; the same script above 7 raises nothing.
+    above_seven = request.reproduction.script.replace("GRAPH_LIMIT = 5", "GRAPH_LIMIT = 7")
+    requests = [request, copy.copy(request)]
+    requests[1].reproduction = request.reproduction.model_copy(update={"script": above_seven})
+    said: list[str] = []
+    (kept,) = verify_requests(requests, timeout=300, say=said.append)
+    assert kept.reproduction.verified and "GRAPH_LIMIT = 5" in kept.reproduction.script
+    assert len(said) == 1 and "not bisected" in said[0]

@@ -10,7 +10,7 @@ from tests.snapshots import SCALAR
 from triagebot import pipeline
 from triagebot.config import Config
 from triagebot.report import links
-from triagebot.results import Bisection, error_signature
+from triagebot.results import BASELINE, Bisection, error_signature
 from triagebot.store import keep_bisection
 
 
@@ -33,6 +33,14 @@ def test_a_bisected_crash_shows_its_first_bad_nightly_on_the_models_page(tmp_pat
         conclusive=True,
     )
     keep_bisection(store, bisection)
+    graphs = bisection.model_copy(
+        update={
+            "flag": BASELINE,
+            "model": "MistralForCausalLM",
+            "signature": "MoreGraphs: MistralForCausalLM compiles to more than N graphs at baseline",
+        }
+    )
+    keep_bisection(store, graphs)
     pipeline.build_site(store, tmp_path / "site", Config(), say=lambda line: None)
     text = (tmp_path / "site" / links.model_page("ScriptyModel")).read_text(encoding="utf-8")
     assert '<section id="bisections">' in text
@@ -45,3 +53,7 @@ def test_a_bisected_crash_shows_its_first_bad_nightly_on_the_models_page(tmp_pat
     assert "&lt;b&gt;x&lt;/b&gt;" in text
     other = (tmp_path / "site" / links.model_page("T5ForConditionalGeneration")).read_text(encoding="utf-8")
     assert 'id="bisections"' not in other
+    mistral = (tmp_path / "site" / links.model_page("MistralForCausalLM")).read_text(encoding="utf-8")
+    assert (
+        "<strong>baseline</strong>, <code>MoreGraphs: MistralForCausalLM compiles to more than N" in mistral
+    )

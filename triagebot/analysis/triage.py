@@ -15,7 +15,8 @@
 - `pin_for(signature, stored, links, repo)`: the upstream issue a group is pinned to: a
   maintainer's `/rerun-sweep link` (kept in the store) before an entry of `tracker.upstream_links`.
 - `annotate(night, ...)`: the night with each flag's `triage` filled from the above and the
-  searches and bisections the store holds. Nothing is analysed again.
+  searches and bisections the store holds, and the bisections of baseline graph-count
+  regressions by model. Nothing is analysed again.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 
 from triagebot.analysis.ladder import lives_in
 from triagebot.results import (
+    BASELINE,
     WRONG_RESULT,
     Bisection,
     FailureGroup,
@@ -258,7 +260,8 @@ def annotate(
             for group in failure_groups(flag.stats)
         }
         flags[name] = flag.model_copy(update={"triage": triage})
-    return night.model_copy(update={"flags": flags})
+    baseline = {b.model: b for b in bisections.values() if b.flag == BASELINE}
+    return night.model_copy(update={"flags": flags, "baseline_bisections": baseline})
 
 
 def with_searches(night: Night, searches: Mapping[str, UpstreamSearch]) -> Night:

@@ -20,7 +20,9 @@ Public API, for cli, the workflow and `/rerun-sweep`:
   budget.
 - `owed_bisections(snapshot, previous, store)`: the bisections a night owes (crashes new since
   a stored nightly more than a day older); `crash_request(store, model, flag)`: the one
-  `/rerun-sweep bisect MODEL` asks for (`owed`).
+  `/rerun-sweep bisect MODEL` asks for (`owed`); a baseline graph-count regression is owed one
+  too, with a script that counts the model's graphs, run first by `verify_requests` with the
+  night's torch (`graphs`).
 - `EnvironmentCache(root)`, `Installer` (uv or pip), `Pin`: the cached environments.
 - `run_search(Search(builds), probe)`: the search alone, for any ordered builds and probe.
 
@@ -39,6 +41,7 @@ from triagebot.bisect.engine import (
     resumable,
 )
 from triagebot.bisect.envs import EnvironmentCache, Installer, InstallFailed, Pin
+from triagebot.bisect.graphs import graph_count_reproduction, verify_requests
 from triagebot.bisect.owed import adjacent, crash_request, owed_bisections
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import OutOfTime, Search, run_search
@@ -61,9 +64,11 @@ __all__ = [
     "choose_reproduction",
     "crash_request",
     "describe",
+    "graph_count_reproduction",
     "owed_bisections",
     "request_between",
     "resolve_end",
     "resumable",
     "run_search",
+    "verify_requests",
 ]

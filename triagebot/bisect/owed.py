@@ -6,9 +6,13 @@ nightly is owed a bisection. Between adjacent nightlies none is owed: the diff's
 the answer already. When torch did not change but transformers did, the releases between are
 bisected instead (`request_between`), whatever the days. A crash is bisected with its group's
 verified reproduction (a reproduction that runs on the counting backend: failures met only on
-the backend ladder are not bisected), and never again once the store has an answer for it.
+the backend ladder are not bisected), and never again once the store has an answer for it. A
+model that compiles to more graphs at baseline than in the earlier nightly (a Dynamo regression
+whatever the flags do) is owed one too, with a script that counts its graphs (`graphs`),
+verified with the night's torch before it is bisected.
 
-- `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first.
+- `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first, then the
+  baseline graph-count regressions.
 - `crash_request(store, model, flag)`: a model's crash in the newest stored nightly, between
   the last stored nightly it ran in and the first of the nightlies it has crashed in since.
 """
@@ -20,8 +24,9 @@ from datetime import date
 
 from triagebot.analysis import RAN_EFFECTS, diff, flag_stats, model_effect
 from triagebot.bisect.engine import BisectRequest, request_between
-from triagebot.errors import BisectError
-from triagebot.results import Effect, Environment, FailureGroup, Reproduction, Snapshot
+from triagebot.bisect.graphs import graph_count_reproduction
+from triagebot.errors import BisectError, ReproError
+from triagebot.results import Effect, Environment, FailureGroup, ModelChange, Reproduction, Snapshot
 from triagebot.store import Store, find_bisection, key_order
 
 _NIGHT = re.compile(r"\.dev(?P<day>\d{8})")
@@ -92,6 +97,25 @@ def owed_bisections(
             request = request_between(previous.environment, snapshot.environment, repro)
             if not answered(store, request):
                 owed.append(request)
+    return owed + graph_regressions(snapshot, previous, change.baseline_graph_changes, store)
+
+
+def graph_regressions(
+    snapshot: Snapshot, previous: Snapshot, changes: list[ModelChange], store: Store | None
+) -> list[BisectRequest]:
+    """The models that compile to more graphs at baseline than in `previous`, each with its
+    graph-count reproduction (unverified: `graphs.verify_requests` runs it first)."""
+    owed = []
+    for change in changes:
+        if change.old_graphs is None or change.new_graphs is None or change.new_graphs <= change.old_graphs:
+            continue
+        try:
+            repro = graph_count_reproduction(snapshot, change.model, change.old_graphs)
+        except ReproError:
+            continue  # no spec to rebuild it from: nothing to bisect with
+        request = request_between(previous.environment, snapshot.environment, repro)
+        if not answered(store, request):
+            owed.append(request)
     return owed
 
 

@@ -213,6 +213,7 @@ def bisect(
         crash_request,
         describe,
         owed_bisections,
+        verify_requests,
     )
     from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
 
@@ -247,6 +248,7 @@ def bisect(
         night = snapshots.get(owed)
         requests = owed_bisections(night, snapshots.store.previous_of(night), snapshots.store)
         print(f"{len(requests)} bisection(s) owed by {night.key}")
+        requests = verify_requests(requests, timeout=timeout)  # graph counts, with this torch
         answers = bisect_all(options, requests, snapshots.store, each_alone=True)
     elif crash is not None:
         if not flag:

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from triagebot.results.base import Record
+from triagebot.results.bisection import Bisection
 from triagebot.results.runs import Environment, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
@@ -427,6 +428,9 @@ class Night(Record):
     # baseline graph count rose since `previous_key`: what summary.md's health section, the
     # health issue and the baseline-regression notice all render.
     health: CorpusHealth | None = None
+    # model -> the bisection of its baseline graph-count regression (the store's, by
+    # `analysis.triage.annotate`), what its page on the dashboard says.
+    baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
 
     @property
     def effects(self) -> list[ModelEffect]:

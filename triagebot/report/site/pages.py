@@ -123,7 +123,8 @@ def _model_pages(
 
 def model_bisections(night: Night) -> dict[str, list[tuple[str, Bisection]]]:
     """model -> (flag, bisection) for each crash group of `night` it is in whose signature was
-    bisected: what its page says of the first bad nightly."""
+    bisected, and (baseline, bisection) for its baseline graph-count regression: what its page
+    says of the first bad nightly."""
     found: dict[str, list[tuple[str, Bisection]]] = {}
     for flag, view in night.flags.items():
         for group in view.stats.crash_groups:
@@ -131,6 +132,8 @@ def model_bisections(night: Night) -> dict[str, list[tuple[str, Bisection]]]:
             if triage is not None and triage.bisection is not None:
                 for model in group.models:
                     found.setdefault(model, []).append((flag, triage.bisection))
+    for model, bisection in night.baseline_bisections.items():
+        found.setdefault(model, []).append((BASELINE, bisection))
     return found
 
 
