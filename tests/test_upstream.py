@@ -335,3 +335,37 @@ def test_labels_are_applied_only_where_the_configuration_allows(fake, clock, tmp
 def test_a_dry_run_searches_but_keeps_nothing(fake, clock, tmp_path):
     _, store, _ = publish(fake, tmp_path, tonight("2.12.0.dev20260401"), dry_run=True)
     assert fake.searches and stored_searches(store, UPSTREAM) == {}
+
+
+@pytest.mark.parametrize("groups", [60, 400])
+def test_a_night_of_many_known_groups_still_fits_and_stays_whole(groups):
+    from triagebot.analysis.triage import with_searches
+    from triagebot.report.bodies import issue_rendering
+    from triagebot.report.fit import GITHUB_LIMIT, github_length
+    from triagebot.results import UpstreamIssue, UpstreamSearch
+
+    models = [f"Model{index}" for index in range(groups)]
+    crashes = {
+        SCALAR: {m: crash(message=f"Could not guard on data-dependent op_{m.lower()}") for m in models}
+    }
+    snapshot = nightly("2.12.0.dev20260401", crashes, models, flags=[SCALAR], git="g")
+    night = pipeline.night_of(snapshot, LocalStore("/nonexistent-store"), Config())
+    hostile = "`x` <details> <!-- @ezyang #1 | ```" * 10
+    found = [
+        UpstreamIssue(number=n, title=hostile, state="open", url="u", matched=["a" * 50]) for n in (1, 2, 3)
+    ]
+    searches = {
+        group.signature: UpstreamSearch(
+            repo=UPSTREAM, signature=group.signature, key=night.key, matches=found
+        )
+        for group in night.flags[SCALAR].stats.crash_groups
+    }
+    text, detail = issue_rendering(with_searches(night, searches), SCALAR)
+    assert github_length(text) <= GITHUB_LIMIT and markdown_problems(text) == []
+    assert "@ezyang" not in text and "<!--" not in text.split("\n", 1)[1]
+    # What is shed first: the titles and words; the issue numbers stay until a group is one line.
+    listed = (
+        "Possibly known upstream**: pytorch/pytorch#1 (open); pytorch/pytorch#2 (open); pytorch/pytorch#3"
+    )
+    assert (listed in text) == (not detail.compact)  # no tracker repository here: OWNER/NAME#N
+    assert "x` <details>" not in text
