@@ -135,3 +135,16 @@ def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models
     confirmations = night_bench.Phase("confirmations", 0.0)
     confirmations.records = [run("Fast", FLAG, 50.0)]
     assert night_bench.slowest_share([sweep, confirmations], 1) == 9.0 / 19.0
+
+
+def test_the_upstream_search_benchmark_counts_requests_and_searches_a_night_once():
+    spec = importlib.util.spec_from_file_location(
+        "upstream_search", Path(__file__).resolve().parent.parent / "bench" / "upstream_search.py"
+    )
+    search = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(search)
+    found = search.measure(groups=12, issues=40, known=0.5)
+    assert found["searched"] == 10  # one of the six error shapes names nothing telling
+    assert found["requests"] >= found["searched"] and found["found"] >= 6
+    assert found["waited"] == 0  # 12 groups stay within the search limit's minute
+    assert found["again"] == 0  # published again: the store's searches answer

@@ -151,7 +151,7 @@ def test_a_failed_sweep_is_answered_with_its_reason_and_a_confused_reaction(
     answers = [c["body"] for c in fake.comments(REPO, number) if c["user"]["login"] == "triagebot-bot"]
     assert len(answers) == 1
     assert (
-        "@maintainer, this `/rerun-sweep` got no result: the sweep job failed, or ran past its time limit"
+        "@maintainer, this `/rerun-sweep` got no result: its job failed, or ran past its time limit"
         in answers[0]
     )
     assert "https://github.com/someone/triagebot-fork/actions/runs/42" in answers[0]

@@ -30,7 +30,7 @@ SHIPPED = [*WORKFLOWS, ACTION]
 SHIPPED_IDS = [str(path.relative_to(ROOT)) for path in SHIPPED]
 
 # The subcommands the workflows and the action exist to run; each must be invoked somewhere.
-EXPECTED_SUBCOMMANDS = {"nightly", "run", "sweep", "merge", "publish", "command"}
+EXPECTED_SUBCOMMANDS = {"nightly", "run", "sweep", "merge", "publish", "command", "bisect"}
 
 
 def tool(name: str) -> str:

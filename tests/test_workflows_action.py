@@ -341,3 +341,30 @@ def test_install_on_a_hosted_runner_brings_the_pinned_cpu_torch_first(tmp_path: 
     assert DEFAULTS["torch"] == "torch==2.13.0" and DEFAULTS["torch"] in torch_call["argv"]
     assert torch_call["argv"][-2:] == ["--index-url", "https://download.pytorch.org/whl/cpu"]
     assert locked_install(triagebot_call)
+
+
+def test_the_answer_step_keeps_a_pin_or_a_bisection(runner, tmp_path: Path):
+    where = {"issue": "12", "comment_id": "345", "repo": "pytorch/pytorch"}
+    status, calls, _, _ = runner(
+        command="answer", link="0123456789ab", number="4242", sweep_result="skipped", **where
+    )
+    assert status == 0
+    assert calls[0]["argv"][2:7] == ["command", "--link", "0123456789ab", "--number", "4242"]
+    found = tmp_path / "bisection.json"
+    found.write_text("{}", encoding="utf-8")
+    status, calls, _, _ = runner(command="answer", bisection=str(found), **where)
+    assert status == 0 and calls[0]["argv"][2:5] == ["command", "--bisection", str(found)]
+    status, calls, _, _ = runner(command="answer", bisection=str(found), sweep_result="failure", **where)
+    assert status == 0 and calls[0]["argv"][2:5] == ["command", "--failed", "failure"]
+    for link, number in (("$(id)", "1"), ("0123456789ab", "#1"), ("0123456789AB", "1")):
+        status, calls, _, stdout = runner(command="answer", link=link, number=number, **where)
+        assert status == 2 and calls == [] and "a link needs a crash group id" in stdout
+
+
+def test_run_keeps_the_nights_bisections_when_given(runner, tmp_path: Path):
+    status, calls, _, _ = runner(command="run", snapshot="s.json", bisections="found", out=str(tmp_path))
+    assert status == 0
+    argv = calls[0]["argv"]
+    assert argv[argv.index("--bisections") + 1] == "found"
+    status, calls, _, _ = runner(command="run", out=str(tmp_path))
+    assert "--bisections" not in calls[0]["argv"]

@@ -71,8 +71,34 @@ def test_the_answer_step_answers_a_result_or_why_there_is_none(runner):  # noqa:
     assert status == 2 and calls == [] and "needs the issue and comment-id inputs" in stdout
 
 
-def test_only_polling_may_write_the_data_branch():
+def test_only_polling_and_keeping_may_write_the_data_branch():
     assert JOBS["parse"]["permissions"] == {"contents": "read", "issues": "write"}
     assert JOBS["poll"]["permissions"] == {"contents": "write"}
     assert JOBS["poll"]["if"].startswith("github.event_name == 'schedule'")
     assert JOBS["parse"]["if"].startswith("github.event_name == 'issue_comment'")
+    writers = {name for name, job in JOBS.items() if job["permissions"].get("contents") == "write"}
+    assert writers == {"poll", "keep"}
+    # keep runs only for a pin or a bisection; the GPU bisection itself holds no write token.
+    assert "outputs.link == 'true'" in JOBS["keep"]["if"] and "outputs.bisect == 'true'" in JOBS["keep"]["if"]
+    assert JOBS["bisect"]["permissions"] == {"contents": "read", "packages": "read"}
+
+
+def test_a_bisection_runs_in_the_nightlys_image_and_only_for_a_bisect_command():
+    bisect = JOBS["bisect"]
+    assert bisect["container"]["image"] == "${{ needs.image.outputs.image }}"
+    assert "outputs.bisect == 'true'" in bisect["if"] and "outputs.run" not in bisect["if"]
+    assert "outputs.run == 'true'" in JOBS["sweep"]["if"] and "bisect" not in JOBS["sweep"]["if"]
+    keep = next(s for s in JOBS["keep"]["steps"] if s.get("uses") == "./")["with"]
+    assert keep["command"] == "answer" and keep["sweep-result"] == "${{ needs.bisect.result }}"
+    for job in ("parse", "poll"):
+        assert {"bisect", "link", "group", "number"} <= set(JOBS[job]["outputs"])
+
+
+def test_the_night_bisects_between_merge_and_publish_without_holding_it_back():
+    jobs = NIGHTLY["jobs"]
+    assert jobs["bisect"]["needs"] == ["image", "merge"]
+    assert jobs["bisect"]["permissions"] == {"contents": "read", "packages": "read"}
+    assert jobs["publish"]["needs"] == ["merge", "bisect"]
+    assert jobs["publish"]["if"] == "always() && needs.merge.result == 'success'"
+    run = next(s for s in jobs["publish"]["steps"] if s.get("id") == "run")["with"]
+    assert run["bisections"] == "bisections"

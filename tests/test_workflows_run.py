@@ -27,8 +27,8 @@ from fakegithub import serve
 
 from triagebot.analysis import flag_stats
 from triagebot.report.markers import find_flag, first_line
-from triagebot.results import BASELINE, RunRecord, SweepHeader
-from triagebot.store import read_snapshot
+from triagebot.results import BASELINE, Bisection, RunRecord, SweepHeader, UpstreamPin, signature_id
+from triagebot.store import LocalStore, read_snapshot
 from triagebot.sweep.stream import StreamWriter
 
 pytestmark = pytest.mark.slow
@@ -156,7 +156,12 @@ def nightly_publish() -> dict:
     """nightly.yml's hosted jobs after the GPU ones: publish, then the site's."""
     document = workflow("nightly.yml")
     document["jobs"] = {name: document["jobs"][name] for name in ("publish", "pages", "pages-branch")}
-    del document["jobs"]["publish"]["needs"]  # merge, on the GPU image: its artifact is laid out
+    # merge and bisect, on the GPU image: their artifacts are laid out.
+    publish = document["jobs"]["publish"]
+    del publish["needs"], publish["if"]
+    for step in publish["steps"]:
+        if step.get("with", {}).get("name") == "bisections":
+            del step["if"]
     return document
 
 
@@ -166,7 +171,8 @@ def rerun_sweep() -> dict:
     document = workflow("rerun-sweep.yml")
     jobs = document["jobs"]
     real = jobs.pop("sweep")
-    del jobs["image"]
+    del jobs["image"], jobs["bisect"]  # the GPU image's; a pin (keep) needs neither
+    jobs["keep"]["needs"] = ["parse", "poll"]
     upload = next(step for step in real["steps"] if str(step.get("uses", "")).startswith("actions/upload"))
     asked = {name: f"${{{{ needs.parse.outputs.{name} }}}}" for name in ("models", "flags", "corpus")}
     jobs["sweep"] = {
@@ -220,6 +226,9 @@ def test_the_night_publishes_and_a_maintainer_reruns_a_flag(tmp_path: Path, fake
     (act.artifacts / "snapshot").mkdir()
     shutil.copy(NIGHT, act.artifacts / "snapshot" / "snapshot.json")
     night = read_snapshot(NIGHT)
+    (act.artifacts / "bisections").mkdir()
+    bisected = bisection_of(night)
+    (act.artifacts / "bisections" / "found.json").write_text(bisected.model_dump_json(), encoding="utf-8")
     dispatch = json.loads((WEBHOOKS / "workflow_dispatch.json").read_text(encoding="utf-8"))
 
     act.run("workflow_dispatch", dispatch, {"nightly.yml": nightly_publish()})
@@ -233,6 +242,8 @@ def test_the_night_publishes_and_a_maintainer_reruns_a_flag(tmp_path: Path, fake
     assert all(issue["user"]["login"] == fake.bot for issue in issues.values())
     assert (act.artifacts / "report" / "summary.md").exists()
     assert (act.artifacts / "github-pages" / "index.html").exists()
+    # The night's bisection was kept, and its crash group's entry says its first bad nightly.
+    assert f"**First bad nightly**: `{bisected.first_bad}`" in issues[bisected.flag]["body"]
 
     flag = crashing[0]
     issue = issues[flag]
@@ -256,3 +267,34 @@ def test_the_night_publishes_and_a_maintainer_reruns_a_flag(tmp_path: Path, fake
     replies = [c for c in fake.comments(REPO, issue["number"]) if c["user"]["login"] == fake.bot]
     assert replies and any(model in replies[-1]["body"] for model in models), replies
     assert {"eyes", "rocket"} <= set(fake.reactions(REPO, command["id"]))
+
+    # A maintainer pins a crash group to an upstream issue: parse accepts, keep stores and answers.
+    group = flag_stats(night, flag).crash_groups[0].signature
+    pin = fake.add_comment(
+        REPO, issue["number"], f"/rerun-sweep link {signature_id(group)} #77", "maintainer"
+    )
+    event["comment"].update(id=pin["id"], body=pin["body"])
+    act.run("issue_comment", event, {"rerun-sweep.yml": rerun_sweep()}, TRIAGEBOT_TEST_RERUN=str(stream))
+    pins = LocalStore(store).records(f"upstream/{REPO}/pins", UpstreamPin)
+    assert [(p.signature, p.number, p.by) for p in pins.values()] == [(group, 77, "maintainer")]
+    answered = fake.comments(REPO, issue["number"])[-1]["body"]
+    assert "pinned" in answered and "tracked upstream in #77" in answered
+    assert {"eyes", "rocket"} <= set(fake.reactions(REPO, pin["id"]))
+
+
+def bisection_of(night) -> Bisection:
+    """A conclusive bisection of the night's first crash group, as the bisect job hands it over."""
+    flag = next(flag for flag in night.flags if flag_stats(night, flag).crash_groups)
+    group = flag_stats(night, flag).crash_groups[0]
+    return Bisection(
+        axis="torch",
+        signature=group.signature,
+        model=group.models[0],
+        flag=flag,
+        good="2.12.0.dev20260401+cu128",
+        bad=night.key,
+        index="https://download.pytorch.org/whl/nightly/cu128",
+        last_good="2.12.0.dev20260404+cu128",
+        first_bad="2.12.0.dev20260405+cu128",
+        conclusive=True,
+    )

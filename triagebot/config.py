@@ -254,13 +254,39 @@ class TrackerSettings(Section):
     # repository, never upstream, where its test modules would read as real models.
     publish_test_corpus: bool = False
     stale_after_days: int = Field(default=3, ge=0)  # days without a stored nightly the bot says so (0: never)
+    # The repository whose issues are searched for each crash group, once per night ("possibly
+    # known: #N"), and that groups are pinned to; None: no searches. Never written to.
+    upstream: str | None = "pytorch/pytorch"
+    # A group's id (12 hex digits) or text its signature contains -> the upstream issue tracking
+    # it; a `/rerun-sweep link` or `unlink` of the group overrides its entry.
+    upstream_links: dict[str, int] = Field(default_factory=dict)
+    # Apply the labels the PT2 triage rubric suggests for the flag's groups to its issue (they
+    # are always suggested in the body); `triaged` is never applied.
+    triage_labels: bool = False
 
-    @field_validator("repo")
+    @field_validator("repo", "upstream")
     @classmethod
     def _owner_name(cls, repo: str | None) -> str | None:
         if repo is not None and not OWNER_NAME.match(repo):
             raise ValueError(f"{repo!r} is not OWNER/NAME")
         return repo
+
+    @field_validator("labels")
+    @classmethod
+    def _never_triaged(cls, labels: list[str]) -> list[str]:
+        if "triaged" in labels:
+            raise ValueError("'triaged' is set by people only: it hides an issue from the PT2 on-call")
+        return labels
+
+    @field_validator("upstream_links")
+    @classmethod
+    def _links(cls, links: dict[str, int]) -> dict[str, int]:
+        for text, number in links.items():
+            if not text.strip():
+                raise ValueError("a link needs a group id or text of its signature, not an empty key")
+            if number < 1:
+                raise ValueError(f"{text!r}: {number} is not an issue number")
+        return links
 
     @field_validator("title")
     @classmethod

@@ -75,7 +75,15 @@ def _templates() -> dict[str, Any]:
         "no_push_access": _body("Repository.testCollaboratorPermissionNoPushAccess.txt", "GET", "/repos/"),
         "user": _body("RateLimiting.testRateLimiting.txt", "GET", "/users/"),
         "rate_limit": _body("RateLimiting.testRateLimiting.txt", "GET", "/rate_limit"),
+        # One issue as the search API lists it (with its `score`); a pull request in the recording.
+        "search_item": _search_item(),
     }
+
+
+def _search_item() -> Any:
+    item = _body("Search.testSearchIssues.txt", "GET", "/search/issues")["items"][0]
+    item.pop("pull_request", None)
+    return item
 
 
 def template(name: str) -> Any:

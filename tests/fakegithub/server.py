@@ -10,6 +10,12 @@ GitHub's limits are enforced as GitHub does, with its 422 answer and `errors` li
 titles of at most 256 characters, issue bodies and comments of at most 65,536, no empty
 comment. Closing an issue records who closed it (`closed_by`, read by GET of the issue).
 
+The issue search (`GET /search/issues`) matches every quoted phrase and word of `q` in an
+issue's title or body, honours `repo:`, `is:issue`, `is:pr` and `state:`, and ranks by how often
+the terms occur; it has GitHub's limits of its own: `search_limit` requests a minute per token
+(answered with the search resource's `X-RateLimit-*` headers, then 403 until the minute ends,
+on the fake's clock) and queries of at most `max_query` characters (422 beyond).
+
 So are its permissions, by each account's level in `permissions` (read, triage, write,
 maintain, admin): labels given to a new issue are silently dropped without push access (as
 GitHub documents), setting labels needs triage and creating one push (else 403), a locked
@@ -130,6 +136,10 @@ class FakeGitHub:
         self.max_per_page = 100
         self.lag_after_create = 0  # 404s served for an issue right after it is created
         self.clock: Callable[[], float] = lambda: 1_700_000_000.0
+        self.search_limit = 30  # search requests a minute, per token
+        self.max_query = 256  # characters of a search query
+        self.searches: list[str] = []  # every query searched, in order
+        self._search_window: dict[str, tuple[float, int]] = {}  # token -> (minute's start, used)
         self.requests: list[tuple[str, str]] = []
         self.writes: list[tuple[str, str]] = []  # mutations actually applied
         self._lagging: dict[tuple[str, int], int] = {}
@@ -355,6 +365,8 @@ class FakeGitHub:
             return 200, {}, self.user_json(login)
         if path == "/rate_limit":
             return 200, {}, template("rate_limit")
+        if path == "/search/issues" and method == "GET":
+            return self._search(token or "", query)
         match = re.match(r"^/repos/([^/]+/[^/]+)(/.*)?$", path)
         if not match or match.group(1) not in self.repos:
             return 404, {}, {"message": "Not Found"}
@@ -387,6 +399,71 @@ class FakeGitHub:
             if found and route_method == method:
                 return function(repo, state, login, query, body, *found.groups())
         return 404, {}, {"message": "Not Found"}
+
+    # ----- the issue search -----
+    def _search(self, token: str, query: dict[str, str]) -> tuple[int, dict[str, str], Any]:
+        start, used = self._search_window.get(token, (self.clock(), 0))
+        if self.clock() >= start + 60:
+            start, used = self.clock(), 0
+        reset = str(int(start + 60))
+        limit = {"X-RateLimit-Limit": str(self.search_limit), "X-RateLimit-Reset": reset}
+        limit["X-RateLimit-Resource"] = "search"
+        if used >= self.search_limit:
+            message = "API rate limit exceeded for user ID 1."
+            docs = "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"
+            return (
+                403,
+                {**limit, "X-RateLimit-Remaining": "0"},
+                {"message": message, "documentation_url": docs},
+            )
+        self._search_window[token] = (start, used + 1)
+        limit["X-RateLimit-Remaining"] = str(self.search_limit - used - 1)
+        text = query.get("q", "")
+        if len(text) > self.max_query:
+            error = {
+                "message": f"The search is longer than {self.max_query} characters.",
+                "resource": "Search",
+                "field": "q",
+                "code": "invalid",
+            }
+            docs = "https://docs.github.com/v3/search/"
+            return 422, limit, {"message": "Validation Failed", "errors": [error], "documentation_url": docs}
+        self.searches.append(text)
+        found = self._matching(text)
+        status, headers, items = self._page(found, query, "/search/issues")
+        return (
+            status,
+            {**headers, **limit},
+            {"total_count": len(found), "incomplete_results": False, "items": items},
+        )
+
+    def _matching(self, text: str) -> list[dict[str, Any]]:
+        """The issues `text` (a search query) finds, best first, as the search API lists them."""
+        qualifiers = dict(re.findall(r"\b(repo|is|state):(\S+)", text))
+        rest = re.sub(r"\b(?:repo|is|state):\S+", " ", text)
+        terms = [a or b for a, b in re.findall(r'"([^"]*)"|(\S+)', rest) if (a or b).strip()]
+        repos = [qualifiers["repo"]] if "repo" in qualifiers else list(self.repos)
+        found = []
+        for repo in repos:
+            for issue in self.repos.get(repo, RepoState()).issues.values():
+                kind = "pr" if issue.get("pull_request") else "issue"
+                if (
+                    qualifiers.get("is", kind) != kind
+                    or qualifiers.get("state", issue["state"]) != issue["state"]
+                ):
+                    continue
+                haystack = f"{issue['title']}\n{issue.get('body') or ''}".lower()
+                if all(term.lower() in haystack for term in terms):
+                    score = sum(haystack.count(term.lower()) for term in terms)
+                    found.append((score, issue))
+        found.sort(key=lambda pair: (-pair[0], -pair[1]["number"]))
+        items = []
+        for score, issue in found:
+            item = template("search_item")
+            item.update({key: issue[key] for key in item if key in issue and key != "score"})
+            item.update(score=float(score), body=issue.get("body"))
+            items.append(item)
+        return items
 
     def _page(self, items: list[Any], query: dict[str, str], path: str) -> tuple[int, dict[str, str], Any]:
         per_page = min(int(query.get("per_page", 30)), 100, self.max_per_page)

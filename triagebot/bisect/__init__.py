@@ -16,7 +16,13 @@ Public API, for cli, the workflow and `/rerun-sweep`:
 - `describe(bisection) -> list[str]`: the answer in a few lines (first bad, commit range,
   skipped builds, flakiness, what was held fixed).
 - `bisect_command(options, store, read_snapshot)`: `triagebot bisect`, ends given as stored
-  snapshots, versions or days.
+  snapshots, versions or days; `bisect_all(options, requests, store)`: several within one
+  budget.
+- `owed_bisections(snapshot, previous, store)`: the bisections a night owes (crashes new since
+  a stored nightly more than a day older); `crash_request(store, model, flag)`: the one
+  `/rerun-sweep bisect MODEL` asks for (`owed`); a baseline graph-count regression is owed one
+  too, with a script that counts the model's graphs, run first by `verify_requests` with the
+  night's torch (`graphs`).
 - `EnvironmentCache(root)`, `Installer` (uv or pip), `Pin`: the cached environments.
 - `run_search(Search(builds), probe)`: the search alone, for any ordered builds and probe.
 
@@ -25,7 +31,7 @@ bad when a run raises the signature, and skip when the build cannot be installed
 the script raises another error, or a run times out (never good or bad).
 """
 
-from triagebot.bisect.command import BisectOptions, bisect_command, choose_reproduction
+from triagebot.bisect.command import BisectOptions, bisect_all, bisect_command, choose_reproduction
 from triagebot.bisect.engine import (
     Bisector,
     BisectRequest,
@@ -35,6 +41,8 @@ from triagebot.bisect.engine import (
     resumable,
 )
 from triagebot.bisect.envs import EnvironmentCache, Installer, InstallFailed, Pin
+from triagebot.bisect.graphs import graph_count_reproduction, verify_requests
+from triagebot.bisect.owed import adjacent, crash_request, owed_bisections
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import OutOfTime, Search, run_search
 
@@ -50,11 +58,17 @@ __all__ = [
     "Pin",
     "Prober",
     "Search",
+    "adjacent",
+    "bisect_all",
     "bisect_command",
     "choose_reproduction",
+    "crash_request",
     "describe",
+    "graph_count_reproduction",
+    "owed_bisections",
     "request_between",
     "resolve_end",
     "resumable",
     "run_search",
+    "verify_requests",
 ]

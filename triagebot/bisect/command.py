@@ -8,6 +8,7 @@ snapshot: `--snapshot`, else the bad end's snapshot, else the newest stored.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,20 +58,46 @@ def bisect_command(
     if source is None:
         raise BisectError("no snapshot to take the reproduction from: give --snapshot")
     reproduction = choose_reproduction(source, options.model, options.flag, options.signature)
-    request = _request(options, good, bad, reproduction)
+    return bisect_all(options, [_request(options, good, bad, reproduction)], store, say)[0]
+
+
+def bisect_all(
+    options: BisectOptions,
+    requests: list[BisectRequest],
+    store: Store,
+    say: Callable[[str], None] = print,
+    *,
+    each_alone: bool = False,
+) -> list[Bisection]:
+    """Each of `requests` in turn, within one time budget (`options.budget`) for them all: a
+    bisection the budget stops is stored as far as it got, and the rest wait for the next run.
+    `each_alone`: one that cannot be made (an end no longer on the index) is said and skipped."""
     target = Target.of(options.python, options.platforms)
+    found: list[Bisection] = []
+    started = time.monotonic()
     with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
-        bisector = Bisector(
-            torch_index,
-            releases,
-            EnvironmentCache(options.cache),
-            target,
-            runs=options.runs,
-            timeout=options.timeout,
-            budget=options.budget,
-            say=say,
-        )
-        return bisector.bisect(request, store)
+        for request in requests:
+            left = options.budget - (time.monotonic() - started)
+            if left <= 0:
+                say(f"the time budget of {options.budget:.0f} s is spent: {len(requests) - len(found)} left")
+                break
+            bisector = Bisector(
+                torch_index,
+                releases,
+                EnvironmentCache(options.cache),
+                target,
+                runs=options.runs,
+                timeout=options.timeout,
+                budget=left,
+                say=say,
+            )
+            try:
+                found.append(bisector.bisect(request, store))
+            except BisectError as error:
+                if not each_alone:
+                    raise
+                say(f"cannot bisect {request.reproduction.signature[:80]!r}: {error}")
+    return found
 
 
 def _snapshot_at(end: str, store: Store, read_snapshot: Callable[[str], Snapshot]) -> Snapshot | None:

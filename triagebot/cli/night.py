@@ -43,6 +43,14 @@ PreSwept = Annotated[
         help="A swept snapshot (or stream) to store and publish instead of sweeping.",
     ),
 ]
+Bisections = Annotated[
+    Path | None,
+    typer.Option(
+        "--bisections",
+        metavar="DIR",
+        help="Bisections (JSON, from `bisect --owed --out`) to keep in the store before the night.",
+    ),
+]
 CheckOnly = Annotated[
     bool, typer.Option("--check", help="Only say if the installed build needs a sweep: sweep=true|false.")
 ]
@@ -64,6 +72,7 @@ def run(
     dry_run: DryRun = False,
     force: Force = False,
     snapshot: PreSwept = None,
+    bisections: Bisections = None,
     check: CheckOnly = False,
     token: TokenOption = None,
     store: StoreOption = None,
@@ -76,7 +85,13 @@ def run(
     dry run without a token) and prints where everything went. Interrupted, it resumes when
     run again."""
     options = pipeline.RunOptions(
-        out=out, token=github_token(token), dry_run=dry_run, force=force, snapshot=snapshot, check_only=check
+        out=out,
+        token=github_token(token),
+        dry_run=dry_run,
+        force=force,
+        snapshot=snapshot,
+        check_only=check,
+        bisections=bisections,
     )
     if snapshot is not None:
         pipeline.read_input(snapshot)  # a bad file or key is refused before anything is created

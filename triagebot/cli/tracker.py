@@ -22,6 +22,9 @@ from triagebot.cli.options import (
 )
 from triagebot.config import Config
 from triagebot.pipeline import Snapshots
+from triagebot.results import Bisection
+from triagebot.store import keep_bisection
+from triagebot.store.base import read_record
 from triagebot.tracker.actions import github_token
 
 Previous = Annotated[
@@ -54,6 +57,18 @@ Issue = Annotated[int | None, typer.Option("--issue", metavar="N", help="Issue o
 CommentId = Annotated[
     int | None,
     typer.Option("--comment-id", metavar="ID", help="The command's comment (default: last accepted)."),
+]
+Link = Annotated[
+    str | None,
+    typer.Option("--link", metavar="GROUP", help="Pin this crash group (its id) to upstream issue --number."),
+]
+Number = Annotated[
+    int | None,
+    typer.Option("--number", min=0, metavar="N", help="The upstream issue of --link (0: unpin the group)."),
+]
+BisectionFile = Annotated[
+    Path | None,
+    typer.Option("--bisection", metavar="FILE", help="A bisection (JSON) to keep and answer with."),
 ]
 Outputs = Annotated[
     Path | None,
@@ -98,6 +113,9 @@ def command(
     repo: RepoOption = None,
     issue: Issue = None,
     comment_id: CommentId = None,
+    link: Link = None,
+    number: Number = None,
+    bisection: BisectionFile = None,
     output: Outputs = None,
     token: TokenOption = None,
     store: StoreOption = None,
@@ -105,11 +123,19 @@ def command(
 ) -> None:
     """/rerun-sweep: read a command, or answer it.
 
-    Reads a command (--event, --poll) and writes the sweep job's plan as key=value outputs, or
-    answers one on the issue with the rerun's results (--answer) or why there are none (--failed)."""
+    Reads a command (--event, --poll) and writes the plan of the jobs that carry it out as
+    key=value outputs, or answers one on the issue: with the rerun's results (--answer), why
+    there are none (--failed), a crash group's pin (--link), or a bisection (--bisection), the
+    last two kept in the store."""
     from triagebot.tracker.dispatch import CommandOptions  # start-up cost: see the module
     from triagebot.tracker.dispatch import command as run_command
 
     snapshots = Snapshots(settings.store, reproductions=False)  # an answer renders none
-    given = CommandOptions(event, poll, answer, failed, repo, issue, comment_id, output, github_token(token))
+    kept = None
+    if bisection is not None:  # kept first: whatever becomes of the answer, it is never bisected again
+        kept = read_record(bisection, Bisection, "bisection")
+        keep_bisection(snapshots.store, kept)
+    given = CommandOptions(
+        event, poll, answer, failed, repo, issue, comment_id, output, github_token(token), link, number, kept
+    )  # in the order of its fields
     run_command(given, settings, snapshots.store, snapshots.get)

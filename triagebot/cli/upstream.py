@@ -16,7 +16,8 @@ from triagebot.cli.options import ConfigOption, StoreOption, configured, split_n
 from triagebot.config import Config
 from triagebot.errors import UsageError
 from triagebot.pipeline import Snapshots, already_swept
-from triagebot.results import Environment
+from triagebot.results import Bisection, Environment, signature_id
+from triagebot.store.base import write_text
 from triagebot.tracker.actions import write_outputs
 
 VariantOption = Annotated[
@@ -57,9 +58,33 @@ Outputs = Annotated[
     typer.Option("--output", metavar="FILE", help="key=value outputs file (default: $GITHUB_OUTPUT)."),
 ]
 Good = Annotated[
-    str, typer.Argument(metavar="GOOD", help="Last good: a stored snapshot, a version or a day.")
+    str | None, typer.Argument(metavar="GOOD", help="Last good: a stored snapshot, a version or a day.")
 ]
-Bad = Annotated[str, typer.Argument(metavar="BAD", help="First bad: a stored snapshot, a version or a day.")]
+Bad = Annotated[
+    str | None, typer.Argument(metavar="BAD", help="First bad: a stored snapshot, a version or a day.")
+]
+Owed = Annotated[
+    str | None,
+    typer.Option(
+        "--owed",
+        metavar="SNAPSHOT",
+        help="Instead of GOOD BAD: what this night owes (crashes new since a stored night days before).",
+    ),
+]
+Crash = Annotated[
+    str | None,
+    typer.Option(
+        "--crash",
+        metavar="MODEL",
+        help="Instead of GOOD BAD: MODEL's crash under --flag in the newest night.",
+    ),
+]
+OutFolder = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", metavar="DIR", help="Write each bisection there as JSON (run --bisections keeps them)."
+    ),
+]
 Model = Annotated[
     str | None, typer.Option("--model", metavar="MODEL", help="The model whose reproduction runs.")
 ]
@@ -147,8 +172,10 @@ def _day(value: str | None, option: str) -> date | None:
 @configured("store")
 def bisect(
     settings: Config,
-    good: Good,
-    bad: Bad,
+    good: Good = None,
+    bad: Bad = None,
+    owed: Owed = None,
+    crash: Crash = None,
     model: Model = None,
     flag: Flag = None,
     signature: Signature = None,
@@ -166,6 +193,7 @@ def bisect(
     pypi: Pypi = None,
     python: PythonOption = None,
     platform: PlatformOption = None,
+    out: OutFolder = None,
     as_json: AsJson = False,
     store: StoreOption = None,
     config: ConfigOption = None,
@@ -175,15 +203,28 @@ def bisect(
     Installs the builds between GOOD and BAD into cached environments and runs a verified
     reproduction in each (builds that cannot be installed or imported are skipped); when both
     ends are stored snapshots of one torch build, bisects transformers releases instead. The
-    answer is kept in the store, so a range is never bisected twice."""
-    from triagebot.bisect import BisectOptions, bisect_command, describe  # start-up cost
+    answer is kept in the store, so a range is never bisected twice. With --owed, every crash
+    of a night new since a stored night more than a day before it; with --crash, one model's
+    crash in the newest stored night, since the last stored night it ran in."""
+    from triagebot.bisect import (  # start-up cost
+        BisectOptions,
+        bisect_all,
+        bisect_command,
+        crash_request,
+        describe,
+        owed_bisections,
+        verify_requests,
+    )
     from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
 
     if axis not in AXES:
         raise UsageError(f"--axis {axis!r} is not auto, torch or transformers")
+    asked = [name for name, given in (("GOOD BAD", good), ("--owed", owed), ("--crash", crash)) if given]
+    if len(asked) != 1 or (good is None) != (bad is None):
+        raise UsageError("give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL with --flag")
     options = BisectOptions(
-        good=good,
-        bad=bad,
+        good=good or "",
+        bad=bad or "",
         model=model,
         flag=flag,
         signature=signature,
@@ -203,5 +244,28 @@ def bisect(
         again=again,
     )
     snapshots = Snapshots(settings.store)
-    answer = bisect_command(options, snapshots.store, snapshots.get)
-    print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))
+    if owed is not None:
+        night = snapshots.get(owed)
+        requests = owed_bisections(night, snapshots.store.previous_of(night), snapshots.store)
+        print(f"{len(requests)} bisection(s) owed by {night.key}")
+        requests = verify_requests(requests, timeout=timeout)  # graph counts, with this torch
+        answers = bisect_all(options, requests, snapshots.store, each_alone=True)
+    elif crash is not None:
+        if not flag:
+            raise UsageError("--crash needs --flag")
+        answers = bisect_all(options, [crash_request(snapshots.store, crash, flag)], snapshots.store)
+    else:
+        answers = [bisect_command(options, snapshots.store, snapshots.get)]
+    for answer in answers:
+        print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))
+    if out is not None:
+        write_bisections(answers, out, single=crash is not None)
+
+
+def write_bisections(answers: list[Bisection], out: Path, *, single: bool) -> None:
+    """Each bisection as JSON in folder `out`: `bisection.json` for the one of --crash, else
+    named by its signature's id and axis."""
+    out.mkdir(parents=True, exist_ok=True)
+    for answer in answers:
+        name = "bisection" if single else f"{signature_id(answer.signature)}-{answer.axis}"
+        write_text(out / f"{name}.json", answer.model_dump_json(indent=1) + "\n")

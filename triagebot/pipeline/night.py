@@ -3,21 +3,25 @@
 Data flows one way: the store, then what earlier nights stored (`analysis.history`), then the
 night (`analysis.night`), then its renderings and its publication, which only read it.
 `night_of` is the one way every command (`run`, `report`, `publish`, `site`) turns a snapshot
-and the store into the night it renders, so that they render and close alike.
+and the store into the night it renders, so that they render and close alike; `with_triage`
+adds what the store knows of each failure group beyond the crash (labels, upstream pins and
+searches, bisections), which the publisher refreshes from GitHub.
 """
 
 from __future__ import annotations
 
 from triagebot import analysis
 from triagebot.analysis.history import Earlier, StoredHistory, earlier
+from triagebot.analysis.triage import annotate
 from triagebot.config import Config
 from triagebot.errors import PipelineError
 from triagebot.results import Night, Snapshot
-from triagebot.store import Store, StoreError
+from triagebot.store import Store, StoreError, bisections_by_signature
 from triagebot.store.selection import comparable
 from triagebot.tracker.actions import issue_url
 from triagebot.tracker.cc import cc_for
 from triagebot.tracker.memory import IssueMemory
+from triagebot.tracker.upstream_memory import stored_pins, stored_searches
 
 
 def night_of(
@@ -48,7 +52,7 @@ def night_of(
             )
     except StoreError as error:
         raise PipelineError(f"cannot read the stored history: {error}") from None
-    return analysis.night(
+    tonight = analysis.night(
         snapshot,
         before.history,
         before.previous,
@@ -56,6 +60,25 @@ def night_of(
         cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
         dashboard_url=config.tracker.dashboard_url,
     )
+    return with_triage(tonight, store, config)
+
+
+def with_triage(night: Night, store: Store | None, config: Config) -> Night:
+    """`night` with what the store knows of each failure group beyond the crash: its labels, its
+    pin and newest search of the upstream repository (`tracker.upstream`), its bisection."""
+    upstream = config.tracker.upstream
+    try:
+        return annotate(
+            night,
+            pins=stored_pins(store, upstream),
+            links=config.tracker.upstream_links,
+            searches=stored_searches(store, upstream),
+            bisections=bisections_by_signature(store),
+            repo=upstream,
+            local=upstream is not None and upstream == config.tracker.repo,
+        )
+    except StoreError as error:
+        raise PipelineError(f"cannot read the store's upstream records: {error}") from None
 
 
 def newest_night(store: Store, config: Config, stored: StoredHistory, night: Night | None = None) -> Night:

@@ -1,12 +1,13 @@
 """`triagebot run`: one night's work, from the installed torch to the tracking issues.
 
 detect the build -> skip it if the store has it -> sweep (crashes confirmed) -> store (and,
-when it will be published, record it as pending) -> read what earlier nights stored (with the
-site's folder as its cache) -> the night (`night_of`: analysed once, against the previous
-stored build) -> publish the nights an earlier run stored but could not publish, then this one
-(a dry run without a token; `publishing`) -> render the report folder and the site from the
-night as published -> summary. A build the store has already is not swept again; a night of it
-still owed to GitHub is published.
+when it will be published, record it as pending; the night's bisections too, when given) ->
+read what earlier nights stored (with the site's folder as its cache) -> the night
+(`night_of`: analysed once, against the previous stored build) -> publish the nights an
+earlier run stored but could not publish, then this one (a dry run without a token;
+`publishing`) -> render the report folder and the site from the night as published ->
+summary. A build the store has already is not swept again; a night of it still owed to GitHub
+is published.
 
 Each stage is a public function of its own package or module (`inputs`, `sweeping`, `night`,
 `outputs`); `run` only orders them, and a test may replace any of the stages.
@@ -45,7 +46,7 @@ from triagebot.pipeline.publishing import (
 from triagebot.pipeline.sweeping import sweep_configured, sweep_flags, with_stored_flags
 from triagebot.report import write_report
 from triagebot.results import Environment, Night, Snapshot
-from triagebot.store import Store, StoreError, open_store, write_snapshot
+from triagebot.store import Store, StoreError, keep_bisections_in, open_store, write_snapshot
 from triagebot.tracker.actions import step_summary, write_outputs
 
 
@@ -59,6 +60,7 @@ class RunOptions:
     force: bool = False
     snapshot: Path | None = None  # an already swept snapshot (or sweep stream): store and publish it
     check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
+    bisections: Path | None = None  # a folder of bisections to keep in the store before the night
 
 
 # The stages, as functions of other packages; a test may replace any of them (and the
@@ -118,6 +120,9 @@ def run(
         snapshot = _sweep(config, options, need, store, out, sweeper, say)
     report = _store(store, snapshot, out)
     owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
+    if options.bisections is not None:  # the night's own bisections: its groups' entries show them
+        kept = keep_bisections_in(store, options.bisections)
+        say(f"bisections: {len(kept)} kept from {options.bisections}")
     # What earlier nights stored, read once with the site's folder as its cache, so that every
     # stored nightly is read and classified once; a site that cannot be built never holds back
     # the issues, nor the summary: the run fails with it at the end.

@@ -9,9 +9,10 @@ Paths are relative to the site's root, with `/` as separator:
 
 - `flag_page(flag)`: `flags/<flag>.html`, a flag's effects, crash groups and models helped;
 - `model_page(model)`: `models/<model>.html`, one model night by night;
-- `crash_anchor(signature, confirmed=True)`: `crash-<12 hex>`, the id of a crash group on its
-  flag's page (`flaky-<12 hex>` for a group of flaky crashes, which may share a confirmed
-  group's signature), and `crash_group(flag, signature, confirmed=True)`: the flag page with
+- `crash_anchor(signature, confirmed=True)`: `crash-<12 hex>` (`results.signature_id`, the name
+  `/rerun-sweep link` knows a group by), the id of a crash group on its flag's page
+  (`flaky-<12 hex>` for a group of flaky crashes, which may share a confirmed group's
+  signature), and `crash_group(flag, signature, confirmed=True)`: the flag page with
   that anchor;
 - `compare_page(old_key, new_key)`: `compare/<old>...<new>.html`, the diff of two nightlies;
 - `night_data(key)`: `data/nights/<key>.js`, one nightly's compact data for the compare view;
@@ -28,6 +29,7 @@ import posixpath
 import re
 
 from triagebot.analysis.compact import DATA_FOLDER
+from triagebot.results import signature_id
 
 INDEX = "index.html"
 MODELS = "models.html"
@@ -65,7 +67,7 @@ def model_page(model: str) -> str:
 def crash_anchor(signature: str, confirmed: bool = True) -> str:
     """The id of a crash group's section: a hash of its signature, so any text is a valid id;
     a group of flaky crashes has its own, since it may have a confirmed group's signature."""
-    return f"{'crash' if confirmed else 'flaky'}-{_digest(signature)}"
+    return f"{'crash' if confirmed else 'flaky'}-{signature_id(signature)}"
 
 
 def crash_group(flag: str, signature: str, confirmed: bool = True) -> str:

@@ -3,7 +3,8 @@
 Templates live in `templates/` at the repository root and ship inside the package as
 `triagebot/report/templates` (a link to them that setuptools copies as package data).
 Untrusted text reaches them only through the escaper's filters (`code`, `cell`, `prose`,
-`html_text`, `fenced`, `tail`, `plain`, `commit`); the others format numbers and words:
+`html_text`, `fenced`, `tail`, `plain`, `commit`, `compare_link`, and `upstream_ref(number,
+repo, local)`, the one cross-link to an upstream issue); the others format numbers and words:
 
 - `percent`: 25% or 33.3%, `n/a` for none;
 - `plural(count, word, words=None)`: "1 model", "2 models", "1 crash", "3 crashes";
@@ -136,6 +137,8 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         mention=safety.mention,
         plain=safety.plain,
         commit=safety.commit,
+        compare_link=safety.compare_link,
+        upstream_ref=safety.issue_reference,
         percent=percent,
         effect=effect,
         plural=plural,

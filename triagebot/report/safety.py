@@ -14,7 +14,11 @@ or inject HTML. Shapes:
 - `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it;
 - `tail(text, lines)`: the last lines of a traceback, for `fenced`;
 - `plain(text)`: letters, digits and a little punctuation only, for a chart's quoted labels;
-- `commit(sha)`: a pytorch commit link when `sha` is a hash, a code span otherwise.
+- `commit(sha)`: a pytorch commit link when `sha` is a hash, a code span otherwise;
+- `compare_link(url)`: a link to a GitHub commit range (`.../compare/A...B`), a code span
+  for anything else;
+- `issue_reference(number, repo, local)`: the one cross-link the bot means to make to an
+  upstream issue: `#N` in the repository itself, `OWNER/NAME#N` from another.
 
 Inside code spans and fences GitHub neither pings nor links nor reads HTML; markup that could
 still fool a reader of the raw text (`<!--`, `-->`, `<details>`, `</summary>`, ...) gets a
@@ -127,3 +131,27 @@ def commit(sha: object) -> str:
 def mention(login: str) -> str:
     """`@login` for a configured person (config checks logins); never for untrusted text."""
     return "@" + login.removeprefix("@")
+
+
+_COMPARE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/compare/[\w.+-]{1,80}\.\.\.[\w.+-]{1,80}\Z")
+_OWNER_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\Z")
+
+
+def compare_link(url: object) -> str:
+    """A GitHub commit range as a link, when `url` is one; otherwise a code span."""
+    text = str(url or "")
+    if _COMPARE.match(text):
+        return f"[{text.rpartition('/compare/')[2]}]({text})"
+    return code(text, 200)
+
+
+def issue_reference(number: object, repo: object, local: bool = False) -> str:
+    """`#N` (in `repo` itself, `local`) or `OWNER/NAME#N`: GitHub links it, and says so in that
+    issue. Anything but a whole number in a plain repository is shown as code, never linked."""
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        return code(number, 20)
+    if local:
+        return f"#{number}"
+    if not _OWNER_NAME.match(str(repo or "")):
+        return code(f"{repo}#{number}", 120)
+    return f"{repo}#{number}"

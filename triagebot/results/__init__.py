@@ -6,7 +6,8 @@ with a migration. The records live by subject: `runs` (what a sweep produces and
 it is stored as), `signatures` (the text that groups one bug), `night` (what analysis computes
 and the reports present), `figures` (a flag's figures and verdict, where a crash starts),
 `tracker` (GitHub's desired state and the tracker's memory), `bisection` (builds on a package
-index, and the bisection of a crash between two of them); every name is importable from here.
+index, and the bisection of a crash between two of them), `upstream` (what a crash group's entry
+says beyond the crash: labels, upstream issues); every name is importable from here.
 """
 
 from triagebot.results.base import (
@@ -47,6 +48,7 @@ from triagebot.results.night import (
     SnapshotDiff,
     StratumStats,
     TrendPoint,
+    group_key,
 )
 from triagebot.results.runs import (
     BASELINE,
@@ -77,6 +79,7 @@ from triagebot.results.runs import (
 )
 from triagebot.results.signatures import (
     error_signature,
+    signature_id,
     wrong_result_signature,
 )
 from triagebot.results.tracker import (
@@ -88,6 +91,13 @@ from triagebot.results.tracker import (
     RerunRequest,
     TrackedIssue,
     TrackerNotice,
+)
+from triagebot.results.upstream import (
+    GroupTriage,
+    LabelReason,
+    UpstreamIssue,
+    UpstreamPin,
+    UpstreamSearch,
 )
 
 __all__ = [
@@ -118,10 +128,12 @@ __all__ = [
     "FlagVerdict",
     "Frame",
     "GraphRepro",
+    "GroupTriage",
     "HealthNumbers",
     "HealthPoint",
     "InputSpec",
     "IssueRecord",
+    "LabelReason",
     "LadderRow",
     "ModelChange",
     "ModelEffect",
@@ -150,11 +162,16 @@ __all__ = [
     "TrackerNotice",
     "TrendPoint",
     "UnreachedPair",
+    "UpstreamIssue",
+    "UpstreamPin",
+    "UpstreamSearch",
     "Verdict",
     "VerdictLine",
     "Wheel",
     "When",
     "default_when",
     "error_signature",
+    "group_key",
+    "signature_id",
     "wrong_result_signature",
 ]

@@ -10,8 +10,10 @@ from typing import Any
 from pydantic import Field
 
 from triagebot.results.base import Record
+from triagebot.results.bisection import Bisection
 from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
 from triagebot.results.runs import Environment, Snapshot, When
+from triagebot.results.upstream import GroupTriage
 
 
 class Effect(StrEnum):
@@ -80,6 +82,12 @@ class FailureGroup(Record):
     # nightly (empty without a previous nightly).
     since: dict[str, str] = Field(default_factory=dict)
     new: list[str] = Field(default_factory=list)
+
+
+def group_key(group: FailureGroup) -> str:
+    """A failure group's key among its flag's groups: its signature, and the ladder's rung it was
+    met on (a failure met only on the ladder may share a sweep crash's signature)."""
+    return group.signature if group.backend is None else f"{group.backend}: {group.signature}"
 
 
 class LadderRow(Record):
@@ -383,6 +391,13 @@ class FlagNight(Record):
     # largest group first; None when there is no previous nightly with the flag (what a person
     # saw, for reopening).
     previous_signatures: list[str] | None = None
+    # Each failure group's labels, upstream issues and bisection (`analysis.triage`), by
+    # `group_key`: filled once its store and GitHub were read; empty before.
+    triage: dict[str, GroupTriage] = Field(default_factory=dict)
+
+    def triage_of(self, group: FailureGroup) -> GroupTriage | None:
+        """What a triager reads about `group` beyond the crash (none before it was filled)."""
+        return self.triage.get(group_key(group))
 
     @property
     def crashes(self) -> int:
@@ -437,6 +452,9 @@ class Night(Record):
     # baseline graph count rose since `previous_key`: what summary.md's health section, the
     # health issue and the baseline-regression notice all render.
     health: CorpusHealth | None = None
+    # model -> the bisection of its baseline graph-count regression (the store's, by
+    # `analysis.triage.annotate`), what its page on the dashboard says.
+    baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
 
     @property
     def effects(self) -> list[ModelEffect]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from triagebot.results.runs import WRONG_RESULT
@@ -77,3 +78,9 @@ def wrong_result_signature(where: str | None) -> str:
     """The signature of a wrong result: the output that differs, normalised like an error, so that
     one output of one family groups across models and a repro raising `WrongResult(where)` matches."""
     return error_signature(WRONG_RESULT, where or "output")
+
+
+def signature_id(signature: str) -> str:
+    """A short, stable id of a signature (12 hex digits of its SHA-256): the anchor of its crash
+    group on the dashboard and the name `/rerun-sweep link` knows it by."""
+    return hashlib.sha256(signature.encode("utf-8")).hexdigest()[:12]

@@ -23,7 +23,9 @@ Public API, for cli and tracker:
   `StoreError`, one line naming the file.
 - `selection`: `same_selection`, `comparable` (like with like), `replacement_problem`, `describe`.
 - `find_bisection(store, axis, signature, good, bad)` / `keep_bisection(store, bisection)`
-  (`bisections`): the bisections run, so that one (signature, range) is never bisected twice.
+  (`bisections`): the bisections run, so that one (signature, range) is never bisected twice;
+  `bisections_by_signature(store)`: the one an issue shows for each signature;
+  `keep_bisections_in(store, folder)`: those a workflow job made, kept.
 - `mark_night(store, repo, key, state)` / `owed_nights(store, repo)` / `published_nights`
   (`publications`): which nightlies were published to a repository, so that one stored but not
   published is published by the next run; `tracking_lock(store, repo)`: held while publishing
@@ -43,7 +45,12 @@ from triagebot.store.base import (
     read_snapshot,
     write_snapshot,
 )
-from triagebot.store.bisections import find_bisection, keep_bisection
+from triagebot.store.bisections import (
+    bisections_by_signature,
+    find_bisection,
+    keep_bisection,
+    keep_bisections_in,
+)
 from triagebot.store.configured import open_store
 from triagebot.store.git import GitStore
 from triagebot.store.publications import mark_night, owed_nights, published_nights, tracking_lock
@@ -54,9 +61,11 @@ __all__ = [
     "MemoryStore",
     "Store",
     "StoreError",
+    "bisections_by_signature",
     "check_key",
     "find_bisection",
     "keep_bisection",
+    "keep_bisections_in",
     "key_order",
     "mark_night",
     "open_store",

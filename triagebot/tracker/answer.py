@@ -1,4 +1,5 @@
-"""The answer to an accepted `/rerun-sweep`: what the rerun found, or why there is no result.
+"""The answer to an accepted `/rerun-sweep`: what the rerun found, what was kept for a `link` or a
+`bisect` (`post_kept`), or why there is no result.
 
 The rerun is compared with the stored snapshot of the same torch build when the store has it,
 else with the newest stored one: "no longer crashing" lists only models that crashed there and
@@ -32,10 +33,10 @@ SECTIONS = (
     ("clean", "Ran, and did not crash in the stored snapshot either"),
     ("other", "Could not be tested"),
 )
-SWEEP_RESULTS = {
-    "failure": "the sweep job failed, or ran past its time limit",
-    "cancelled": "the sweep job was cancelled",
-    "skipped": "the sweep job did not run",
+SWEEP_RESULTS = {  # the result of the job that carries a command out: a sweep or a bisection
+    "failure": "its job failed, or ran past its time limit",
+    "cancelled": "its job was cancelled",
+    "skipped": "its job did not run",
 }
 
 
@@ -157,3 +158,19 @@ def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
         if waiting(bot_reactions(gh, repo_name, issue, comment)):
             return comment.id
     return None
+
+
+def post_kept(gh: GitHub, repo_name: str, issue: int, comment_id: int, template: str, **context: Any) -> None:
+    """Answer the command `comment_id` with `template` (a pin, a bisection: what was kept in the
+    store for it) and mark it answered (🚀); a rerun of the job never answers twice."""
+    marker = result_marker(comment_id)
+    if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
+        user = _author(gh, repo_name, issue, comment_id)
+        body = render(template, marker=marker, user=user, **context)
+        post_comment(gh, repo_name, issue, marker, body, what=f"answer the command on {repo_name}#{issue}")
+    react(gh, repo_name, issue, comment_id, Reaction.answered)
+
+
+def command_author(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> str:
+    """The login that wrote comment `comment_id` (who pinned a group, as GitHub says)."""
+    return _author(gh, repo_name, issue, comment_id)

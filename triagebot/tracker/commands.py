@@ -1,22 +1,28 @@
 """The `/rerun-sweep` grammar: finding a command in a comment and checking what it asks for.
 
     /rerun-sweep [models=A,B] [flags=f1,f2] [confirm=N]
+    /rerun-sweep bisect MODEL
+    /rerun-sweep link GROUP #N
+    /rerun-sweep unlink GROUP
     /rerun-sweep help
 
 The command counts only alone on the first line of the comment's own text. What GitHub does
 not render as the author's own plain text is dropped first: quotes (`>` lines and the lines
 that lazily continue them), fenced code blocks, indented code blocks (four spaces or a tab)
 and HTML comments; so quoting, documenting or hiding a command never runs it.
-Every value must be known (models to the catalog, flags to the config): the request that comes
-out holds only names from those lists, never text from the comment, so nothing a commenter
-types can reach a shell or the sweep job's outputs. `models=` names at most
-`tracker.rerun_max_models` models.
+Every value must be known (models to the catalog, flags to the config, crash groups to the
+stored snapshot): the request that comes out holds only names from those lists, never text from
+the comment, so nothing a commenter types can reach a shell or the sweep job's outputs.
+`models=` names at most `tracker.rerun_max_models` models. `bisect` asks for the first bad
+nightly of a model's crash; `link` pins a crash group to the upstream issue that tracks it
+(`unlink` takes the pin away). A GROUP is its id (the 12 hex digits `/rerun-sweep link` shows
+beside it, or the first 6 or more of them) or text its signature alone contains.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -31,8 +37,13 @@ KEYS = ("models", "flags", "confirm")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
+_GROUP_ID = re.compile(r"[0-9a-f]{6,12}")
+_ISSUE = re.compile(r"#[0-9]{1,9}")
 
 GRAMMAR = f"""{COMMAND} [models=A,B] [flags=f1,f2] [confirm=N]
+{COMMAND} bisect MODEL
+{COMMAND} link GROUP #N
+{COMMAND} unlink GROUP
 {COMMAND} help"""
 
 
@@ -40,7 +51,13 @@ class Kind(StrEnum):
     none = "none"  # no command in the comment
     help = "help"
     refuse = "refuse"
-    run = "run"
+    run = "run"  # a sweep
+    bisect = "bisect"  # the first bad nightly of a model's crash
+    link = "link"  # a crash group pinned to an upstream issue (or unpinned: number None)
+
+
+STARTED = frozenset({Kind.run, Kind.bisect, Kind.link})
+"""Kinds a job downstream carries out and answers: accepted (👀) when decided."""
 
 
 @dataclass
@@ -52,6 +69,8 @@ class Command:
     models: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     confirm: int | None = None
+    signature: str | None = None  # link, unlink: the crash group's signature (from the known ones)
+    number: int | None = None  # link: the upstream issue; unlink: None
 
 
 def _indent(line: str) -> int:
@@ -141,11 +160,56 @@ def _names(
     return list(dict.fromkeys(names)), ""
 
 
+def known_group(text: str, known_groups: Mapping[str, str]) -> tuple[str | None, str]:
+    """The signature `text` names among `known_groups` (id -> signature): an id or its first 6 or
+    more hex digits, else text that exactly one signature contains; or why none."""
+    if not text:
+        return None, "name the crash group: its id (shown beside it in the issue) or words of its signature"
+    if _GROUP_ID.fullmatch(text):
+        found = {ident for ident in known_groups if ident.startswith(text.lower())}
+    else:
+        found = {ident for ident, signature in known_groups.items() if text in signature}
+    if len(found) == 1:
+        return known_groups[found.pop()], ""
+    if not found:
+        return None, f"no crash group of the newest stored nightly is {_shown(text)}"
+    return None, f"{_shown(text)} names {len(found)} crash groups: give its id"
+
+
+def parse_link(words: list[str], known_groups: Mapping[str, str]) -> Command:
+    """`link GROUP #N` or `unlink GROUP` (the words after the command)."""
+    verb, rest = words[0], words[1:]
+    number = None
+    if verb == "link":
+        if not rest or not _ISSUE.fullmatch(rest[-1]):
+            return Command(Kind.refuse, "link takes a crash group and an issue: link GROUP #N")
+        number = int(rest.pop().lstrip("#"))
+    signature, reason = known_group(" ".join(rest), known_groups)
+    if signature is None:
+        return Command(Kind.refuse, reason)
+    return Command(Kind.link, signature=signature, number=number)
+
+
+def parse_bisect(words: list[str], known_models: Collection[str]) -> Command:
+    """`bisect MODEL` (the words after the command)."""
+    if len(words) != 2:
+        return Command(Kind.refuse, "bisect takes one model: bisect MODEL")
+    models, reason = _names("bisect", words[1], known_models, "model", _is_model_name)
+    if reason:
+        return Command(Kind.refuse, reason.replace("bisect=", "bisect"))
+    return Command(Kind.bisect, models=models)
+
+
 def parse_command(
-    body: str, known_models: Collection[str], known_flags: Collection[str], max_models: int = MAX_MODELS
+    body: str,
+    known_models: Collection[str],
+    known_flags: Collection[str],
+    max_models: int = MAX_MODELS,
+    known_groups: Mapping[str, str] | None = None,
 ) -> Command:
-    """Read `body` as a comment; `known_models`/`known_flags` are the only names accepted;
-    `max_models` (`tracker.rerun_max_models`) caps `models=`."""
+    """Read `body` as a comment; `known_models`/`known_flags`/`known_groups` (crash group id ->
+    signature) are the only names accepted; `max_models` (`tracker.rerun_max_models`) caps
+    `models=`."""
     line = command_line(body)
     if line is None:
         return Command(Kind.none)
@@ -154,6 +218,10 @@ def parse_command(
     words = line.split()[1:]
     if words == ["help"]:
         return Command(Kind.help)
+    if words and words[0] in ("link", "unlink"):
+        return parse_link(words, known_groups or {})
+    if words and words[0] == "bisect":
+        return parse_bisect(words, known_models)
     command = Command(Kind.run)
     seen: set[str] = set()
     for word in words:

@@ -1,7 +1,8 @@
 """The desired state of every tracking issue, derived from one night (and so from the store alone).
 
 For each flag of the night: the title (from `tracker.title`), the body (the report package's
-rendering of the night, starting with the flag marker), the labels, open or closed (`closing`,
+rendering of the night, starting with the flag marker), the labels (with `tracker.triage_labels`,
+those the PT2 triage rubric suggests for its groups too), open or closed (`closing`,
 reading the flag's trend: the history the night was built with; a confirmed wrong result keeps
 an issue open as a confirmed crash does), and the notices it owes (`notices`). With
 `[tracker] health_issue`, one more issue: the corpus's health (`Night.health`), which the
@@ -12,10 +13,11 @@ health are the night's.
 from __future__ import annotations
 
 from triagebot import report
+from triagebot.analysis.triage import NEVER
 from triagebot.config import TrackerSettings
 from triagebot.report.markers import HEALTH_MARKER, flag_marker
 from triagebot.report.words import title_values
-from triagebot.results import HEALTH_ISSUE, FlagFigures, Night, TrackedIssue
+from triagebot.results import HEALTH_ISSUE, FlagFigures, FlagNight, Night, TrackedIssue
 from triagebot.tracker import closing
 from triagebot.tracker.notices import flag_notices, health_notices
 
@@ -44,10 +46,19 @@ def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIss
         marker=flag_marker(flag),
         title=title_for(settings, state.figures, night.key),
         body=report.issue_body(night, flag),
-        labels=list(settings.labels),
+        labels=flag_labels(state, settings),
         open=closing.should_be_open(failures, settings.close_after),
         notices=flag_notices(night, flag),
     )
+
+
+def flag_labels(state: FlagNight, settings: TrackerSettings) -> list[str]:
+    """A flag issue's labels: `tracker.labels`, and with `tracker.triage_labels` the labels the PT2
+    triage rubric suggests for its failure groups (never `triaged`). Labels are only ever added."""
+    labels = list(settings.labels)
+    if settings.triage_labels:
+        labels += [name for triage in state.triage.values() for name in triage.label_names]
+    return [label for label in dict.fromkeys(labels) if label not in NEVER]
 
 
 HEALTH = HEALTH_ISSUE

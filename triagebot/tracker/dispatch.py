@@ -11,6 +11,10 @@ Each step is one small function, registered in `STEPS` under the option that ask
 - `--answer SNAPSHOT`: post the rerun's result on the command's issue (`answer`).
 - `--failed RESULT`: the sweep gave no result (`failure`, `cancelled`, ... or a reason):
   answer the command with why, and react 😕.
+- `--link GROUP --number N`: a `/rerun-sweep link` (N) or `unlink` (0) accepted earlier: keep
+  the pin of that crash group of the newest stored nightly in the store, and answer.
+- `--bisection FILE`: a `/rerun-sweep bisect` carried out: answer with the bisection (the cli
+  has kept it in the store, so that its range is never bisected again).
 
 The cli only parses options (the token included) and calls `command`; every error is a
 `TriagebotError` of one line.
@@ -27,7 +31,7 @@ from typing import Any
 from triagebot.config import Config
 from triagebot.errors import TrackerError, UsageError
 from triagebot.report.markers import find_flag
-from triagebot.results import Snapshot
+from triagebot.results import Bisection, Snapshot, UpstreamPin
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
 from triagebot.tracker.actions import write_outputs
@@ -38,6 +42,7 @@ from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import PollSettings, poll
 from triagebot.tracker.remote import first_line
 from triagebot.tracker.respond import answered_today, respond
+from triagebot.tracker.upstream_memory import keep_pin
 from triagebot.tracker.watchdog import watch
 
 
@@ -52,6 +57,9 @@ class CommandOptions:
     comment_id: int | None = None
     output: Path | None = None
     token: str | None = None  # None: no token (the cli reads $GITHUB_TOKEN)
+    link: str | None = None  # a crash group's id, to pin to upstream issue `number` (0: unpin)
+    number: int | None = None
+    bisection: Bisection | None = None  # a bisection the store keeps now: answered with
 
 
 @dataclass
@@ -96,6 +104,7 @@ class Step:
             max_models=tracker.rerun_max_models,
             max_writes=tracker.max_writes,
             stored=stored,
+            upstream=tracker.upstream,
         )
 
 
@@ -192,11 +201,49 @@ def answer_failure(step: Step) -> None:
     step.say(f"answered comment {options.comment_id} on {repo}#{options.issue}: {reason}")
 
 
+def keep_link(step: Step) -> None:
+    """`--link GROUP --number N`: the pin kept in the store, and the command answered."""
+    options, repo, upstream = step.options, step.repo or "", step.settings.tracker.upstream
+    gh = step.connect("--link", issue=True)
+    if not options.comment_id or options.number is None or not upstream:
+        raise UsageError("--link needs --number, --comment-id and [tracker] upstream")
+    assert options.link is not None and options.issue is not None
+    signature = rerun.known_groups(step.store.latest()).get(options.link)
+    if signature is None:
+        raise TrackerError(f"the newest stored nightly has no crash group {options.link}")
+    pin = UpstreamPin(
+        repo=upstream,
+        signature=signature,
+        number=options.number or None,
+        by=answers.command_author(gh, repo, options.issue, options.comment_id),
+        comment_id=options.comment_id,
+    )
+    keep_pin(step.store, pin)
+    answers.post_kept(
+        gh, repo, options.issue, options.comment_id, "tracker-link.md.j2", pin=pin, local=upstream == repo
+    )
+    step.say(f"{'pinned' if pin.number else 'unpinned'} crash group {options.link} on {repo}#{options.issue}")
+
+
+def answer_bisection(step: Step) -> None:
+    """`--bisection FILE`: the command answered with its bisection."""
+    options, repo = step.options, step.repo or ""
+    gh = step.connect("--bisection", issue=True)
+    if not options.comment_id:
+        raise UsageError("--bisection needs --comment-id")
+    assert options.bisection is not None and options.issue is not None
+    template = "tracker-bisection.md.j2"
+    answers.post_kept(gh, repo, options.issue, options.comment_id, template, bisection=options.bisection)
+    step.say(f"answered comment {options.comment_id} on {repo}#{options.issue} with the bisection")
+
+
 STEPS: dict[str, tuple[Callable[[CommandOptions], bool], Callable[[Step], None]]] = {
     "--event FILE": (lambda options: options.event is not None, from_event),
     "--poll": (lambda options: options.poll, from_poll),
     "--answer SNAPSHOT": (lambda options: options.answer is not None, answer_rerun),
     "--failed RESULT": (lambda options: options.failed is not None, answer_failure),
+    "--link GROUP": (lambda options: options.link is not None, keep_link),
+    "--bisection FILE": (lambda options: options.bisection is not None, answer_bisection),
 }
 """option -> (whether the options ask for it, the step): exactly one is asked for."""
 

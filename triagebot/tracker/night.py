@@ -1,9 +1,10 @@
 """Publishing one night: the `publish` command's and the nightly pipeline's entry point.
 
 connect (with a token and a repository) -> find each flag's issue (the store's memory, then
-markers) -> link the night to those issues -> its desired issues (`desired`) -> plan and apply
-(`publish`) -> link the issues opened just now from their siblings -> remember (`memory`) ->
-one line saying what was done. Without a token or a repository, or with `dry_run`, GitHub is
+markers) -> link the night to those issues -> search the upstream repository's issues for its
+failure groups (`upstream`, once per night and signature) -> its desired issues (`desired`) ->
+plan and apply (`publish`) -> link the issues opened just now from their siblings -> remember
+(`memory`) -> one line saying what was done. Without a token or a repository, or with `dry_run`, GitHub is
 not written: the plan and bodies go to a folder.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from triagebot.analysis.triage import with_searches
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import TrackerError
 from triagebot.results import Night, TrackedIssue
@@ -23,6 +25,8 @@ from triagebot.tracker.memory import IssueMemory, night_facts
 from triagebot.tracker.plan import Verb
 from triagebot.tracker.publish import Publication, publish, relink_bodies
 from triagebot.tracker.remote import tracked_issue_numbers
+from triagebot.tracker.upstream import search_night
+from triagebot.tracker.upstream_memory import keep_searches, stored_searches
 
 
 class PublishIncomplete(TrackerError):
@@ -64,6 +68,8 @@ def publish_night(
     remembered = memory.numbers(list(night.flags))
     numbers = tracked_issue_numbers(gh, repo, night.flags, remembered) if gh else {}
     current = linked(night, repo, numbers, gh)
+    if gh is not None and config.tracker.upstream:
+        current = searched(current, gh, config.tracker, numbers, store, keep=not dry_run, say=say)
     desired = desired_issues(current, config.tracker)
     publication = publish(
         desired,
@@ -80,7 +86,7 @@ def publish_night(
     opened = opened_now(publication)
     if gh is not None and opened:
         current, relinked, not_relinked = relink(
-            gh, repo, night, {**numbers, **opened}, desired, config.tracker
+            gh, repo, current, {**numbers, **opened}, desired, config.tracker
         )
         failures += not_relinked
         say(f"linked {relinked} issue(s) to the ones opened now")
@@ -96,6 +102,29 @@ def linked(night: Night, repo: str, numbers: dict[str, int], gh: GitHub | None) 
     """`night` with the addresses of its flags' issues, and the bot left out of its cc lines."""
     urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
     return night.linked(urls, author=gh.login if gh else None)
+
+
+def searched(
+    night: Night,
+    gh: GitHub,
+    settings: TrackerSettings,
+    numbers: dict[str, int],
+    store,
+    *,
+    keep: bool,
+    say: Callable[[str], None],
+) -> Night:
+    """`night` with tonight's searches of the upstream repository's issues for its failure
+    groups: made once per night and signature, kept in `store` when `keep` (not in a dry run)."""
+    upstream = settings.upstream or ""
+    own = list(numbers.values()) if upstream == settings.repo else []
+    stored = stored_searches(store, upstream)
+    made, pace = search_night(gh, upstream, night, stored, own=own, say=say)
+    if keep:
+        keep_searches(store, made)
+    if made:
+        say(f"searched the issues of {upstream} for {len(made)} signature(s): {pace.requests} request(s)")
+    return with_searches(night, {**stored, **{search.signature: search for search in made}})
 
 
 def opened_now(publication: Publication) -> dict[str, int]:

@@ -11,7 +11,8 @@ later polls and no reaction is read twice. A poll:
 - obeys `commands_on_edited` (a comment edited since it was posted counts as edited);
 - makes at most `max_writes` writes; what does not fit waits for the next poll, unrecorded;
 - answers one refusal or help per person per issue per day; the others get nothing;
-- returns the first command to run (the others wait for the next poll).
+- returns the first command to carry out: a sweep, a bisection or a pin (the others wait for
+  the next poll).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from triagebot.report.markers import answer_marker, failure_marker, result_marke
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
 from triagebot.tracker.answer import post_failure
-from triagebot.tracker.commands import Kind
+from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware
 from triagebot.tracker.plan import RemoteIssue
@@ -42,7 +43,7 @@ from triagebot.tracker.rerun import (
 )
 from triagebot.tracker.respond import answers_on, respond, writes_needed
 
-STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", Kind.run: "accepted"}
+STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(STARTED, "accepted")}
 """The ledger's state of a command the bot has just responded to."""
 
 Answered = dict[int, tuple[str, datetime | None, bool]]  # comment id -> (state, when, whether it swept)
@@ -164,7 +165,7 @@ class PollRound:
                 return  # one sweep per poll
             # Accepted once already: a later edit does not undo that.
             again = self.decide(polled_event(self.repo_name, issue, comment, "created"))
-            if again.kind == Kind.run:
+            if again.kind in STARTED:
                 self.chosen = again
                 self.ledger.note(record.model_copy(update={"at": self.now, "attempts": record.attempts + 1}))
                 self.say(f"starting the command {comment.id} on {self.repo_name}#{issue.number} again")
@@ -210,8 +211,8 @@ class PollRound:
         settings = self.settings
         respond(self.gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
         state = "quiet" if decision.limited and quiet else STATE_OF[decision.kind]
-        self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind == Kind.run)}))
-        if decision.kind == Kind.run:
+        self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind in STARTED)}))
+        if decision.kind in STARTED:
             self.chosen = decision
         return True
 

@@ -3,9 +3,10 @@
 A command arrives either as a workflow event payload (`issue_comment`, read by `read_event`) or
 by polling the tracking issues (`polling`, `polled_event`). `decide` turns the comment into a
 `Decision`: it drops what is never a command (`ignored`), parses the comment (`commands`, pure),
-finds the issue's flag, and `handle`s the command: help, a refusal with its reason, or a
-`RerunRequest` to run. Acting on the decision on GitHub is `respond`'s; the sweep job reads
-`outputs`.
+finds the issue's flag, and `handle`s the command: help, a refusal with its reason, or what to
+carry out (`HANDLERS`, one per kind): a sweep, a bisection of a model's crash, or a crash group
+pinned to an upstream issue, each with a `RerunRequest` saying where to answer. Acting on the
+decision on GitHub is `respond`'s; the jobs that carry it out read `outputs`.
 
 Who may run a command is read from the collaborator permission API (write, maintain or admin).
 Where the bot's token may not read permissions (GitHub answers 403 to a token without push
@@ -16,6 +17,9 @@ access when the bot could not check.
 A bare command reruns the models the issue lists as crashing: those that crash under the
 issue's flag in the newest stored snapshot, at most `tracker.rerun_max_models` of them, one per
 crash signature first. The answer (`answer`) compares the rerun with the stored snapshot.
+`bisect MODEL` needs the model's crash under the issue's flag in the newest stored snapshot and
+a verified reproduction of its group; `link GROUP #N` a crash group of that flag and
+`tracker.upstream`.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from typing import Any
 from github import GithubException
 
 from triagebot.analysis import flag_stats
+from triagebot.analysis.triage import failure_groups
 from triagebot.errors import TrackerError
-from triagebot.results import RerunRequest, Snapshot
+from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
 from triagebot.tracker.github import GitHub
@@ -69,6 +74,7 @@ class RerunSettings:
     on_edited: bool = False  # `tracker.commands_on_edited`
     max_models: int = commands.MAX_MODELS  # `tracker.rerun_max_models`
     stored: Snapshot | None = None  # the newest stored snapshot: what a bare command reruns
+    upstream: str | None = None  # `tracker.upstream`: the repository a group is pinned to
 
 
 @dataclass
@@ -79,6 +85,7 @@ class Decision:
     request: RerunRequest | None = None
     limited: bool = False  # help, or a refusal for want of access: once a day per person and issue
     note: str = ""  # how access was decided when permissions could not be read: to be said
+    pin: UpstreamPin | None = None  # link: the pin to keep
 
 
 class EventError(TrackerError):
@@ -178,20 +185,15 @@ def decide(
     on_edited: bool = False,
     max_models: int = commands.MAX_MODELS,
     stored: Snapshot | None = None,
+    upstream: str | None = None,
 ) -> Decision:
     """What to do with one comment. `permission(login)` reads the collaborator permission;
     it is called only for a command, so ordinary comments cost no request. `stored`: the
     newest stored snapshot, whose crashing models a bare command reruns."""
-    if ignored(event, bot_login, on_edited):
-        return Decision(Kind.none)
-    command = commands.parse_command(event.body, known_models, known_flags, max_models)
-    if command.kind == Kind.none:
-        return Decision(Kind.none)
-    by_bot = event.issue_author.lower() == bot_login.lower()
-    flag = issue_flag(event.issue, event.issue_body) if by_bot else None
-    if flag is None:
-        return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues", limited=True)
-    return handle(command, event, flag, permission, default_confirm, max_models, stored)
+    settings = RerunSettings(
+        known_models, known_flags, default_confirm, on_edited, max_models, stored, upstream
+    )
+    return decide_for(event, settings, bot_login=bot_login, issue_flag=issue_flag, permission=permission)
 
 
 def decide_for(
@@ -203,18 +205,22 @@ def decide_for(
     permission: Callable[[str], str],
 ) -> Decision:
     """`decide` under `settings`."""
-    return decide(
-        event,
-        bot_login=bot_login,
-        issue_flag=issue_flag,
-        permission=permission,
-        known_models=settings.known_models,
-        known_flags=settings.known_flags,
-        default_confirm=settings.default_confirm,
-        on_edited=settings.on_edited,
-        max_models=settings.max_models,
-        stored=settings.stored,
+    if ignored(event, bot_login, settings.on_edited):
+        return Decision(Kind.none)
+    command = commands.parse_command(
+        event.body,
+        settings.known_models,
+        settings.known_flags,
+        settings.max_models,
+        known_groups=known_groups(settings.stored),
     )
+    if command.kind == Kind.none:
+        return Decision(Kind.none)
+    by_bot = event.issue_author.lower() == bot_login.lower()
+    flag = issue_flag(event.issue, event.issue_body) if by_bot else None
+    if flag is None:
+        return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues", limited=True)
+    return handle(command, event, flag, permission, settings)
 
 
 def handle(
@@ -222,9 +228,7 @@ def handle(
     event: CommentEvent,
     flag: str,
     permission: Callable[[str], str],
-    default_confirm: int,
-    max_models: int,
-    stored: Snapshot | None,
+    settings: RerunSettings,
 ) -> Decision:
     """The decision on a parsed command on `flag`'s issue (see `decide`)."""
     if command.kind == Kind.help:
@@ -234,7 +238,15 @@ def handle(
         return Decision(Kind.refuse, why, flag, limited=True)
     if command.kind == Kind.refuse:
         return Decision(Kind.refuse, command.reason, flag, note=why)
-    models = command.models or crashing_models(stored, flag, max_models)[0]
+    decision = HANDLERS[command.kind](command, event, flag, settings)
+    decision.note = why
+    return decision
+
+
+def sweep_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
+    """A rerun: the models named, or those crashing under `flag` in the stored snapshot."""
+    stored = settings.stored
+    models = command.models or crashing_models(stored, flag, settings.max_models)[0]
     if not models:
         where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
         reason = f"no model crashes under `{flag}` in {where}; name the models with models="
@@ -246,10 +258,88 @@ def handle(
         requested_by=event.author,
         models=models,
         flags=command.flags or [flag],
-        confirm=default_confirm if command.confirm is None else command.confirm,
+        confirm=settings.default_confirm if command.confirm is None else command.confirm,
         corpus=stored.corpus.name if stored is not None else None,
     )
-    return Decision(Kind.run, flag=flag, request=request, note=why)
+    return Decision(Kind.run, flag=flag, request=request)
+
+
+def bisect_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
+    """The first bad nightly of a model's crash under `flag`: it must crash in the stored
+    snapshot, in a group with a verified reproduction (the bisection runs it)."""
+    model, stored = command.models[0], settings.stored
+    group = next((g for g in flag_groups(stored, flag) if model in g.models and g.backend is None), None)
+    if stored is None or group is None:
+        return Decision(
+            Kind.refuse, f"`{model}` has no confirmed crash under `{flag}` in the newest stored nightly", flag
+        )
+    verified = [
+        r for r in stored.reproductions if r.flag == flag and r.signature == group.signature and r.verified
+    ]
+    if not verified:
+        return Decision(
+            Kind.refuse, f"the crash group of `{model}` has no verified reproduction to bisect with", flag
+        )
+    request = RerunRequest(
+        repo=event.repo,
+        issue=event.issue,
+        comment_id=event.comment_id,
+        requested_by=event.author,
+        models=[model],
+        flags=[flag],
+        corpus=stored.corpus.name,
+    )
+    return Decision(Kind.bisect, flag=flag, request=request)
+
+
+def link_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
+    """A crash group of `flag`'s issue pinned to an upstream issue (`unlink`: unpinned)."""
+    if not settings.upstream:
+        return Decision(Kind.refuse, "no upstream repository is configured (`tracker.upstream`)", flag)
+    signature = command.signature or ""
+    if signature not in {group.signature for group in flag_groups(settings.stored, flag)}:
+        return Decision(Kind.refuse, f"that crash group is not one of this issue's (`{flag}`)", flag)
+    pin = UpstreamPin(
+        repo=settings.upstream,
+        signature=signature,
+        number=command.number,
+        by=event.author,
+        comment_id=event.comment_id,
+    )
+    request = RerunRequest(
+        repo=event.repo,
+        issue=event.issue,
+        comment_id=event.comment_id,
+        requested_by=event.author,
+        flags=[flag],
+    )
+    return Decision(Kind.link, flag=flag, request=request, pin=pin)
+
+
+HANDLERS: dict[Kind, Callable[[Command, CommentEvent, str, RerunSettings], Decision]] = {
+    Kind.run: sweep_request,
+    Kind.bisect: bisect_request,
+    Kind.link: link_request,
+}
+"""What each accepted kind of command asks for, decided (help and refusals are `handle`'s)."""
+
+
+def flag_groups(snapshot: Snapshot | None, flag: str) -> list[FailureGroup]:
+    """`flag`'s failure groups in `snapshot`: wrong results, crashes, then those met on the ladder."""
+    if snapshot is None or flag not in snapshot.flags:
+        return []
+    return failure_groups(flag_stats(snapshot, flag))
+
+
+def known_groups(snapshot: Snapshot | None) -> dict[str, str]:
+    """group id -> signature, for every failure group of every flag of `snapshot`."""
+    if snapshot is None:
+        return {}
+    return {
+        signature_id(group.signature): group.signature
+        for flag in snapshot.flags
+        for group in flag_groups(snapshot, flag)
+    }
 
 
 def may_run(level: str, event: CommentEvent) -> tuple[bool, str]:
@@ -295,17 +385,33 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
 
 
 def outputs(decision: Decision) -> dict[str, str]:
-    """The sweep job's inputs as key=value outputs: names from the catalog and config only."""
+    """The inputs of the jobs that carry a decision out, as key=value outputs: names from the
+    catalog, the config and the stored snapshot only (a crash group by its id), and numbers."""
     request = decision.request
-    if decision.kind != Kind.run or request is None:
+    if decision.kind == Kind.link and decision.pin is not None and request is not None:
+        number = decision.pin.number
+        return {
+            "run": "false",
+            "link": "true",
+            "group": signature_id(decision.pin.signature),
+            "number": str(number) if number is not None else "0",
+            **where(decision),
+        }
+    if decision.kind not in (Kind.run, Kind.bisect) or request is None:
         return {"run": "false"}
     return {
-        "run": "true",
-        "repo": request.repo,
-        "issue": str(request.issue),
-        "comment_id": str(request.comment_id),
+        "run": "true" if decision.kind == Kind.run else "false",
+        **({"bisect": "true"} if decision.kind == Kind.bisect else {}),
+        **where(decision),
         "models": ",".join(request.models),
         "flags": ",".join(request.flags),
         "confirm": str(request.confirm),
         "corpus": request.corpus or "",
     }
+
+
+def where(decision: Decision) -> dict[str, str]:
+    """Where the command is to be answered: its repository, issue and comment."""
+    request = decision.request
+    assert request is not None
+    return {"repo": request.repo, "issue": str(request.issue), "comment_id": str(request.comment_id)}

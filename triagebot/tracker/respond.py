@@ -2,7 +2,7 @@
 
 - help: the grammar as a comment, then 🚀;
 - refuse: 😕, then the reason as a comment;
-- run: 👀 (the sweep job answers later, `answer`).
+- run, bisect, link: 👀 (the job that carries it out answers later: `answer`, `keep`).
 
 One person gets at most one refusal or help answer per issue per day (`ledger`): when the day's
 answer was given (`quiet`), a limited decision is left without a word or a reaction. Every
@@ -65,10 +65,14 @@ def accept(reply: Reply, event: CommentEvent, decision: Decision) -> None:
 
 
 Handler = Callable[[Reply, CommentEvent, Decision], None]
-HANDLERS: dict[Kind, Handler] = {Kind.help: answer_help, Kind.refuse: answer_refusal, Kind.run: accept}
+HANDLERS: dict[Kind, Handler] = {
+    Kind.help: answer_help,
+    Kind.refuse: answer_refusal,
+    **dict.fromkeys(commands.STARTED, accept),
+}
 """What the bot does for each kind of decision (an ignored comment gets nothing)."""
 
-WRITES: dict[Kind, int] = {Kind.help: 2, Kind.refuse: 2, Kind.run: 1}
+WRITES: dict[Kind, int] = {Kind.help: 2, Kind.refuse: 2, **dict.fromkeys(commands.STARTED, 1)}
 """The writes each handler makes: for the per-poll write cap."""
 
 

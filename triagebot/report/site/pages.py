@@ -29,7 +29,7 @@ from triagebot.report.site.data import (
     run_columns,
 )
 from triagebot.report.site.writer import SiteWriter
-from triagebot.results import BASELINE, Effect, FlagNight, ModelSpec, Night
+from triagebot.results import BASELINE, Bisection, Effect, FlagNight, ModelSpec, Night
 
 
 class Pages:
@@ -121,9 +121,28 @@ def _model_pages(
     tonight: dict[str, dict[str, str]] = {}  # model -> flag -> its effect tonight
     for row in night.effects:
         tonight.setdefault(row.model, {})[row.flag] = row.effect.value
+    bisected = model_bisections(night)
     for model, rows in sorted(histories.items()):
-        latest_groups = groups if rows[-1].night is latest else {}
-        _model_page(pages, model, rows, latest_groups, specs, model in in_latest, tonight.get(model, {}))
+        newest = rows[-1].night is latest
+        mine = bisected.get(model, []) if newest else []
+        page_groups = groups if newest else {}
+        _model_page(pages, model, rows, page_groups, specs, model in in_latest, tonight.get(model, {}), mine)
+
+
+def model_bisections(night: Night) -> dict[str, list[tuple[str, Bisection]]]:
+    """model -> (flag, bisection) for each crash group of `night` it is in whose signature was
+    bisected, and (baseline, bisection) for its baseline graph-count regression: what its page
+    says of the first bad nightly."""
+    found: dict[str, list[tuple[str, Bisection]]] = {}
+    for flag, view in night.flags.items():
+        for group in view.stats.crash_groups:
+            triage = view.triage_of(group)
+            if triage is not None and triage.bisection is not None:
+                for model in group.models:
+                    found.setdefault(model, []).append((flag, triage.bisection))
+    for model, bisection in night.baseline_bisections.items():
+        found.setdefault(model, []).append((BASELINE, bisection))
+    return found
 
 
 def _model_page(
@@ -134,6 +153,7 @@ def _model_page(
     specs: dict[str, ModelSpec],
     in_latest: bool,
     tonight: dict[str, str],
+    bisections: list[tuple[str, Bisection]],
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
@@ -155,6 +175,7 @@ def _model_page(
         changes=len(changed),
         recompiles=recompiles,
         charts=model_charts([entry.night.key for entry in rows], columns),
+        bisections=bisections,
     )
 
 

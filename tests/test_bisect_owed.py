@@ -1,0 +1,202 @@
+"""The first bad nightly, wired in: which bisections a night owes (a crash new since a stored
+nightly more than a day older), the one `/rerun-sweep bisect MODEL` asks for, and the night's
+bisections made on the command line, kept by `run --bisections` and shown in the issue."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from builders import SCALAR, crash
+from builders import nightly as built_nightly
+from climain import run_main
+from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, cache, git_hash, index, nightly, reproduction  # noqa: F401
+
+from triagebot.bisect import adjacent, crash_request, owed_bisections, verify_requests
+from triagebot.errors import BisectError
+from triagebot.results import BASELINE, Bisection, Environment, Snapshot
+from triagebot.store import LocalStore, MemoryStore, keep_bisection, read_snapshot
+
+MODELS = ["BertModel", "T5Model"]
+
+
+def night(day: date, *, crashing: bool, swept: bool = True, repro: bool = False) -> Snapshot:
+    """A nightly of `day` in which BertModel crashes under SCALAR with the test index's error
+    (or runs); `swept=False`: BertModel was not swept at all."""
+    key = nightly(day)
+    crashes = {SCALAR: {"BertModel": crash("RuntimeError", MESSAGE)}} if crashing else {}
+    models = MODELS if swept else MODELS[1:]
+    found = built_nightly(key, crashes, models, flags=[SCALAR], git=git_hash(key), corpus="test")
+    if repro:
+        found = found.model_copy(update={"reproductions": [reproduction()]})
+    return found
+
+
+def day(number: int) -> date:
+    return date(2026, 4, 1) + timedelta(number - 1)
+
+
+def test_nightlies_a_day_apart_are_adjacent():
+    one, two, four = (
+        Environment(torch_version=nightly(day(n)), torch_git_version=f"g{n}") for n in (1, 2, 4)
+    )
+    assert adjacent(one, two) and not adjacent(one, four)
+    assert not adjacent(one, one)  # the same build: nothing between, nothing to bisect either
+    moved = two.model_copy(update={"transformers_version": "5.25.0"})
+    assert not adjacent(one, moved)
+    assert not adjacent(Environment(torch_version="2.12.0"), Environment(torch_version="2.12.1"))
+
+
+def test_a_crash_new_across_missed_nights_owes_one_bisection():
+    before, tonight = night(day(1), crashing=False), night(day(4), crashing=True, repro=True)
+    (request,) = owed_bisections(tonight, before, MemoryStore())
+    assert (request.axis, request.good, request.bad) == ("torch", before.key, tonight.key)
+    assert request.reproduction.signature == SIGNATURE
+    # Adjacent nightlies owe none (the diff's commit range is the answer); nor does a crash
+    # already there, one without a verified reproduction, or a first night.
+    assert owed_bisections(night(day(2), crashing=True, repro=True), before, None) == []
+    assert owed_bisections(tonight, night(day(2), crashing=True), None) == []
+    assert owed_bisections(night(day(4), crashing=True), before, None) == []
+    assert owed_bisections(tonight, None, None) == []
+
+
+def test_a_range_answered_in_the_store_is_not_owed_again():
+    before, tonight = night(day(1), crashing=False), night(day(4), crashing=True, repro=True)
+    store = MemoryStore()
+    answer = Bisection(
+        axis="torch",
+        signature=SIGNATURE,
+        model="BertModel",
+        flag=SCALAR,
+        good=before.key,
+        bad=tonight.key,
+        index="local",
+        last_good=nightly(day(2)),
+        first_bad=nightly(day(3)),
+        conclusive=True,
+    )
+    keep_bisection(store, answer)
+    assert owed_bisections(tonight, before, store) == []
+    keep_bisection(store, answer.model_copy(update={"conclusive": False}))  # cut short: owed again
+    assert len(owed_bisections(tonight, before, store)) == 1
+
+
+def test_a_models_crash_is_bisected_from_the_last_night_it_ran_in():
+    store = MemoryStore(
+        [
+            night(day(1), crashing=False),
+            night(day(3), crashing=False, swept=False),  # not swept: says nothing
+            night(day(5), crashing=True),
+            night(day(7), crashing=True, repro=True),
+        ]
+    )
+    request = crash_request(store, "BertModel", SCALAR)
+    assert (request.good, request.bad) == (nightly(day(1)), nightly(day(5)))
+    with pytest.raises(BisectError, match="T5Model has no confirmed crash under capture_scalar_outputs"):
+        crash_request(store, "T5Model", SCALAR)
+    alone = MemoryStore([night(day(5), crashing=True), night(day(7), crashing=True, repro=True)])
+    with pytest.raises(BisectError, match=r"no stored nightly before .*20260405.* in which BertModel ran"):
+        crash_request(alone, "BertModel", SCALAR)
+    unverified = MemoryStore([night(day(1), crashing=False), night(day(7), crashing=True)])
+    with pytest.raises(BisectError, match="no verified reproduction"):
+        crash_request(unverified, "BertModel", SCALAR)
+
+
+def test_a_night_owing_a_bisection_gets_its_first_bad_nightly_into_the_issue(
+    index,  # noqa: F811
+    cache,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch,
+    capsys,
+):
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore(tmp_path / "store")
+    store.put(night(day(1), crashing=False))
+    tonight = night(day(12), crashing=True, repro=True)
+    swept = tmp_path / "tonight.json"
+    swept.write_text(tonight.model_dump_json())
+    where = ("--store", str(store.path), "--cache", str(cache), "--variant", "cpu")
+    indexes = ("--index", f"{index.url}/whl/nightly", "--pypi", f"{index.url}/simple")
+    ran = run_main(monkeypatch, capsys, "bisect", "--owed", str(swept), *where, *indexes, "--out", "found")
+    assert ran.status == 0, ran.err
+    assert "1 bisection(s) owed by" in ran.out
+    assert f"first bad nightly: {nightly(FIRST_BAD)}" in ran.out
+    (written,) = (tmp_path / "found").glob("*.json")
+    assert json.loads(written.read_text())["first_bad"] == nightly(FIRST_BAD)
+
+    ran = run_main(
+        monkeypatch, capsys, "run", "--snapshot", str(swept), "--bisections", "found",
+        "--store", str(store.path), "--dry-run", "--out", "run",
+    )  # fmt: skip
+    assert ran.status == 0, ran.err
+    assert "bisections: 1 kept from found" in ran.out
+    body = (tmp_path / "run" / "report" / f"issue-{SCALAR}.md").read_text()
+    assert (
+        f"**First bad nightly**: `{nightly(FIRST_BAD)}`, last good `{nightly(FIRST_BAD - timedelta(1))}`"
+        in body
+    )
+    assert "the changes between them: [" in body
+
+    # The next run owes nothing: the store has the answer.
+    again = run_main(monkeypatch, capsys, "bisect", "--owed", str(swept), *where, *indexes)
+    assert again.status == 0 and "0 bisection(s) owed by" in again.out
+
+
+def test_bisect_takes_one_way_of_naming_what_to_bisect(monkeypatch, capsys, tmp_path):
+    for arguments in (("a",), ("a", "b", "--crash", "BertModel"), ("--owed", "x", "--crash", "y"), ()):
+        ran = run_main(monkeypatch, capsys, "bisect", *arguments, "--store", str(tmp_path))
+        assert ran.status == 2 and "give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL" in ran.err
+    ran = run_main(monkeypatch, capsys, "bisect", "--crash", "BertModel", "--store", str(tmp_path))
+    assert ran.status == 2 and "--crash needs --flag" in ran.err
+
+
+SMOKE = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
+
+
+def smoke_nights(longformer_before: int) -> tuple[Snapshot, Snapshot]:
+    """The committed smoke sweep as tonight (a nightly of 2026-04-10), and the same sweep three
+    nights before it in which LongformerModel compiled to `longformer_before` graphs at baseline."""
+    tonight = read_snapshot(SMOKE)
+
+    def dated(snapshot: Snapshot, day: str, git: str) -> Snapshot:
+        environment = snapshot.environment.model_copy(
+            update={"torch_version": f"2.13.0.dev{day}+cpu", "torch_git_version": git}
+        )
+        return snapshot.model_copy(update={"key": environment.torch_version, "environment": environment})
+
+    before = dated(tonight, "20260407", "a" * 40)
+    results = []
+    for result in before.results:
+        if result.model == "LongformerModel":
+            baseline = result.outcomes[BASELINE].model_copy(update={"graphs": longformer_before})
+            result = result.model_copy(update={"outcomes": {**result.outcomes, BASELINE: baseline}})
+        results.append(result)
+    return before.model_copy(update={"results": results}), dated(tonight, "20260410", "b" * 40)
+
+
+def test_a_baseline_graph_regression_across_missed_nights_is_owed_with_a_graph_count_script():
+    before, tonight = smoke_nights(longformer_before=5)
+    requests = owed_bisections(tonight, before, MemoryStore())
+    (graphs,) = [request for request in requests if request.reproduction.flag == BASELINE]
+    repro = graphs.reproduction
+    assert repro.model == "LongformerModel" and not repro.verified
+    assert repro.signature == "MoreGraphs: LongformerModel compiles to more than N graphs at baseline"
+    assert "GRAPH_LIMIT = 5" in repro.script and repro.script.rstrip().endswith("main()")
+    assert (graphs.good, graphs.bad) == (before.key, tonight.key)
+
+
+@pytest.mark.torch
+def test_a_graph_count_script_is_verified_with_this_torch_before_it_is_bisected():
+    before, tonight = smoke_nights(longformer_before=5)
+    (request,) = [r for r in owed_bisections(tonight, before, None) if r.reproduction.flag == BASELINE]
+    # Tonight it compiles to 6 graphs: bad above 5; the same script above 7 raises nothing.
+    above_seven = request.reproduction.script.replace("GRAPH_LIMIT = 5", "GRAPH_LIMIT = 7")
+    requests = [request, copy.copy(request)]
+    requests[1].reproduction = request.reproduction.model_copy(update={"script": above_seven})
+    said: list[str] = []
+    (kept,) = verify_requests(requests, timeout=300, say=said.append)
+    assert kept.reproduction.verified and "GRAPH_LIMIT = 5" in kept.reproduction.script
+    assert len(said) == 1 and "not bisected" in said[0]

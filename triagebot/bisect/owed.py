@@ -1,0 +1,176 @@
+"""Which bisections a night owes, and the one a `/rerun-sweep bisect MODEL` asks for.
+
+A crash that appears between two stored nightlies more than a day apart (nights were missed,
+or their sweeps were never stored) may have started in any build between them: its first bad
+nightly is owed a bisection. Between adjacent nightlies none is owed: the diff's commit range is
+the answer already. When torch did not change but transformers did, the releases between are
+bisected instead (`request_between`), whatever the days. A crash is bisected with its group's
+verified reproduction (a reproduction that runs on the counting backend: failures met only on
+the backend ladder are not bisected), and never again once the store has an answer for it. A
+model that compiles to more graphs at baseline than in the earlier nightly (a Dynamo regression
+whatever the flags do) is owed one too, with a script that counts its graphs (`graphs`),
+verified with the night's torch before it is bisected.
+
+- `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first, then the
+  baseline graph-count regressions.
+- `crash_request(store, model, flag)`: a model's crash in the newest stored nightly, between
+  the last stored nightly it ran in and the first of the nightlies it has crashed in since.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from triagebot.analysis import RAN_EFFECTS, diff, flag_stats, model_effect
+from triagebot.bisect.engine import BisectRequest, request_between
+from triagebot.bisect.graphs import graph_count_reproduction
+from triagebot.errors import BisectError, ReproError
+from triagebot.results import Effect, Environment, FailureGroup, ModelChange, Reproduction, Snapshot
+from triagebot.store import Store, find_bisection, key_order
+
+_NIGHT = re.compile(r"\.dev(?P<day>\d{8})")
+
+
+def night_of_version(version: str) -> date | None:
+    """The day of a nightly from its version (`2.12.0.dev20260408+cu128`), None for a release."""
+    found = _NIGHT.search(version)
+    if found is None:
+        return None
+    try:
+        return date(int(found["day"][:4]), int(found["day"][4:6]), int(found["day"][6:]))
+    except ValueError:
+        return None
+
+
+def adjacent(old: Environment, new: Environment) -> bool:
+    """Whether no nightly can lie between the builds of two sweeps: consecutive days, the
+    transformers the same (a release without a day is never adjacent to anything)."""
+    first, second = night_of_version(old.torch_version), night_of_version(new.torch_version)
+    if first is None or second is None or old.transformers_version != new.transformers_version:
+        return False
+    return (second - first).days <= 1 and not old.same_build(new)
+
+
+def verified_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) -> Reproduction | None:
+    """The verified reproduction of `group` (a crash of the sweep) under `flag`, if any."""
+    return next(
+        (
+            repro
+            for repro in snapshot.reproductions
+            if repro.flag == flag
+            and repro.signature == group.signature
+            and repro.verified
+            and not repro.backend
+        ),
+        None,
+    )
+
+
+def answered(store: Store | None, request: BisectRequest) -> bool:
+    """Whether the store already has an answer for `request` (never bisected twice)."""
+    if store is None:
+        return False
+    found = find_bisection(store, request.axis, request.reproduction.signature, request.good, request.bad)
+    return found is not None and found.first_bad is not None and found.conclusive
+
+
+def owed_bisections(
+    snapshot: Snapshot, previous: Snapshot | None, store: Store | None
+) -> list[BisectRequest]:
+    """The bisections tonight owes (see the module docstring): one per crash group with a model
+    newly crashing since `previous`, largest group first."""
+    if previous is None or adjacent(previous.environment, snapshot.environment):
+        return []
+    if previous.environment.same_build(snapshot.environment) and (
+        previous.environment.transformers_version == snapshot.environment.transformers_version
+    ):
+        return []
+    change = diff(previous, snapshot)
+    owed: list[BisectRequest] = []
+    for flag, moved in change.flags.items():
+        newly = {row.model for row in moved.newly_crashing}
+        for group in flag_stats(snapshot, flag).crash_groups:
+            repro = verified_reproduction(snapshot, flag, group)
+            if repro is None or not newly & set(group.models):
+                continue
+            request = request_between(previous.environment, snapshot.environment, repro)
+            if not answered(store, request):
+                owed.append(request)
+    return owed + graph_regressions(snapshot, previous, change.baseline_graph_changes, store)
+
+
+def graph_regressions(
+    snapshot: Snapshot, previous: Snapshot, changes: list[ModelChange], store: Store | None
+) -> list[BisectRequest]:
+    """The models that compile to more graphs at baseline than in `previous`, each with its
+    graph-count reproduction (unverified: `graphs.verify_requests` runs it first)."""
+    owed = []
+    for change in changes:
+        if change.old_graphs is None or change.new_graphs is None or change.new_graphs <= change.old_graphs:
+            continue
+        try:
+            repro = graph_count_reproduction(snapshot, change.model, change.old_graphs)
+        except ReproError:
+            continue  # no spec to rebuild it from: nothing to bisect with
+        request = request_between(previous.environment, snapshot.environment, repro)
+        if not answered(store, request):
+            owed.append(request)
+    return owed
+
+
+def crash_request(store: Store, model: str, flag: str) -> BisectRequest:
+    """The bisection of `model`'s crash under `flag` in the newest stored nightly (see the module
+    docstring); a one-line `BisectError` when there is none to make."""
+    newest = store.latest()
+    if newest is None:
+        raise BisectError("the store holds no nightly")
+    group = (
+        next((g for g in flag_stats(newest, flag).crash_groups if model in g.models), None)
+        if flag in newest.flags
+        else None
+    )
+    if group is None:
+        raise BisectError(
+            f"{model} has no confirmed crash under {flag} in the newest stored nightly {newest.key}"
+        )
+    repro = verified_reproduction(newest, flag, group)
+    if repro is None:
+        raise BisectError(
+            f"the crash group of {model} under {flag} has no verified reproduction in {newest.key}"
+        )
+    first_bad = newest
+    for key in reversed(store.keys()):
+        earlier = store.readable(key)
+        if earlier is None or key == newest.key or earlier.environment.same_build(first_bad.environment):
+            continue
+        if key_after(key, first_bad):
+            continue
+        state = crashed_with(earlier, model, flag, group.signature)
+        if state is None:  # not swept there: look further back
+            continue
+        if state:
+            first_bad = earlier
+            continue
+        return request_between(earlier.environment, first_bad.environment, repro)
+    raise BisectError(
+        f"no stored nightly before {first_bad.key} in which {model} ran under {flag}: nothing to bisect from"
+    )
+
+
+def key_after(key: str, snapshot: Snapshot) -> bool:
+    """Whether stored nightly `key` comes at or after `snapshot` in the store's order."""
+    return key_order(key) >= key_order(snapshot.key)
+
+
+def crashed_with(snapshot: Snapshot, model: str, flag: str, signature: str) -> bool | None:
+    """Whether `model` crashed with `signature` under `flag` in `snapshot` (True), or ran there
+    (False; a run skipped because the flag had nothing to act on counts as run); None when it
+    was not swept there or its run says nothing (another error, flaky, a timeout)."""
+    result = snapshot.result(model)
+    row = model_effect(result, flag) if result is not None and flag in snapshot.flags else None
+    if row is None:
+        return None
+    if row.effect == Effect.crashes:
+        return True if row.signature == signature else None
+    return False if row.effect in RAN_EFFECTS or row.effect == Effect.skipped else None
