@@ -189,8 +189,8 @@ class SweepSettings(Section):
     # The smallest repro (`triagebot.reduce`): seconds reducing one verified reproduction may
     # take (PyTorch's minifier included, for a failure in a backend), and all of a night's
     # together; 0 reduces none.
-    reduce_group_seconds: float = Field(default=300.0, ge=0)
-    reduce_night_seconds: float = Field(default=1800.0, ge=0)
+    reduce_group_seconds: float = Field(default=120.0, ge=0)
+    reduce_night_seconds: float = Field(default=300.0, ge=0)
 
     @field_validator("backends")
     @classmethod

@@ -66,10 +66,10 @@ def with_reproductions(
     progress = make_progress()
     try:
         found = reproduce(snapshot, python=python, timeout=timeout, progress=progress)
+        if bounds is not None:
+            found = reduce_reproductions(snapshot, found, bounds, python=python, progress=progress)
     finally:
         progress.close()
-    if bounds is not None:
-        found = reduce_reproductions(snapshot, found, bounds, python=python)
     return snapshot.model_copy(update={"reproductions": found})
 
 

@@ -33,6 +33,7 @@ from triagebot.reduce.search import Search, search
 from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import DEFAULT_TIMEOUT, timed_run
+from triagebot.reproduce.verify import Steps
 from triagebot.results import WRONG_RESULT, ModelSpec, Reduction, Reproduction, Snapshot
 
 log = logging.getLogger(__name__)
@@ -166,18 +167,32 @@ def _search(spec: ModelSpec, probe: Prober) -> Search:
 
 
 def reduce_reproductions(
-    snapshot: Snapshot, reproductions: list[Reproduction], bounds: Bounds, python: str = sys.executable
+    snapshot: Snapshot,
+    reproductions: list[Reproduction],
+    bounds: Bounds,
+    python: str = sys.executable,
+    progress: Steps | None = None,
 ) -> list[Reproduction]:
     """Every verified reproduction reduced in turn (`reduce_one`), within `bounds`: each group's
     time, and what is left of the night's; unverified ones, and those the night's time does not
-    reach, as they were."""
+    reach, as they were. `progress` is told the verified ones first, then each as it is done."""
     night_end = time.monotonic() + bounds.night_seconds
+    if progress is not None:
+        progress.phase("reductions", sum(reproduction.verified for reproduction in reproductions))
     reduced = []
     for reproduction in reproductions:
         left = min(bounds.group_seconds, night_end - time.monotonic())
-        if not reproduction.verified or left < MIN_SECONDS:
+        if not reproduction.verified:
             reduced.append(reproduction)
             continue
-        reduced.append(reduce_one(snapshot, reproduction, Bounds(left, left, bounds.probe_timeout), python))
-        log.info("%s under %s: %s", reproduction.model, reproduction.flag, _described(reduced[-1].reduction))
+        if left < MIN_SECONDS:
+            reduced.append(reproduction)
+            said = "the night's reduction time is spent"
+        else:
+            one = Bounds(left, left, bounds.probe_timeout)
+            reduced.append(reduce_one(snapshot, reproduction, one, python))
+            said = _described(reduced[-1].reduction)
+            log.info("%s under %s: %s", reproduction.model, reproduction.flag, said)
+        if progress is not None:
+            progress.step(f"{reproduction.model} under {reproduction.flag}: {said}")
     return reduced

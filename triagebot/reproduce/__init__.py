@@ -17,4 +17,4 @@ shown in issues.
 
 from triagebot.reproduce.verify import DEFAULT_TIMEOUT, Run, reproduce, run_script, timed_run, verify
 
-__all__ = ["DEFAULT_TIMEOUT", "Run", "reproduce", "run_script", "timed_run", "verify"]
+__all__ = ["DEFAULT_TIMEOUT", "Run", "Steps", "reproduce", "run_script", "timed_run", "verify"]
