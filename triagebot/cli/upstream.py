@@ -245,7 +245,9 @@ def bisect(
         write_bisections(answers, out, single=crash is not None)
 
 
-def _bisections(options: BisectOptions, snapshots: Snapshots, *, owed: str | None, crash: str | None) -> list[Bisection]:
+def _bisections(
+    options: BisectOptions, snapshots: Snapshots, *, owed: str | None, crash: str | None
+) -> list[Bisection]:
     """What `bisect` was asked for: a night's owed bisections (`owed`), one model's crash
     (`crash`), or the range GOOD..BAD of `options`."""
     from triagebot.bisect import (  # start-up cost
