@@ -10,13 +10,14 @@ import pytest
 from builders import DATA, DYNAMIC, crash, ok, result, snapshot
 
 from triagebot.reduce import Bounds, reduce_reproductions
+from triagebot.reduce import night as night_module
 from triagebot.reduce.edits import apply_edits, candidate_edits, within
 from triagebot.reduce.graph import minifier_stages, same_error
-from triagebot.reduce.search import search
+from triagebot.reduce.search import Search, search
 from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
-from triagebot.reproduce import run_script, verify
-from triagebot.results import InputSpec, ModelSpec, Reproduction, Snapshot
+from triagebot.reproduce import Run, run_script, verify
+from triagebot.results import InputSpec, ModelSpec, Reduction, Reproduction, Snapshot
 from triagebot.store import read_snapshot
 
 HERE = Path(__file__).resolve().parent
@@ -191,6 +192,87 @@ def test_the_nights_bound_leaves_the_rest_as_it_was():
     unverified = repro.model_copy(update={"verified": False})
     tonight = snapshot([result("M", ok(2), {DYNAMIC: crash()}, spec=composite())], flags=(DYNAMIC,))
     assert reduce_reproductions(tonight, [repro, unverified], Bounds(60, 0)) == [repro, unverified]
+
+
+def _reduced_before(repro: Reproduction, spec: ModelSpec, key: str) -> Snapshot:
+    """The nightly `key` on which `repro`'s group was reduced to `spec`."""
+    reduction = Reduction(
+        spec=spec,
+        steps=["num_attention_heads 4 -> 1"],
+        lines_before=9,
+        lines_after=7,
+        seconds_before=2.0,
+        seconds_after=1.0,
+        probes=6,
+        seconds=30.0,
+    )
+    earlier = repro.model_copy(update={"reduction": reduction})
+    return snapshot(
+        [result("M", ok(2), {DYNAMIC: crash()}, spec=composite())],
+        key=key,
+        flags=(DYNAMIC,),
+        reproductions=[earlier],
+    )
+
+
+def test_an_earlier_nights_reduction_that_still_raises_is_kept_with_one_probe(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    smaller = apply_edits(composite(), [])
+    smaller = smaller.model_copy(update={"config": {**smaller.config, "image_token_id": 11}})
+    repro = Reproduction(
+        flag=DYNAMIC, signature="E: x", model="M", script="raise E\n" * 9, verified=True, seconds=2.0
+    )
+    tonight = snapshot(
+        [result("M", ok(2), {DYNAMIC: crash()}, spec=composite())], key="2.14.0", flags=(DYNAMIC,)
+    )
+    probes: list[str] = []
+
+    def run(script, python, timeout):
+        probes.append(script)
+        return Run("E: x" if "'image_token_id': 11" in script else "E: other", 1.5)
+
+    monkeypatch.setattr(night_module, "timed_run", run)
+    (kept,) = reduce_reproductions(
+        tonight, [repro], Bounds(60, 60), earlier=_reduced_before(repro, smaller, "2.13.0")
+    )
+    assert len(probes) == 1 and kept.script == probes[0] and kept.seconds == 1.5
+    assert kept.reduction.kept_from == "2.13.0" and kept.reduction.probes == 1
+    assert (kept.reduction.lines_before, kept.reduction.seconds_before, kept.reduction.seconds_after) == (
+        9,
+        2.0,
+        1.5,
+    )
+    assert kept.reduction.steps == ["num_attention_heads 4 -> 1"]  # what the reduction changed, as found
+
+    # one that no longer raises it is searched for again, from tonight's spec
+    monkeypatch.setattr(night_module, "timed_run", lambda script, python, timeout: Run("E: other", 1.0))
+    searched: list[ModelSpec] = []
+    monkeypatch.setattr(night_module, "_search", lambda spec, probe: searched.append(spec) or Search(spec))
+    (again,) = reduce_reproductions(
+        tonight, [repro], Bounds(60, 60), earlier=_reduced_before(repro, smaller, "2.13.0")
+    )
+    assert searched == [composite()] and again == repro
+
+
+def test_the_groups_reduced_on_an_earlier_night_go_first(monkeypatch: pytest.MonkeyPatch):
+    def repro(model: str) -> Reproduction:
+        return Reproduction(flag=DYNAMIC, signature=f"E: {model}", model=model, script="", verified=True)
+
+    tonight = snapshot(
+        [result(m, ok(2), {DYNAMIC: crash()}, spec=composite()) for m in "ABC"], flags=(DYNAMIC,)
+    )
+    earlier = _reduced_before(repro("C"), composite(), "2.12.0")
+    order: list[tuple[str, bool]] = []
+
+    def reduce_one(snapshot, reproduction, bounds, python, before, key):
+        order.append((reproduction.model, before is not None and key == "2.12.0"))
+        return reproduction
+
+    monkeypatch.setattr(night_module, "reduce_one", reduce_one)
+    found = reduce_reproductions(tonight, [repro(m) for m in "ABC"], Bounds(60, 600), earlier=earlier)
+    assert order == [("C", True), ("A", False), ("B", False)]
+    assert [r.model for r in found] == ["A", "B", "C"]  # the snapshot keeps the groups' order
 
 
 def test_a_graph_repro_is_compared_without_the_user_function():

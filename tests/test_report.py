@@ -28,7 +28,7 @@ from triagebot.report import (
 )
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import reproduce
-from triagebot.results import InputSpec, ModelSpec, Reproduction
+from triagebot.results import GraphRepro, InputSpec, ModelSpec, Reduction, Reproduction
 
 GOLDEN = Path(__file__).parent / "golden"
 OLD, NEW = fixture_nightlies()
@@ -79,6 +79,42 @@ def test_issue_body_golden(flag: str) -> None:
     assert markers.find_flag(body) == flag
     assert not [line for line in body.splitlines() if "\\|" in line and not line.startswith("|")]
     check_golden(f"issue-{flag}.md", body)
+
+
+def test_a_reduced_repro_says_what_it_saved_and_shows_the_minifiers_graph_repro() -> None:
+    plain = with_repro(NEW)
+    (repro,) = plain.reproductions
+    spec = NEW.result("NonzeroGuardCrash").spec
+    reduction = Reduction(
+        spec=spec,
+        steps=["num_hidden_layers 4 -> 1", "input attention_mask left out @ezyang"],
+        lines_before=120,
+        lines_after=80,
+        seconds_before=9.04,
+        seconds_after=4.5,
+        probes=7,
+        kept_from="2.12.0",
+    )
+    graph = GraphRepro(after="aot", script="import torch\nprint('graph')\n", lines=2, verified=True)
+    reduced = plain.model_copy(
+        update={"reproductions": [repro.model_copy(update={"reduction": reduction, "graph": graph})]}
+    )
+    body = issue_body(fixture_night(reduced), DYNAMIC)
+    said = (
+        "Reduced from 120 to 80 lines, 9.0 s to 4.5 s a run: num\\_hidden\\_layers 4 -&gt; 1; input"
+        " attention\\_mask left out @\u200bezyang (the reduction found on `2.12.0`, still raising it"
+        " on this nightly)."
+    )
+    assert said in body
+    assert "Graph-level repro written by PyTorch's minifier (after aot, 2 lines, verified)" in body
+    assert "```python\nimport torch\nprint('graph')\n```" in body
+    # unreduced, unverified or too long a graph repro: neither is said
+    long_graph = graph.model_copy(update={"lines": 5000})
+    unverified = reduced.model_copy(
+        update={"reproductions": [repro.model_copy(update={"graph": long_graph})]}
+    )
+    assert "Reduced from" not in (plain_body := issue_body(fixture_night(unverified), DYNAMIC))
+    assert "Graph-level repro" not in plain_body
 
 
 def test_notices_and_summary_golden() -> None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from builders import night_of
 
-from tests.sitestore import HOSTILE, make_store, nightlies
+from tests.sitestore import HOSTILE, make_store, nightlies, third_snapshot
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff
 from triagebot.config import Config, TrackerSettings
@@ -31,6 +32,8 @@ from triagebot.report import fixed_notice, issue_body, links, nightly_summary, r
 from triagebot.results import Effect, Night
 from triagebot.tracker.answer import answer_body
 
+LAST_STORED = third_snapshot().created  # the newest nightly of the site's store
+THE_NEXT_MORNING = LAST_STORED + timedelta(hours=20)
 CHROMIUM = Path(os.environ.get("TRIAGEBOT_CHROMIUM", "/usr/bin/chromium"))
 FLAGS = [
     "--headless",
@@ -93,10 +96,13 @@ def screenshots(request, tmp_path_factory) -> Path:
 class Visit:
     """A page opened from disk, with every console error, script error and outside request."""
 
-    def __init__(self, browser, site: Path, name: str, javascript: bool = True) -> None:
+    def __init__(
+        self, browser, site: Path, name: str, javascript: bool = True, now: datetime = THE_NEXT_MORNING
+    ) -> None:
         size = {"width": 1280, "height": 900}
         self.context = browser.new_context(viewport=size, java_script_enabled=javascript)
         self.page = self.context.new_page()
+        self.page.clock.set_fixed_time(now)  # the reader's clock: the watchdog's line depends on it
         self.errors: list[str] = []
         self.outside: list[str] = []
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
@@ -128,8 +134,8 @@ class Visit:
 def visit(browser, site):
     opened: list[Visit] = []
 
-    def open_page(name: str, javascript: bool = True) -> Visit:
-        opened.append(Visit(browser, site, name, javascript))
+    def open_page(name: str, javascript: bool = True, now: datetime = THE_NEXT_MORNING) -> Visit:
+        opened.append(Visit(browser, site, name, javascript, now))
         return opened[-1]
 
     yield open_page
@@ -481,3 +487,21 @@ def test_plurals_read_right(visit, site: Path):
     index = visit(links.INDEX).page.locator("main").inner_text()
     assert not re.search(r"\b1 (models|nightlies|graphs|flags)\b", index)
     assert not re.search(r"[a-z]\.[A-Z]", index.replace("e.g.", ""))  # a missing space after a sentence
+
+
+# --- the watchdog -------------------------------------------------------------------------------
+
+
+def test_a_reader_days_after_the_last_nightly_is_told_none_came_since(visit, screenshots: Path):
+    fresh = visit("index.html")  # the morning after: nothing to say
+    assert fresh.page.is_hidden("#silence")
+    late = visit("models.html", now=LAST_STORED + timedelta(days=4, hours=1))
+    assert late.page.is_visible("#silence")
+    said = late.page.inner_text("#silence")
+    assert said.startswith("No nightly stored for 4 days (over 3): the last is " + third_snapshot().key)
+    assert "stored 2026-04-10" in said
+    late.shot(screenshots, "silence")
+    # without JavaScript the page cannot know its age, and says nothing rather than something wrong
+    assert visit("models.html", javascript=False, now=LAST_STORED + timedelta(days=9)).page.is_hidden(
+        "#silence"
+    )

@@ -59,6 +59,14 @@ ReproducedOut = Annotated[
 ScriptTimeout = Annotated[
     float, typer.Option("--timeout", metavar="SECONDS", help="Per reproduction script.")
 ]
+EarlierReductions = Annotated[
+    str | None,
+    typer.Option(
+        "--previous",
+        metavar="SNAPSHOT",
+        help="The previous nightly (file or stored key), whose reductions are tried first.",
+    ),
+]
 
 
 @configured("corpus", "flags", "sample", "seed", "device", "jobs", "timeout", "confirm", "store")
@@ -119,14 +127,18 @@ def reproduce(
     snapshot: SweptSnapshot,
     out: ReproducedOut = None,
     timeout: ScriptTimeout = 300.0,
+    previous: EarlierReductions = None,
     config: ConfigOption = None,
 ) -> None:
     """Write and verify a reproduction script per crash group, then reduce it.
 
     Each confirmed crash group gets a script, run once with the installed torch to verify that
     it raises the recorded signature, then made as small as still raises it within `[sweep]
-    reduce_group_seconds` (and `reduce_night_seconds` for all)."""
-    path, current = reproduce_file(snapshot, out, timeout=timeout, bounds=reduce_bounds(settings, timeout))
+    reduce_group_seconds` (and `reduce_night_seconds` for all). With --previous, the previous
+    nightly's reductions of the same groups are tried first."""
+    earlier = Snapshots(settings.store).get(previous) if previous else None
+    bounds = reduce_bounds(settings, timeout)
+    path, current = reproduce_file(snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier)
     verified = sum(repro.verified for repro in current.reproductions)
     reduced = sum(bool(repro.reduction and repro.reduction.steps) for repro in current.reproductions)
     print(f"{verified} of {len(current.reproductions)} reproductions verified, {reduced} reduced: {path}")

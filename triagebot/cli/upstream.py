@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
@@ -19,6 +19,9 @@ from triagebot.pipeline import Snapshots, already_swept
 from triagebot.results import Bisection, Environment, signature_id
 from triagebot.store.base import write_text
 from triagebot.tracker.actions import write_outputs
+
+if TYPE_CHECKING:
+    from triagebot.bisect import BisectOptions
 
 VariantOption = Annotated[
     str,
@@ -206,15 +209,7 @@ def bisect(
     answer is kept in the store, so a range is never bisected twice. With --owed, every crash
     of a night new since a stored night more than a day before it; with --crash, one model's
     crash in the newest stored night, since the last stored night it ran in."""
-    from triagebot.bisect import (  # start-up cost
-        BisectOptions,
-        bisect_all,
-        bisect_command,
-        crash_request,
-        describe,
-        owed_bisections,
-        verify_requests,
-    )
+    from triagebot.bisect import BisectOptions, describe  # start-up cost
     from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
 
     if axis not in AXES:
@@ -243,23 +238,37 @@ def bisect(
         cache=cache,
         again=again,
     )
-    snapshots = Snapshots(settings.store)
-    if owed is not None:
-        night = snapshots.get(owed)
-        requests = owed_bisections(night, snapshots.store.previous_of(night), snapshots.store)
-        print(f"{len(requests)} bisection(s) owed by {night.key}")
-        requests = verify_requests(requests, timeout=timeout)  # graph counts, with this torch
-        answers = bisect_all(options, requests, snapshots.store, each_alone=True)
-    elif crash is not None:
-        if not flag:
-            raise UsageError("--crash needs --flag")
-        answers = bisect_all(options, [crash_request(snapshots.store, crash, flag)], snapshots.store)
-    else:
-        answers = [bisect_command(options, snapshots.store, snapshots.get)]
+    answers = _bisections(options, Snapshots(settings.store), owed=owed, crash=crash)
     for answer in answers:
         print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))
     if out is not None:
         write_bisections(answers, out, single=crash is not None)
+
+
+def _bisections(
+    options: BisectOptions, snapshots: Snapshots, *, owed: str | None, crash: str | None
+) -> list[Bisection]:
+    """What `bisect` was asked for: a night's owed bisections (`owed`), one model's crash
+    (`crash`), or the range GOOD..BAD of `options`."""
+    from triagebot.bisect import (  # start-up cost
+        bisect_all,
+        bisect_command,
+        crash_request,
+        owed_bisections,
+        verify_requests,
+    )
+
+    if owed is not None:
+        night = snapshots.get(owed)
+        requests = owed_bisections(night, snapshots.store.previous_of(night), snapshots.store)
+        print(f"{len(requests)} bisection(s) owed by {night.key}")
+        requests = verify_requests(requests, timeout=options.timeout)  # graph counts, with this torch
+        return bisect_all(options, requests, snapshots.store, each_alone=True)
+    if crash is not None:
+        if not options.flag:
+            raise UsageError("--crash needs --flag")
+        return bisect_all(options, [crash_request(snapshots.store, crash, options.flag)], snapshots.store)
+    return [bisect_command(options, snapshots.store, snapshots.get)]
 
 
 def write_bisections(answers: list[Bisection], out: Path, *, single: bool) -> None:

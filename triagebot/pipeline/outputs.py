@@ -102,8 +102,11 @@ class SiteStage:
     jobs: int | None = None
 
     def write(self, store: Store, stored: StoredHistory, night: Night, config: Config, out: Path) -> Path:
+        silent_days = config.tracker.stale_after_days
         try:
-            built = write_site(stored, newest_night(store, config, stored, night), out)
+            built = write_site(
+                stored, newest_night(store, config, stored, night), out, silent_after_days=silent_days
+            )
         except (SiteError, StoreError, PipelineError) as error:
             raise site_failed(error, out) from None
         assert built.out is not None
@@ -126,4 +129,5 @@ def build_site(
     if stored.newest is None:
         place = f"the store at {store.location}" if store.location else "the store"
         raise SiteError(f"no snapshot in {place}: nothing to build a site from")
-    return write_site(stored, newest_night(store, config, stored), out)
+    silent_days = config.tracker.stale_after_days
+    return write_site(stored, newest_night(store, config, stored), out, silent_after_days=silent_days)

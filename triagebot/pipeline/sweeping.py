@@ -44,7 +44,10 @@ def sweep_configured(
     with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
     return with_reproductions(
-        merge([result.path]), timeout=config.sweep.timeout, bounds=reduce_bounds(config)
+        merge([result.path]),
+        timeout=config.sweep.timeout,
+        bounds=reduce_bounds(config),
+        earlier=store.latest(),
     )
 
 
@@ -56,29 +59,41 @@ def reduce_bounds(config: Config, timeout: float | None = None) -> Bounds:
 
 
 def with_reproductions(
-    snapshot: Snapshot, python: str = sys.executable, timeout: float = 300.0, bounds: Bounds | None = None
+    snapshot: Snapshot,
+    python: str = sys.executable,
+    timeout: float = 300.0,
+    bounds: Bounds | None = None,
+    earlier: Snapshot | None = None,
 ) -> Snapshot:
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature, then
-    reduced within `bounds` (`triagebot.reduce`; None: not reduced)."""
+    reduced within `bounds` (`triagebot.reduce`; None: not reduced), the reductions of the
+    nightly `earlier` tried first."""
     from triagebot.sweep.progress import make_progress
 
     progress = make_progress()
     try:
         found = reproduce(snapshot, python=python, timeout=timeout, progress=progress)
         if bounds is not None:
-            found = reduce_reproductions(snapshot, found, bounds, python=python, progress=progress)
+            found = reduce_reproductions(snapshot, found, bounds, python, progress, earlier)
     finally:
         progress.close()
     return snapshot.model_copy(update={"reproductions": found})
 
 
 def reproduce_file(
-    path: Path, out: Path | None = None, timeout: float = 300.0, bounds: Bounds | None = None
+    path: Path,
+    out: Path | None = None,
+    timeout: float = 300.0,
+    bounds: Bounds | None = None,
+    earlier: Snapshot | None = None,
 ) -> tuple[Path, Snapshot]:
     """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, reduced
-    within `bounds`, written to `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
-    current = with_reproductions(read_input(path, reproductions=False), timeout=timeout, bounds=bounds)
+    within `bounds` (`earlier`'s reductions tried first), written to `out`, else in place (a
+    stream's as a snapshot beside it, FILE.json)."""
+    current = with_reproductions(
+        read_input(path, reproductions=False), timeout=timeout, bounds=bounds, earlier=earlier
+    )
     target = out or (path.with_suffix(".json") if is_stream(path) else path)
     return write_snapshot(current, target), current
 

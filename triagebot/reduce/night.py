@@ -85,17 +85,41 @@ class Prober:
 
 
 def reduce_one(
-    snapshot: Snapshot, reproduction: Reproduction, bounds: Bounds, python: str = sys.executable
+    snapshot: Snapshot,
+    reproduction: Reproduction,
+    bounds: Bounds,
+    python: str = sys.executable,
+    earlier: Reproduction | None = None,
+    earlier_key: str | None = None,
 ) -> Reproduction:
     """`reproduction` with its smallest verified script, its `reduction` and, for a failure in a
-    backend, its `graph` repro (see the module); within `bounds.group_seconds`."""
+    backend, its `graph` repro (see the module); within `bounds.group_seconds`. `earlier`: the
+    same group's reproduction on the nightly `earlier_key`; its reduction, rendered again, is
+    tried first and kept when it still raises the signature."""
     start = time.monotonic()
     end = start + bounds.group_seconds
     share = 0.5 if minifier_stages(reproduction.backend) else 1.0  # the minifier's half
     probe = Prober(snapshot, reproduction, python, bounds.probe_timeout, start + bounds.group_seconds * share)
     result = snapshot.result(reproduction.model)
     update: dict = {}
-    if result is not None and result.spec is not None:
+    kept = earlier.reduction if earlier is not None else None
+    if kept is not None and probe(kept.spec):
+        update = {
+            "script": probe.script,
+            "seconds": probe.seconds,
+            "reduction": kept.model_copy(
+                update={
+                    "lines_before": len(reproduction.script.splitlines()),
+                    "lines_after": len(probe.script.splitlines()),
+                    "seconds_before": reproduction.seconds or 0.0,
+                    "seconds_after": probe.seconds,
+                    "probes": 1,
+                    "seconds": round(time.monotonic() - start, 2),
+                    "kept_from": kept.kept_from or earlier_key,
+                }
+            ),
+        }
+    elif result is not None and result.spec is not None:
         found = _search(result.spec, probe)
         if found.probes:
             update = {
@@ -132,6 +156,8 @@ def _reduction(found: Search, reproduction: Reproduction, probe: Prober, start: 
 def _described(reduction: Reduction | None) -> str:
     if reduction is None:
         return "nothing to reduce"
+    if reduction.kept_from:
+        return f"the reduction of {reduction.kept_from} still raises it: {reduction.lines_after} lines"
     return (
         f"{'; '.join(reduction.steps) or 'not reduced'}: {reduction.lines_before} -> {reduction.lines_after} "
         f"lines, {reduction.seconds_before} -> {reduction.seconds_after} s ({reduction.probes} probes, "
@@ -172,27 +198,44 @@ def reduce_reproductions(
     bounds: Bounds,
     python: str = sys.executable,
     progress: Steps | None = None,
+    earlier: Snapshot | None = None,
 ) -> list[Reproduction]:
     """Every verified reproduction reduced in turn (`reduce_one`), within `bounds`: each group's
     time, and what is left of the night's; unverified ones, and those the night's time does not
-    reach, as they were. `progress` is told the verified ones first, then each as it is done."""
+    reach, as they were. `earlier`: the previous stored nightly, whose reductions of the same
+    groups are tried first (one probe each), so that a night's time goes to the groups not yet
+    reduced. `progress` is told the verified ones first, then each as it is done."""
     night_end = time.monotonic() + bounds.night_seconds
+    reduced_before = {
+        _group_of(repro): repro
+        for repro in (earlier.reproductions if earlier is not None else [])
+        if repro.verified and repro.reduction is not None
+    }
+    # Groups reduced before first: one probe each, so the night's time cannot run out on them.
+    order = sorted(range(len(reproductions)), key=lambda i: _group_of(reproductions[i]) not in reduced_before)
     if progress is not None:
         progress.phase("reductions", sum(reproduction.verified for reproduction in reproductions))
-    reduced = []
-    for reproduction in reproductions:
+    reduced = list(reproductions)
+    for index in order:
+        reproduction = reproductions[index]
         left = min(bounds.group_seconds, night_end - time.monotonic())
         if not reproduction.verified:
-            reduced.append(reproduction)
             continue
         if left < MIN_SECONDS:
-            reduced.append(reproduction)
             said = "the night's reduction time is spent"
         else:
             one = Bounds(left, left, bounds.probe_timeout)
-            reduced.append(reduce_one(snapshot, reproduction, one, python))
-            said = _described(reduced[-1].reduction)
+            before = reduced_before.get(_group_of(reproduction))
+            key = earlier.key if earlier is not None else None
+            reduced[index] = reduce_one(snapshot, reproduction, one, python, before, key)
+            said = _described(reduced[index].reduction)
             log.info("%s under %s: %s", reproduction.model, reproduction.flag, said)
         if progress is not None:
             progress.step(f"{reproduction.model} under {reproduction.flag}: {said}")
     return reduced
+
+
+def _group_of(reproduction: Reproduction) -> tuple[str, str, str | None, str]:
+    """What makes two nights' reproductions the same one: the group (flag, signature, backend)
+    and the model its script builds."""
+    return reproduction.flag, reproduction.signature, reproduction.backend, reproduction.model

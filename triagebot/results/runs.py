@@ -291,6 +291,9 @@ class Reduction(Record):
     probes: int = 0  # candidate scripts run to find it
     seconds: float = 0.0  # wall time the search took
     complete: bool = True  # False: the time bound stopped it with candidates left untried
+    # The nightly whose reduction this is, rendered again and still raising the signature
+    # tonight: one probe instead of a search (None: found tonight).
+    kept_from: str | None = None
 
 
 class GraphRepro(Record):

@@ -355,7 +355,25 @@
     };
   }
 
+  /* --- the watchdog ------------------------------------------------------------------------- */
+
+  /* A page built on the last night that ran cannot say that none ran since: the reader's clock
+   * can. The rule is the tracker's (`silence_of`): `days` whole days or more without a nightly. */
+  function showSilence(now) {
+    var note = document.getElementById("silence");
+    if (!note) { return; }
+    var stored = Date.parse(note.dataset.stored);
+    var limit = Number(note.dataset.days);
+    var days = Math.floor((now - stored) / 86400000);
+    if (isNaN(stored) || !(limit > 0) || days < limit) { return; }
+    note.textContent = "No nightly stored for " + plural(days, "day") + " (over " + limit + "): the last is " +
+      note.dataset.key + ", stored " + new Date(stored).toISOString().slice(0, 10) +
+      "; the nightly workflow may be failing, and these pages show that nightly.";
+    note.hidden = false;
+  }
+
   function start() {
+    showSilence(Date.now());
     document.querySelectorAll("table.sortable").forEach(makeSortable);
     document.querySelectorAll("form.filters[data-table]").forEach(makeFilter);
     setUpCompare();

@@ -31,9 +31,14 @@ class SiteBuild:
     index: Path | None
 
 
-def write_site(history: StoredHistory, night: Night, out: str | Path | SiteWriter) -> SiteBuild:
+def write_site(
+    history: StoredHistory, night: Night, out: str | Path | SiteWriter, *, silent_after_days: int = 0
+) -> SiteBuild:
     """Build the site into `out` (a folder, or a writer): every stored nightly's data from
-    `history`, and the newest nightly's from `night`, which must be its night."""
+    `history`, and the newest nightly's from `night`, which must be its night. A static page
+    cannot know how old it is when read: every page carries the newest nightly's time and
+    `silent_after_days` (`tracker.stale_after_days`; 0: off), and `site.js` shows the
+    watchdog's line when the reader's clock says no nightly came for that long."""
     if night.key != history.newest:
         raise SiteError(f"the site renders the newest stored nightly {history.newest}, not {night.key}")
     writer = out if isinstance(out, SiteWriter) else FolderWriter(out)
@@ -48,6 +53,8 @@ def write_site(history: StoredHistory, night: Night, out: str | Path | SiteWrite
             "nights": nights,
             "site_flags": list(night.flags),
             "views": night.flags,
+            "stored_at": night.snapshot.created.isoformat(),
+            "silent_after_days": silent_after_days,
         }
         pages = Pages(writer, common)
         specs: dict[str, ModelSpec] = {r.model: r.spec for r in night.snapshot.results if r.spec is not None}
