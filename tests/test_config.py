@@ -1,6 +1,7 @@
 import pytest
 
-from triagebot.config import DEFAULT_FLAGS, ConfigError, load_config, parse_config, render_config
+from triagebot.config import DEFAULT_FLAGS, load_config, parse_config, render_config
+from triagebot.errors import ConfigError
 from triagebot.results import FlagSettings
 
 

@@ -11,7 +11,8 @@ from builders import SCALAR as SCALARS
 from builders import snapshot
 
 from triagebot.analysis import flag_stats, night
-from triagebot.config import DEFAULT_FLAGS, ConfigError, parse_config
+from triagebot.config import DEFAULT_FLAGS, parse_config
+from triagebot.errors import ConfigError
 from triagebot.report import issue_body, nightly_summary
 from triagebot.results import (
     BASELINE,
