@@ -16,7 +16,7 @@ transformers = pytest.importorskip("transformers")
 from triagebot.config import DEFAULT_FLAGS  # noqa: E402
 from triagebot.corpus.hf import spec_for  # noqa: E402
 from triagebot.results import BASELINE, Status  # noqa: E402
-from triagebot.sweep import read_stream, run_sweep  # noqa: E402
+from triagebot.sweep import SweepPlan, read_stream, run_sweep  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_the_slow_tails_sentinels_keep_their_graphs_and_break_reasons(tmp_path):
         pytest.skip(f"graphs recorded with torch/transformers {RECORDED_WITH}, not {installed}: record again")
     out = tmp_path / "sweep.jsonl"
     specs = [spec_for(model) for model in GRAPHS]
-    run_sweep(specs, DEFAULT_FLAGS, out, corpus="transformers", device="cpu", jobs=2, timeout=600)
+    run_sweep(SweepPlan(specs, DEFAULT_FLAGS, out, corpus="transformers", device="cpu", jobs=2, timeout=600))
     _, records = read_stream(out)
     seen = {
         (record.model, record.config): (

@@ -362,7 +362,8 @@ def test_a_build_in_memory_holds_every_file_a_folder_build_writes(tmp_path: Path
     on_disk = build_site(store, tmp_path / "site")
     stored = read_history(store)
     memory = MemoryWriter()
-    in_memory = write_site(stored, newest_night(store, Config(), stored), memory)
+    silent = Config().tracker.stale_after_days  # what build_site reads from the configuration
+    in_memory = write_site(stored, newest_night(store, Config(), stored), memory, silent_after_days=silent)
     files = {
         path.relative_to(tmp_path / "site").as_posix(): path.read_bytes()
         for path in (tmp_path / "site").rglob("*")

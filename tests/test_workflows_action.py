@@ -256,7 +256,13 @@ elif arguments[0] == "-c":
 
 
 def install(
-    tmp_path: Path, *, has_triagebot: bool, has_torch: bool, stale: str = ""
+    tmp_path: Path,
+    *,
+    has_triagebot: bool,
+    has_torch: bool,
+    stale: str = "",
+    command: str = "run",
+    snapshot: str = "",
 ) -> tuple[int, list[dict], str]:
     interpreter = tmp_path / "python"
     interpreter.write_text(FAKE_INTERPRETER.format(python=sys.executable), encoding="utf-8")
@@ -274,6 +280,8 @@ def install(
         "HAS_TORCH": "1" if has_torch else "0",
         "TORCH_VERSION": "2.12.0.dev20260408+cu128",
         "STALE_TRIAGEBOT": stale,
+        "TRIAGEBOT_COMMAND": command,
+        "TRIAGEBOT_SNAPSHOT": snapshot,
     }
     done = subprocess.run(["bash", "-e", "-c", INSTALL_STEP["run"]], env=env, capture_output=True, text=True)
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
@@ -341,6 +349,17 @@ def test_install_on_a_hosted_runner_brings_the_pinned_cpu_torch_first(tmp_path: 
     assert DEFAULTS["torch"] == "torch==2.13.0" and DEFAULTS["torch"] in torch_call["argv"]
     assert torch_call["argv"][-2:] == ["--index-url", "https://download.pytorch.org/whl/cpu"]
     assert locked_install(triagebot_call)
+
+
+@pytest.mark.parametrize(
+    ("command", "snapshot"),
+    [("publish", ""), ("command", ""), ("answer", ""), ("merge", ""), ("nightly", ""), ("run", "s.json")],
+)
+def test_the_jobs_that_hold_the_token_install_the_lock_and_no_torch(tmp_path: Path, command, snapshot):
+    calls = installed(tmp_path, has_triagebot=False, has_torch=False, command=command, snapshot=snapshot)
+    (call,) = pip_installs(calls)
+    assert locked_install(call)
+    assert not any(call["argv"][:2] == ["-c", "import torch"] for call in calls)  # not even asked
 
 
 def test_the_answer_step_keeps_a_pin_or_a_bisection(runner, tmp_path: Path):

@@ -171,13 +171,17 @@ def clamp_feature_layers(config: dict[str, Any], level: Level) -> None:
     def clamp(index: int) -> int:
         return max(index, -(layers + 1)) if index < 0 else min(index, layers - 1)
 
-    for key, value in list(config.items()):
-        if not ("feature_layer" in key or key == "select_layer"):
-            continue
-        if isinstance(value, int) and not isinstance(value, bool):
-            config[key] = clamp(value)
-        elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
-            config[key] = distinct_in_order([clamp(v) for v in value])
+    # The projector may have a sub-config of its own beside the tower (Molmo 2's
+    # `adapter_config.vision_feature_layer`), which reads the same tower's hidden states.
+    projectors = [sub for key, sub in config.items() if isinstance(sub, dict) and key != "vision_config"]
+    for owner in (config, *projectors):
+        for key, value in list(owner.items()):
+            if not isinstance(key, str) or not ("feature_layer" in key or key == "select_layer"):
+                continue
+            if isinstance(value, int) and not isinstance(value, bool):
+                owner[key] = clamp(value)
+            elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+                owner[key] = distinct_in_order([clamp(v) for v in value])
 
 
 def _vision_tower_layers(config: dict[str, Any]) -> int:
