@@ -184,6 +184,28 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         "its codebook vectors are the encoder's width (the config copies the default)",
     ),
     FamilyFix(
+        "wavtokenizer",
+        {"codebook_dim": WIDTH},
+        "no projection around its quantizer: the codebook vectors are the hidden width",
+    ),
+    FamilyFix(
+        "wavtokenizer_encoder",
+        {"codebook_dim": WIDTH},
+        "no projection around its quantizer: the codebook vectors are the hidden width",
+    ),
+    FamilyFix(
+        "dory",
+        {
+            "num_hidden_layers": 6,
+            "n_input_layers": 2,
+            "n_recurrent_layers": 2,
+            "n_output_layers": 2,
+            "layer_types": ["sliding_attention", "mlp", "sliding_attention", "mlp", "full_attention", "mlp"],
+        },
+        "its dict lists attention and MLP as separate blocks, every count doubled; here three layers"
+        " (input, recurrent, output), which must add up to num_hidden_layers",
+    ),
+    FamilyFix(
         "xcodec",
         {"codebook_dim": 2 * WIDTH},
         "codebook vectors are the acoustic and semantic widths concatenated (the config states the sum)",
