@@ -195,3 +195,21 @@ def test_diff_compares_like_with_like_unless_told(here, monkeypatch, capsys):
     assert Snapshots(StoreSettings(), reproductions=False).get(crashing) == merge([crashing])
     with pytest.raises(StoreError, match="triagebot reproduce"):
         Snapshots(StoreSettings()).get(crashing)
+
+
+def test_reproduce_tries_the_newest_stored_reductions_and_goes_on_without_a_readable_store(tmp_path):
+    from builders import result, snapshot
+
+    from triagebot.pipeline import newest_stored
+    from triagebot.store import LocalStore
+
+    store = LocalStore(tmp_path / "store")
+    stored = snapshot([result("M", ok(2), {SCALAR: crash()})], key="2.13.0")
+    store.put(stored)
+    assert newest_stored(Snapshots(StoreSettings(path=str(tmp_path / "store")))).key == "2.13.0"
+    said: list[str] = []
+    unreadable = Snapshots(StoreSettings(branch="data", remote="nowhere", path=str(tmp_path / "data")))
+    assert newest_stored(unreadable, say=said.append) is None
+    where = Path(".").resolve()
+    refused = f"store.remote 'nowhere' is not a git remote of {where}"
+    assert said == [f"no earlier reductions tried: the store cannot be read ({refused})"]

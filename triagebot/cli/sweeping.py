@@ -27,7 +27,7 @@ from triagebot.cli.options import (
 )
 from triagebot.config import Config
 from triagebot.errors import UsageError
-from triagebot.pipeline import Snapshots, reduce_bounds, reproduce_file
+from triagebot.pipeline import Snapshots, newest_stored, reduce_bounds, reproduce_file
 from triagebot.store import write_snapshot
 
 Shard = Annotated[
@@ -64,7 +64,7 @@ EarlierReductions = Annotated[
     typer.Option(
         "--previous",
         metavar="SNAPSHOT",
-        help="The previous nightly (file or stored key), whose reductions are tried first.",
+        help="The nightly (file or stored key) whose reductions are tried first (default: newest stored).",
     ),
 ]
 
@@ -134,9 +134,10 @@ def reproduce(
 
     Each confirmed crash group gets a script, run once with the installed torch to verify that
     it raises the recorded signature, then made as small as still raises it within `[sweep]
-    reduce_group_seconds` (and `reduce_night_seconds` for all). With --previous, the previous
-    nightly's reductions of the same groups are tried first."""
-    earlier = Snapshots(settings.store).get(previous) if previous else None
+    reduce_group_seconds` (and `reduce_night_seconds` for all). The reductions of the store's
+    newest nightly (or of --previous) are tried first, as `run` tries them."""
+    snapshots = Snapshots(settings.store)
+    earlier = snapshots.get(previous) if previous else newest_stored(snapshots)
     bounds = reduce_bounds(settings, timeout)
     path, current = reproduce_file(snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier)
     verified = sum(repro.verified for repro in current.reproductions)

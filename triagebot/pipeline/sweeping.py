@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from triagebot.config import Config
-from triagebot.errors import PipelineError, StreamError, on_ctrl_c
+from triagebot.errors import PipelineError, StoreError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reduce import Bounds, reduce_reproductions
 from triagebot.reproduce import reproduce
@@ -49,6 +49,17 @@ def sweep_configured(
         bounds=reduce_bounds(config),
         earlier=store.latest(),
     )
+
+
+def newest_stored(snapshots: Snapshots, say: Callable[[str], None] = print) -> Snapshot | None:
+    """The store's newest nightly, whose reductions `triagebot reproduce` tries first, as `run`
+    does; None, said in one line, when the store cannot be read (a job without its
+    credentials): the reductions then start afresh."""
+    try:
+        return snapshots.store.latest()
+    except StoreError as error:
+        say(f"no earlier reductions tried: the store cannot be read ({error})")
+        return None
 
 
 def reduce_bounds(config: Config, timeout: float | None = None) -> Bounds:
