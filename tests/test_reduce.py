@@ -218,8 +218,7 @@ def _reduced_before(repro: Reproduction, spec: ModelSpec, key: str) -> Snapshot:
 def test_an_earlier_nights_reduction_that_still_raises_is_kept_with_one_probe(
     monkeypatch: pytest.MonkeyPatch,
 ):
-    smaller = apply_edits(composite(), [])
-    smaller = smaller.model_copy(update={"config": {**smaller.config, "image_token_id": 11}})
+    smaller = composite().model_copy(update={"config": {**composite().config, "image_token_id": 11}})
     repro = Reproduction(
         flag=DYNAMIC, signature="E: x", model="M", script="raise E\n" * 9, verified=True, seconds=2.0
     )
@@ -265,8 +264,8 @@ def test_the_groups_reduced_on_an_earlier_night_go_first(monkeypatch: pytest.Mon
     earlier = _reduced_before(repro("C"), composite(), "2.12.0")
     order: list[tuple[str, bool]] = []
 
-    def reduce_one(snapshot, reproduction, bounds, python, before, key):
-        order.append((reproduction.model, before is not None and key == "2.12.0"))
+    def reduce_one(snapshot, reproduction, bounds, python, kept):
+        order.append((reproduction.model, kept is not None and kept.kept_from == "2.12.0"))
         return reproduction
 
     monkeypatch.setattr(night_module, "reduce_one", reduce_one)

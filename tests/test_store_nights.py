@@ -118,14 +118,12 @@ def test_a_flag_added_to_the_config_is_swept_alone_into_the_stored_night(tmp_pat
     printed: list[str] = []
     options = RunOptions(out=tmp_path / "run")
     stages = {"sweeper": sweeper, "renderer": lambda n, out: out, "publisher": publisher}
-    run(
-        config,
-        RunOptions(check_only=True),
-        store=store,
-        build=stored.environment,
-        say=printed.append,
-        **stages,
-    )
+
+    def check() -> None:  # run --check
+        build = stored.environment
+        run(config, RunOptions(check_only=True), store=store, build=build, say=printed.append, **stages)
+
+    check()
     assert printed[:2] == ["sweep=true", f"flags={DYNAMIC}"]
 
     report = run(config, options, store=store, build=stored.environment, say=lambda _: None, **stages)
@@ -141,14 +139,7 @@ def test_a_flag_added_to_the_config_is_swept_alone_into_the_stored_night(tmp_pat
     assert report.swept and len(published[0].flags[DYNAMIC].stats.crash_groups) == 1
     # Nothing is left to do on that build.
     printed.clear()
-    run(
-        config,
-        RunOptions(check_only=True),
-        store=store,
-        build=stored.environment,
-        say=printed.append,
-        **stages,
-    )
+    check()
     assert printed[0] == "sweep=false"
 
 

@@ -27,6 +27,7 @@ from triagebot.store import Store, write_snapshot
 from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
 from triagebot.sweep.command import choose, run_selected
+from triagebot.sweep.progress import make_progress
 from triagebot.sweep.stream import StreamWriter, read_stream
 
 
@@ -40,21 +41,22 @@ def sweep_configured(
     stream = work / "sweep.jsonl"
     if resume and models is None and stream.exists():
         models = read_stream(stream)[0].corpus.models or None
-    selected = choose(config, models=models, store=Snapshots(config.store, store, reproductions=False))
+    snapshots = Snapshots(config.store, store, reproductions=False)
+    selected = choose(config, models=models, store=snapshots)
     with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
     return with_reproductions(
         merge([result.path]),
         timeout=config.sweep.timeout,
         bounds=reduce_bounds(config),
-        earlier=store.latest(),
+        earlier=newest_stored(snapshots),
     )
 
 
 def newest_stored(snapshots: Snapshots, say: Callable[[str], None] = print) -> Snapshot | None:
-    """The store's newest nightly, whose reductions `triagebot reproduce` tries first, as `run`
-    does; None, said in one line, when the store cannot be read (a job without its
-    credentials): the reductions then start afresh."""
+    """The store's newest nightly, whose reductions `run` and `triagebot reproduce` try first;
+    None, said in one line, when the store cannot be read (a job without its credentials): the
+    reductions then start afresh."""
     try:
         return snapshots.store.latest()
     except StoreError as error:
@@ -80,8 +82,6 @@ def with_reproductions(
     `python` (which must have torch) to verify that it raises the recorded signature, then
     reduced within `bounds` (`triagebot.reduce`; None: not reduced), the reductions of the
     nightly `earlier` tried first."""
-    from triagebot.sweep.progress import make_progress
-
     progress = make_progress()
     try:
         found = reproduce(snapshot, python=python, timeout=timeout, progress=progress)

@@ -89,20 +89,18 @@ def reduce_one(
     reproduction: Reproduction,
     bounds: Bounds,
     python: str = sys.executable,
-    earlier: Reproduction | None = None,
-    earlier_key: str | None = None,
+    kept: Reduction | None = None,
 ) -> Reproduction:
     """`reproduction` with its smallest verified script, its `reduction` and, for a failure in a
-    backend, its `graph` repro (see the module); within `bounds.group_seconds`. `earlier`: the
-    same group's reproduction on the nightly `earlier_key`; its reduction, rendered again, is
-    tried first and kept when it still raises the signature."""
+    backend, its `graph` repro (see the module); within `bounds.group_seconds`. `kept`: the
+    same group's reduction on an earlier nightly (`kept_from`), rendered again and tried first,
+    kept when it still raises the signature."""
     start = time.monotonic()
     end = start + bounds.group_seconds
     share = 0.5 if minifier_stages(reproduction.backend) else 1.0  # the minifier's half
     probe = Prober(snapshot, reproduction, python, bounds.probe_timeout, start + bounds.group_seconds * share)
     result = snapshot.result(reproduction.model)
     update: dict = {}
-    kept = earlier.reduction if earlier is not None else None
     if kept is not None and probe(kept.spec):
         update = {
             "script": probe.script,
@@ -115,7 +113,6 @@ def reduce_one(
                     "seconds_after": probe.seconds,
                     "probes": 1,
                     "seconds": round(time.monotonic() - start, 2),
-                    "kept_from": kept.kept_from or earlier_key,
                 }
             ),
         }
@@ -206,11 +203,7 @@ def reduce_reproductions(
     groups are tried first (one probe each), so that a night's time goes to the groups not yet
     reduced. `progress` is told the verified ones first, then each as it is done."""
     night_end = time.monotonic() + bounds.night_seconds
-    reduced_before = {
-        _group_of(repro): repro
-        for repro in (earlier.reproductions if earlier is not None else [])
-        if repro.verified and repro.reduction is not None
-    }
+    reduced_before = _reductions_of(earlier) if earlier is not None else {}
     # Groups reduced before first: one probe each, so the night's time cannot run out on them.
     order = sorted(range(len(reproductions)), key=lambda i: _group_of(reproductions[i]) not in reduced_before)
     if progress is not None:
@@ -226,13 +219,23 @@ def reduce_reproductions(
         else:
             one = Bounds(left, left, bounds.probe_timeout)
             before = reduced_before.get(_group_of(reproduction))
-            key = earlier.key if earlier is not None else None
-            reduced[index] = reduce_one(snapshot, reproduction, one, python, before, key)
+            reduced[index] = reduce_one(snapshot, reproduction, one, python, before)
             said = _described(reduced[index].reduction)
             log.info("%s under %s: %s", reproduction.model, reproduction.flag, said)
         if progress is not None:
             progress.step(f"{reproduction.model} under {reproduction.flag}: {said}")
     return reduced
+
+
+def _reductions_of(earlier: Snapshot) -> dict[tuple[str, str, str | None, str], Reduction]:
+    """The verified reductions of the nightly `earlier` by group, each naming the nightly that
+    found it."""
+    found = {}
+    for repro in earlier.reproductions:
+        if repro.verified and repro.reduction is not None:
+            night = repro.reduction.kept_from or earlier.key
+            found[_group_of(repro)] = repro.reduction.model_copy(update={"kept_from": night})
+    return found
 
 
 def _group_of(reproduction: Reproduction) -> tuple[str, str, str | None, str]:
