@@ -1,7 +1,7 @@
 """A full-corpus sweep measured: wall time, lower bound, skipped share, stages, shard balance.
 
-    python bench/full_sweep.py run [--share 0.1] [--jobs 2] [--when config|always|graph_breaks]
-                                   [--costs SNAPSHOT] [--shards 4] [--out DIR]
+    python bench/full_sweep.py run [--share 0.1] [--jobs 2] [--when config|always|graph_breaks|
+                                   named_in_breaks] [--costs SNAPSHOT] [--shards 4] [--out DIR]
     python bench/full_sweep.py compare ALWAYS GRAPH_BREAKS
     python bench/full_sweep.py simulate SNAPSHOT [--jobs 2] [--unknown 0.05] [--trials 200]
     python bench/full_sweep.py balance SNAPSHOT [--shards 4]
@@ -43,11 +43,12 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import get_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triagebot.results import BASELINE, FlagSettings, ModelResult, Snapshot, Status  # noqa: E402
+from triagebot.results import BASELINE, FlagSettings, ModelResult, Snapshot, Status, When  # noqa: E402
 
 STAGES = ("build", "eager", "compile")
 
@@ -319,7 +320,7 @@ def main() -> None:
     sweep.add_argument("--device", default="cpu")
     sweep.add_argument("--timeout", type=float, default=180.0)
     sweep.add_argument("--confirm", type=int, default=1)
-    sweep.add_argument("--when", choices=("config", "always", "graph_breaks"), default="config")
+    sweep.add_argument("--when", choices=("config", *get_args(When)), default="config")
     sweep.add_argument("--costs", type=Path, default=None, help="an earlier snapshot: longest models first")
     sweep.add_argument("--shards", type=int, default=4)
     sweep.add_argument("--out", type=Path, default=Path(".triagebot/bench-full-sweep"))

@@ -13,7 +13,7 @@ def test_defaults_sweep_both_flags():
 
 def test_flags_table_replaces_defaults():
     config = parse_config("[flags.scalars]\ncapture_scalar_outputs = true\n")
-    scalars = FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks")
+    scalars = FlagSettings(patch={"capture_scalar_outputs": True}, when="named_in_breaks")
     assert config.flags == {"scalars": scalars}
 
 

@@ -23,9 +23,12 @@ from triagebot.results import (
     Snapshot,
     Status,
     default_when,
+    names_in_breaks,
 )
+from triagebot.sweep.schedule import can_matter
 
 DATA = Path(__file__).parent / "data"
+DYNAMIC = "capture_dynamic_output_shape_ops"
 
 
 def test_a_flag_table_is_a_patch_and_when_and_the_shorthand_is_all_patch():
@@ -38,20 +41,47 @@ def test_a_flag_table_is_a_patch_and_when_and_the_shorthand_is_all_patch():
         'when = "always"\n'
     )
     assert config.flags == {
-        "scalars": FlagSettings(patch={SCALARS: True}, when="graph_breaks"),
+        "scalars": FlagSettings(patch={SCALARS: True}, when="named_in_breaks"),
         "guards": FlagSettings(patch={"assume_static_by_default": False}, when="always"),
         "everywhere": FlagSettings(patch={"capture_dynamic_output_shape_ops": True}, when="always"),
     }
     assert parse_config("").flags == DEFAULT_FLAGS
-    assert {flag.when for flag in DEFAULT_FLAGS.values()} == {"graph_breaks"}
+    assert {flag.when for flag in DEFAULT_FLAGS.values()} == {"named_in_breaks"}
 
 
-def test_default_when_is_graph_breaks_only_for_settings_that_act_only_at_graph_breaks():
-    assert default_when({SCALARS: True}) == "graph_breaks"
-    assert default_when({SCALARS: True, "capture_dynamic_output_shape_ops": True}) == "graph_breaks"
+def test_default_when_is_named_in_breaks_only_for_settings_that_act_only_at_graph_breaks():
+    assert default_when({SCALARS: True}) == "named_in_breaks"
+    assert default_when({SCALARS: True, DYNAMIC: True}) == "named_in_breaks"
     assert default_when({SCALARS: True, "cache_size_limit": 1}) == "always"
     assert FlagSettings(patch={"cache_size_limit": 1}).when == "always"
     assert FlagSettings(patch={SCALARS: True}, when="always").when == "always"
+
+
+def _broke(*settings: str) -> Outcome:
+    """A baseline of three graphs whose breaks' hints name `settings`, as Dynamo's do."""
+    reasons = [f"Data dependent operator\n  Hint: set `torch._dynamo.config.{s} = True`" for s in settings]
+    return Outcome(status=Status.ok, graphs=3, break_reasons=reasons or ["Data-dependent branching"])
+
+
+@pytest.mark.parametrize(
+    ("baseline", "scalars_run", "dynamic_run"),
+    [
+        (_broke(SCALARS), True, True),  # a data-dependent op may break as a scalar at baseline
+        (_broke(DYNAMIC), False, True),
+        (_broke(), False, False),  # breaks, none of which a flag's setting would trace through
+        (Outcome(status=Status.ok, graphs=1), False, False),
+        (Outcome(status=Status.crash, error_type="E"), True, True),  # the flag may fix it
+    ],
+)
+def test_named_in_breaks_runs_a_flag_where_a_baseline_break_names_its_setting(
+    baseline, scalars_run, dynamic_run
+):
+    scalars, dynamic = (FlagSettings(patch={name: True}) for name in (SCALARS, DYNAMIC))
+    assert (can_matter(scalars, baseline), can_matter(dynamic, baseline)) == (scalars_run, dynamic_run)
+    # `graph_breaks` runs both on every baseline but one graph without a break
+    plain = baseline.graphs == 1 and not baseline.break_reasons and baseline.status == Status.ok
+    assert can_matter(scalars.model_copy(update={"when": "graph_breaks"}), baseline) is not plain
+    assert names_in_breaks({DYNAMIC: True}) == {DYNAMIC, SCALARS} and names_in_breaks({"x": 1}) == {"x"}
 
 
 @pytest.mark.parametrize(
@@ -114,9 +144,15 @@ def test_the_reports_say_how_many_models_were_skipped_and_why_and_show_engine_er
     body, summary = _reports(_snapshot(MODELS))
     assert "makes **1 of 3 models it could affect (33.3%)** crash" in body
     assert (
-        "6 of the 9 testable models were not compiled with the flag: their baseline compiled to one "
-        "graph with no graph break" in body
+        "6 of the 9 testable models were not compiled with the flag, which acts only where Dynamo "
+        "would break the graph: their baseline compiled to one graph with no graph break "
+        '(`when = "graph_breaks"`).' in body
     )
+    named = _reports(_snapshot(MODELS, when={SCALARS: "named_in_breaks"}))
+    assert (
+        'no graph break of their baseline names the flag\'s setting (`when = "named_in_breaks"`)' in named[0]
+    )
+    assert "6 skipped, as no graph break of their baseline names the flag's setting" in named[1]
     assert "Percentages are over the 3 models it could affect." in body
     assert "**Engine errors: 1 model could not be rebuilt" in body
     assert "| Effect | Models | % of the 3 models it could affect |" in body

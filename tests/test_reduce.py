@@ -4,6 +4,8 @@ and (with torch) a layered sentinel whose crash survives the reduction to one la
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from triagebot.reduce.graph import minifier_stages, same_error
 from triagebot.reduce.search import Search, search
 from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
-from triagebot.reproduce import Run, run_script, verify
+from triagebot.reproduce import Run, in_lanes, run_script, verify
 from triagebot.results import InputSpec, ModelSpec, Reduction, Reproduction, Snapshot
 from triagebot.store import read_snapshot
 
@@ -272,6 +274,41 @@ def test_the_groups_reduced_on_an_earlier_night_go_first(monkeypatch: pytest.Mon
     found = reduce_reproductions(tonight, [repro(m) for m in "ABC"], Bounds(60, 600), earlier=earlier)
     assert order == [("C", True), ("A", False), ("B", False)]
     assert [r.model for r in found] == ["A", "B", "C"]  # the snapshot keeps the groups' order
+
+
+def test_two_lanes_reduce_two_groups_at_once_and_keep_the_groups_order(monkeypatch: pytest.MonkeyPatch):
+    def repro(model: str) -> Reproduction:
+        return Reproduction(flag=DYNAMIC, signature=f"E: {model}", model=model, script="", verified=True)
+
+    tonight = snapshot(
+        [result(m, ok(2), {DYNAMIC: crash()}, spec=composite()) for m in "ABCD"], flags=(DYNAMIC,)
+    )
+    both_running = threading.Barrier(2, timeout=10)  # broken (an error) unless two run at once
+
+    def reduce_one(snapshot, reproduction, bounds, python, kept):
+        if reproduction.model in "AB":
+            both_running.wait()
+        return reproduction.model_copy(update={"script": f"reduced {reproduction.model}"})
+
+    monkeypatch.setattr(night_module, "reduce_one", reduce_one)
+    found = reduce_reproductions(tonight, [repro(m) for m in "ABCD"], Bounds(60, 600), lanes=2)
+    assert [r.script for r in found] == ["reduced A", "reduced B", "reduced C", "reduced D"]
+
+
+def test_in_lanes_yields_in_order_whatever_finishes_first():
+    finished: list[int] = []
+
+    def job(index: int, seconds: float):
+        def run() -> int:
+            time.sleep(seconds)
+            finished.append(index)
+            return index
+
+        return run
+
+    assert list(in_lanes([job(0, 0.3), job(1, 0.0), job(2, 0.0)], lanes=2)) == [0, 1, 2]
+    assert finished[0] != 0  # the second lane finished first
+    assert list(in_lanes([job(3, 0.0)], lanes=4)) == [3] and list(in_lanes([], lanes=2)) == []
 
 
 def test_a_graph_repro_is_compared_without_the_user_function():

@@ -459,6 +459,14 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     assert by_model["AliasingCustomOp"].ladder_confirmations[BASELINE]["aot_eager"][0].status == Status.crash
     # a crash's representative has no second call to make, and climbs past its failures
     assert list(by_model["NonzeroGuardCrash"].ladder["dynamic"]) == ["aot_eager", injected]
+    # a rung's crash that the sweep run raised and its rerun repeated is not run a third time
+    guard = by_model["NonzeroGuardCrash"]
+    repeated = [
+        rung
+        for rung, outcome in guard.ladder["dynamic"].items()
+        if outcome.signature == guard.outcomes["dynamic"].signature
+    ]
+    assert repeated and not set(repeated) & set(guard.ladder_confirmations.get("dynamic", {}))
     stats = flag_stats(snap, FLAG)
     rows = {row.model: row for row in stats.ladder_rows}
     assert rows["ItemMatmul"].rungs == {COUNTING_BACKEND: "ok", "aot_eager": "ok", injected: "crash"}

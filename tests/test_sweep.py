@@ -42,7 +42,8 @@ PROXY = "Failed to convert args/kwargs to proxy"  # a generator argument
 TIMEOUT = 6.0
 
 # model -> config -> (status, graphs, ops, first line of each break reason, error_type), both
-# default flags acting only at graph breaks (`when = "graph_breaks"`)
+# default flags acting only at graph breaks that name them (`when = "named_in_breaks"`): a
+# nonzero's break names only capture_dynamic_output_shape_ops, an `.item()`'s both (see ALSO_NAMED_BY)
 EXPECTED = {
     "Plain": {
         BASELINE: ("ok", 1, 3, [], None),
@@ -56,12 +57,12 @@ EXPECTED = {
     },
     "NonzeroBreak": {
         BASELINE: ("ok", 2, 5, [NONZERO], None),
-        SCALARS: ("ok", 2, 5, [NONZERO], None),
+        SCALARS: ("skipped", None, None, [], None),
         DYNAMIC: ("ok", 1, 11, [], None),
     },
     "NonzeroGuardCrash": {
         BASELINE: ("ok", 2, 2, [NONZERO], None),
-        SCALARS: ("ok", 2, 2, [NONZERO], None),
+        SCALARS: ("skipped", None, None, [], None),
         DYNAMIC: ("crash", None, None, [], "GuardOnDataDependentSymNode"),
     },
     "ItemMatmul": {
@@ -79,7 +80,11 @@ EXPECTED = {
         SCALARS: ("skipped", None, None, [], None),
         DYNAMIC: ("skipped", None, None, [], None),
     },
-    "OwnGenerator": dict.fromkeys((BASELINE, SCALARS, DYNAMIC), ("ok", 1, 1, [PROXY], None)),
+    "OwnGenerator": {  # a break that no flag's setting would trace through
+        BASELINE: ("ok", 1, 1, [PROXY], None),
+        SCALARS: ("skipped", None, None, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
     "RangeLoop": {
         BASELINE: ("ok", 1, 26, [], None),
         SCALARS: ("skipped", None, None, [], None),
@@ -372,7 +377,7 @@ def test_shards_merged_equal_a_single_sweep(tmp_path, full):
     assert [r.model for r in merged.results] == [r.model for r in single.results]
     assert merged.key == single.key == single.environment.torch_version
     assert merged.flags == single.flags == {name: flag.patch for name, flag in DEFAULT_FLAGS.items()}
-    assert merged.when == single.when == dict.fromkeys(DEFAULT_FLAGS, "graph_breaks")
+    assert merged.when == single.when == dict.fromkeys(DEFAULT_FLAGS, "named_in_breaks")
     assert merged.result("NonzeroGuardCrash").confirmations[DYNAMIC][0].status == Status.crash
 
     with pytest.raises(StreamError, match="given twice"):
@@ -586,9 +591,14 @@ def test_a_flag_acting_only_at_graph_breaks_is_skipped_on_a_model_without_one(fu
         # recorded like any run, with the baseline's spec, and never rerun to confirm
         assert plain[flag].outcome.status == Status.skipped and plain[flag].attempt == 0
         assert plain[flag].spec == plain[BASELINE].spec
-    # a baseline that breaks, crashes, hangs or dies is followed by the flag's run
-    for model in ("ItemBreak", "NonzeroBreak", "NonzeroGuardCrash", "HangUnderCompile"):
+    # a baseline whose break names the flag, or that crashes, hangs or dies, is followed by its run
+    for model in ("ItemBreak", "HangUnderCompile"):
         assert all(r.outcome.status != Status.skipped for r in records if r.model == model)
+    # a nonzero's break names capture_dynamic_output_shape_ops alone; one naming none, no flag
+    for model in ("NonzeroBreak", "NonzeroGuardCrash", "OwnGenerator"):
+        statuses = {r.config: r.outcome.status for r in records if r.model == model and r.attempt == 0}
+        assert statuses[SCALARS] == Status.skipped
+        assert (statuses[DYNAMIC] == Status.skipped) is (model == "OwnGenerator")
 
 
 def test_no_child_is_forked_for_a_skipped_run_and_always_runs_every_flag(tmp_path, monkeypatch):
@@ -627,7 +637,7 @@ def test_no_child_is_forked_for_a_skipped_run_and_always_runs_every_flag(tmp_pat
             timeout=TIMEOUT,
         )
     )
-    assert bare.header.when == {SCALARS: "graph_breaks", "guards": "always"}
+    assert bare.header.when == {SCALARS: "named_in_breaks", "guards": "always"}
     assert {r.config: r.outcome.status for r in bare.records} == {
         BASELINE: Status.ok,
         SCALARS: Status.skipped,
@@ -666,7 +676,7 @@ def test_resume_writes_the_skipped_runs_a_stream_lacks_without_running_them(tmp_
 
 
 def test_resume_and_merge_refuse_a_stream_that_ran_a_flag_with_another_when(tmp_path, full):
-    with pytest.raises(StreamError, match="with when = 'graph_breaks', not 'always'"):
+    with pytest.raises(StreamError, match="with when = 'named_in_breaks', not 'always'"):
         run_sweep(
             SweepPlan(
                 sentinels(["Plain"]),
@@ -684,7 +694,7 @@ def test_resume_and_merge_refuse_a_stream_that_ran_a_flag_with_another_when(tmp_
     old.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     assert read_stream(old)[0].when == {}
     assert merge([old]).when == dict.fromkeys(DEFAULT_FLAGS, "always")
-    with pytest.raises(StreamError, match="with when = 'always', not 'graph_breaks'"):
+    with pytest.raises(StreamError, match="with when = 'always', not 'named_in_breaks'"):
         merge([old, full[0]])
 
 
@@ -734,4 +744,4 @@ def test_the_longest_models_by_recorded_cost_start_first_after_those_without_one
     baselines = [model for model, config, _ in started if config == BASELINE]
     assert baselines == ["ItemBreak", "NonzeroBreak", "EagerError", "Plain"]
     # with one worker, a model's flag runs start right after its baseline
-    assert [m for m, _, _ in started] == ["ItemBreak"] * 3 + ["NonzeroBreak"] * 3 + ["EagerError", "Plain"]
+    assert [m for m, _, _ in started] == ["ItemBreak"] * 3 + ["NonzeroBreak"] * 2 + ["EagerError", "Plain"]

@@ -27,7 +27,7 @@ from triagebot.cli.options import (
 )
 from triagebot.config import Config
 from triagebot.errors import UsageError
-from triagebot.pipeline import Snapshots, newest_stored, reduce_bounds, reproduce_file
+from triagebot.pipeline import Snapshots, newest_stored, reduce_bounds, reproduce_file, script_lanes
 from triagebot.store import write_snapshot
 
 Shard = Annotated[
@@ -139,7 +139,9 @@ def reproduce(
     snapshots = Snapshots(settings.store)
     earlier = snapshots.get(previous) if previous else newest_stored(snapshots)
     bounds = reduce_bounds(settings, timeout)
-    path, current = reproduce_file(snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier)
+    path, current = reproduce_file(
+        snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier, lanes=script_lanes(settings)
+    )
     verified = sum(repro.verified for repro in current.reproductions)
     reduced = sum(bool(repro.reduction and repro.reduction.steps) for repro in current.reproductions)
     print(f"{verified} of {len(current.reproductions)} reproductions verified, {reduced} reduced: {path}")

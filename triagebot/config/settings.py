@@ -19,12 +19,12 @@ from pydantic import (
 from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings
 
-# Both act only where Dynamo would otherwise break the graph: their runs are skipped on models
-# whose baseline compiled to one graph with no break.
+# Both act only where Dynamo would otherwise break the graph, and its reason for such a break
+# names them: their runs are skipped on models none of whose baseline breaks names them.
 DEFAULT_FLAGS: dict[str, FlagSettings] = {
-    "capture_scalar_outputs": FlagSettings(patch={"capture_scalar_outputs": True}, when="graph_breaks"),
+    "capture_scalar_outputs": FlagSettings(patch={"capture_scalar_outputs": True}, when="named_in_breaks"),
     "capture_dynamic_output_shape_ops": FlagSettings(
-        patch={"capture_dynamic_output_shape_ops": True}, when="graph_breaks"
+        patch={"capture_dynamic_output_shape_ops": True}, when="named_in_breaks"
     ),
 }
 

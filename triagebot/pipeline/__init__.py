@@ -8,7 +8,7 @@
 - `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
 - `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`, `reduce_bounds`,
-  `newest_stored`; a flag added to the configuration swept into the stored night that lacks it
+  `script_lanes`, `newest_stored`; a flag added to the configuration swept into the stored night that lacks it
   (`sweep_flags`, `add_flags`, `with_stored_flags`).
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
@@ -46,6 +46,7 @@ _MODULES = {
         "newest_stored",
         "reduce_bounds",
         "reproduce_file",
+        "script_lanes",
         "sweep_configured",
         "sweep_flags",
         "with_reproductions",

@@ -28,6 +28,7 @@ from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
 from triagebot.sweep.command import choose, run_selected
 from triagebot.sweep.progress import make_progress
+from triagebot.sweep.resources import available_cpus
 from triagebot.sweep.stream import StreamWriter, read_stream
 
 
@@ -50,6 +51,7 @@ def sweep_configured(
         timeout=config.sweep.timeout,
         bounds=reduce_bounds(config),
         earlier=newest_stored(snapshots),
+        lanes=script_lanes(config),
     )
 
 
@@ -71,22 +73,30 @@ def reduce_bounds(config: Config, timeout: float | None = None) -> Bounds:
     return Bounds(settings.reduce_group_seconds, settings.reduce_night_seconds, timeout or settings.timeout)
 
 
+def script_lanes(config: Config) -> int:
+    """How many reproduction scripts run at once: as many as the sweep's workers (`[sweep]
+    jobs`; "auto": the cores this process may use), the machine's size for its runs."""
+    jobs = config.sweep.jobs
+    return jobs if isinstance(jobs, int) else available_cpus()
+
+
 def with_reproductions(
     snapshot: Snapshot,
     python: str = sys.executable,
     timeout: float = 300.0,
     bounds: Bounds | None = None,
     earlier: Snapshot | None = None,
+    lanes: int = 1,
 ) -> Snapshot:
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature, then
     reduced within `bounds` (`triagebot.reduce`; None: not reduced), the reductions of the
-    nightly `earlier` tried first."""
+    nightly `earlier` tried first; `lanes` scripts at once (`script_lanes`)."""
     progress = make_progress()
     try:
-        found = reproduce(snapshot, python=python, timeout=timeout, progress=progress)
+        found = reproduce(snapshot, python=python, timeout=timeout, progress=progress, lanes=lanes)
         if bounds is not None:
-            found = reduce_reproductions(snapshot, found, bounds, python, progress, earlier)
+            found = reduce_reproductions(snapshot, found, bounds, python, progress, earlier, lanes)
     finally:
         progress.close()
     return snapshot.model_copy(update={"reproductions": found})
@@ -98,12 +108,13 @@ def reproduce_file(
     timeout: float = 300.0,
     bounds: Bounds | None = None,
     earlier: Snapshot | None = None,
+    lanes: int = 1,
 ) -> tuple[Path, Snapshot]:
     """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, reduced
-    within `bounds` (`earlier`'s reductions tried first), written to `out`, else in place (a
-    stream's as a snapshot beside it, FILE.json)."""
+    within `bounds` (`earlier`'s reductions tried first), `lanes` scripts at once, written to
+    `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
     current = with_reproductions(
-        read_input(path, reproductions=False), timeout=timeout, bounds=bounds, earlier=earlier
+        read_input(path, reproductions=False), timeout=timeout, bounds=bounds, earlier=earlier, lanes=lanes
     )
     target = out or (path.with_suffix(".json") if is_stream(path) else path)
     return write_snapshot(current, target), current

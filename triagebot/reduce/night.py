@@ -15,13 +15,14 @@ time left cannot hold (the last kept script's seconds). The reproduction then ca
 smallest script, its run seconds, and a `Reduction`: what changed, the lines and seconds before
 and after.
 
-`reduce_reproductions` does this for every verified reproduction of a snapshot, in order, each
-bounded by `group_seconds` and all together by `night_seconds`; what the night's time does not
-reach stays as it was.
+`reduce_reproductions` does this for every verified reproduction of a snapshot, as many at once
+as the sweep has workers, each bounded by `group_seconds` and all together by `night_seconds`
+of wall time; what the night's time does not reach stays as it was.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -32,7 +33,7 @@ from triagebot.reduce.graph import graph_repro, minifier_stages
 from triagebot.reduce.search import Search, search
 from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
-from triagebot.reproduce import DEFAULT_TIMEOUT, timed_run
+from triagebot.reproduce import DEFAULT_TIMEOUT, in_lanes, timed_run
 from triagebot.reproduce.verify import Steps
 from triagebot.results import WRONG_RESULT, ModelSpec, Reduction, Reproduction, Snapshot
 
@@ -196,32 +197,42 @@ def reduce_reproductions(
     python: str = sys.executable,
     progress: Steps | None = None,
     earlier: Snapshot | None = None,
+    lanes: int = 1,
 ) -> list[Reproduction]:
-    """Every verified reproduction reduced in turn (`reduce_one`), within `bounds`: each group's
-    time, and what is left of the night's; unverified ones, and those the night's time does not
-    reach, as they were. `earlier`: the previous stored nightly, whose reductions of the same
-    groups are tried first (one probe each), so that a night's time goes to the groups not yet
-    reduced. `progress` is told the verified ones first, then each as it is done."""
+    """Every verified reproduction reduced (`reduce_one`), `lanes` at once, within `bounds`:
+    each group's time, and what is left of the night's when its reduction starts; unverified
+    ones, and those the night's time does not reach, as they were. `earlier`: the previous
+    stored nightly, whose reductions of the same groups are tried first (one probe each), so
+    that a night's time goes to the groups not yet reduced. `progress` is told the verified
+    ones first, then each as it is done."""
     night_end = time.monotonic() + bounds.night_seconds
     reduced_before = _reductions_of(earlier) if earlier is not None else {}
     # Groups reduced before first: one probe each, so the night's time cannot run out on them.
-    order = sorted(range(len(reproductions)), key=lambda i: _group_of(reproductions[i]) not in reduced_before)
+    order = [
+        index
+        for index in sorted(
+            range(len(reproductions)), key=lambda i: _group_of(reproductions[i]) not in reduced_before
+        )
+        if reproductions[index].verified
+    ]
     if progress is not None:
-        progress.phase("reductions", sum(reproduction.verified for reproduction in reproductions))
-    reduced = list(reproductions)
-    for index in order:
+        progress.phase("reductions", len(order))
+
+    def reduce_at(index: int) -> tuple[Reproduction, str]:
         reproduction = reproductions[index]
         left = min(bounds.group_seconds, night_end - time.monotonic())
-        if not reproduction.verified:
-            continue
         if left < MIN_SECONDS:
-            said = "the night's reduction time is spent"
-        else:
-            one = Bounds(left, left, bounds.probe_timeout)
-            before = reduced_before.get(_group_of(reproduction))
-            reduced[index] = reduce_one(snapshot, reproduction, one, python, before)
-            said = _described(reduced[index].reduction)
-            log.info("%s under %s: %s", reproduction.model, reproduction.flag, said)
+            return reproduction, "the night's reduction time is spent"
+        one = Bounds(left, left, bounds.probe_timeout)
+        done = reduce_one(snapshot, reproduction, one, python, reduced_before.get(_group_of(reproduction)))
+        said = _described(done.reduction)
+        log.info("%s under %s: %s", reproduction.model, reproduction.flag, said)
+        return done, said
+
+    reduced = list(reproductions)
+    done = in_lanes([functools.partial(reduce_at, index) for index in order], lanes)
+    for index, (reproduction, said) in zip(order, done, strict=True):
+        reduced[index] = reproduction
         if progress is not None:
             progress.step(f"{reproduction.model} under {reproduction.flag}: {said}")
     return reduced

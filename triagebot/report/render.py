@@ -145,6 +145,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         of=words.of,
         of_recompiled=words.of_recompiled,
         population=words.population,
+        skipped_because=words.skipped_because,
         reach=words.reach,
         checked=words.checked,
         names=names,

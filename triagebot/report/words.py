@@ -24,7 +24,14 @@ from collections.abc import Sequence
 from triagebot.analysis.figures import share
 from triagebot.analysis.ladder import USER_BACKENDS
 from triagebot.report import safety
-from triagebot.results import COUNTING_BACKEND, WRONG_RESULT, FailureGroup, FlagFigures, FlagVerdict
+from triagebot.results import (
+    COUNTING_BACKEND,
+    SKIPPED_BECAUSE,
+    WRONG_RESULT,
+    FailureGroup,
+    FlagFigures,
+    FlagVerdict,
+)
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -67,6 +74,12 @@ def plural(count: int, word: str, words: str | None = None) -> str:
 def population(figures: FlagFigures) -> str:
     """The name of the models every share of a flag is over."""
     return "models it could affect" if figures.skipped else "testable models"
+
+
+def skipped_because(figures: FlagFigures) -> str:
+    """Why the skipped models were not compiled with the flag, by its `when`, with the setting
+    that says so: "their baseline ... (`when = "named_in_breaks"`)"."""
+    return f'{SKIPPED_BECAUSE.get(figures.when, "the flag is not run on them")} (`when = "{figures.when}"`)'
 
 
 def of(count: int, figures: FlagFigures) -> str:

@@ -15,6 +15,15 @@ met only on the backend ladder, whose script compiles with that backend), and re
 shown in issues.
 """
 
-from triagebot.reproduce.verify import DEFAULT_TIMEOUT, Run, reproduce, run_script, timed_run, verify
+from triagebot.reproduce.verify import (
+    DEFAULT_TIMEOUT,
+    Run,
+    Steps,
+    in_lanes,
+    reproduce,
+    run_script,
+    timed_run,
+    verify,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "Run", "Steps", "reproduce", "run_script", "timed_run", "verify"]
+__all__ = ["DEFAULT_TIMEOUT", "Run", "Steps", "in_lanes", "reproduce", "run_script", "timed_run", "verify"]

@@ -3,23 +3,27 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from triagebot.analysis import flag_stats
 from triagebot.errors import ReproError
 from triagebot.report.repro import repro_script
-from triagebot.results import WRONG_RESULT, Reproduction, Snapshot, error_signature
+from triagebot.results import WRONG_RESULT, FailureGroup, Reproduction, Snapshot, error_signature
 
 DEFAULT_TIMEOUT = 300.0
+
+T = TypeVar("T")
 
 # Runs a script under test without its `__main__` block (or, with `__main__` as the second
 # argument, as a script of its own, as PyTorch's minifier writes them) and reports the exception
@@ -136,14 +140,32 @@ class Steps(Protocol):
     def step(self, what: str) -> None: ...
 
 
+def in_lanes(work: Sequence[Callable[[], T]], lanes: int = 1) -> Iterator[T]:
+    """Each of `work` called, up to `lanes` at once, its result yielded in `work`'s order.
+
+    The work is waiting on child Pythons (a script's run), so threads suffice; `lanes` is the
+    sweep's number of workers, which the machine was sized for."""
+    if lanes <= 1 or len(work) <= 1:
+        yield from (job() for job in work)
+        return
+    with ThreadPoolExecutor(max_workers=min(lanes, len(work)), thread_name_prefix="script") as pool:
+        futures = [pool.submit(job) for job in work]
+        try:
+            yield from (future.result() for future in futures)
+        finally:  # stopped early (Ctrl-C): what has not started never will
+            for future in futures:
+                future.cancel()
+
+
 def reproduce(
     snapshot: Snapshot,
     python: str = sys.executable,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Steps | None = None,
+    lanes: int = 1,
 ) -> list[Reproduction]:
     """A verified-or-not reproduction for every confirmed crash group, wrong-result group and
-    ladder failure group of every flag.
+    ladder failure group of every flag, `lanes` groups at once.
 
     Each group is tried with its models in order until one model's script reproduces it; a
     group none of whose models has a spec is skipped. `progress` is told the groups first,
@@ -159,15 +181,15 @@ def reproduce(
         ]
     if progress is not None:
         progress.phase("repros", len(groups))
-    found = []
-    for flag, group, backend, wrong in groups:
-        attempt = None
+
+    def attempt(flag: str, group: FailureGroup, backend: str | None, wrong: bool) -> Reproduction | None:
+        tried = None
         for model in group.models:
             try:
                 script = repro_script(snapshot, flag, model, group.signature, backend=backend, wrong=wrong)
             except ReproError:
                 continue
-            attempt = verify(
+            tried = verify(
                 script,
                 flag=flag,
                 model=model,
@@ -176,11 +198,16 @@ def reproduce(
                 timeout=timeout,
                 backend=backend,
             )
-            if attempt.verified:
+            if tried.verified:
                 break
-        if attempt is not None:
-            found.append(attempt)
+        return tried
+
+    found = []
+    attempts = in_lanes([functools.partial(attempt, *group) for group in groups], lanes)
+    for (flag, group, _, _), tried in zip(groups, attempts, strict=True):
+        if tried is not None:
+            found.append(tried)
         if progress is not None:
-            said = "no script" if attempt is None else "verified" if attempt.verified else "not reproduced"
+            said = "no script" if tried is None else "verified" if tried.verified else "not reproduced"
             progress.step(f"{flag}: {group.signature} ({said})")
     return found

@@ -51,10 +51,12 @@ from triagebot.results.night import (
     group_key,
 )
 from triagebot.results.runs import (
+    ALSO_NAMED_BY,
     BASELINE,
     COUNTING_BACKEND,
     GRAPH_BREAK_SETTINGS,
     PRE_COMPILE_STAGES,
+    SKIPPED_BECAUSE,
     WRONG_RESULT,
     Accuracy,
     AccuracyCheck,
@@ -76,6 +78,7 @@ from triagebot.results.runs import (
     UnreachedPair,
     When,
     default_when,
+    names_in_breaks,
 )
 from triagebot.results.signatures import (
     error_signature,
@@ -101,11 +104,13 @@ from triagebot.results.upstream import (
 )
 
 __all__ = [
+    "ALSO_NAMED_BY",
     "BASELINE",
     "COUNTING_BACKEND",
     "GRAPH_BREAK_SETTINGS",
     "HEALTH_ISSUE",
     "PRE_COMPILE_STAGES",
+    "SKIPPED_BECAUSE",
     "WRONG_RESULT",
     "Accuracy",
     "AccuracyCheck",
@@ -172,6 +177,7 @@ __all__ = [
     "default_when",
     "error_signature",
     "group_key",
+    "names_in_breaks",
     "signature_id",
     "wrong_result_signature",
 ]

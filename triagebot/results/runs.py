@@ -42,8 +42,9 @@ class Status(StrEnum):
     crash = "crash"  # an exception under torch.compile
     timeout = "timeout"  # the run outlived its time limit
     signal = "signal"  # the worker died: a signal, an OOM kill, or it vanished
-    # A flag run not made because it cannot matter: the flag's `when = "graph_breaks"` and the
-    # baseline compiled to one graph with no break. Recorded, never absent.
+    # A flag run not made because it cannot matter (the flag's `when`: the baseline compiled to
+    # one graph with no break, or none of its breaks names the flag's setting). Recorded, never
+    # absent.
     skipped = "skipped"
     # A flag run that could not build or run eagerly although its baseline did: a fault of the
     # sweep (the recorded spec did not rebuild the model), never a property of the model.
@@ -176,27 +177,53 @@ class ModelSpec(Record):
     code: str | None = None  # source of a module no released package has (sentinels), for repros
 
 
-When = Literal["always", "graph_breaks"]
-"""When a flag's runs are made: on every model, or only on models whose baseline graph-breaks."""
+When = Literal["always", "graph_breaks", "named_in_breaks"]
+"""When a flag's runs are made: on every model; only on models whose baseline graph-breaks; only
+on models whose baseline breaks the graph where Dynamo's reason names the flag's setting."""
 
 # Settings that act only where Dynamo would otherwise break the graph (a scalar output such as
 # `.item()`, an op with a data-dependent output shape): on a model whose baseline compiled to one
 # graph with no break they cannot change anything.
 GRAPH_BREAK_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
+# Dynamo's reason for a break it could trace with a setting names that setting in its hint
+# ("Enable tracing of data-dependent output operators with
+# `torch._dynamo.config.capture_scalar_outputs = True`"). A setting's own name is not the only
+# sign of it: an op whose output shape depends on data may break at baseline as a data-dependent
+# scalar, whose hint names capture_scalar_outputs (FastSpeech2Conformer on torch 2.13 has more
+# graphs under capture_dynamic_output_shape_ops, and no break naming it).
+ALSO_NAMED_BY: dict[str, frozenset[str]] = {
+    "capture_dynamic_output_shape_ops": frozenset({"capture_scalar_outputs"}),
+}
+
+SKIPPED_BECAUSE: dict[str, str] = {
+    "graph_breaks": "their baseline compiled to one graph with no graph break",
+    "named_in_breaks": "no graph break of their baseline names the flag's setting",
+}
+"""Why a flag's run was not made on a model, by the flag's `when`: what every report says."""
+
 
 def default_when(patch: dict[str, Any]) -> When:
-    """`graph_breaks` for a patch of graph-break settings only, `always` for anything else (a
+    """`named_in_breaks` for a patch of graph-break settings only, `always` for anything else (a
     flag that acts on guards, recompiles or backends must run on every model)."""
-    return "graph_breaks" if patch and set(patch) <= GRAPH_BREAK_SETTINGS else "always"
+    return "named_in_breaks" if patch and set(patch) <= GRAPH_BREAK_SETTINGS else "always"
+
+
+def names_in_breaks(patch: dict[str, Any]) -> frozenset[str]:
+    """The setting names whose mention in a baseline's break reason makes a
+    `named_in_breaks` flag's run worth making: the patch's settings and what stands for them
+    (`ALSO_NAMED_BY`)."""
+    return frozenset(patch).union(*(ALSO_NAMED_BY.get(setting, ()) for setting in patch))
 
 
 class FlagSettings(Record):
     """One flag under study: its `torch._dynamo.config` patch and when its runs are made.
 
     `when="graph_breaks"` skips the flag's run on a model whose baseline compiled to exactly one
-    graph with no graph-break reason (recorded as a `skipped` run); `when="always"` runs it on
-    every model. Left out, `when` is `default_when(patch)`.
+    graph with no graph-break reason (recorded as a `skipped` run); `when="named_in_breaks"`
+    also on one none of whose break reasons names one of the patch's settings
+    (`names_in_breaks`); `when="always"` runs it on every model. Left out, `when` is
+    `default_when(patch)`.
     """
 
     patch: dict[str, Any]

@@ -4,7 +4,8 @@ Pairs start in priority order as workers free up, and a pair's next rung goes to
 queue, so that the pairs started finish first. Before each rung is queued, the seconds the
 ladder has recorded plus the estimates of the rungs running must leave room for its estimate;
 when they do not, that pair's remaining rungs are not run (an `UnreachedPair`, bound `seconds`).
-Every failure on the ladder is run again `confirm` times, as every crash of the sweep is.
+Every failure on the ladder is run again `confirm` times, as every crash of the sweep is, except
+a crash the pair's own sweep run raised and its reruns repeated (`confirmed_by_the_sweep`).
 Records go to the sweep's own stream with `RunRecord.backend` set to the rung, so a resumed
 sweep finishes its ladder too: a pair resumes at its first missing rung.
 """
@@ -14,7 +15,15 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from triagebot.results import BASELINE, COUNTING_BACKEND, ModelResult, ModelSpec, RunRecord, UnreachedPair
+from triagebot.results import (
+    BASELINE,
+    COUNTING_BACKEND,
+    ModelResult,
+    ModelSpec,
+    RunRecord,
+    Status,
+    UnreachedPair,
+)
 from triagebot.sweep.keeper import Keeper
 from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, estimate, failed, plan_climbs
 from triagebot.sweep.pool import Pool, Result, Task
@@ -35,6 +44,24 @@ def rung_record(result: Result) -> RunRecord:
     assert result.outcome is not None
     return RunRecord(
         model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec, backend=rung
+    )
+
+
+def confirmed_by_the_sweep(result: ModelResult | None, record: RunRecord) -> bool:
+    """Whether a rung's crash is the one the pair's sweep run raised, with the same signature,
+    repeated by each of its reruns: a Dynamo error the backend never got to, confirmed already;
+    running it again on this rung would only repeat it."""
+    if result is None or record.outcome.status != Status.crash:
+        return False
+    swept = result.outcomes.get(record.config)
+    reruns = result.confirmations.get(record.config, [])
+    signature = record.outcome.signature
+    return (
+        swept is not None
+        and swept.status == Status.crash
+        and swept.signature == signature
+        and bool(reruns)
+        and all(rerun.status == Status.crash and rerun.signature == signature for rerun in reruns)
     )
 
 
@@ -75,8 +102,8 @@ class _Climber:
         self.spent += record.outcome.seconds
         self.running.pop(pair, None)
         rest = self.rest.pop(pair, [])
-        if record.outcome.suspect:  # confirmed like any crash, after the climb
-            self.spent += self.confirm * record.outcome.seconds
+        if record.outcome.suspect and not confirmed_by_the_sweep(self.results.get(record.model), record):
+            self.spent += self.confirm * record.outcome.seconds  # confirmed like any crash, after the climb
         if failed(record.outcome) and pair not in self.through:
             keep.progress.drop(len(rest))
             return
@@ -149,12 +176,17 @@ def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
 def _confirm(
     pool: Pool, keep: Keeper, results: dict[str, ModelResult], configs: dict[str, dict[str, Any]], count: int
 ) -> None:
-    """Run every ladder failure (a crash or a wrong result) again, `count` times."""
+    """Run every ladder failure (a crash or a wrong result) again, `count` times, but a crash
+    the sweep confirmed already (`confirmed_by_the_sweep`)."""
     done = {(r.model, r.config, r.backend, r.attempt) for r in keep.records if r.backend}
     tasks = [
         rung_task(spec, r.config, configs[r.config], r.backend, attempt)
         for r in list(keep.records)
-        if r.backend and r.attempt == 0 and r.outcome.suspect and r.config in configs
+        if r.backend
+        and r.attempt == 0
+        and r.outcome.suspect
+        and r.config in configs
+        and not confirmed_by_the_sweep(results.get(r.model), r)
         for spec in [results[r.model].spec if r.model in results else r.spec]
         if spec is not None
         for attempt in range(1, count + 1)

@@ -63,7 +63,7 @@ def describe(record: RunRecord) -> str:
     """One run in a few words: `ok, 2 graphs, 5 ops` or `crash: GuardOnDataDependentSymNode`."""
     outcome = record.outcome
     if outcome.status == Status.skipped:
-        return "skipped: one graph, no break at baseline"
+        return "skipped: nothing for the flag at baseline"
     if outcome.status == Status.engine_error:
         return f"ENGINE ERROR: {outcome.error_type}: {outcome.error or ''}"[:120]
     if outcome.status == Status.ok:

@@ -95,7 +95,7 @@ class SweepFigures:
             f"{self.wall / self.lower_bound if self.lower_bound else 0:.2f})",
             f"stages: {stages}",
             f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
-            "the baseline compiled to one graph with no break",
+            "nothing at baseline for the flag to act on (its `when`)",
         ]
         if self.engine_errors:
             lines.append(engine_error_line(self.engine_errors))
