@@ -23,7 +23,7 @@ from triagebot.results import (
     Snapshot,
     Status,
     default_when,
-    names_in_breaks,
+    named_in_break,
 )
 from triagebot.sweep.schedule import can_matter
 
@@ -57,17 +57,30 @@ def test_default_when_is_named_in_breaks_only_for_settings_that_act_only_at_grap
     assert FlagSettings(patch={SCALARS: True}, when="always").when == "always"
 
 
-def _broke(*settings: str) -> Outcome:
-    """A baseline of three graphs whose breaks' hints name `settings`, as Dynamo's do."""
-    reasons = [f"Data dependent operator\n  Hint: set `torch._dynamo.config.{s} = True`" for s in settings]
-    return Outcome(status=Status.ok, graphs=3, break_reasons=reasons or ["Data-dependent branching"])
+ITEM_CALL = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+OPERATOR = (  # an op reading a tensor's value inside, as repeat_interleave does for its size
+    "Data dependent operator\n  Explanation: Operator `aten._local_scalar_dense.default` ...\n"
+    "  Hint: Enable tracing of data-dependent output operators with "
+    "`torch._dynamo.config.capture_scalar_outputs = True`"
+)
+NONZERO = (
+    "Dynamic shape operator\n  Hint: Enable tracing of dynamic shape operators with "
+    "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
+)
+
+
+def _broke(*reasons: str) -> Outcome:
+    """A baseline of three graphs with these break reasons (a branch on data when none)."""
+    return Outcome(status=Status.ok, graphs=3, break_reasons=list(reasons) or ["Data-dependent branching"])
 
 
 @pytest.mark.parametrize(
     ("baseline", "scalars_run", "dynamic_run"),
     [
-        (_broke(SCALARS), True, True),  # a data-dependent op may break as a scalar at baseline
-        (_broke(DYNAMIC), False, True),
+        (_broke(ITEM_CALL), True, False),  # a user's `.item()`: no op of dynamic output shape
+        (_broke(OPERATOR), True, True),  # an op's scalar inside may be one of dynamic shape
+        (_broke(NONZERO), False, True),
+        (_broke(ITEM_CALL, NONZERO), True, True),
         (_broke(), False, False),  # breaks, none of which a flag's setting would trace through
         (Outcome(status=Status.ok, graphs=1), False, False),
         (Outcome(status=Status.crash, error_type="E"), True, True),  # the flag may fix it
@@ -81,7 +94,7 @@ def test_named_in_breaks_runs_a_flag_where_a_baseline_break_names_its_setting(
     # `graph_breaks` runs both on every baseline but one graph without a break
     plain = baseline.graphs == 1 and not baseline.break_reasons and baseline.status == Status.ok
     assert can_matter(scalars.model_copy(update={"when": "graph_breaks"}), baseline) is not plain
-    assert names_in_breaks({DYNAMIC: True}) == {DYNAMIC, SCALARS} and names_in_breaks({"x": 1}) == {"x"}
+    assert named_in_break({"cache_size_limit": 1}, "... set torch._dynamo.config.cache_size_limit")
 
 
 @pytest.mark.parametrize(

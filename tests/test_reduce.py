@@ -311,6 +311,18 @@ def test_in_lanes_yields_in_order_whatever_finishes_first():
     assert list(in_lanes([job(3, 0.0)], lanes=4)) == [3] and list(in_lanes([], lanes=2)) == []
 
 
+def test_scripts_run_as_many_at_once_as_the_sweep_has_workers(monkeypatch: pytest.MonkeyPatch):
+    from triagebot.config import parse_config
+    from triagebot.pipeline import script_lanes
+    from triagebot.pipeline import sweeping as sweeping_module
+
+    assert script_lanes(parse_config("[sweep]\njobs = 3\n")) == 3
+    monkeypatch.setattr(sweeping_module, "available_cpus", lambda: 2)
+    assert script_lanes(parse_config('[sweep]\njobs = "auto"\n')) == 2
+    monkeypatch.setattr(sweeping_module, "available_cpus", lambda: 64)  # a GPU runner's cores
+    assert script_lanes(parse_config('[sweep]\njobs = "auto"\n')) == sweeping_module.AUTO_SCRIPT_LANES
+
+
 def test_a_graph_repro_is_compared_without_the_user_function():
     signature = "BackendCompilerFailed: RuntimeError: bad alias [in forward]"
     assert same_error("BackendCompilerFailed: RuntimeError: bad alias", signature)

@@ -161,10 +161,11 @@ class SweepSettings(Section):
     # selection (a rung of its own), on every run, or nowhere.
     recompiles: Literal["selection", "all", "none"] = "selection"
     # The smallest repro (`triagebot.reduce`): seconds reducing one verified reproduction may
-    # take (PyTorch's minifier included, for a failure in a backend), and all of a night's
-    # together; 0 reduces none.
+    # take (PyTorch's minifier included, for a failure in a backend), and the wall seconds of
+    # all of a night's together, as many at once as the sweep has workers (the groups it does not
+    # reach come first the next night, the reduced ones kept after one run each); 0: none.
     reduce_group_seconds: float = Field(default=120.0, ge=0)
-    reduce_night_seconds: float = Field(default=300.0, ge=0)
+    reduce_night_seconds: float = Field(default=90.0, ge=0)
 
     @field_validator("backends")
     @classmethod

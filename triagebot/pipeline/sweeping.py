@@ -73,11 +73,16 @@ def reduce_bounds(config: Config, timeout: float | None = None) -> Bounds:
     return Bounds(settings.reduce_group_seconds, settings.reduce_night_seconds, timeout or settings.timeout)
 
 
+# Scripts "auto" runs at once, at most: a night has a handful of groups, and each script starts
+# a Python with torch (on a GPU runner, a CUDA context each).
+AUTO_SCRIPT_LANES = 4
+
+
 def script_lanes(config: Config) -> int:
     """How many reproduction scripts run at once: as many as the sweep's workers (`[sweep]
-    jobs`; "auto": the cores this process may use), the machine's size for its runs."""
+    jobs`; "auto": the cores this process may use, `AUTO_SCRIPT_LANES` at most)."""
     jobs = config.sweep.jobs
-    return jobs if isinstance(jobs, int) else available_cpus()
+    return jobs if isinstance(jobs, int) else min(available_cpus(), AUTO_SCRIPT_LANES)
 
 
 def with_reproductions(

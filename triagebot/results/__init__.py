@@ -51,7 +51,7 @@ from triagebot.results.night import (
     group_key,
 )
 from triagebot.results.runs import (
-    ALSO_NAMED_BY,
+    ALSO_BROKEN_AS,
     BASELINE,
     COUNTING_BACKEND,
     GRAPH_BREAK_SETTINGS,
@@ -78,7 +78,7 @@ from triagebot.results.runs import (
     UnreachedPair,
     When,
     default_when,
-    names_in_breaks,
+    named_in_break,
 )
 from triagebot.results.signatures import (
     error_signature,
@@ -104,7 +104,7 @@ from triagebot.results.upstream import (
 )
 
 __all__ = [
-    "ALSO_NAMED_BY",
+    "ALSO_BROKEN_AS",
     "BASELINE",
     "COUNTING_BACKEND",
     "GRAPH_BREAK_SETTINGS",
@@ -177,7 +177,7 @@ __all__ = [
     "default_when",
     "error_signature",
     "group_key",
-    "names_in_breaks",
+    "named_in_break",
     "signature_id",
     "wrong_result_signature",
 ]

@@ -187,13 +187,15 @@ on models whose baseline breaks the graph where Dynamo's reason names the flag's
 GRAPH_BREAK_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
 # Dynamo's reason for a break it could trace with a setting names that setting in its hint
-# ("Enable tracing of data-dependent output operators with
-# `torch._dynamo.config.capture_scalar_outputs = True`"). A setting's own name is not the only
-# sign of it: an op whose output shape depends on data may break at baseline as a data-dependent
-# scalar, whose hint names capture_scalar_outputs (FastSpeech2Conformer on torch 2.13 has more
-# graphs under capture_dynamic_output_shape_ops, and no break naming it).
-ALSO_NAMED_BY: dict[str, frozenset[str]] = {
-    "capture_dynamic_output_shape_ops": frozenset({"capture_scalar_outputs"}),
+# ("Enable tracing of dynamic shape operators with
+# `torch._dynamo.config.capture_dynamic_output_shape_ops = True`"). A setting's own name is not
+# the only sign of it: an op whose output shape depends on data may break at baseline on the
+# scalar it reads inside (`aten._local_scalar_dense`), a "Data dependent operator" whose hint
+# names capture_scalar_outputs (FastSpeech2Conformer's `repeat_interleave` on torch 2.13: more
+# graphs under capture_dynamic_output_shape_ops, no break naming it). A user's own `.item()`
+# ("Unsupported Tensor.item() call") is not such an op.
+ALSO_BROKEN_AS: dict[str, tuple[str, ...]] = {
+    "capture_dynamic_output_shape_ops": ("Data dependent operator",)
 }
 
 SKIPPED_BECAUSE: dict[str, str] = {
@@ -209,11 +211,10 @@ def default_when(patch: dict[str, Any]) -> When:
     return "named_in_breaks" if patch and set(patch) <= GRAPH_BREAK_SETTINGS else "always"
 
 
-def names_in_breaks(patch: dict[str, Any]) -> frozenset[str]:
-    """The setting names whose mention in a baseline's break reason makes a
-    `named_in_breaks` flag's run worth making: the patch's settings and what stands for them
-    (`ALSO_NAMED_BY`)."""
-    return frozenset(patch).union(*(ALSO_NAMED_BY.get(setting, ()) for setting in patch))
+def named_in_break(patch: dict[str, Any], reason: str) -> bool:
+    """Whether a baseline's break reason makes a `named_in_breaks` flag's run worth making: it
+    names one of the patch's settings, or is a break one of them may trace (`ALSO_BROKEN_AS`)."""
+    return any(setting in reason or reason.startswith(ALSO_BROKEN_AS.get(setting, ())) for setting in patch)
 
 
 class FlagSettings(Record):
@@ -222,7 +223,7 @@ class FlagSettings(Record):
     `when="graph_breaks"` skips the flag's run on a model whose baseline compiled to exactly one
     graph with no graph-break reason (recorded as a `skipped` run); `when="named_in_breaks"`
     also on one none of whose break reasons names one of the patch's settings
-    (`names_in_breaks`); `when="always"` runs it on every model. Left out, `when` is
+    (`named_in_break`); `when="always"` runs it on every model. Left out, `when` is
     `default_when(patch)`.
     """
 

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from triagebot.results import BASELINE, FlagSettings, ModelSpec, Outcome, RunRecord, Status, names_in_breaks
+from triagebot.results import BASELINE, FlagSettings, ModelSpec, Outcome, RunRecord, Status, named_in_break
 from triagebot.sweep.pool import Result, Task
 
 CHECK_CONFIG = "eager"
@@ -18,14 +18,13 @@ def can_matter(flag: FlagSettings, baseline: Outcome) -> bool:
     """Whether a flag's run could differ from the model's baseline run: always under
     `when="always"`; under `"graph_breaks"`, unless the baseline compiled to exactly one graph
     with no graph-break reason; under `"named_in_breaks"`, only when one of the baseline's break
-    reasons names a setting of the flag (`names_in_breaks`: Dynamo's hint for a break the
+    reasons names a setting of the flag (`named_in_break`: Dynamo's hint for a break the
     setting would trace through). A baseline that crashed, hung or died is always followed by
     the flag's run: the flag may fix it."""
     if flag.when == "always" or baseline.status != Status.ok:
         return True
     if flag.when == "named_in_breaks":
-        names = names_in_breaks(flag.patch)
-        return any(name in reason for reason in baseline.break_reasons for name in names)
+        return any(named_in_break(flag.patch, reason) for reason in baseline.break_reasons)
     return baseline.graphs != 1 or bool(baseline.break_reasons)
 
 
