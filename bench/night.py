@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from triagebot.config import Config, SweepSettings, parse_config  # noqa: E402
 from triagebot.corpus.selection import Selected, select  # noqa: E402
+from triagebot.pipeline import script_lanes  # noqa: E402
 from triagebot.reproduce import reproduce  # noqa: E402
 from triagebot.results import RunRecord, Snapshot  # noqa: E402
 from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
@@ -138,7 +139,8 @@ def sweep_night(
         result = run_sweep(plan_for(config, selected, folder / "sweep.jsonl"), clock)
         snapshot = merge([result.path])
         if repros:  # as `triagebot run` makes them (`pipeline.with_reproductions`), timed as a phase
-            found = reproduce(snapshot, timeout=config.sweep.timeout, progress=clock)
+            lanes = script_lanes(config)
+            found = reproduce(snapshot, timeout=config.sweep.timeout, progress=clock, lanes=lanes)
             clock.close()
             snapshot = snapshot.model_copy(update={"reproductions": found})
     (folder / "snapshot.json").write_text(snapshot.model_dump_json(indent=1) + "\n", encoding="utf-8")

@@ -33,6 +33,7 @@ from triagebot.reduce.graph import graph_repro, minifier_stages
 from triagebot.reduce.search import Search, search
 from triagebot.reduce.towers import parts_of
 from triagebot.report.repro import repro_script
+from triagebot.report.words import plural
 from triagebot.reproduce import DEFAULT_TIMEOUT, in_lanes, timed_run
 from triagebot.reproduce.verify import Steps
 from triagebot.results import WRONG_RESULT, ModelSpec, Reduction, Reproduction, Snapshot
@@ -158,8 +159,8 @@ def _described(reduction: Reduction | None) -> str:
         return f"the reduction of {reduction.kept_from} still raises it: {reduction.lines_after} lines"
     return (
         f"{'; '.join(reduction.steps) or 'not reduced'}: {reduction.lines_before} -> {reduction.lines_after} "
-        f"lines, {reduction.seconds_before} -> {reduction.seconds_after} s ({reduction.probes} probes, "
-        f"{reduction.seconds} s)"
+        f"lines, {reduction.seconds_before} -> {reduction.seconds_after} s "
+        f"({plural(reduction.probes, 'probe')}, {reduction.seconds} s)"
     )
 
 
