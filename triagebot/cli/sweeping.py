@@ -134,8 +134,9 @@ def reproduce(
 
     Each confirmed crash group gets a script, run once with the installed torch to verify that
     it raises the recorded signature, then made as small as still raises it within `[sweep]
-    reduce_group_seconds` (and `reduce_night_seconds` for all). The reductions of the store's
-    newest nightly (or of --previous) are tried first, as `run` tries them."""
+    reduce_group_seconds` (and `reduce_night_seconds` for all), as many scripts at once as
+    `[sweep] jobs`. The reductions of the store's newest nightly (or of --previous) are tried
+    first, as `run` tries them."""
     snapshots = Snapshots(settings.store)
     earlier = snapshots.get(previous) if previous else newest_stored(snapshots)
     bounds = reduce_bounds(settings, timeout)
