@@ -8,8 +8,8 @@
 - `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
 - `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`, `reduce_bounds`,
-  `script_lanes`, `newest_stored`; a flag added to the configuration swept into the stored night that lacks it
-  (`sweep_flags`, `add_flags`, `with_stored_flags`).
+  `script_lanes`, `newest_stored`; a flag added to the configuration swept into the stored
+  night that lacks it (`sweep_flags`, `add_flags`, `with_stored_flags`).
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.

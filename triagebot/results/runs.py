@@ -198,6 +198,9 @@ ALSO_BROKEN_AS: dict[str, tuple[str, ...]] = {
     "capture_dynamic_output_shape_ops": ("Data dependent operator",)
 }
 
+SKIPPED_RUN = "nothing at baseline for the flag to act on"
+"""A skipped flag run, in the sweep's progress and summary lines (the reports say why, by `when`)."""
+
 SKIPPED_BECAUSE: dict[str, str] = {
     "graph_breaks": "their baseline compiled to one graph with no graph break",
     "named_in_breaks": "no graph break of their baseline names the flag's setting",

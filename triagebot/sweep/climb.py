@@ -65,6 +65,12 @@ def confirmed_by_the_sweep(result: ModelResult | None, record: RunRecord) -> boo
     )
 
 
+def needs_confirming(result: ModelResult | None, record: RunRecord) -> bool:
+    """Whether a rung's record is run again after the climb: a failure (a crash or a wrong
+    result) that the sweep has not confirmed already."""
+    return record.outcome.suspect and not confirmed_by_the_sweep(result, record)
+
+
 class _Climber:
     """The admitted pairs' rungs, queued one at a time per pair within the time budget. A rung
     that fails reserves the seconds of its confirmation reruns, which come after the climb."""
@@ -102,8 +108,8 @@ class _Climber:
         self.spent += record.outcome.seconds
         self.running.pop(pair, None)
         rest = self.rest.pop(pair, [])
-        if record.outcome.suspect and not confirmed_by_the_sweep(self.results.get(record.model), record):
-            self.spent += self.confirm * record.outcome.seconds  # confirmed like any crash, after the climb
+        if needs_confirming(self.results.get(record.model), record):  # its reruns come after the climb
+            self.spent += self.confirm * record.outcome.seconds
         if failed(record.outcome) and pair not in self.through:
             keep.progress.drop(len(rest))
             return
@@ -176,17 +182,12 @@ def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
 def _confirm(
     pool: Pool, keep: Keeper, results: dict[str, ModelResult], configs: dict[str, dict[str, Any]], count: int
 ) -> None:
-    """Run every ladder failure (a crash or a wrong result) again, `count` times, but a crash
-    the sweep confirmed already (`confirmed_by_the_sweep`)."""
+    """Run every ladder failure that needs it (`needs_confirming`) again, `count` times."""
     done = {(r.model, r.config, r.backend, r.attempt) for r in keep.records if r.backend}
     tasks = [
         rung_task(spec, r.config, configs[r.config], r.backend, attempt)
         for r in list(keep.records)
-        if r.backend
-        and r.attempt == 0
-        and r.outcome.suspect
-        and r.config in configs
-        and not confirmed_by_the_sweep(results.get(r.model), r)
+        if r.backend and r.attempt == 0 and r.config in configs and needs_confirming(results.get(r.model), r)
         for spec in [results[r.model].spec if r.model in results else r.spec]
         if spec is not None
         for attempt in range(1, count + 1)

@@ -21,7 +21,7 @@ import rich.progress
 from rich.console import Console
 from rich.markup import escape
 
-from triagebot.results import RunRecord, Status
+from triagebot.results import SKIPPED_RUN, RunRecord, Status
 from triagebot.sweep.summary import engine_error_line
 
 
@@ -63,7 +63,7 @@ def describe(record: RunRecord) -> str:
     """One run in a few words: `ok, 2 graphs, 5 ops` or `crash: GuardOnDataDependentSymNode`."""
     outcome = record.outcome
     if outcome.status == Status.skipped:
-        return "skipped: nothing for the flag at baseline"
+        return f"skipped: {SKIPPED_RUN}"
     if outcome.status == Status.engine_error:
         return f"ENGINE ERROR: {outcome.error_type}: {outcome.error or ''}"[:120]
     if outcome.status == Status.ok:

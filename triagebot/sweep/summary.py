@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from rich.markup import escape
 from rich.table import Table
 
-from triagebot.results import BASELINE, RunRecord, Status
+from triagebot.results import BASELINE, SKIPPED_RUN, RunRecord, Status
 
 
 def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
@@ -95,7 +95,7 @@ class SweepFigures:
             f"{self.wall / self.lower_bound if self.lower_bound else 0:.2f})",
             f"stages: {stages}",
             f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
-            "nothing at baseline for the flag to act on (its `when`)",
+            f"{SKIPPED_RUN} (its `when`)",
         ]
         if self.engine_errors:
             lines.append(engine_error_line(self.engine_errors))
