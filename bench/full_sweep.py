@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 from triagebot.results import BASELINE, FlagSettings, ModelResult, Snapshot, Status, When  # noqa: E402
 
 STAGES = ("build", "eager", "compile")
+TAIL_TARGET = 0.15  # the slow tail's share of the run seconds, at most
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -215,6 +216,53 @@ def compare_lines(always: Snapshot, skipping: Snapshot) -> tuple[list[str], bool
     return lines + flaky, same
 
 
+# --- tail and graphs --------------------------------------------------------------------------
+
+
+def tail_lines(snapshot: Snapshot) -> tuple[list[str], bool]:
+    """The snapshot's slow tail (`sweep.summary.slow_tail`), one line per model of it, and whether
+    it meets its target: at most 15% of the run seconds, or every model of it in a family that
+    says why it stays slow."""
+    from triagebot.sweep.summary import slow_tail
+
+    tail = slow_tail(
+        {
+            result.model: (sum(run_seconds(result).values()), result.spec.model_type if result.spec else None)
+            for result in snapshot.results
+        }
+    )
+    lines = [tail.line()]
+    lines += [f"  {seconds:6.1f} s  {model}: {why or 'NO REASON'}" for model, seconds, why in tail.slowest]
+    return lines, tail.share <= TAIL_TARGET or not tail.unexplained
+
+
+def graph_lines(before: Snapshot, after: Snapshot) -> tuple[list[str], bool]:
+    """Every (model, config) run both snapshots made: the same status, graph count and break
+    reasons (their first lines), as a shrink rule must keep them. Returns the differences and
+    whether there are none."""
+
+    def seen(snapshot: Snapshot) -> dict[tuple[str, str], tuple]:
+        return {
+            (result.model, config): (
+                outcome.status.value,
+                outcome.graphs,
+                sorted({reason.splitlines()[0] for reason in outcome.break_reasons if reason.strip()}),
+            )
+            for result in snapshot.results
+            for config, outcome in result.outcomes.items()
+            if outcome.status != Status.skipped
+        }
+
+    first, second = seen(before), seen(after)
+    both = sorted(set(first) & set(second))
+    differ = [key for key in both if first[key] != second[key]]
+    lines = [
+        f"{model} {config}: {first[model, config]} -> {second[model, config]}" for model, config in differ
+    ]
+    lines.append(f"{len(both)} runs made in both, {len(differ)} differ")
+    return lines, not differ
+
+
 # --- run --------------------------------------------------------------------------------------
 
 
@@ -335,6 +383,11 @@ def main() -> None:
     shards = commands.add_parser("balance", help="shard balance of a snapshot's recorded costs")
     shards.add_argument("snapshot", type=Path)
     shards.add_argument("--shards", type=int, default=4)
+    tail = commands.add_parser("tail", help="the slowest models of a snapshot and why each stays slow")
+    tail.add_argument("snapshot", type=Path)
+    graphs = commands.add_parser("graphs", help="same status, graphs and break reasons in two snapshots")
+    graphs.add_argument("before", type=Path)
+    graphs.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "run":
         if not 0 < args.share <= 1:
@@ -345,6 +398,14 @@ def main() -> None:
         print("\n".join(lines))
         print("same crashes and helped models" if same else "DIFFERENT: see above")
         sys.exit(0 if same else 1)
+    elif args.command in ("tail", "graphs"):
+        lines, met = (
+            tail_lines(load(args.snapshot))
+            if args.command == "tail"
+            else graph_lines(load(args.before), load(args.after))
+        )
+        print("\n".join(lines))
+        sys.exit(0 if met else 1)
     elif args.command == "simulate":
         print("\n".join(simulate_lines(load(args.snapshot), args.jobs, args.unknown, args.trials)))
     else:

@@ -46,10 +46,9 @@ from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
 from triagebot.sweep.parent import parent_pid  # noqa: E402
 from triagebot.sweep.plan import plan_for  # noqa: E402
 from triagebot.sweep.progress import PlainProgress  # noqa: E402
-from triagebot.sweep.summary import run_seconds  # noqa: E402
+from triagebot.sweep.summary import run_seconds, seconds_by_model, slow_tail  # noqa: E402
 
 NIGHTS = ("counting", "defaults")
-SLOW_TAIL = 40  # models: the slow tail of the whole corpus, as issue reports measure it
 STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
 
 
@@ -144,22 +143,10 @@ def sweep_night(
             clock.close()
             snapshot = snapshot.model_copy(update={"reproductions": found})
     (folder / "snapshot.json").write_text(snapshot.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    return summarise(night, clock.phases, snapshot, result.jobs, max(1, round(SLOW_TAIL * share)))
+    return summarise(night, clock.phases, snapshot, result.jobs)
 
 
-def slowest_share(phases: list[Phase], count: int) -> float:
-    """The share of the sweep's run seconds its `count` slowest models took (the slow tail: the
-    40 slowest of the whole corpus, as many of a share as its part of them)."""
-    per_model: dict[str, float] = defaultdict(float)
-    for phase in phases:
-        if phase.name == "sweep":
-            for record in phase.records:
-                per_model[record.model] += run_seconds(record)
-    total = sum(per_model.values())
-    return sum(sorted(per_model.values(), reverse=True)[:count]) / total if total else 0.0
-
-
-def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int, slow: int) -> dict:
+def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) -> dict:
     stages: dict[str, float] = defaultdict(float)
     rungs: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for phase in phases:
@@ -170,6 +157,7 @@ def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int, sl
             if record.backend:
                 rungs[record.backend][0] += 1
                 rungs[record.backend][1] += record.outcome.seconds
+    tail = slow_tail(seconds_by_model([r for p in phases if p.name == "sweep" for r in p.records]))
     return {
         "night": night,
         "jobs": jobs,
@@ -186,7 +174,7 @@ def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int, sl
         "rungs": {rung: {"runs": int(n), "seconds": round(s, 1)} for rung, (n, s) in rungs.items()},
         "unreached": len(snapshot.ladder_unreached),
         "reproductions": len(snapshot.reproductions),
-        "slowest": {"models": slow, "share": round(slowest_share(phases, slow), 3)},
+        "slowest": {"models": len(tail.slowest), "share": round(tail.share, 3)},
     }
 
 

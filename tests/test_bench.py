@@ -10,13 +10,16 @@ from pathlib import Path
 from builders import SCALAR as FLAG
 from builders import result, snapshot
 
+from triagebot.corpus.shrink.families import why_slow
 from triagebot.results import (
     BASELINE,
+    ModelSpec,
     Outcome,
     RunRecord,
     Snapshot,
     Status,
 )
+from triagebot.sweep.summary import seconds_by_model, slow_tail
 
 _SPEC = importlib.util.spec_from_file_location(
     "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
@@ -120,21 +123,69 @@ def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_
 
 
 def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models_took():
-    def run(model, config, seconds, status=Status.ok):
-        return RunRecord(model=model, config=config, outcome=Outcome(status=status, seconds=seconds))
+    def run(model, config, seconds, status=Status.ok, model_type=None, **fields):
+        spec = ModelSpec(model=model, model_type=model_type)
+        return RunRecord(
+            model=model, config=config, outcome=Outcome(status=status, seconds=seconds), spec=spec, **fields
+        )
 
-    sweep = night_bench.Phase("sweep", 0.0)
-    sweep.records = [
+    records = [
         run("Slow", BASELINE, 6.0),
         run("Slow", FLAG, 2.0),
         run("Fast", BASELINE, 1.0),
         run("Fast", FLAG, 1.0),
+        run("Fast", FLAG, 50.0, attempt=1),  # a confirmation: not the sweep's run
+        run("Fast", FLAG, 50.0, backend="aot_eager"),  # a ladder rung: neither
         run("Broken", BASELINE, 9.0, Status.create_error),
         run("Broken", FLAG, 9.0, Status.create_error),  # its baseline's record, copied: nothing ran
     ]
-    confirmations = night_bench.Phase("confirmations", 0.0)
-    confirmations.records = [run("Fast", FLAG, 50.0)]
-    assert night_bench.slowest_share([sweep, confirmations], 1) == 9.0 / 19.0
+    tail = slow_tail(seconds_by_model(records))
+    assert (tail.share, tail.models, tail.slowest) == (9.0 / 19.0, 3, [("Broken", 9.0, "")])
+    # 40 per thousand models, at most 40: the issues' 40 slowest of the whole corpus
+    many = {f"M{i:04}": (float(i), None) for i in range(2000)}
+    assert [len(slow_tail(dict(list(many.items())[:n])).slowest) for n in (3, 122, 1014, 2000)] == [
+        1,
+        5,
+        40,
+        40,
+    ]
+    documented = slow_tail(seconds_by_model([run("Detector", BASELINE, 9.0, model_type="oneformer")]))
+    assert documented.slowest[0][2] == why_slow("oneformer") != ""
+    assert documented.unexplained == [] and "1 of them in families that say why" in documented.line()
+    assert tail.unexplained == [("Broken", 9.0)] and tail.line().endswith("the others: Broken 9.0 s")
+
+
+def test_the_tail_check_passes_under_15_percent_or_with_every_slow_family_saying_why():
+    def timed(model, seconds, model_type=None):
+        return result(
+            model,
+            Outcome(status=Status.ok, graphs=1, seconds=seconds),
+            {},
+            spec=ModelSpec(model=model, model_type=model_type),
+        )
+
+    fast = [timed(f"Fast{i}", 1.0) for i in range(30)]
+    lines, met = bench.tail_lines(snapshot([timed("Slow", 10.0), *fast]))  # 10 of 40 s: 25%
+    assert not met and lines[1].endswith("Slow: NO REASON")
+    lines, met = bench.tail_lines(snapshot([timed("Slow", 10.0, "oneformer"), *fast]))
+    assert met and lines[1].endswith(why_slow("oneformer"))
+    assert not bench.tail_lines(snapshot([timed("Slow", 6.0), *fast]))[1]  # 6 of 36 s: 16.7%
+    assert bench.tail_lines(snapshot([timed("Slow", 5.0), *fast]))[1]  # 5 of 35 s: 14.3%
+
+
+def test_the_graph_check_names_each_run_whose_graphs_or_break_reasons_changed():
+    before = _snapshot({"Single": Outcome(status=Status.skipped), "Breaks": HELPED, "Crashes": CRASH})
+    same = _snapshot({"Single": Outcome(status=Status.ok, graphs=1), "Breaks": HELPED, "Crashes": CRASH})
+    lines, kept = bench.graph_lines(before, same)
+    assert kept and lines == ["5 runs made in both, 0 differ"]  # the skipped run is not compared
+    changed = Snapshot.model_validate(same.model_dump())
+    changed.results[1].outcomes[BASELINE] = Outcome(status=Status.ok, graphs=2, break_reasons=["item\nwhere"])
+    lines, kept = bench.graph_lines(before, changed)
+    assert not kept
+    assert lines == [
+        "Breaks baseline: ('ok', 3, ['item']) -> ('ok', 2, ['item'])",
+        "5 runs made in both, 1 differ",
+    ]
 
 
 def test_the_upstream_search_benchmark_counts_requests_and_searches_a_night_once():

@@ -7,13 +7,14 @@ not of the model) are announced when the sweep closes and get a table of their o
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rich.markup import escape
 from rich.table import Table
 
+from triagebot.corpus.shrink.families import why_slow
 from triagebot.results import BASELINE, SKIPPED_RUN, RunRecord, Status
 
 
@@ -63,6 +64,59 @@ def engine_error_table(records: Sequence[RunRecord]) -> Table | None:
 
 
 STAGES = ("build", "eager", "compile")
+SLOW_TAIL = 40  # models: the slow tail of a whole-corpus sweep (about a thousand models)
+
+
+@dataclass(frozen=True)
+class SlowTail:
+    """A sweep's slowest models and their share of its run seconds, each with why its family's
+    compile stays slow once shrunk (its entry in `corpus/shrink/families.py`; "" where none says)."""
+
+    share: float
+    models: int  # in the sweep
+    slowest: list[tuple[str, float, str]]  # (model, run seconds, why it stays slow), slowest first
+
+    @property
+    def unexplained(self) -> list[tuple[str, float]]:
+        return [(model, seconds) for model, seconds, why in self.slowest if not why]
+
+    def line(self) -> str:
+        unexplained = self.unexplained
+        line = (
+            f"slow tail: the {len(self.slowest)} slowest of {self.models:,} models took "
+            f"{100 * self.share:.1f}% of the run seconds; "
+            f"{len(self.slowest) - len(unexplained)} of them in families that say why they stay slow"
+        )
+        if unexplained:
+            named = ", ".join(f"{model} {seconds:.1f} s" for model, seconds in unexplained[:5])
+            line += f"; the others: {named}{', ...' if len(unexplained) > 5 else ''}"
+        return line
+
+
+def slow_tail(seconds: Mapping[str, tuple[float, str | None]]) -> SlowTail:
+    """The slow tail of a sweep, from each model's run seconds and model type: the slowest 40 per
+    thousand models, at most 40 (the issues' 40 slowest of the whole corpus; 5 of a 12% share)."""
+    count = min(SLOW_TAIL, max(1, round(len(seconds) * SLOW_TAIL / 1000)))
+    ranked = sorted(seconds.items(), key=lambda item: (-item[1][0], item[0]))[:count]
+    total = sum(taken for taken, _ in seconds.values())
+    return SlowTail(
+        share=sum(taken for _, (taken, _) in ranked) / total if total else 0.0,
+        models=len(seconds),
+        slowest=[(model, taken, why_slow(model_type)) for model, (taken, model_type) in ranked],
+    )
+
+
+def seconds_by_model(records: Sequence[RunRecord]) -> dict[str, tuple[float, str | None]]:
+    """Each model's run seconds over its sweep runs (first attempts: no confirmation, no ladder
+    rung) and its model type, for `slow_tail`."""
+    taken: dict[str, float] = defaultdict(float)
+    model_types: dict[str, str | None] = {}
+    for r in records:
+        if r.attempt == 0 and r.backend is None:
+            taken[r.model] += run_seconds(r)
+            if r.spec is not None:
+                model_types[r.model] = r.spec.model_type
+    return {model: (seconds, model_types.get(model)) for model, seconds in taken.items()}
 
 
 @dataclass
@@ -77,6 +131,7 @@ class SweepFigures:
     flag_runs: int = 0  # records of flag configs (first attempts), skipped ones included
     engine_errors: int = 0
     stages: dict[str, float] = field(default_factory=dict)  # stage -> summed seconds
+    tail: SlowTail | None = None
 
     @property
     def lower_bound(self) -> float:
@@ -97,6 +152,8 @@ class SweepFigures:
             f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
             f"{SKIPPED_RUN} (its `when`)",
         ]
+        if self.tail is not None and self.tail.slowest:
+            lines.append(self.tail.line())
         if self.engine_errors:
             lines.append(engine_error_line(self.engine_errors))
         return lines
@@ -125,6 +182,7 @@ def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> Sweep
             figures.flag_runs += 1
             figures.skipped += r.outcome.status == Status.skipped
         figures.engine_errors += r.outcome.status == Status.engine_error
+    figures.tail = slow_tail(seconds_by_model(records))
     return figures
 
 

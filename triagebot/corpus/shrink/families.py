@@ -629,8 +629,23 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
     ),
     FamilyFix(
         "oneformer",
+        {"backbone_config": {"depths": [1, 1, 1, 1]}},
+        "one Swin block per stage: its graph breaks are in the pixel and transformer decoders, not the "
+        "backbone, which the nested frames trace again down to each break",
         slow="graph breaks on `nonzero` and `.item()` split it into 15 graphs, each traced again from its "
         "nested frame down",
+    ),
+    FamilyFix(
+        "florence_vision",
+        {"depths": [1, 1, 1, 1]},
+        "one DaViT block per stage: the model's `.item()` graph break comes after the vision tower, "
+        "which is traced again from each frame down to it",
+    ),
+    FamilyFix(
+        "vibevoice_acoustic_tokenizer_encoder",
+        {"depths": [1, 1, 1, 1, 1, 1, 1]},
+        "one convolution block per stage (one stage more than `downsampling_ratios`): the ASR model's "
+        "`nonzero` graph break comes after both tokenizers, traced again from each frame down to it",
     ),
     FamilyFix(
         "glm5_next",
@@ -683,6 +698,9 @@ ONE_LAYER: frozenset[str] = frozenset(
         "kimi_k25_vision",
         "minimax_m3_vl_vision",
         "molmo2_vision",
+        "nemotron3_5_transcribe_asr_audio",
+        "nemotron3_5_transcribe_word_timestamp",
+        "nemotron3_diarization_audio",
         "pixtral",
         "qwen2_vl_vision",
         "qwen3_vl_vision",
@@ -737,6 +755,12 @@ def by_family(fixes: tuple[Any, ...], key: str) -> dict[str, Any]:
 
 BY_MODEL_TYPE: dict[str, FamilyFix] = by_family(FAMILY_FIXES, "model_type")
 BY_CONFIG_CLASS: dict[str, ClassFix] = by_family(CLASS_FIXES, "config_class")
+
+
+def why_slow(model_type: str | None) -> str:
+    """Why the family's compile stays slow once shrunk, as its entry says ("" where it says nothing)."""
+    fix = BY_MODEL_TYPE.get(model_type or "")
+    return fix.slow if fix else ""
 
 
 @dataclass(frozen=True)
