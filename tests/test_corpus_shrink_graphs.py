@@ -34,6 +34,18 @@ GRAPHS: dict[str, dict[str, tuple[int, list[str]]]] = {
     "BltModel": {BASELINE: (5, [NONZERO]), SCALARS: (5, [NONZERO]), SHAPES: (4, [ITEM])},
     # per-expert `nonzero`: GLM-5 Next's Sinkhorn iterations shrank
     "Glm5NextTextModel": {BASELINE: (11, [NONZERO]), SCALARS: (11, [NONZERO]), SHAPES: (1, [])},
+    # one Swin block per stage in OneFormer's backbone
+    "OneFormerModel": {BASELINE: (15, [ITEM, NONZERO]), SCALARS: (7, [NONZERO]), SHAPES: (9, [ITEM])},
+    # one DaViT block per stage in Florence-2's vision tower
+    "Florence2ForConditionalGeneration": {BASELINE: (4, [ITEM]), SCALARS: (1, []), SHAPES: (4, [ITEM])},
+    # one convolution block per stage in both of VibeVoice ASR's tokenizer encoders
+    "VibeVoiceAsrModel": {BASELINE: (3, [NONZERO]), SCALARS: (3, [NONZERO]), SHAPES: (1, [])},
+    # Nemotron 3.5 Transcribe's three audio towers shrank to one layer
+    "Nemotron3_5TranscribeForConditionalGeneration": {
+        BASELINE: (6, [NONZERO]),
+        SCALARS: (6, [NONZERO]),
+        SHAPES: (1, []),
+    },
     # both towers of Gemma 4 (vision and audio) shrank to one layer
     "EmbeddingGemma2Model": {
         BASELINE: (7, [NONZERO, SCALAR]),

@@ -30,6 +30,7 @@ from triagebot.sweep.command import choose, run_selected
 from triagebot.sweep.progress import make_progress
 from triagebot.sweep.resources import available_cpus
 from triagebot.sweep.stream import StreamWriter, read_stream
+from triagebot.sweep.summary import sweep_figures
 
 
 def sweep_configured(
@@ -46,6 +47,8 @@ def sweep_configured(
     selected = choose(config, models=models, store=snapshots)
     with on_ctrl_c(stream, resume="run the same command again to resume"):
         result = run_selected(config, selected, stream, resume=resume and stream.exists())
+    for line in sweep_figures(result.new_records, result.jobs, result.seconds).lines():
+        print(line)  # as `triagebot sweep` closes: wall against its bound, stages, the slow tail
     return with_reproductions(
         merge([result.path]),
         timeout=config.sweep.timeout,

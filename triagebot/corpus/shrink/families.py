@@ -1,9 +1,11 @@
 """Family fixes: what the generic rules cannot know about one family, as data with a reason each.
 
 A `FamilyFix` names a model type, the values its tiny config takes (applied last, to every config
-of that model type, nested or not) and one line saying why; where a family's baseline compile
-stays slow once shrunk (above 10 s on a 2-core CPU), `slow` says why in one line, with or without
-values. A `ClassFix` does the same for a config class whose model type is empty.
+of that model type, nested or not) and one line saying why; where a family stays in the sweep's
+slow tail once shrunk (`sweep.summary.slow_tail`: the 40 slowest models of the whole corpus on a
+2-core CPU), `slow` says why in one line, with or without values: what no size removes without
+changing the model's graphs or break reasons. A `ClassFix` does the same for a config class whose
+model type is empty.
 `HARD_CODED_MROPE` lists the families whose modeling code falls back to multimodal RoPE sections
 of its own (see the rotary pass), and `ONE_LAYER` the model types (multimodal towers, mostly)
 that shrink to one layer (see the layer pass).
@@ -30,7 +32,7 @@ class FamilyFix:
     model_type: str
     values: Mapping[str, Any] = field(default_factory=dict)
     reason: str = ""
-    slow: str = ""  # why its baseline compile stays slow once shrunk: what no size removes
+    slow: str = ""  # why it stays in the slow tail once shrunk: what no size removes
 
 
 @dataclass(frozen=True)
@@ -399,6 +401,8 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         {"image_token_id": VOCAB - 65, "vocabulary_map": _EMU3_VOCABULARY},
         "maps VQ codes to text tokens through a vocabulary map only a tokenizer provides: one for a "
         "64-code codebook, below the specials",
+        slow="the VQ tokenizer's `.item()` image sizes, an index into its BPE mapping moved to the CPU "
+        "and `torch_compilable_check`: 6 and 7 graphs, the VQ-VAE traced again from each frame down",
     ),
     FamilyFix(
         "emu3_vqgan",
@@ -500,16 +504,24 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         },
         "the sparse-attention indexer: one KV head, a budget its compress ratio divides, an index "
         "head as wide as the attention head's rotary part",
+        slow="a `nonzero` of the visible positions in its sparse attention's indexer "
+        "(`local_visible_indices`): 15 and 16 graphs",
     ),
     FamilyFix(
         "muse_glimmer",
         {"out_hidden_size": 4 * WIDTH},
         "the tower folds 2 x 2 patches into channels (pixel shuffle): the adapter takes 4 x its width",
+        slow="as Muse Spark's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits and interpolation indices: 26 and 27 "
+        "graphs",
     ),
     FamilyFix(
         "muse_spark",
         {"out_hidden_size": 4 * WIDTH},
         "the tower folds 2 x 2 patches into channels (pixel shuffle): the adapter takes 4 x its width",
+        slow="its vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` sequence lengths "
+        "and per-image attention splits, its interpolation indices (`repeat_interleave`) and the "
+        "image split: 26 and 27 graphs",
     ),
     FamilyFix(
         "hunyuan_vl_text",
@@ -526,6 +538,8 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         },
         "projector settings only a checkpoint sets: tower-to-text layer map, Q-Former windows halving "
         "the 4 x 4 patch grid, the text layers of its four spatial groups",
+        slow="`image_size.tolist()` for each image's patches, the output-capturing hooks' lock and "
+        "`torch_compilable_check`'s `.item()`: 14 and 15 graphs",
     ),
     FamilyFix(
         "step3p5",
@@ -549,6 +563,7 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         {"num_quantizers": 8},
         "its residual quantizer runs every codebook in a Python loop Dynamo unrolls (32 by default, "
         "before and after the graph breaks): 8, the semantic one among them",
+        slow="a padding computed from data before each of its streaming convolutions (`_pad1d`): 24 graphs",
     ),
     FamilyFix(
         "longcat_flash",
@@ -591,8 +606,23 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         {"ext_pw_out_channel": WIDTH, "depthwise_separable_out_channel": WIDTH, "nemo_conv_channels": WIDTH},
         "Conformer convolutions run at the model width, stated again under channel names of its own",
     ),
-    # Families whose baseline compile stays above 10 s on a 2-core CPU once shrunk: what costs the
-    # time is retracing after graph breaks, which is what the sweep measures, not the model's size.
+    FamilyFix(
+        "florence_vision",
+        {"depths": [1, 1, 1, 1]},
+        "one DaViT block per stage: the model's `.item()` graph break comes after the vision tower, "
+        "which is traced again from each frame down to it",
+    ),
+    FamilyFix(
+        "vibevoice_acoustic_tokenizer_encoder",
+        {"depths": [1, 1, 1, 1, 1, 1, 1]},
+        "one convolution block per stage (one stage more than `downsampling_ratios`): the ASR model's "
+        "`nonzero` graph break comes after both tokenizers, traced again from each frame down to it",
+    ),
+    # Families in the slow tail once shrunk (the 40 slowest models of a whole-corpus sweep on a
+    # 2-core CPU, each 10 s or more over its runs): what costs the time is Dynamo tracing the
+    # model again from each nested frame down to each of its graph breaks, which is what the sweep
+    # measures, not the model's size. Each says where its breaks are (the baseline's graph count
+    # on torch 2.13 CPU, both classes where a family has two).
     FamilyFix(
         "d_fine",
         _HYBRID_ENCODER_TWO_LEVELS,
@@ -636,21 +666,220 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         "nested frame down",
     ),
     FamilyFix(
-        "florence_vision",
-        {"depths": [1, 1, 1, 1]},
-        "one DaViT block per stage: the model's `.item()` graph break comes after the vision tower, "
-        "which is traced again from each frame down to it",
-    ),
-    FamilyFix(
-        "vibevoice_acoustic_tokenizer_encoder",
-        {"depths": [1, 1, 1, 1, 1, 1, 1]},
-        "one convolution block per stage (one stage more than `downsampling_ratios`): the ASR model's "
-        "`nonzero` graph break comes after both tokenizers, traced again from each frame down to it",
-    ),
-    FamilyFix(
         "glm5_next",
         slow="data-dependent ops (`nonzero`, `repeat_interleave`, `.item()`) split it into 31 graphs, "
         "each traced again from its nested frame down, with two layers",
+    ),
+    FamilyFix(
+        "switch_transformers",
+        slow="a `nonzero` of the experts hit (`expert_hit`) in each sparse layer, the experts then "
+        "looped over: 10 to 22 graphs, each traced again from its nested frame down",
+    ),
+    FamilyFix(
+        "step3p7",
+        slow="the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` sequence lengths "
+        "and per-image attention splits, `torch_compilable_check`'s `.item()` and a `nonzero` of "
+        "the experts hit in its MoE layer: 23 and 24 graphs",
+    ),
+    FamilyFix(
+        "gemma4",
+        slow="the vision pooler's boolean mask (`hidden_states[pooler_mask]`), the image features split "
+        "by `.tolist()` sizes and the image-token mask: 7 and 8 graphs, behind vision and audio "
+        "towers of one layer",
+    ),
+    FamilyFix(
+        "embedding_gemma2",
+        slow="as Gemma 4's: the vision pooler's boolean mask, the image split by `.tolist()` sizes and "
+        "the image-token mask: 7 graphs, behind towers of one layer",
+    ),
+    FamilyFix(
+        "sam3",
+        slow="a `torch.arange` over a data-dependent size in the box coordinates (`_get_coords`): 10 "
+        "graphs, each traced again from its nested frame down",
+    ),
+    FamilyFix(
+        "sam3_lite_text",
+        slow="as SAM 3's: a `torch.arange` over a data-dependent size in the box coordinates: 10 graphs",
+    ),
+    FamilyFix(
+        "minicpmv4_6",
+        slow="its vision tower's `.tolist()` position and window indices and attention splits, in every "
+        "layer (one layer fewer removes 7 of 23 graphs), `.item()` patch slices and the image-token "
+        "mask",
+    ),
+    FamilyFix(
+        "minicpmv4_7",
+        slow="as MiniCPM-V 4.6's: the vision tower's `.tolist()` indices and attention splits in every "
+        "layer, `.item()` patch slices, the image-token mask and the rope index: 26 and 27 graphs",
+    ),
+    FamilyFix(
+        "idefics2",
+        slow="the real images' boolean selection (`pixel_values[real_images_inds]`), the image split and "
+        "`torch_compilable_check`'s `.item()`: 9 and 10 graphs; `capture_dynamic_output_shape_ops` "
+        "carries the data-dependent shapes through the text model",
+    ),
+    FamilyFix(
+        "idefics3",
+        slow="as Idefics 2's: the real images' boolean selection and the image split: 9 and 10 graphs",
+    ),
+    FamilyFix(
+        "smolvlm",
+        slow="as Idefics 2's: the real images' boolean selection and the image split: 8 and 9 graphs",
+    ),
+    FamilyFix(
+        "qwen4_exp",
+        slow="its vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` sequence lengths "
+        "and per-image attention splits, its interpolation indices (`repeat_interleave`) and the "
+        "rope index: 37 and 43 graphs; a vision tower of one layer saves nothing",
+    ),
+    FamilyFix(
+        "mistral_large4",
+        slow="Pixtral's `.item()` patch slices, the image features split by `.tolist()` sizes and the "
+        "output-capturing hooks' context variable: 16 and 17 graphs",
+    ),
+    FamilyFix(
+        "mistral3",
+        slow="as Mistral Large 4's: Pixtral's `.item()` patch slices, the image split by `.tolist()` "
+        "sizes and the output-capturing hooks: 16 and 17 graphs",
+    ),
+    FamilyFix(
+        "molmo2",
+        slow="the pooled features' boolean mask, the image split sizes, a `masked_scatter` Dynamo skips "
+        "and `torch_compilable_check`: 10 and 11 graphs",
+    ),
+    FamilyFix(
+        "qwen2_5_vl",
+        slow="its vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` sequence lengths "
+        "and per-image attention splits, `.item()` grid sizes and the rope index: 26 and 27 graphs",
+    ),
+    FamilyFix(
+        "exaone4_5",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits: 21 and 22 graphs",
+    ),
+    FamilyFix(
+        "hyperclovax_vision_v2",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits: 20 and 21 graphs",
+    ),
+    FamilyFix(
+        "lfm3_vl",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits: 18 and 19 graphs",
+    ),
+    FamilyFix(
+        "minimax_m3_vl",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits and the image-token mask: 15 and 16 graphs",
+    ),
+    FamilyFix(
+        "cohere_compass",
+        slow="as Qwen 4 Exp's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits, interpolation indices and the rope index: "
+        "29 and 30 graphs",
+    ),
+    FamilyFix(
+        "paddleocr_vl",
+        slow="as Qwen 4 Exp's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits, interpolation indices and the image "
+        "split: 31 and 32 graphs",
+    ),
+    FamilyFix(
+        "kimi_k25",
+        slow="as Qwen 4 Exp's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits, interpolation indices and `int()` of its "
+        "temporal merge sizes: 29 and 30 graphs",
+    ),
+    FamilyFix(
+        "musicflamingo",
+        slow="`torch.where` over its audio timestamps, the valid frames' mask and the audio-token mask: "
+        "10 and 11 graphs, behind an audio encoder of one layer",
+    ),
+    FamilyFix(
+        "vits",
+        slow="its spline flows' boolean masks, WaveNet's `.item()` channel split, the duration "
+        "predictor's `np.random` and the lengths' `arange`: 23 graphs",
+    ),
+    FamilyFix(
+        "csm",
+        slow="its input merge's boolean masks and `arange` over the audio cutoffs, and the Mimi codec's "
+        "data-dependent padding: 1 and 25 graphs",
+    ),
+    FamilyFix(
+        "minicpm_ocr",
+        slow="as MiniCPM-V 4.6's: the vision tower's `.tolist()` position indices and attention splits, "
+        "and the image-token mask: 17 and 18 graphs",
+    ),
+    FamilyFix(
+        "inkling2_loop",
+        slow="a `repeat_interleave` patch index per image, the vision tower's interpolation indices "
+        "(`repeat_interleave`), `grid_thw.tolist()` position ids, sequence lengths and per-image "
+        "attention splits: 25 and 26 graphs",
+    ),
+    FamilyFix(
+        "inkling2",
+        slow="as Inkling 2 Loop's: a `repeat_interleave` patch index per image, the vision tower's "
+        "interpolation indices (`repeat_interleave`), `grid_thw.tolist()` position ids, sequence "
+        "lengths and per-image attention splits: 25 and 26 graphs",
+    ),
+    FamilyFix(
+        "florence2",
+        slow="`torch_compilable_check`'s `.item()` after the vision tower (one DaViT block per stage), "
+        "which is traced again from each frame down to it: 3 and 4 graphs",
+    ),
+    FamilyFix(
+        "fastspeech2_conformer",
+        slow="its length regulator's branch on `duration_labels.sum()` and a `torch.zeros` of a "
+        "data-dependent size: 4 graphs, the Conformer encoder traced again down to each",
+    ),
+    FamilyFix(
+        "qwen3_vl",
+        slow="its vision tower's interpolation indices (`repeat_interleave`), `grid_thw.tolist()` "
+        "position ids, sequence lengths and per-image attention splits, and the rope index: 29 and "
+        "30 graphs",
+    ),
+    FamilyFix(
+        "qwen3_vl_moe",
+        slow="as Qwen3-VL's: the vision tower's interpolation indices (`repeat_interleave`), "
+        "`grid_thw.tolist()` position ids, sequence lengths and per-image attention splits, and the "
+        "rope index: 29 and 30 graphs",
+    ),
+    FamilyFix(
+        "cosmos3_omni",
+        slow="as Qwen3-VL's: the vision tower's interpolation indices (`repeat_interleave`), "
+        "`grid_thw.tolist()` position ids, sequence lengths and per-image attention splits, and the "
+        "rope index: 29 and 30 graphs",
+    ),
+    FamilyFix(
+        "vibevoice_asr",
+        slow="a boolean mask over the padded audio features (`combined_features[padding_mask]`) after "
+        "two tokenizer encoders (one block per stage) traced again down to it: 3 and 4 graphs",
+    ),
+    FamilyFix(
+        "glm4v_moe",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits, and the rope index: 26 and 27 graphs",
+    ),
+    FamilyFix(
+        "lfm2_vl",
+        slow="`torch_compilable_check`'s `.item()`, a boolean mask over the image features and their "
+        "split by `.tolist()` sizes: 13 and 14 graphs",
+    ),
+    FamilyFix(
+        "ernie4_5_vl_moe",
+        slow="as Qwen2.5-VL's: the vision tower's `grid_thw.tolist()` position ids, `repeat_interleave` "
+        "sequence lengths and per-image attention splits, and a `range` over a traced temporal "
+        "size: 24 and 25 graphs",
+    ),
+    FamilyFix(
+        "lighton_ocr",
+        slow="as Mistral 3's: Pixtral's `.item()` patch slices and the image features split by "
+        "`.tolist()` sizes: 12 and 13 graphs",
+    ),
+    FamilyFix(
+        "hy_v4_vl",
+        slow="`int()` of the image size in its position interpolation, the vision tower's sequence "
+        "lengths and attention splits, and the rope index: 22 and 23 graphs",
     ),
 )
 
