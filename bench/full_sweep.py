@@ -5,6 +5,8 @@
     python bench/full_sweep.py compare ALWAYS GRAPH_BREAKS
     python bench/full_sweep.py simulate SNAPSHOT [--jobs 2] [--unknown 0.05] [--trials 200]
     python bench/full_sweep.py balance SNAPSHOT [--shards 4]
+    python bench/full_sweep.py tail SNAPSHOT
+    python bench/full_sweep.py graphs BEFORE AFTER
 
 `run` sweeps the transformers corpus (or, with `--share S`, a stratified share of it, seed 0)
 under the baseline and both default flags, as `triagebot run` would (crashes confirmed once,
@@ -29,6 +31,13 @@ over the lower bound for three orders: the corpus's, longest first with models o
 same with them queued last.
 
 `balance` prints the shard balance of a snapshot's recorded costs.
+
+`tail` prints a snapshot's slow tail (`sweep.summary.slow_tail`: its 40 slowest models, 40 per
+thousand of a share) with why each family stays slow (its entry's `slow` in
+`corpus/shrink/families.py`), and exits 1 when the tail takes more than 15% of the run seconds
+and one of its models has no reason. `graphs` compares two snapshots of one corpus, one swept
+before a shrink rule changed and one after: every run both made must have the same status,
+graph count and break reasons (their first lines); it names the runs that differ and exits 1.
 """
 
 from __future__ import annotations
@@ -58,12 +67,21 @@ TAIL_TARGET = 0.15  # the slow tail's share of the run seconds, at most
 
 
 def load(path: Path) -> Snapshot:
-    """A snapshot file, or a sweep stream merged into one."""
+    """A snapshot file, or a sweep stream merged into one; one line and exit 2 where it is neither."""
+    from pydantic import ValidationError
+
+    from triagebot.errors import TriagebotError
     from triagebot.sweep import merge
 
-    if path.suffix == ".jsonl":
-        return merge([path])
-    return Snapshot.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        if path.suffix == ".jsonl":
+            return merge([path])
+        return Snapshot.model_validate_json(path.read_text(encoding="utf-8"))
+    except TriagebotError as error:  # a stream's own words name the file and the line
+        sys.exit(f"full_sweep.py: {error}")
+    except (OSError, ValueError, ValidationError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not a snapshot or sweep stream"
+        sys.exit(f"full_sweep.py: {path}: {reason}")
 
 
 def run_seconds(result: ModelResult) -> dict[str, float]:

@@ -1,5 +1,6 @@
-"""The full-sweep benchmark's arithmetic: the queue it simulates, shard balance, and the check
-that skipping finds what running every flag finds."""
+"""The benchmarks' arithmetic: the queue the full sweep simulates, shard balance, the check that
+skipping finds what running every flag finds, the slow tail and its check, the check that a
+shrink kept every run's graphs, and the night benchmark's ratios."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
 from builders import SCALAR as FLAG
 from builders import result, snapshot
 
@@ -19,7 +21,7 @@ from triagebot.results import (
     Snapshot,
     Status,
 )
-from triagebot.sweep.summary import seconds_by_model, slow_tail
+from triagebot.sweep.summary import seconds_by_model, slow_tail, sweep_figures
 
 _SPEC = importlib.util.spec_from_file_location(
     "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
@@ -155,6 +157,26 @@ def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models
     assert tail.unexplained == [("Broken", 9.0)] and tail.line().endswith("the others: Broken 9.0 s")
 
 
+def test_a_sweeps_figures_count_its_own_flag_runs_and_name_its_tail_from_a_hundred_models():
+    def run(model, config, seconds, status=Status.ok, **fields):
+        return RunRecord(
+            model=model, config=config, outcome=Outcome(status=status, seconds=seconds), **fields
+        )
+
+    records = [
+        run("A", BASELINE, 3.0),
+        run("A", FLAG, 1.0),
+        run("B", BASELINE, 1.0),
+        run("B", FLAG, 0.0, Status.skipped),
+        run("A", FLAG, 2.0, backend="aot_eager"),  # a ladder rung: no flag run of the sweep's
+    ]
+    figures = sweep_figures(records, jobs=2, wall=4.0)
+    assert (figures.flag_runs, figures.skipped, figures.run_seconds) == (2, 1, 7.0)
+    assert not any(line.startswith("slow tail") for line in figures.lines())  # two models: no tail
+    many = [run(f"M{i:03}", BASELINE, float(i)) for i in range(100)]
+    assert sweep_figures(many, jobs=2, wall=1.0).lines()[-1].startswith("slow tail: the 4 slowest of 100")
+
+
 def test_the_tail_check_passes_under_15_percent_or_with_every_slow_family_saying_why():
     def timed(model, seconds, model_type=None):
         return result(
@@ -199,3 +221,16 @@ def test_the_upstream_search_benchmark_counts_requests_and_searches_a_night_once
     assert found["requests"] >= found["searched"] and found["found"] >= 6
     assert found["waited"] == 0  # 12 groups stay within the search limit's minute
     assert found["again"] == 0  # published again: the store's searches answer
+
+
+def test_a_file_that_is_no_snapshot_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "notes.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "stream.jsonl").write_text("{}\n", encoding="utf-8")
+    for name, words in (
+        ("missing.json", "No such file or directory"),
+        ("notes.json", "not a snapshot or sweep stream"),
+        ("stream.jsonl", "line 1 is not a sweep header"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            bench.load(tmp_path / name)
+        assert str(exit_.value).startswith("full_sweep.py: ") and words in str(exit_.value)

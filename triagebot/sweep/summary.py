@@ -65,6 +65,7 @@ def engine_error_table(records: Sequence[RunRecord]) -> Table | None:
 
 STAGES = ("build", "eager", "compile")
 SLOW_TAIL = 40  # models: the slow tail of a whole-corpus sweep (about a thousand models)
+TAIL_FROM = 100  # models: a smaller sweep's slowest few are not a tail worth a line
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ class SweepFigures:
             f"skipped: {self.skipped} of {self.flag_runs} flag runs ({100 * self.skipped_share:.1f}%): "
             f"{SKIPPED_RUN} (its `when`)",
         ]
-        if self.tail is not None and self.tail.slowest:
+        if self.tail is not None and self.tail.models >= TAIL_FROM:
             lines.append(self.tail.line())
         if self.engine_errors:
             lines.append(engine_error_line(self.engine_errors))
@@ -178,7 +179,7 @@ def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> Sweep
         figures.run_seconds += r.outcome.seconds
         for stage, seconds in r.outcome.stage_seconds.items():
             figures.stages[stage] = figures.stages.get(stage, 0.0) + seconds
-        if r.config != BASELINE and r.attempt == 0:
+        if r.config != BASELINE and r.attempt == 0 and r.backend is None:  # not a ladder rung
             figures.flag_runs += 1
             figures.skipped += r.outcome.status == Status.skipped
         figures.engine_errors += r.outcome.status == Status.engine_error
