@@ -619,10 +619,10 @@ FAMILY_FIXES: tuple[FamilyFix, ...] = (
         "`nonzero` graph break comes after both tokenizers, traced again from each frame down to it",
     ),
     # Families in the slow tail once shrunk (the 40 slowest models of a whole-corpus sweep on a
-    # 2-core CPU, each 10 s or more over its runs): what costs the time is Dynamo tracing the
-    # model again from each nested frame down to each of its graph breaks, which is what the sweep
-    # measures, not the model's size. Each says where its breaks are (the baseline's graph count
-    # on torch 2.13 CPU, both classes where a family has two).
+    # 2-core CPU, about 10 s or more over their runs, and the next 30 for a margin): what costs the
+    # time is Dynamo tracing the model again from each nested frame down to each of its graph
+    # breaks, which is what the sweep measures, not the model's size. Each says where its breaks
+    # are and how many graphs its classes make at baseline on torch 2.13 CPU.
     FamilyFix(
         "d_fine",
         _HYBRID_ENCODER_TWO_LEVELS,
