@@ -128,9 +128,7 @@ def night_config(night: str, share: float, seed: int, sample: int, jobs: int, ti
     return parse_config("[sweep]\n" + "\n".join(sweep) + f"\n[corpus]\nsample = {sample}\nseed = {seed}\n")
 
 
-def sweep_night(
-    night: str, config: Config, selected: Selected, out: Path, repros: bool, share: float
-) -> dict:
+def sweep_night(night: str, config: Config, selected: Selected, out: Path, repros: bool) -> dict:
     folder = out / night
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "progress.log", "w", encoding="utf-8") as log:
@@ -261,7 +259,7 @@ def main() -> None:
         if not figures:
             drawn = f"{len(selected.specs)} of {size} models (share {args.share:g}, seed {args.seed})"
             print(f"{drawn}, {args.jobs} workers", flush=True)
-        figures[night] = sweep_night(night, config, selected, args.out, args.repros, args.share)
+        figures[night] = sweep_night(night, config, selected, args.out, args.repros)
         print("\n".join(lines(figures[night])), flush=True)
     print("\n".join(ratio_lines(figures["counting"], figures["defaults"])))
     print(json.dumps({"share": args.share, "models": sample, **figures}))
