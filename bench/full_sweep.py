@@ -402,10 +402,10 @@ def main() -> None:
     shards.add_argument("snapshot", type=Path)
     shards.add_argument("--shards", type=int, default=4)
     tail = commands.add_parser("tail", help="the slowest models of a snapshot and why each stays slow")
-    tail.add_argument("snapshot", type=Path)
+    tail.add_argument("snapshot", type=Path, help="a snapshot (.json) or a sweep stream (.jsonl)")
     graphs = commands.add_parser("graphs", help="same status, graphs and break reasons in two snapshots")
-    graphs.add_argument("before", type=Path)
-    graphs.add_argument("after", type=Path)
+    graphs.add_argument("before", type=Path, help="swept before the shrink rule changed")
+    graphs.add_argument("after", type=Path, help="swept after it, of the same corpus")
     args = parser.parse_args()
     if args.command == "run":
         if not 0 < args.share <= 1:
