@@ -67,7 +67,7 @@ TAIL_TARGET = 0.15  # the slow tail's share of the run seconds, at most
 
 
 def load(path: Path) -> Snapshot:
-    """A snapshot file, or a sweep stream merged into one; one line and exit 2 where it is neither."""
+    """A snapshot file, or a sweep stream merged into one; one line and exit 1 where it is neither."""
     from pydantic import ValidationError
 
     from triagebot.errors import TriagebotError
@@ -258,13 +258,14 @@ def graph_lines(before: Snapshot, after: Snapshot) -> tuple[list[str], bool]:
     """Every (model, config) run both snapshots made: the same status, graph count and break
     reasons (their first lines), as a shrink rule must keep them. Returns the differences and
     whether there are none."""
+    from triagebot.analysis.breaks import reason_lines
 
     def seen(snapshot: Snapshot) -> dict[tuple[str, str], tuple]:
         return {
             (result.model, config): (
                 outcome.status.value,
                 outcome.graphs,
-                sorted({reason.splitlines()[0] for reason in outcome.break_reasons if reason.strip()}),
+                sorted(reason_lines(outcome.break_reasons)),
             )
             for result in snapshot.results
             for config, outcome in result.outcomes.items()

@@ -23,15 +23,18 @@ SHOWN_BREAK_REASONS = 15
 KEPT_BREAK_REASONS = 50
 
 
+def reason_lines(break_reasons: Iterable[str]) -> set[str]:
+    """A run's graph-break reasons as their first lines, each once."""
+    return {reason.strip().splitlines()[0] for reason in break_reasons if reason.strip()}
+
+
 def break_reason_counts(results: Iterable[ModelResult]) -> Counter[str]:
     """Baseline graph-break reasons by how many models hit each (first line, once per model)."""
     counted: Counter[str] = Counter()
     for result in results:
         baseline = result.outcomes.get(BASELINE)
-        if baseline is None:
-            continue
-        reasons = {reason.strip().splitlines()[0] for reason in baseline.break_reasons if reason.strip()}
-        counted.update(reasons)
+        if baseline is not None:
+            counted.update(reason_lines(baseline.break_reasons))
     return counted
 
 
