@@ -414,6 +414,9 @@ def test_bisect_on_the_command_line_between_two_stored_sweeps(index, envs, tmp_p
     assert json.loads(again.out[again.out.index("{") :])["first_bad"] == nightly(FIRST_BAD)
     assert "bisected before" in again.out
 
+    unknown = run_main(monkeypatch, capsys, *arguments[:-2], "--installer", "conda")
+    assert unknown.status == 2 and "the installer 'conda' is not auto, uv, pip" in unknown.err
+
     missing = run_main(monkeypatch, capsys, *arguments[:3], "--model", "GPT2Model", *arguments[5:])
     assert missing.status == 2
     assert (
