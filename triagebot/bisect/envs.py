@@ -5,10 +5,9 @@ pip; by default uv where one is found, pip otherwise).
 Each pin is installed from its own index, in order, constrained to the pins before it, so that
 a transformers install can never replace the torch nightly under test. Only wheels are
 installed (`--only-binary :all:`): a probe never compiles a package. Neither installer reads
-its configuration files (`uv --no-config`, `pip --isolated`), so that only the index a pin names
-is ever asked. An environment is ready
-once its marker file is written; one whose install failed is removed, so that a later try
-starts afresh.
+its own configuration (`uv --no-config`, `pip --isolated`), so that only the index a pin names
+is asked, as the command line asks it. An environment is ready once its marker file is
+written; one whose install failed is removed, so that a later try starts afresh.
 """
 
 from __future__ import annotations
