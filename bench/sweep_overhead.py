@@ -8,7 +8,7 @@
 (c) the naive harness of existing sweep scripts: a fresh `python` per (model, config), two at a
     time, wall time.
 
-The three make the same runs with the same checks: (a)'s `triagebot.toml` (`CONFIG`) runs every
+The three make the same runs with the same checks: (a)'s `triagebot.toml` (`config_text`) runs every
 flag on every model (`when = "always"`), confirms nothing and climbs no backend ladder, and
 (b) and (c) make the check it leaves on, accuracy, as every run of a night does
 (`plan.checks_for` of that one config). The benchmark compares what each way made, run by run
