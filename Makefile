@@ -63,7 +63,7 @@ docs: $(INSTALLED)
 	$(PY) docs/generate.py
 
 bench: $(INSTALLED)
-	$(PY) bench/sweep_overhead.py
+	$(PY) bench/sweep_overhead.py --ladder
 
 # The whole transformers corpus (or `make bench-full SHARE=0.1`, a stratified share scaled up)
 # swept twice with both default flags, every flag run made (`always`), then only where the

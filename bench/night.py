@@ -19,6 +19,12 @@ runs and run seconds (the sum of the seconds the runs recorded); the sweep's wal
 lower bound (run seconds / workers); the seconds per stage of a run; the ladder's seconds per
 rung and the pairs it did not reach; then the ratios defaults / counting. The warm parent
 starts before either night and is shared by both. The last line is JSON.
+
+Both nights must make the runs they claim, or their ratios compare unlike things: every run of
+each sweep made the checks its `[sweep]` asks of every run (`plan.checks_for`: accuracy on the
+defaults' night, none on the counting one), ladder rungs appear only in the night that climbs
+it, and the two sweeps made and skipped the same (model, config) runs. A line says so, or names
+what broke it, and then the benchmark exits 1 (after its figures and its JSON).
 """
 
 from __future__ import annotations
@@ -44,9 +50,9 @@ from triagebot.reproduce import reproduce  # noqa: E402
 from triagebot.results import RunRecord, Snapshot  # noqa: E402
 from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
 from triagebot.sweep.parent import parent_pid  # noqa: E402
-from triagebot.sweep.plan import plan_for  # noqa: E402
+from triagebot.sweep.plan import checks_for, ladder_for, plan_for  # noqa: E402
 from triagebot.sweep.progress import PlainProgress  # noqa: E402
-from triagebot.sweep.summary import run_seconds, seconds_by_model, slow_tail  # noqa: E402
+from triagebot.sweep.summary import run_seconds, runs_made, seconds_by_model, slow_tail  # noqa: E402
 
 NIGHTS = ("counting", "defaults")
 STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
@@ -128,7 +134,48 @@ def night_config(night: str, share: float, seed: int, sample: int, jobs: int, ti
     return parse_config("[sweep]\n" + "\n".join(sweep) + f"\n[corpus]\nsample = {sample}\nseed = {seed}\n")
 
 
-def sweep_night(night: str, config: Config, selected: Selected, out: Path, repros: bool) -> dict:
+def claim_lines(night: str, config: Config, records: Sequence[RunRecord]) -> list[str]:
+    """Where the night's records break what its config claims, a line each (at most five runs
+    named): a run that ran without the checks `[sweep]` asks of every run, or with others; a
+    ladder rung in a night that climbs none. [] when it made the runs it claims."""
+    asked = tuple(name for name, on in checks_for(config.sweep).items() if on)
+    wrong = [
+        f"{model} {run_config}: checks {', '.join(made) or 'none'}, asked {', '.join(asked) or 'none'}"
+        for model, run_config, status, made in runs_made(records)
+        if status == "ok" and made != asked
+    ]
+    said = [f"{night}: {line}" for line in wrong[:5]]
+    if len(wrong) > 5:
+        said.append(f"{night}: and {len(wrong) - 5} more runs with other checks")
+    rungs = sum(1 for record in records if record.backend is not None)
+    if rungs and ladder_for(config.sweep, []) is None:
+        said.append(f"{night}: {rungs} ladder rungs, but its [sweep] climbs no ladder")
+    return said
+
+
+Listed = list[tuple[str, str, bool]]
+"""A sweep's own runs: (model, config, whether it was skipped)."""
+
+
+def listed(records: Sequence[RunRecord]) -> Listed:
+    return [(model, config, status == "skipped") for model, config, status, _ in runs_made(records)]
+
+
+def same_list_lines(counting: Listed, defaults: Listed) -> list[str]:
+    """Where the two sweeps' lists of runs differ, a line each (at most five per side)."""
+    said = []
+    for name, mine, theirs in (("counting", counting, defaults), ("defaults", defaults, counting)):
+        only = sorted(set(mine) - set(theirs))
+        said += [f"only the {name} night {'skipped' if skip else 'made'} {m} {c}" for m, c, skip in only[:5]]
+        if len(only) > 5:
+            said.append(f"and {len(only) - 5} more runs only in the {name} night")
+    return said
+
+
+def sweep_night(
+    night: str, config: Config, selected: Selected, out: Path, repros: bool
+) -> tuple[dict, Listed]:
+    """The night's figures (its `claims` among them: `claim_lines`) and its sweep's runs."""
     folder = out / night
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "progress.log", "w", encoding="utf-8") as log:
@@ -141,7 +188,11 @@ def sweep_night(night: str, config: Config, selected: Selected, out: Path, repro
             clock.close()
             snapshot = snapshot.model_copy(update={"reproductions": found})
     (folder / "snapshot.json").write_text(snapshot.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    return summarise(night, clock.phases, snapshot, result.jobs)
+    figures = summarise(night, clock.phases, snapshot, result.jobs)
+    records = [record for phase in clock.phases for record in phase.records]
+    figures["claims"] = claim_lines(night, config, records)
+    swept = [record for phase in clock.phases if phase.name == "sweep" for record in phase.records]
+    return figures, listed(swept)
 
 
 def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) -> dict:
@@ -252,17 +303,31 @@ def main() -> None:
     size = len(load_corpus("transformers"))
     sample = max(1, round(args.share * size))
     order = [args.first, *(night for night in NIGHTS if night != args.first)]
-    figures = {}
+    figures, runs = {}, {}
     for night in order:
         config = night_config(night, args.share, args.seed, sample, args.jobs, args.timeout)
         selected = select(config)
         if not figures:
             drawn = f"{len(selected.specs)} of {size} models (share {args.share:g}, seed {args.seed})"
             print(f"{drawn}, {args.jobs} workers", flush=True)
-        figures[night] = sweep_night(night, config, selected, args.out, args.repros)
+        figures[night], runs[night] = sweep_night(night, config, selected, args.out, args.repros)
         print("\n".join(lines(figures[night])), flush=True)
+    broken = [
+        *figures["counting"]["claims"],
+        *figures["defaults"]["claims"],
+        *same_list_lines(runs["counting"], runs["defaults"]),
+    ]
+    skipped = sum(skip for _, _, skip in runs["defaults"])
+    print(
+        "like with like: NO\n" + "\n".join(f"  {line}" for line in broken)
+        if broken
+        else f"like with like: both nights made the same {len(runs['defaults']) - skipped} runs and skipped "
+        f"the same {skipped}, each with the checks its [sweep] claims"
+    )
     print("\n".join(ratio_lines(figures["counting"], figures["defaults"])))
-    print(json.dumps({"share": args.share, "models": sample, **figures}))
+    print(json.dumps({"share": args.share, "models": sample, "like_with_like": not broken, **figures}))
+    if broken:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -3,20 +3,29 @@
 (a) `triagebot sweep --jobs 2`: the real command (a fresh `python -m triagebot`), workers
     forked from the warm parent, wall time from start to exit;
 (b) the lower bound: the same runs in one process (`torch._dynamo.reset()` between runs, one
-    untimed warm-up run first), the sum of their build+eager+compile seconds divided by the
-    worker count;
+    untimed warm-up run first), the sum of their run seconds (build, eager run, compile and the
+    accuracy check) divided by the worker count;
 (c) the naive harness of existing sweep scripts: a fresh `python` per (model, config), two at a
     time, wall time.
 
+The three make the same runs with the same checks: (a)'s `triagebot.toml` (`config_text`) runs every
+flag on every model (`when = "always"`), confirms nothing and climbs no backend ladder, and
+(b) and (c) make the check it leaves on, accuracy, as every run of a night does
+(`plan.checks_for` of that one config). The benchmark compares what each way made, run by run
+(model, config, status, checks: `summary.runs_made`), and exits 1 naming the runs that differ.
+It states the accuracy check's share of (b)'s run seconds, and with `--ladder` sweeps (a) again
+with the backend ladder a night climbs (its rungs are no runs of (b)'s list) to state its cost.
+
 The runs: the sentinels that compile (not the ones that segfault or hang) and real transformers
 models, each under the baseline and both default flags. `--list wide` (the default): the smoke
-corpus (seventeen models of every stratum, with the corpus's own tiny configs and inputs,
-resolved beforehand) and fourteen small text models (the tiny configs below); `--list small`:
-those fourteen only. Targets on a 2-core machine with 2
-workers: (a)/(b) <= 1.3 and (c)/(a) >= 2.5. The last line is machine-readable:
-`overhead=<(a)/(b)> naive_speedup=<(c)/(a)>`.
+corpus (every stratum, with the corpus's own tiny configs and inputs, resolved beforehand) and
+fourteen small text models (the tiny configs below); `--list small`: those fourteen only;
+`--list sentinels`: the sentinels alone (a check that the benchmark runs end to end, not a
+measurement). Targets on a 2-core machine with 2 workers: (a)/(b) <= 1.3 and (c)/(a) >= 2.5.
+The last line is machine-readable: `overhead=<(a)/(b)> naive_speedup=<(c)/(a)>`.
 
-    python bench/sweep_overhead.py [--jobs 2] [--list wide|small] [--models N] [--out DIR]
+    python bench/sweep_overhead.py [--jobs 2] [--list wide|small|sentinels] [--models N]
+                                   [--ladder] [--skip-naive] [--out DIR]
 """
 
 from __future__ import annotations
@@ -28,14 +37,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triagebot.config import DEFAULT_FLAGS  # noqa: E402
+from triagebot.config import DEFAULT_FLAGS, Config, parse_config  # noqa: E402
 from triagebot.results import BASELINE, InputSpec, ModelSpec  # noqa: E402
+from triagebot.sweep.plan import checks_for  # noqa: E402
+from triagebot.sweep.summary import RunMade  # noqa: E402
 
 SENTINELS = ("Plain", "ItemBreak", "NonzeroBreak", "NonzeroGuardCrash")
 _TEXT = [
@@ -102,15 +114,16 @@ def _smoke() -> list[ModelSpec]:
 def specs(models: int | None = None, corpus: str = "small") -> list[ModelSpec]:
     """The benchmark's list (registered as a corpus for the (a) run, where it is read from the
     JSON the benchmark wrote, as a stored corpus would be): the sentinels that compile, then
-    `small` (fourteen small text models) or `wide` (those and the smoke corpus: every stratum,
-    the corpus's own tiny configs). `models` keeps the first N transformers models."""
+    `small` (fourteen small text models), `wide` (those and the smoke corpus: every stratum,
+    the corpus's own tiny configs) or `sentinels` (none). `models` keeps the first N
+    transformers models."""
     stored = os.environ.get("SWEEP_OVERHEAD_SPECS")
     if stored:
         return [ModelSpec.model_validate(item) for item in json.loads(Path(stored).read_text())]
     from triagebot.corpus import load_corpus
 
     chosen = [s for s in load_corpus("sentinels") if s.model in SENTINELS]
-    real = _small(list(TRANSFORMERS))
+    real = _small(list(TRANSFORMERS)) if corpus != "sentinels" else []
     if corpus == "wide":
         smoke = _smoke()
         names = {spec.model for spec in smoke}
@@ -118,16 +131,56 @@ def specs(models: int | None = None, corpus: str = "small") -> list[ModelSpec]:
     return chosen + real[: models or len(real)]
 
 
+def config_text(ladder: bool = False) -> str:
+    """(a)'s `triagebot.toml`: every flag on every model (`when = "always"`), as (b) and (c) run
+    them; no confirmation, which they do not make; accuracy checked, as every run of a night is;
+    and no backend ladder (`backends = []`, and no recompile rung: `recompiles = "none"`), whose
+    rungs are no runs of theirs. `ladder`: the ladder as a night climbs it, for its cost alone."""
+    sweep = "[sweep]\nconfirm = 0\naccuracy = true\n"
+    if not ladder:
+        sweep += 'backends = []\nrecompiles = "none"\n'
+    flags = ""
+    for name, flag in DEFAULT_FLAGS.items():
+        patch = ", ".join(f"{key} = {json.dumps(value)}" for key, value in flag.patch.items())
+        flags += f'\n[flags.{name}]\npatch = {{ {patch} }}\nwhen = "always"\n'
+    return sweep + flags
+
+
+def settings(ladder: bool = False) -> Config:
+    return parse_config(config_text(ladder), "sweep_overhead.py")
+
+
+def checks() -> dict[str, bool]:
+    """What every run of (b) and (c) checks: what (a)'s sweep asks of each of its runs."""
+    return checks_for(settings().sweep)
+
+
 def _configs() -> dict[str, dict]:
-    return {BASELINE: {}, **{name: flag.patch for name, flag in DEFAULT_FLAGS.items()}}
+    """The configs every model runs under: the baseline and (a)'s flags, the default ones."""
+    return {BASELINE: {}, **{name: flag.patch for name, flag in settings().flags.items()}}
 
 
-# (a) runs every flag on every model, as (b) and (c) do, and confirms nothing, as they do not
-_CONFIG = "[sweep]\nconfirm = 0\n" + "".join(
-    f"\n[flags.{name}]\npatch = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in flag.patch.items())} }}\n"
-    'when = "always"\n'
-    for name, flag in DEFAULT_FLAGS.items()
-)
+def differences(one: list[RunMade], other: list[RunMade], names: tuple[str, str]) -> list[str]:
+    """The runs that one way made and the other did not make so (another status, other checks),
+    a line each, at most ten per side; [] when the two lists are the same."""
+    lines = []
+    for mine, theirs, name in ((one, other, names[0]), (other, one, names[1])):
+        left = Counter(mine) - Counter(theirs)
+        listed = sorted(left.elements())
+        lines += [f"  only in {name}: {' '.join(map(str, run))}" for run in listed[:10]]
+        if len(listed) > 10:
+            lines.append(f"  and {len(listed) - 10} more only in {name}")
+    return lines
+
+
+def same_runs(one: list[RunMade], other: list[RunMade], names: tuple[str, str]) -> str:
+    """A line saying that the two ways made the same runs; exits 1 naming the runs when not."""
+    found = differences(one, other, names)
+    if found:
+        sys.exit(
+            f"{names[0]} and {names[1]} did not make the same runs with the same checks:\n" + "\n".join(found)
+        )
+    return f"    {names[0]} and {names[1]} made the same {len(one)} runs with the same checks"
 
 
 # (a): the real command, with this file's list registered as a corpus in the driver process.
@@ -142,10 +195,11 @@ main()
 """
 
 
-def way_a(out: Path, listed: Path, jobs: int) -> tuple[float, float, list]:
+def way_a(out: Path, listed: Path, jobs: int, ladder: bool = False) -> tuple[float, float, list]:
     """Wall seconds of the command, seconds until its first run started, and its records."""
-    stream, config = out / "a.jsonl", out / "triagebot.toml"
-    config.write_text(_CONFIG)
+    name = "a-ladder" if ladder else "a"
+    stream, config = out / f"{name}.jsonl", out / f"{name}.toml"
+    config.write_text(config_text(ladder))
     env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(listed)}
     command = [
         sys.executable,
@@ -165,7 +219,7 @@ def way_a(out: Path, listed: Path, jobs: int) -> tuple[float, float, list]:
     done = subprocess.run(command, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     if done.returncode:
-        sys.exit(f"(a) failed:\n{done.stderr[-3000:]}")
+        sys.exit(f"({name}) failed:\n{done.stderr[-3000:]}")
     from triagebot.sweep import read_stream
 
     header, records = read_stream(stream)
@@ -180,24 +234,39 @@ sys.path.insert(0, sys.argv[2])
 import sweep_overhead as bench
 import triagebot.sweep.warm
 from triagebot.sweep.run import run_one
+from triagebot.sweep.summary import checks_made
+checks = bench.checks()
 runs = [(s, c, p) for s in bench.specs() for c, p in bench._configs().items()]
-run_one(runs[0][0], runs[0][2], "cpu", fresh=True)  # untimed warm-up
-total, stages = 0.0, {}
+run_one(runs[0][0], runs[0][2], "cpu", fresh=True, checks=checks)  # untimed warm-up
+stages, made = {}, []
 for spec, config, patch in runs:
-    outcome, _ = run_one(spec, patch, "cpu", fresh=True)
-    total += sum(outcome.stage_seconds.values())
-print(json.dumps({"seconds": total, "runs": len(runs)}))
+    outcome, _ = run_one(spec, patch, "cpu", fresh=True, checks=checks)
+    for stage, seconds in outcome.stage_seconds.items():
+        stages[stage] = stages.get(stage, 0.0) + seconds
+    made.append([spec.model, config, outcome.status.value, checks_made(outcome)])
+print(json.dumps({"stages": stages, "made": made}))
 """
+# A run's seconds, stage by stage: the float64 reference is timed within `accuracy` as well.
+RUN_STAGES = ("build", "eager", "compile")
+CHECK_STAGES = ("accuracy", "eager_again", "recompile")
 
 
-def way_b(listed: Path, jobs: int) -> float:
+def way_b(listed: Path, jobs: int) -> tuple[float, dict[str, float], list[RunMade]]:
+    """The lower bound (run seconds over `jobs`), the run seconds per stage, what was made."""
     threads = max(1, len(os.sched_getaffinity(0)) // jobs)
     command = [sys.executable, "-c", _INPROCESS, str(threads), str(ROOT / "bench")]
     env = {**os.environ, "SWEEP_OVERHEAD_SPECS": str(listed)}
     done = subprocess.run(command, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode:
         sys.exit(f"(b) failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"] / jobs
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    stages = {stage: found["stages"].get(stage, 0.0) for stage in (*RUN_STAGES, *CHECK_STAGES)}
+    return sum(stages.values()) / jobs, stages, sorted(_made(run) for run in found["made"])
+
+
+def _made(run: list) -> RunMade:
+    model, config, status, made = run
+    return model, config, status, tuple(made)
 
 
 # (c): a fresh interpreter per run, `jobs` at a time.
@@ -205,31 +274,38 @@ _NAIVE = """
 import json, sys
 from triagebot.results import ModelSpec
 from triagebot.sweep.run import run_one
-outcome, _ = run_one(ModelSpec.model_validate_json(sys.argv[1]), json.loads(sys.argv[2]), "cpu")
-print(outcome.status.value)
+from triagebot.sweep.summary import checks_made
+spec = ModelSpec.model_validate_json(sys.argv[1])
+outcome, _ = run_one(spec, json.loads(sys.argv[2]), "cpu", checks=json.loads(sys.argv[3]))
+print(json.dumps([outcome.status.value, checks_made(outcome)]))
 """
 
 
-def way_c(chosen: list[ModelSpec], jobs: int) -> float:
-    runs = [(s, p) for s in chosen for p in _configs().values()]
+def way_c(chosen: list[ModelSpec], jobs: int) -> tuple[float, list[RunMade]]:
+    runs = [(s, c, p) for s in chosen for c, p in _configs().items()]
+    checked = json.dumps(checks())
 
-    def one(run):
-        spec, patch = run
-        command = [sys.executable, "-c", _NAIVE, spec.model_dump_json(), json.dumps(patch)]
-        subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
+    def one(run) -> RunMade:
+        spec, config, patch = run
+        command = [sys.executable, "-c", _NAIVE, spec.model_dump_json(), json.dumps(patch), checked]
+        done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
+        return _made([spec.model, config, *json.loads(done.stdout.strip().splitlines()[-1])])
 
     start = time.perf_counter()
     with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(one, runs))
-    return time.perf_counter() - start
+        made = list(pool.map(one, runs))
+    return time.perf_counter() - start, sorted(made)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--list", choices=("small", "wide"), default="wide", help="models: see specs()")
+    parser.add_argument(
+        "--list", choices=("small", "wide", "sentinels"), default="wide", help="models: see specs()"
+    )
     parser.add_argument("--models", type=int, default=None, help="only the first N transformers models")
     parser.add_argument("--out", type=Path, default=None, help="keep the (a) stream here")
+    parser.add_argument("--ladder", action="store_true", help="sweep (a) again with a night's ladder")
     parser.add_argument("--skip-naive", action="store_true", help="leave (c) out (no last line)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="sweep-overhead-"))
@@ -238,24 +314,47 @@ def main() -> None:
     listed = out / "specs.json"
     listed.write_text(json.dumps([spec.model_dump(mode="json") for spec in chosen]))
     runs = len(chosen) * len(_configs())
-    print(f"{runs} runs ({len(chosen)} models x {len(_configs())} configs), {args.jobs} workers")
+    checked = ", ".join(name for name, on in checks().items() if on) or "none"
+    print(f"{runs} runs ({len(chosen)} models x {len(_configs())} configs), {args.jobs} workers", end="")
+    print(f", checks: {checked}")
+
+    from triagebot.sweep.summary import run_seconds, runs_made
 
     a, startup, records = way_a(out, listed, args.jobs)
     bad = [f"{r.model}[{r.config}]: {r.outcome.status.value}" for r in records if r.outcome.status != "ok"]
     note = "; not ok: " + ", ".join(bad) if bad else ""
     print(f"(a) triagebot sweep:        {a:7.1f} s  ({len(records)} records{note})")
-    b = way_b(listed, args.jobs)
-    print(f"(b) in-process lower bound: {b:7.1f} s  (sum of build+eager+compile / {args.jobs})")
+    b, stages, made = way_b(listed, args.jobs)
+    print(f"(b) in-process lower bound: {b:7.1f} s  (run seconds / {args.jobs})")
+    print(same_runs(runs_made(records), made, ("(a)", "(b)")))
     # What isolation costs, split: the warm parent's start (imports, warm-up compile) is paid
     # once per sweep; the rest scales with the runs.
     runs_part = a - startup
-    share = runs_part / b
-    print(f"    (a) = {startup:.1f} s to the first run + {runs_part:.1f} s of runs = {share:.2f} (b)")
+    print(f"    (a) = {startup:.1f} s to the first run + {runs_part:.1f} s of runs = {runs_part / b:.2f} (b)")
+    total = sum(stages.values())
+    check = sum(stages[stage] for stage in CHECK_STAGES)
+    print(
+        f"    of (b)'s {total:.1f} run seconds: "
+        + ", ".join(f"{s} {stages[s]:.1f}" for s in RUN_STAGES)
+        + f"; the checks {check:.1f} ({check / total:.1%}: "
+        + ", ".join(f"{s} {stages[s]:.1f}" for s in CHECK_STAGES if stages[s])
+        + ")"
+    )
+    if args.ladder:  # the ladder a night climbs: (a) again, with its rungs after the same runs
+        climbed, _, rungs = way_a(out, listed, args.jobs, ladder=True)
+        print(same_runs(runs_made(rungs), made, ("(a) with the ladder", "(b)")))
+        rung_seconds = sum(run_seconds(r) for r in rungs if r.backend is not None)
+        climbs = sum(1 for r in rungs if r.backend is not None)
+        print(
+            f"(a) with the ladder:        {climbed:7.1f} s  = (a) + {climbed - a:.1f} s "
+            f"({(climbed - a) / a:.1%}); {climbs} rungs, {rung_seconds:.1f} run s"
+        )
     if args.skip_naive:
         print(f"overhead={a / b:.2f}")
         return
-    c = way_c(chosen, args.jobs)
+    c, naive = way_c(chosen, args.jobs)
     print(f"(c) fresh python per run:   {c:7.1f} s")
+    print(same_runs(naive, made, ("(c)", "(b)")))
     print(f"overhead={a / b:.2f} naive_speedup={c / a:.2f}")
 
 

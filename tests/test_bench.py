@@ -1,10 +1,12 @@
 """The benchmarks' arithmetic: the queue the full sweep simulates, shard balance, the check that
 skipping finds what running every flag finds, the slow tail and its check, the check that a
-shrink kept every run's graphs, and the night benchmark's ratios."""
+shrink kept every run's graphs, the night benchmark's ratios, and the checks that each benchmark
+compares like with like (the overhead benchmark's three ways, the night benchmark's two nights)."""
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,16 +14,20 @@ import pytest
 from builders import SCALAR as FLAG
 from builders import result, snapshot
 
+from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus.shrink.families import why_slow
 from triagebot.results import (
     BASELINE,
+    Accuracy,
+    AccuracyCheck,
     ModelSpec,
     Outcome,
     RunRecord,
     Snapshot,
     Status,
 )
-from triagebot.sweep.summary import seconds_by_model, slow_tail, sweep_figures
+from triagebot.sweep.plan import ladder_for
+from triagebot.sweep.summary import runs_made, seconds_by_model, slow_tail, sweep_figures
 
 _SPEC = importlib.util.spec_from_file_location(
     "full_sweep", Path(__file__).resolve().parent.parent / "bench" / "full_sweep.py"
@@ -234,3 +240,89 @@ def test_a_file_that_is_no_snapshot_is_one_line_not_a_traceback(tmp_path):
         with pytest.raises(SystemExit) as exit_:
             bench.load(tmp_path / name)
         assert str(exit_.value).startswith("full_sweep.py: ") and words in str(exit_.value)
+
+
+_OVERHEAD = importlib.util.spec_from_file_location(
+    "sweep_overhead", Path(__file__).resolve().parent.parent / "bench" / "sweep_overhead.py"
+)
+overhead = importlib.util.module_from_spec(_OVERHEAD)
+_OVERHEAD.loader.exec_module(overhead)
+
+MATCHED = AccuracyCheck(verdict=Accuracy.match)
+
+
+def _record(model, config, outcome, **fields) -> RunRecord:
+    return RunRecord(model=model, config=config, outcome=outcome, **fields)
+
+
+def test_the_overhead_benchmarks_sweep_makes_the_runs_of_the_other_two_ways_with_their_checks():
+    sweep = overhead.settings().sweep
+    assert (sweep.confirm, sweep.backends, sweep.recompiles, sweep.accuracy) == (0, [], "none", True)
+    assert ladder_for(sweep, []) is None and ladder_for(overhead.settings(ladder=True).sweep, []) is not None
+    assert all(flag.when == "always" for flag in overhead.settings().flags.values())
+    assert overhead.checks() == {"accuracy": True, "recompiles": False}  # what (b) and (c) ask
+    assert list(overhead._configs()) == [BASELINE, *DEFAULT_FLAGS]
+
+    ok = Outcome(status=Status.ok, graphs=1, accuracy=MATCHED)
+    a = [
+        _record("Bert", BASELINE, ok),
+        _record("Bert", FLAG, Outcome(status=Status.crash)),
+        _record("Bert", FLAG, Outcome(status=Status.crash), attempt=1),  # a confirmation
+        _record("Bert", BASELINE, ok, backend="aot_eager"),  # a ladder rung
+    ]
+    b = [("Bert", BASELINE, "ok", ("accuracy",)), ("Bert", FLAG, "crash", ())]
+    assert runs_made(a) == b
+    assert overhead.same_runs(runs_made(a), b, ("(a)", "(b)")).endswith(
+        "made the same 2 runs with the same checks"
+    )
+    unchecked = [_record("Bert", BASELINE, Outcome(status=Status.ok, graphs=1)), a[1]]
+    with pytest.raises(SystemExit) as stopped:
+        overhead.same_runs(runs_made(unchecked), b, ("(a)", "(b)"))
+    assert str(stopped.value).splitlines() == [
+        "(a) and (b) did not make the same runs with the same checks:",
+        f"  only in (a): Bert {BASELINE} ok ()",
+        f"  only in (b): Bert {BASELINE} ok ('accuracy',)",
+    ]
+
+
+def test_the_night_benchmark_says_when_a_night_did_not_make_the_runs_it_claims():
+    counting = night_bench.night_config("counting", 0.1, 3, 101, 2, 180)
+    defaults = night_bench.night_config("defaults", 0.1, 3, 101, 2, 180)
+    plain, judged = Outcome(status=Status.ok, graphs=1), Outcome(status=Status.ok, graphs=1, accuracy=MATCHED)
+    skipped = Outcome(status=Status.skipped)
+    rung = _record("Bert", BASELINE, judged, backend="aot_eager")
+    assert night_bench.claim_lines("counting", counting, [_record("Bert", BASELINE, plain)]) == []
+    assert night_bench.claim_lines("defaults", defaults, [_record("Bert", BASELINE, judged), rung]) == []
+    assert night_bench.claim_lines("counting", counting, [_record("Bert", BASELINE, judged), rung]) == [
+        f"counting: Bert {BASELINE}: checks accuracy, asked none",
+        "counting: 1 ladder rungs, but its [sweep] climbs no ladder",
+    ]
+    assert night_bench.claim_lines("defaults", defaults, [_record("Bert", BASELINE, plain)]) == [
+        f"defaults: Bert {BASELINE}: checks none, asked accuracy"
+    ]
+    one = night_bench.listed([_record("Bert", BASELINE, plain), _record("Bert", FLAG, skipped)])
+    other = night_bench.listed([_record("Bert", BASELINE, judged), _record("Bert", FLAG, judged)])
+    assert night_bench.same_list_lines(one, one) == []
+    assert night_bench.same_list_lines(one, other) == [
+        f"only the counting night skipped Bert {FLAG}",
+        f"only the defaults night made Bert {FLAG}",
+    ]
+
+
+@pytest.mark.slow  # three ways and the ladder over 4 models' 12 runs: minutes on 2 cores
+@pytest.mark.torch
+def test_the_overhead_benchmark_runs_end_to_end_and_its_ways_make_the_same_runs(tmp_path):
+    script = Path(__file__).resolve().parent.parent / "bench" / "sweep_overhead.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--list", "sentinels", "--ladder", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = done.stdout.splitlines()
+    assert said[0] == "12 runs (4 models x 3 configs), 2 workers, checks: accuracy"
+    for ways in ("(a) and (b)", "(a) with the ladder and (b)", "(c) and (b)"):
+        assert f"    {ways} made the same 12 runs with the same checks" in said
+    assert any(line.startswith("    of (b)'s ") and "; the checks " in line for line in said)
+    assert said[-1].startswith("overhead=") and " naive_speedup=" in said[-1]

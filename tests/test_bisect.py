@@ -2,13 +2,15 @@
 `torch` whose build decides whether the reproduction raises, flipping on a known night, with
 missing nights, a wheel that cannot be installed, one whose torch cannot be imported and one
 whose reproduction is flaky; transformers releases from a PyPI-style JSON index; the store's
-memory; the budget; the command line. Environments are made with pip (or uv) for real, in one
-cache the tests share; nothing reaches the network."""
+memory; the budget; the command line. Environments are made for real, by each installer in
+turn (uv and pip, chosen here whatever PATH holds), in one cache per installer that the tests
+share; nothing reaches the network."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from triagebot.bisect import (
     BisectRequest,
     EnvironmentCache,
     Installer,
+    InstallFailed,
     Pin,
     describe,
     request_between,
@@ -131,27 +134,32 @@ def index(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """One environment cache for the module: a build installed once serves every test."""
-    return tmp_path_factory.mktemp("envs")
+@pytest.fixture(scope="module", params=["uv", "pip"])
+def envs(request, tmp_path_factory) -> EnvironmentCache:
+    """One environment cache per installer for the module: a build installed once serves every
+    test of that installer."""
+    try:
+        installer = Installer.find(choice=request.param)
+    except BisectError as error:
+        pytest.skip(str(error))
+    return EnvironmentCache(tmp_path_factory.mktemp(f"envs-{request.param}"), installer=installer)
 
 
-def bisector(server: IndexServer, cache: Path, **options) -> Bisector:
+def bisector(server: IndexServer, envs: EnvironmentCache, **options) -> Bisector:
     policy = RetryPolicy(attempts=2, backoff=0.0, timeout=10.0)
     return Bisector(
         nightly_index("cpu", f"{server.url}/whl/nightly", policy=policy),
         PackageIndex(f"{server.url}/simple", policy=policy),
-        EnvironmentCache(cache),
+        envs,
         Target(),
         **{"say": lambda line: None, **options},
     )
 
 
-def test_the_first_bad_nightly_is_found_past_missing_broken_and_flaky_builds(index, cache):
+def test_the_first_bad_nightly_is_found_past_missing_broken_and_flaky_builds(index, envs):
     store = MemoryStore()
     request = BisectRequest(reproduction(), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
-    answer = bisector(index, cache).bisect(request, store)
+    answer = bisector(index, envs).bisect(request, store)
 
     assert answer.conclusive and answer.stopped is None
     assert (answer.last_good, answer.first_bad) == (nightly(date(2026, 4, 9)), nightly(FIRST_BAD))
@@ -160,9 +168,10 @@ def test_the_first_bad_nightly_is_found_past_missing_broken_and_flaky_builds(ind
     # imported are skipped, never counted good or bad.
     assert [probe.version for probe in answer.probes[:2]] == [nightly(NIGHTS[-1]), nightly(NIGHTS[0])]
     corrupt, unimportable = verdicts[nightly(date(2026, 4, 7))], verdicts[nightly(date(2026, 4, 8))]
-    assert (
-        corrupt.verdict == Verdict.skip and "cannot install torch==2.12.0.dev20260407+cpu" in corrupt.reason
-    )
+    # Why, in one line, in either installer's words: uv's "has an invalid package format", pip's
+    # "Wheel 'torch' located at ... is invalid".
+    assert corrupt.verdict == Verdict.skip and "\n" not in corrupt.reason
+    assert re.fullmatch(r"cannot install torch==2\.12\.0\.dev20260407\+cpu: .*invalid.*", corrupt.reason)
     assert unimportable.verdict == Verdict.skip
     assert unimportable.reason == (
         "cannot import torch: ImportError: libcudart.so.12: cannot open shared object file: "
@@ -186,24 +195,27 @@ def test_the_first_bad_nightly_is_found_past_missing_broken_and_flaky_builds(ind
     assert answer.skipped == []  # the skipped builds lie below the last good one
     lines = describe(answer)
     assert lines[0] == f"first bad nightly: {nightly(FIRST_BAD)}; last good: {nightly(date(2026, 4, 9))}"
+    assert (
+        answer.installer == envs.installer.name and lines[-1] == f"builds installed with {answer.installer}"
+    )
     assert any("flaky" in line and nightly(FIRST_BAD) in line for line in lines)
     assert find_bisection(store, "torch", SIGNATURE, nightly(NIGHTS[0]), nightly(NIGHTS[-1])) == answer
 
 
-def test_a_range_is_never_bisected_twice_and_a_wider_one_is_answered_from_it(index, cache):
+def test_a_range_is_never_bisected_twice_and_a_wider_one_is_answered_from_it(index, envs):
     store = MemoryStore()
-    first = bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-02", "2026-04-11"), store)
+    first = bisector(index, envs).bisect(BisectRequest(reproduction(), "2026-04-02", "2026-04-11"), store)
     assert (first.good, first.bad) == (nightly(date(2026, 4, 2)), nightly(date(2026, 4, 11)))
     assert first.first_bad == nightly(FIRST_BAD)
     seen = []
-    again = bisector(index, cache, say=seen.append).bisect(
+    again = bisector(index, envs, say=seen.append).bisect(
         BisectRequest(reproduction(), "2026-04-01", "2026-04-12"), store
     )
     assert again == first
     assert seen[0].startswith("bisected before")
 
 
-def test_a_skipped_build_next_to_the_answer_is_named_in_it(index, cache):
+def test_a_skipped_build_next_to_the_answer_is_named_in_it(index, envs):
     # A crash that, by this reproduction, starts on the 9th: right after the corrupt 7th and the
     # unimportable 8th, either of which may be the first bad build.
     flips_on_the_9th = (
@@ -212,7 +224,7 @@ def test_a_skipped_build_next_to_the_answer_is_named_in_it(index, cache):
     request = BisectRequest(
         reproduction(call=flips_on_the_9th), nightly(date(2026, 4, 4)), nightly(date(2026, 4, 9))
     )
-    answer = bisector(index, cache).bisect(request)
+    answer = bisector(index, envs).bisect(request)
     assert (answer.last_good, answer.first_bad) == (nightly(date(2026, 4, 4)), nightly(date(2026, 4, 9)))
     assert answer.skipped == [nightly(date(2026, 4, 7)), nightly(date(2026, 4, 8))]
     assert f"could not be tested, so any may be the first bad: {', '.join(answer.skipped)}" in describe(
@@ -220,25 +232,25 @@ def test_a_skipped_build_next_to_the_answer_is_named_in_it(index, cache):
     )
 
 
-def test_the_budget_stops_a_bisection_and_the_next_one_goes_on_from_there(index, cache):
+def test_the_budget_stops_a_bisection_and_the_next_one_goes_on_from_there(index, envs):
     store = MemoryStore()
     ticks = iter(range(0, 10_000, 10))  # each look at the clock is ten seconds later
     request = BisectRequest(reproduction(), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
-    cut = bisector(index, cache, budget=150, clock=lambda: next(ticks)).bisect(request, store)
+    cut = bisector(index, envs, budget=150, clock=lambda: next(ticks)).bisect(request, store)
     assert not cut.conclusive and cut.stopped == "the time budget of 150 s ran out"
     assert cut.last_good and cut.first_bad and cut.untested > 0
     assert describe(cut)[0].startswith("first bad nightly between")
 
-    resumed = bisector(index, cache).bisect(request, store)
+    resumed = bisector(index, envs).bisect(request, store)
     assert resumed.conclusive and resumed.first_bad == nightly(FIRST_BAD)
     assert resumed.probes[: len(cut.probes)] == cut.probes  # nothing probed twice
     probed = [probe.version for probe in resumed.probes]
     assert len(probed) == len(set(probed))
 
 
-def test_ends_that_agree_give_no_answer_and_say_why(index, cache):
+def test_ends_that_agree_give_no_answer_and_say_why(index, envs):
     request = BisectRequest(reproduction(), nightly(date(2026, 4, 1)), nightly(date(2026, 4, 4)))
-    answer = bisector(index, cache).bisect(request)
+    answer = bisector(index, envs).bisect(request)
     assert answer.last_good is None and not answer.conclusive
     assert (
         "does not fail on 2.12.0.dev20260404+cpu, the build believed bad (ran clean 3 times)"
@@ -247,8 +259,9 @@ def test_ends_that_agree_give_no_answer_and_say_why(index, cache):
     assert describe(answer)[0].startswith("no answer between")
 
 
-@pytest.mark.slow  # four environments of two installs each
-def test_transformers_releases_are_bisected_when_torch_did_not_change(index, cache):
+# Four environments of two installs each: a second with uv, many with pip.
+@pytest.mark.parametrize("envs", ["uv", pytest.param("pip", marks=pytest.mark.slow)], indirect=True)
+def test_transformers_releases_are_bisected_when_torch_did_not_change(index, envs):
     good = Environment(
         torch_version=nightly(date(2026, 4, 3)), torch_git_version="a" * 40, transformers_version="5.22.0"
     )
@@ -256,7 +269,7 @@ def test_transformers_releases_are_bisected_when_torch_did_not_change(index, cac
     repro = reproduction(call="transformers.run_model()", extra="import transformers")
     request = request_between(good, bad, repro)
     assert (request.axis, request.pinned) == ("transformers", {"torch": nightly(date(2026, 4, 3))})
-    answer = bisector(index, cache).bisect(request)
+    answer = bisector(index, envs).bisect(request)
     assert (answer.last_good, answer.first_bad) == ("5.23.0", "5.24.0")
     assert answer.compare_url == "https://github.com/huggingface/transformers/compare/v5.23.0...v5.24.0"
     assert describe(answer)[0] == "first bad transformers release: 5.24.0; last good: 5.23.0"
@@ -276,18 +289,19 @@ def test_requests_between_sweeps_hold_transformers_and_refuse_when_nothing_chang
         request_between(good, good, reproduction())
 
 
-def test_an_unverified_reproduction_or_ends_off_the_index_are_one_line(index, cache):
+def test_an_unverified_reproduction_or_ends_off_the_index_are_one_line(index, tmp_path):
+    envs = EnvironmentCache(tmp_path)  # nothing is installed: each is refused before any probe
     unverified = reproduction().model_copy(update={"verified": False, "observed": "no error"})
     with pytest.raises(BisectError, match=r"not verified \(no error\)"):
-        bisector(index, cache).bisect(BisectRequest(unverified, "2026-04-01", "2026-04-12"))
+        bisector(index, envs).bisect(BisectRequest(unverified, "2026-04-01", "2026-04-12"))
     with pytest.raises(
         BisectError, match=r"torch 2\.11\.0\.dev20260301 \(the good end\) is not on the index"
     ):
-        bisector(index, cache).bisect(BisectRequest(reproduction(), "2.11.0.dev20260301", "2026-04-12"))
+        bisector(index, envs).bisect(BisectRequest(reproduction(), "2.11.0.dev20260301", "2026-04-12"))
     with pytest.raises(BisectError, match=r"no torch build on or after 2026-05-01 \(the bad end\)"):
-        bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-01", "2026-05-01"))
+        bisector(index, envs).bisect(BisectRequest(reproduction(), "2026-04-01", "2026-05-01"))
     with pytest.raises(BisectError, match="is not older than the bad end"):
-        bisector(index, cache).bisect(BisectRequest(reproduction(), "2026-04-09", "2026-04-02"))
+        bisector(index, envs).bisect(BisectRequest(reproduction(), "2026-04-09", "2026-04-02"))
 
 
 def test_the_installers_commands_keep_each_pin_to_its_index_and_wheels_only(tmp_path):
@@ -300,28 +314,108 @@ def test_the_installers_commands_keep_each_pin_to_its_index_and_wheels_only(tmp_
         assert command[command.index("--index-url") + 1] == pin.index
         assert command[command.index("--only-binary") + 1] == ":all:"
     assert "--constraint" in uv and "--constraint" not in pip
+    assert "--no-config" in uv and "--isolated" in pip  # neither reads settings of its own
     assert pip[:5] == ["/usr/bin/python3", "-m", "pip", "--python", str(tmp_path / "bin" / "python")]
 
 
-def test_bisect_on_the_command_line_between_two_stored_sweeps(index, cache, tmp_path, monkeypatch, capsys):
+def test_an_installer_reads_no_configuration_of_its_own(index, envs, tmp_path, monkeypatch):
+    # Settings that would refuse every pin here: only the index a pin names, and how, counts.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "uv.toml").write_text("[pip]\nrequire-hashes = true\n", encoding="utf-8")
+    monkeypatch.setenv("PIP_REQUIRE_HASHES", "1")
+    fresh = EnvironmentCache(tmp_path / "envs", installer=envs.installer)
+    good = Pin("torch", nightly(date(2026, 4, 2)), f"{index.url}/whl/nightly/cpu/")
+    python, made = fresh.python_for([good], timeout=60)
+    assert made and python.exists()
+
+
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        (  # uv: the error, then its causes, the innermost saying why
+            "error: Request failed after 3 retries in 7.8s\n"
+            "  cause: Failed to fetch: http://127.0.0.1:8000/files/transformers-5.25.0-py3-none-any.whl\n"
+            "  cause: HTTP status server error (501 Unsupported method ('HEAD')) for url (http://127.0.0.1:8000/x)\n",
+            "Request failed after 3 retries in 7.8s: "
+            "HTTP status server error (501 Unsupported method ('HEAD')) for url (http://127.0.0.1:8000/x)",
+        ),
+        (  # uv's resolver
+            "  × No solution found when resolving dependencies:\n"
+            "  ╰─▶ Because there is no version of torch==2.12.0.dev20200101+cpu, we can conclude that "
+            "your requirements are unsatisfiable.\n",
+            "No solution found when resolving dependencies: Because there is no version of "
+            "torch==2.12.0.dev20200101+cpu, we can conclude that your requirements are unsatisfiable.",
+        ),
+        (  # pip: the line before its pointer to the documentation
+            "ERROR: Cannot install torch==2.12.0.dev20200101+cpu because these package versions have "
+            "conflicting dependencies.\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/\n",
+            "Cannot install torch==2.12.0.dev20200101+cpu because these package versions have "
+            "conflicting dependencies.",
+        ),
+        ("Traceback (most recent call last):\nOSError: [Errno 28] No space left on device\n", None),
+        ("", "exit status 3, no output"),
+    ],
+)
+def test_a_failed_install_says_why_in_one_line(tmp_path, output, why):
+    installer = tmp_path / "uv"
+    (tmp_path / "said.txt").write_text(output, encoding="utf-8")
+    installer.write_text(f"#!/bin/sh\ncat {tmp_path / 'said.txt'} >&2\nexit 3\n", encoding="utf-8")
+    installer.chmod(0o755)
+    envs = EnvironmentCache(tmp_path / "envs", installer=Installer("uv", str(installer)))
+    with pytest.raises(InstallFailed) as failed:
+        envs.python_for([Pin("torch", "2.12.0", "http://127.0.0.1:8000/")], timeout=60)
+    assert str(failed.value) == f"cannot make a venv: {why or 'OSError: [Errno 28] No space left on device'}"
+    assert not (tmp_path / "envs").exists() or not any((tmp_path / "envs").iterdir())
+
+
+def test_the_installer_is_chosen_in_one_place(tmp_path, monkeypatch):
+    interpreter = tmp_path / "venv" / "bin" / "python"
+    interpreter.parent.mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert Installer.find(str(interpreter)) == Installer("pip", str(interpreter))
+    assert Installer.find(str(interpreter), "pip") == Installer("pip", str(interpreter))
+    with pytest.raises(
+        BisectError, match=r"^the installer uv is not on PATH nor beside .*: install it, or choose pip$"
+    ):
+        Installer.find(str(interpreter), "uv")
+    with pytest.raises(BisectError, match=r"^the installer 'conda' is not auto, uv, pip$"):
+        Installer.find(str(interpreter), "conda")
+    # A venv's own uv serves when that venv is not on PATH (as under `make test`).
+    uv = interpreter.parent / "uv"
+    uv.write_text("#!/bin/sh\n", encoding="utf-8")
+    uv.chmod(0o755)
+    assert Installer.find(str(interpreter)) == Installer("uv", str(uv))
+    assert Installer.find(str(interpreter), "pip").name == "pip"
+    # One found through a relative PATH entry still runs after a change of directory.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "venv/bin")
+    assert Installer.find(str(interpreter), "uv") == Installer("uv", str(uv))
+
+
+def test_bisect_on_the_command_line_between_two_stored_sweeps(index, envs, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     store = LocalStore(tmp_path / "store")
     good, bad = nightly(NIGHTS[0]), nightly(NIGHTS[-1])
     store.put(snapshot_of(good, git=git_hash(good)))
     store.put(snapshot_of(bad, git=git_hash(bad), reproductions=[reproduction()]))
     arguments = (
-        "bisect", good, bad, "--model", "BertModel", "--store", str(store.path), "--cache", str(cache),
+        "bisect", good, bad, "--model", "BertModel", "--store", str(store.path), "--cache", str(envs.root),
         "--index", f"{index.url}/whl/nightly", "--variant", "cpu", "--pypi", f"{index.url}/simple",
+        "--installer", envs.installer.name,
     )  # fmt: skip
     ran = run_main(monkeypatch, capsys, *arguments)
     assert ran.status == 0, ran.err
     assert f"first bad nightly: {nightly(FIRST_BAD)}; last good: {nightly(date(2026, 4, 9))}" in ran.out
+    assert f"builds installed with {envs.installer.name}" in ran.out
     assert "changes: https://github.com/pytorch/pytorch/compare/" in ran.out
 
     again = run_main(monkeypatch, capsys, *arguments, "--json")
     assert again.status == 0, again.err
     assert json.loads(again.out[again.out.index("{") :])["first_bad"] == nightly(FIRST_BAD)
     assert "bisected before" in again.out
+
+    unknown = run_main(monkeypatch, capsys, *arguments[:-2], "--installer", "conda")
+    assert unknown.status == 2 and "the installer 'conda' is not auto, uv, pip" in unknown.err
 
     missing = run_main(monkeypatch, capsys, *arguments[:3], "--model", "GPT2Model", *arguments[5:])
     assert missing.status == 2

@@ -13,7 +13,7 @@ import pytest
 from builders import SCALAR, crash
 from builders import nightly as built_nightly
 from climain import run_main
-from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, cache, git_hash, index, nightly, reproduction  # noqa: F401
+from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, envs, git_hash, index, nightly, reproduction  # noqa: F401
 
 from triagebot.bisect import adjacent, crash_request, owed_bisections, verify_requests
 from triagebot.errors import BisectError
@@ -107,7 +107,7 @@ def test_a_models_crash_is_bisected_from_the_last_night_it_ran_in():
 
 def test_a_night_owing_a_bisection_gets_its_first_bad_nightly_into_the_issue(
     index,  # noqa: F811
-    cache,  # noqa: F811
+    envs,  # noqa: F811
     tmp_path: Path,
     monkeypatch,
     capsys,
@@ -118,7 +118,8 @@ def test_a_night_owing_a_bisection_gets_its_first_bad_nightly_into_the_issue(
     tonight = night(day(12), crashing=True, repro=True)
     swept = tmp_path / "tonight.json"
     swept.write_text(tonight.model_dump_json())
-    where = ("--store", str(store.path), "--cache", str(cache), "--variant", "cpu")
+    where = ("--store", str(store.path), "--cache", str(envs.root), "--variant", "cpu")
+    where = (*where, "--installer", envs.installer.name)  # the same bisection by uv and by pip
     indexes = ("--index", f"{index.url}/whl/nightly", "--pypi", f"{index.url}/simple")
     ran = run_main(monkeypatch, capsys, "bisect", "--owed", str(swept), *where, *indexes, "--out", "found")
     assert ran.status == 0, ran.err

@@ -181,6 +181,7 @@ def bisection(first_bad: str = "2.12.0.dev20260405") -> Bisection:
         good="2.12.0.dev20260403",
         bad="2.12.0.dev20260406",
         index="https://download.pytorch.org/whl/nightly/cu128",
+        installer="uv",
         last_good="2.12.0.dev20260403",
         first_bad=first_bad,
         last_good_git="a" * 40,
@@ -209,6 +210,7 @@ def test_a_bisection_is_kept_and_answered_and_its_group_shows_it(fake, monkeypat
     assert "**First bad nightly**: `2.12.0.dev20260405`, last good `2.12.0.dev20260403`" in text
     assert f"[{'a' * 40}...{'b' * 40}](https://github.com/pytorch/pytorch/compare/" in text
     assert "`install failed: @someone #12 \\|`" in text  # untrusted: inert and table-safe
+    assert "3 builds probed in 42 s (installed with `uv`)." in text
     assert fake.reactions(REPO, asked["id"]) == ["rocket"]
 
     from triagebot import pipeline

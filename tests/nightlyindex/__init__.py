@@ -112,6 +112,14 @@ class IndexServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                self._reply(with_body=True)
+
+            def do_HEAD(self) -> None:
+                # As every real index answers it: uv asks for a wheel's headers first when the
+                # index serves no separate METADATA file (PyPI-style projects here).
+                self._reply(with_body=False)
+
+            def _reply(self, *, with_body: bool) -> None:
                 path = urlsplit(self.path).path
                 status, headers, body, delay = server._answer(path, self.headers.get("Accept", ""))
                 time.sleep(delay)
@@ -120,8 +128,9 @@ class IndexServer:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(body)  # a client that gave up waiting is gone
+                if with_body:
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self.wfile.write(body)  # a client that gave up waiting is gone
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

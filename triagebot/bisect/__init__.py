@@ -23,7 +23,8 @@ Public API, for cli, the workflow and `/rerun-sweep`:
   `/rerun-sweep bisect MODEL` asks for (`owed`); a baseline graph-count regression is owed one
   too, with a script that counts the model's graphs, run first by `verify_requests` with the
   night's torch (`graphs`).
-- `EnvironmentCache(root)`, `Installer` (uv or pip), `Pin`: the cached environments.
+- `EnvironmentCache(root, installer=)`, `Installer` (uv or pip; `Installer.find(python, choice)`
+  is the one place that chooses), `Pin`: the cached environments.
 - `run_search(Search(builds), probe)`: the search alone, for any ordered builds and probe.
 
 A probe is good only after `runs` clean runs (a flaky reproduction raises on some runs only),

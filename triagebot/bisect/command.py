@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from triagebot.bisect.engine import Bisector, BisectRequest, request_between
-from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache
+from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache, Installer
 from triagebot.errors import BisectError
 from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX, PackageIndex, Target, nightly_index
 from triagebot.results import Bisection, Reproduction, Snapshot
@@ -42,6 +42,7 @@ class BisectOptions:
     timeout: float = 600.0
     budget: float = 3600.0
     cache: Path = DEFAULT_CACHE
+    installer: str = "auto"  # uv, pip, or auto: uv where one is found (`Installer.find`)
     again: bool = False
 
 
@@ -73,6 +74,7 @@ def bisect_all(
     bisection the budget stops is stored as far as it got, and the rest wait for the next run.
     `each_alone`: one that cannot be made (an end no longer on the index) is said and skipped."""
     target = Target.of(options.python, options.platforms)
+    installer = Installer.find(choice=options.installer)
     found: list[Bisection] = []
     started = time.monotonic()
     with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
@@ -84,7 +86,7 @@ def bisect_all(
             bisector = Bisector(
                 torch_index,
                 releases,
-                EnvironmentCache(options.cache),
+                EnvironmentCache(options.cache, installer=installer),
                 target,
                 runs=options.runs,
                 timeout=options.timeout,

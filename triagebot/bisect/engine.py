@@ -119,7 +119,7 @@ class Bisector:
             search.confirmed = True
         self.say(
             f"bisecting {request.reproduction.signature[:80]!r} over {len(versions)} {request.axis} builds "
-            f"from {good} to {bad} (budget {self.budget:.0f} s)"
+            f"from {good} to {bad} (budget {self.budget:.0f} s, installing with {self.envs.installer.name})"
         )
         started = self.clock()
         prober = Prober(
@@ -159,6 +159,7 @@ class Bisector:
             bad=bad,
             pinned=dict(request.pinned),
             index=(self.torch_index if request.axis == "torch" else self.releases).url,
+            installer=self.envs.installer.name,
             conclusive=search.conclusive,
             stopped=search.stopped,
             runs=self.runs,
@@ -212,8 +213,9 @@ def resolve_end(builds: Sequence[Wheel], text: str, which: str) -> Wheel:
 def describe(bisection: Bisection) -> list[str]:
     """The answer in a few lines: what is first bad, the commit range, and what to doubt."""
     b = bisection
+    installed = [f"builds installed with {b.installer}"] if b.installer else []
     if b.last_good is None or b.first_bad is None:
-        return [f"no answer between {b.good} and {b.bad}: {b.stopped}"]
+        return [f"no answer between {b.good} and {b.bad}: {b.stopped}", *installed]
     subject = "nightly" if b.axis == "torch" else "transformers release"
     if b.conclusive:
         lines = [f"first bad {subject}: {b.first_bad}; last good: {b.last_good}"]
@@ -234,4 +236,4 @@ def describe(bisection: Bisection) -> list[str]:
         )
     if b.pinned:
         lines.append("held fixed: " + ", ".join(f"{name} {version}" for name, version in b.pinned.items()))
-    return lines
+    return [*lines, *installed]

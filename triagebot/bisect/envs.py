@@ -1,11 +1,13 @@
 """Cached environments, one per set of pinned builds: a venv made once, installed once and
-reused by every later probe of the same builds (uv where it is on PATH, pip otherwise).
+reused by every later probe of the same builds, by the installer `Installer.find` chooses (uv or
+pip; by default uv where one is found, pip otherwise).
 
 Each pin is installed from its own index, in order, constrained to the pins before it, so that
 a transformers install can never replace the torch nightly under test. Only wheels are
-installed (`--only-binary :all:`): a probe never compiles a package. An environment is ready
-once its marker file is written; one whose install failed is removed, so that a later try
-starts afresh.
+installed (`--only-binary :all:`): a probe never compiles a package. Neither installer reads
+its own configuration (`uv --no-config`, `pip --isolated`), so that only the index a pin names
+is asked, as the command line asks it. An environment is ready once its marker file is
+written; one whose install failed is removed, so that a later try starts afresh.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from triagebot.errors import BisectError
+
+INSTALLERS = ("auto", "uv", "pip")
 READY = ".triagebot-env.json"
 DEFAULT_CACHE = Path(".triagebot") / "envs"
 
@@ -48,20 +53,44 @@ class Installer:
     program: str  # the uv executable, or the Python whose pip installs (`pip --python`)
 
     @classmethod
-    def find(cls, python: str = sys.executable) -> Installer:
-        uv = shutil.which("uv")
-        return cls("uv", uv) if uv else cls("pip", python)
+    def find(cls, python: str = sys.executable, choice: str = "auto") -> Installer:
+        """The installer `choice` names: `uv`, `pip`, or `auto` (uv where one is found, pip
+        otherwise). uv is looked for on PATH, then beside `python` (a venv's own uv, as the dev
+        environment has, when that venv is not on PATH), and kept as an absolute path: a PATH
+        entry such as `.venv/bin` would name another file after a change of directory.
+        `BisectError` when `choice` is no installer, or names uv and none is found."""
+        if choice not in INSTALLERS:
+            raise BisectError(f"the installer {choice!r} is not {', '.join(INSTALLERS)}")
+        uv = (
+            None
+            if choice == "pip"
+            else shutil.which("uv") or shutil.which("uv", path=str(Path(python).parent))
+        )
+        if choice == "uv" and uv is None:
+            raise BisectError(
+                f"the installer uv is not on PATH nor beside {python}: install it, or choose pip"
+            )
+        return cls("uv", str(Path(uv).absolute())) if uv else cls("pip", python)
 
     def create(self, folder: Path, python: str) -> list[str]:
         if self.name == "uv":
-            return [self.program, "venv", "--quiet", "--python", python, str(folder)]
+            return [self.program, "venv", "--quiet", "--no-config", "--python", python, str(folder)]
         return [python, "-m", "venv", "--without-pip", str(folder)]
 
     def install(self, env_python: Path, pin: Pin, constraints: Path | None) -> list[str]:
         constrained = ["--constraint", str(constraints)] if constraints else []
         common = ["--index-url", pin.index, "--only-binary", ":all:", *constrained, pin.requirement()]
         if self.name == "uv":
-            return [self.program, "pip", "install", "--quiet", "--python", str(env_python), *common]
+            return [
+                self.program,
+                "pip",
+                "install",
+                "--quiet",
+                "--no-config",
+                "--python",
+                str(env_python),
+                *common,
+            ]
         return [
             self.program,
             "-m",
@@ -70,6 +99,7 @@ class Installer:
             str(env_python),
             "install",
             "--quiet",
+            "--isolated",
             "--disable-pip-version-check",
             "--no-input",
             *common,
@@ -130,13 +160,23 @@ class EnvironmentCache:
         except OSError as error:
             raise InstallFailed(f"{what}: {error.strerror or error}") from None
         if done.returncode != 0:
-            raise InstallFailed(f"{what}: {_last_error(done.stderr or done.stdout)}")
+            said = _last_error(done.stderr or done.stdout) or f"exit status {done.returncode}, no output"
+            raise InstallFailed(f"{what}: {said}")
+
+
+_ERROR = re.compile(r"(?:error:|×)\s*", re.IGNORECASE)
+_HELP = "ResolutionImpossible: for help visit"  # pip's pointer after the line that says why
+_CAUSE = re.compile(r"(?:cause:|caused by:|╰─▶)\s*", re.IGNORECASE)
 
 
 def _last_error(output: str) -> str:
-    """The line of an installer's output that says what went wrong (its last `ERROR:`/`error:`
-    line, else its last line), bounded."""
+    """Why an installer failed, in one bounded line: its last error line (pip's `ERROR:`, uv's
+    `error:` or `×`) and, for uv, the innermost cause it lists beneath it (the error alone can
+    be as vague as "Request failed after 3 retries"); else its last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    errors = [line for line in lines if line.lower().startswith(("error", "×", "╰─▶"))]
-    chosen = (errors or lines or ["no output"])[-1]
-    return chosen[:300]
+    starts = [number for number, line in enumerate(lines) if _ERROR.match(line) and _HELP not in line]
+    if not starts:
+        return lines[-1][:300] if lines else ""
+    error = _ERROR.sub("", lines[starts[-1]], count=1).rstrip(":")
+    causes = [_CAUSE.sub("", line, count=1) for line in lines[starts[-1] + 1 :] if _CAUSE.match(line)]
+    return ": ".join([error, *causes[-1:]])[:300]

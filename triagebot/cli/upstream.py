@@ -114,6 +114,14 @@ Timeout = Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Pe
 Budget = Annotated[float, typer.Option("--budget", metavar="SECONDS", help="For the whole bisection.")]
 Cache = Annotated[Path, typer.Option("--cache", metavar="DIR", help="Cached environments, one per build.")]
 Again = Annotated[bool, typer.Option("--again", help="Bisect even if the store has an answer.")]
+InstallerOption = Annotated[
+    str,
+    typer.Option(
+        "--installer",
+        metavar="auto|uv|pip",
+        help="What installs the builds (default auto: uv where one is found, pip otherwise).",
+    ),
+]
 Pypi = Annotated[
     str | None, typer.Option("--pypi", metavar="URL", help="transformers' index (default: PyPI).")
 ]
@@ -190,6 +198,7 @@ def bisect(
     timeout: Timeout = 600.0,
     budget: Budget = 3600.0,
     cache: Cache = Path(".triagebot/envs"),
+    installer: InstallerOption = "auto",
     again: Again = False,
     variant: VariantOption = "cu128",
     index: IndexOption = None,
@@ -236,6 +245,7 @@ def bisect(
         timeout=timeout,
         budget=budget,
         cache=cache,
+        installer=installer,
         again=again,
     )
     answers = _bisections(options, Snapshots(settings.store), owed=owed, crash=crash)

@@ -70,6 +70,7 @@ class Bisection(Record):
     # {"torch": "2.12.0.dev20260408+cu128"} for a transformers one.
     pinned: dict[str, str] = Field(default_factory=dict)
     index: str  # the index the builds came from
+    installer: str = ""  # what installed them: "uv" or "pip" ("" in answers stored before it was kept)
     # The answer: the newest build seen good and the oldest seen bad. Adjacent (apart from
     # `skipped`) when `conclusive`; narrowed as far as the budget allowed otherwise.
     last_good: str | None = None
