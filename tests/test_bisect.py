@@ -329,3 +329,29 @@ def test_bisect_on_the_command_line_between_two_stored_sweeps(index, cache, tmp_
         "has no verified reproduction that matches (verified: BertModel under capture_scalar_outputs"
         in missing.err
     )
+
+
+def test_bad_days_budgets_and_timeouts_are_one_line(index, cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore(tmp_path / "store")
+    store.put(snapshot_of(nightly(NIGHTS[-1]), reproductions=[reproduction()]))
+    where = (
+        "--store", str(store.path), "--cache", str(cache), "--index", f"{index.url}/whl/nightly",
+        "--variant", "cpu", "--pypi", f"{index.url}/simple", "--model", "BertModel",
+    )  # fmt: skip
+    for arguments, said in (
+        (("2026-13-45", "2026-04-12"), "2026-13-45 (the good end) is not a day (YYYY-MM-DD)"),
+        (("2026-04-01", "2026-04-12", "--budget", "0"), "--budget 0.0 is not a positive number of seconds"),
+        (("2026-04-01", "2026-04-12", "--budget", "-5"), "--budget -5.0 is not a positive number of seconds"),
+        (
+            ("2026-04-01", "2026-04-12", "--timeout", "nan"),
+            "--timeout nan is not a positive number of seconds",
+        ),
+        (
+            ("2026-04-01", "2026-04-12", "--timeout", "inf"),
+            "--timeout inf is not a positive number of seconds",
+        ),
+    ):
+        ran = run_main(monkeypatch, capsys, "bisect", *arguments, *where)
+        assert ran.status == 2 and "Traceback" not in ran.err, ran.err
+        assert said in ran.err and len(ran.err.strip().splitlines()) == 1, ran.err

@@ -102,3 +102,20 @@ def test_the_night_bisects_between_merge_and_publish_without_holding_it_back():
     assert jobs["publish"]["if"] == "always() && needs.merge.result == 'success'"
     run = next(s for s in jobs["publish"]["steps"] if s.get("id") == "run")["with"]
     assert run["bisections"] == "bisections"
+
+
+def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkout():
+    rerun = next(s for s in JOBS["bisect"]["steps"] if "run" in s)["run"]
+    # The image's triagebot is the last nightly's; the checkout's is the one the keep job runs.
+    assert 'export PYTHONPATH="$GITHUB_WORKSPACE"' in rerun
+    assert "python -m triagebot bisect --crash" in rerun and "\ntriagebot " not in rerun
+    assert "--out bisection" in rerun
+    jobs = NIGHTLY["jobs"]
+    night = next(s for s in jobs["bisect"]["steps"] if "run" in s)
+    assert "--out bisections" in night["run"]
+    # What was found before the budget, a failure or the job's limit stopped it still reaches publish.
+    assert night["timeout-minutes"] < jobs["bisect"]["timeout-minutes"]
+    upload = next(s for s in jobs["bisect"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["if"] == "always()"
+    download = next(s for s in jobs["publish"]["steps"] if s.get("with", {}).get("name") == "bisections")
+    assert download["if"] == "needs.bisect.result != 'skipped'" and download["continue-on-error"] is True
