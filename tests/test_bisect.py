@@ -331,6 +331,60 @@ def test_bisect_on_the_command_line_between_two_stored_sweeps(index, cache, tmp_
     )
 
 
+# What a workflow job holds that no child may see: the store token, git's credential helper
+# reading it, and the files that set a later step's outputs and environment.
+SECRETS = {
+    "TRIAGEBOT_STORE_TOKEN": "store-token",
+    "GITHUB_TOKEN": "issues-token",
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "credential.https://github.com.helper",
+    "GIT_CONFIG_VALUE_0": "!f() { echo password=$TRIAGEBOT_STORE_TOKEN; }; f",
+    "GITHUB_OUTPUT": "/tmp/outputs",
+    "ACTIONS_RUNTIME_TOKEN": "runtime-token",
+}
+SEEN = """#!/bin/sh
+env > {seen}
+{rest}
+"""
+
+
+def test_an_environment_changed_since_it_was_made_is_made_afresh_not_run(index, tmp_path, monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    said = []
+    envs = EnvironmentCache(tmp_path / "envs", say=said.append)
+    pins = [Pin("torch", nightly(date(2026, 4, 2)), bisector(index, tmp_path).torch_index.url)]
+    python, made = envs.python_for(pins, 60)
+    assert made and envs.python_for(pins, 60) == (python, False)  # reused while it is as made
+
+    # Another job on the runner plants an interpreter that calls every build good.
+    seen = tmp_path / "seen.txt"
+    python.unlink()
+    planted = '{"version": "2.12.0.dev20260402+cpu", "git_version": ""}'
+    python.write_text(SEEN.format(seen=seen, rest=f"echo '{planted}'"))
+    python.chmod(0o755)
+    again, made = envs.python_for(pins, 60)
+    assert made and again == python and again.is_symlink()
+    assert not seen.exists()  # the planted interpreter never ran
+    assert said == [
+        f"  {python.parent.parent.name}: not as it was made (its files changed since): made afresh"
+    ]
+
+
+def test_installers_run_without_the_jobs_tokens_or_credential_helper(tmp_path, monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the rest of the environment is kept
+    seen = tmp_path / "seen.txt"
+    installer = tmp_path / "installer"
+    installer.write_text(SEEN.format(seen=seen, rest="exit 0"))
+    installer.chmod(0o755)
+    envs = EnvironmentCache(tmp_path / "envs", installer=Installer("pip", str(installer)))
+    envs.python_for([Pin("torch", "2.12.0.dev20260402+cpu", "http://127.0.0.1:9/simple/")], 60)
+    names = {line.split("=", 1)[0] for line in seen.read_text().splitlines() if "=" in line}
+    assert "HF_HUB_OFFLINE" in names and not names & set(SECRETS)
+
+
 def test_bad_days_budgets_and_timeouts_are_one_line(index, cache, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     store = LocalStore(tmp_path / "store")

@@ -4,23 +4,31 @@ reused by every later probe of the same builds (uv where it is on PATH, pip othe
 Each pin is installed from its own index, in order, constrained to the pins before it, so that
 a transformers install can never replace the torch nightly under test. Only wheels are
 installed (`--only-binary :all:`): a probe never compiles a package. An environment is ready
-once its marker file is written; one whose install failed is removed, so that a later try
-starts afresh.
+once its marker file is written, with a hash of everything in it (`fingerprint`); it is reused
+only while that hash still holds, so that an interpreter or a package changed or planted after
+it was made (on a runner whose cache other jobs can write) never runs a probe: such an
+environment is made afresh. One whose install failed is removed, so that a later try starts
+afresh. Installers run with `reproduce.scrubbed_environment()`: no token, no git credential.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from triagebot.reproduce import scrubbed_environment
+
 READY = ".triagebot-env.json"
+# Written by Python as it imports: not part of what was installed.
+_BYTECODE = "__pycache__"
 DEFAULT_CACHE = Path(".triagebot") / "envs"
 
 
@@ -89,9 +97,15 @@ class EnvironmentCache:
     """Environments under `root`, one per set of pins; `python_for(pins)` makes or reuses one."""
 
     def __init__(
-        self, root: Path = DEFAULT_CACHE, *, python: str = sys.executable, installer: Installer | None = None
+        self,
+        root: Path = DEFAULT_CACHE,
+        *,
+        python: str = sys.executable,
+        installer: Installer | None = None,
+        say: Callable[[str], None] = print,
     ) -> None:
         self.root = Path(root)
+        self.say = say
         self.python = python
         self.installer = installer or Installer.find(python)
 
@@ -101,7 +115,9 @@ class EnvironmentCache:
         folder = self.root / folder_name(pins, self.python)
         python = folder / "bin" / "python"
         if (folder / READY).is_file() and python.exists():
-            return python, False
+            if made_here(folder):
+                return python, False
+            self.say(f"  {folder.name}: not as it was made (its files changed since): made afresh")
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         try:
@@ -119,18 +135,54 @@ class EnvironmentCache:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        (folder / READY).write_text(
-            json.dumps([asdict(pin) for pin in pins], indent=1) + "\n", encoding="utf-8"
-        )
+        made = {"pins": [asdict(pin) for pin in pins], "sha256": fingerprint(folder)}
+        (folder / READY).write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
         return python, True
 
     def _run(self, command: list[str], what: str, timeout: float) -> None:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=scrubbed_environment(),
+                check=False,
+            )
         except OSError as error:
             raise InstallFailed(f"{what}: {error.strerror or error}") from None
         if done.returncode != 0:
             raise InstallFailed(f"{what}: {_last_error(done.stderr or done.stdout)}")
+
+
+def fingerprint(folder: Path) -> str:
+    """A hash of what `folder` runs: every file's path, content and executable bit, every
+    link's target (the interpreter is one), the marker and bytecode caches left out."""
+    digest = hashlib.sha256()
+    for top, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name != _BYTECODE)
+        for name in sorted(files + [name for name in folders if (Path(top) / name).is_symlink()]):
+            path = Path(top) / name
+            relative = path.relative_to(folder).as_posix()
+            if relative == READY:
+                continue
+            digest.update(relative.encode() + b"\0")
+            if path.is_symlink():
+                digest.update(b"link:" + os.readlink(path).encode() + b"\0")
+                continue
+            digest.update(b"x" if os.access(path, os.X_OK) else b"-")
+            with path.open("rb") as opened:
+                digest.update(hashlib.file_digest(opened, "sha256").digest())
+    return digest.hexdigest()
+
+
+def made_here(folder: Path) -> bool:
+    """Whether the environment in `folder` is still the one its marker describes."""
+    try:
+        made = json.loads((folder / READY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(made, dict) and made.get("sha256") == fingerprint(folder)
 
 
 def _last_error(output: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from triagebot.bisect.envs import EnvironmentCache, InstallFailed, Pin
 from triagebot.bisect.search import OutOfTime
-from triagebot.reproduce import run_script
+from triagebot.reproduce import run_script, scrubbed_environment
 from triagebot.results import Probe, Reproduction, Verdict
 
 # What was installed, read in the environment itself: also the check that torch imports.
@@ -119,7 +119,12 @@ def read_build(python: Path, timeout: float) -> dict[str, str] | str:
     imported there (a build that cannot be tested)."""
     try:
         done = subprocess.run(
-            [str(python), "-c", _BUILD], capture_output=True, text=True, timeout=timeout, check=False
+            [str(python), "-c", _BUILD],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=scrubbed_environment(),
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return f"importing torch took more than {timeout:.0f} s"
