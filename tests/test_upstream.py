@@ -22,7 +22,7 @@ from triagebot.analysis.triage import (
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import ConfigError
 from triagebot.report.fit import markdown_problems
-from triagebot.results import FailureGroup, UpstreamPin, signature_id
+from triagebot.results import FailureGroup, UpstreamPin, people_only, signature_id
 from triagebot.store import LocalStore
 from triagebot.tracker import github
 from triagebot.tracker import night as tracker_night
@@ -122,6 +122,13 @@ def test_the_configuration_refuses_triaged_and_bad_links():
         TrackerSettings(upstream_links={"Pending": 0})
     with pytest.raises(ValueError, match="is not OWNER/NAME"):
         TrackerSettings(upstream="pytorch")
+
+
+@pytest.mark.parametrize("label", ["Triaged", "TRIAGED", "triaged ", " tRiAgEd"])
+def test_triaged_is_refused_in_any_case_or_spacing_as_github_matches_labels(label):
+    with pytest.raises(ValueError, match=f"{label!r} is set by people only"):
+        TrackerSettings(labels=["triagebot", label])
+    assert people_only(label) and not people_only("triage review")
 
 
 def test_the_config_file_names_a_bad_link_in_one_line(tmp_path: Path):

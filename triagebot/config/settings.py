@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, UsageError, unknown
-from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings
+from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, people_only
 
 # Both act only where Dynamo would otherwise break the graph, and its reason for such a break
 # names them: their runs are skipped on models none of whose baseline breaks names them.
@@ -249,8 +249,9 @@ class TrackerSettings(Section):
     @field_validator("labels")
     @classmethod
     def _never_triaged(cls, labels: list[str]) -> list[str]:
-        if "triaged" in labels:
-            raise ValueError("'triaged' is set by people only: it hides an issue from the PT2 on-call")
+        refused = [label for label in labels if people_only(label)]
+        if refused:
+            raise ValueError(f"{refused[0]!r} is set by people only: it hides an issue from the PT2 on-call")
         return labels
 
     @field_validator("upstream_links")
