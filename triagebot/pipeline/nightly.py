@@ -118,8 +118,10 @@ def run(
         snapshot = with_stored_flags(store, given)
     else:
         snapshot = _sweep(config, options, need, store, out, sweeper, say)
-    report = _store(store, snapshot, out)
+    # Owed before it is stored: a record of a night never stored owes nothing (the next run
+    # sweeps it again), but a night stored without its record would never be published.
     owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
+    report = _store(store, snapshot, out)
     if options.bisections is not None:  # the night's own bisections: its groups' entries show them
         kept = keep_bisections_in(store, options.bisections)
         say(f"bisections: {len(kept)} kept from {options.bisections}")
