@@ -24,12 +24,19 @@ import re
 from collections import Counter
 from datetime import date
 
-from triagebot.analysis import RAN_EFFECTS, diff, flag_stats, model_effect
+from triagebot.analysis import (
+    RAN_EFFECTS,
+    bisectable_reproduction,
+    crash_group_of,
+    diff,
+    flag_stats,
+    model_effect,
+)
 from triagebot.analysis.breaks import reason_lines
 from triagebot.bisect.engine import BisectRequest, request_between
 from triagebot.bisect.graphs import graph_count_reproduction
 from triagebot.errors import BisectError, ReproError
-from triagebot.results import BASELINE, Effect, Environment, FailureGroup, ModelChange, Reproduction, Snapshot
+from triagebot.results import BASELINE, Effect, Environment, ModelChange, Snapshot
 from triagebot.store import Store, find_bisection, key_order
 
 _NIGHT = re.compile(r"\.dev(?P<day>\d{8})")
@@ -53,21 +60,6 @@ def adjacent(old: Environment, new: Environment) -> bool:
     if first is None or second is None or old.transformers_version != new.transformers_version:
         return False
     return (second - first).days <= 1 and not old.same_build(new)
-
-
-def verified_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) -> Reproduction | None:
-    """The verified reproduction of `group` (a crash of the sweep) under `flag`, if any."""
-    return next(
-        (
-            repro
-            for repro in snapshot.reproductions
-            if repro.flag == flag
-            and repro.signature == group.signature
-            and repro.verified
-            and not repro.backend
-        ),
-        None,
-    )
 
 
 def answered(store: Store | None, request: BisectRequest) -> bool:
@@ -94,7 +86,7 @@ def owed_bisections(
     for flag, moved in change.flags.items():
         newly = {row.model for row in moved.newly_crashing}
         for group in flag_stats(snapshot, flag).crash_groups:
-            repro = verified_reproduction(snapshot, flag, group)
+            repro = bisectable_reproduction(snapshot, flag, group)
             if repro is None or not newly & set(group.models):
                 continue
             request = request_between(previous.environment, snapshot.environment, repro)
@@ -151,16 +143,12 @@ def crash_request(store: Store, model: str, flag: str) -> BisectRequest:
     newest = store.latest()
     if newest is None:
         raise BisectError("the store holds no nightly")
-    group = (
-        next((g for g in flag_stats(newest, flag).crash_groups if model in g.models), None)
-        if flag in newest.flags
-        else None
-    )
+    group = crash_group_of(newest, flag, model)
     if group is None:
         raise BisectError(
             f"{model} has no confirmed crash under {flag} in the newest stored nightly {newest.key}"
         )
-    repro = verified_reproduction(newest, flag, group)
+    repro = bisectable_reproduction(newest, flag, group)
     if repro is None:
         raise BisectError(
             f"the crash group of {model} under {flag} has no verified reproduction in {newest.key}"

@@ -33,7 +33,7 @@ from typing import Any
 
 from github import GithubException
 
-from triagebot.analysis import flag_stats
+from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
 from triagebot.analysis.triage import failure_groups
 from triagebot.errors import TrackerError
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
@@ -268,15 +268,12 @@ def bisect_request(command: Command, event: CommentEvent, flag: str, settings: R
     """The first bad nightly of a model's crash under `flag`: it must crash in the stored
     snapshot, in a group with a verified reproduction (the bisection runs it)."""
     model, stored = command.models[0], settings.stored
-    group = next((g for g in flag_groups(stored, flag) if model in g.models and g.backend is None), None)
+    group = crash_group_of(stored, flag, model)  # the group the bisect job will look for
     if stored is None or group is None:
         return Decision(
             Kind.refuse, f"`{model}` has no confirmed crash under `{flag}` in the newest stored nightly", flag
         )
-    verified = [
-        r for r in stored.reproductions if r.flag == flag and r.signature == group.signature and r.verified
-    ]
-    if not verified:
+    if bisectable_reproduction(stored, flag, group) is None:
         return Decision(
             Kind.refuse, f"the crash group of `{model}` has no verified reproduction to bisect with", flag
         )
