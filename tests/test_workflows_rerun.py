@@ -119,3 +119,14 @@ def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkou
     assert upload["if"] == "always()"
     download = next(s for s in jobs["publish"]["steps"] if s.get("with", {}).get("name") == "bisections")
     assert download["if"] == "needs.bisect.result != 'skipped'" and download["continue-on-error"] is True
+
+
+def test_a_night_still_owed_is_published_when_there_is_nothing_to_sweep():
+    jobs = NIGHTLY["jobs"]
+    assert {"publish", "owed"} <= set(jobs["ask"]["outputs"])
+    owed = jobs["owed"]
+    assert owed["needs"] == "ask"
+    assert owed["if"] == "needs.ask.outputs.sweep == 'false' && needs.ask.outputs.publish == 'true'"
+    step = next(s for s in owed["steps"] if s.get("uses") == "./")["with"]
+    assert step["command"] == "publish" and step["snapshot"] == "${{ needs.ask.outputs.owed }}"
+    assert owed["permissions"] == {"contents": "write"}

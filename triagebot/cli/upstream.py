@@ -18,7 +18,7 @@ import typer
 from triagebot.cli.options import ConfigOption, StoreOption, configured, split_names
 from triagebot.config import Config
 from triagebot.errors import UsageError
-from triagebot.pipeline import Snapshots, already_swept
+from triagebot.pipeline import Snapshots, already_swept, owed, owed_outputs
 from triagebot.results import Bisection, Environment, signature_id
 from triagebot.store import keep_bisection
 from triagebot.store.base import write_text
@@ -148,7 +148,8 @@ def nightly(
 
     Lists the builds for this Python and platform between two days; with --check, asks whether
     the newest (or --nightly) is in the store and writes sweep=true|false, version and date for
-    the workflow, before any image is built."""
+    the workflow, before any image is built, and publish=true with the newest night stored but
+    not published yet (owed) when there is one."""
     from triagebot.nightlies import NIGHTLY_INDEX, Target, check_newest, nightly_index  # start-up cost
 
     target = Target.of(python, split_names(platform))
@@ -167,9 +168,15 @@ def nightly(
             version=version,
             force=force,
         )
-    write_outputs(answer.outputs(), output)
+    # A night stored but not published yet is published by the workflow even when there is
+    # nothing new to sweep: the newest of them (`owed`).
+    unpublished = owed(stored, settings)
+    outputs = answer.outputs() | owed_outputs(unpublished)
+    write_outputs(outputs, output)
     print(answer.reason)
-    print(" ".join(f"{name}={value}" for name, value in answer.outputs().items()))
+    if unpublished:
+        print(f"stored but not published yet: {', '.join(unpublished)}")
+    print(" ".join(f"{name}={value}" for name, value in outputs.items()))
 
 
 def _day(value: str | None, option: str) -> date | None:

@@ -38,6 +38,7 @@ from triagebot.pipeline.publishing import (
     Publisher,
     owe,
     owed,
+    owed_outputs,
     publish_night,
     publish_owed,
     publish_recorded,
@@ -154,8 +155,8 @@ def _check(
 ) -> RunReport:
     """`--check`: whether the installed build needs a sweep, as step outputs and as the same
     `name=value` lines on stdout (`sweep=true|false`, the flags to sweep, the reason), and
-    `publish=true` when a stored night still waits to be published (`run` publishes it)."""
-    outputs = need.outputs() | ({"publish": "true"} if unpublished else {})
+    `publish=true` and `owed` when a stored night still waits to be published."""
+    outputs = need.outputs() | owed_outputs(unpublished)
     write_outputs(outputs)
     for name, value in outputs.items():
         say(f"{name}={value}")

@@ -51,6 +51,13 @@ def owed(store: Store, config: Config) -> list[str]:
     return owed_nights(store, config.tracker.repo)[0] if config.tracker.repo else []
 
 
+def owed_outputs(unpublished: list[str]) -> dict[str, str]:
+    """The step outputs that say a stored night still waits to be published (`owed(...)`, oldest
+    first): `publish=true` and `owed`, the newest of them, which the workflow publishes; none
+    when nothing is owed."""
+    return {"publish": "true", "owed": unpublished[-1]} if unpublished else {}
+
+
 def publish_night(
     night: Night,
     config: Config,
