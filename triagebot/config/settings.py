@@ -223,6 +223,10 @@ class TrackerSettings(Section):
     cc_routes: list[CcRoute] = Field(default_factory=list)
     commands_on_edited: bool = False
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
+    # Where the bot cannot read permissions and author_association stands in: commands that take
+    # GPU time (reruns, bisections) one person, and everyone together, may start in a day.
+    gpu_commands_per_person: int = Field(default=2, ge=0)
+    gpu_commands_per_day: int = Field(default=6, ge=0)
     dashboard_url: str | None = None
     health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
     # Publish a test corpus's results (TEST_CORPORA) to `repo`: only for a fork's own test
