@@ -236,6 +236,8 @@ class TrackerSettings(Section):
     # The repository whose issues are searched for each crash group, once per night ("possibly
     # known: #N"), and that groups are pinned to; None: no searches. Never written to.
     upstream: str | None = "pytorch/pytorch"
+    # Searches of `upstream` one night makes at most (inside the publish lease); the rest wait.
+    upstream_searches_per_night: int = Field(default=60, ge=0)
     # A group's id (12 hex digits) or text its signature contains -> the upstream issue tracking
     # it; a `/rerun-sweep link` or `unlink` of the group overrides its entry.
     upstream_links: dict[str, int] = Field(default_factory=dict)
