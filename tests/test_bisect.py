@@ -19,9 +19,11 @@ from nightlyindex import IndexServer, build_wheel, index_server, snapshot_of
 from triagebot.bisect import (
     Bisector,
     BisectRequest,
+    Deadline,
     EnvironmentCache,
     Installer,
     Pin,
+    Prober,
     describe,
     request_between,
 )
@@ -409,3 +411,18 @@ def test_bad_days_budgets_and_timeouts_are_one_line(index, cache, tmp_path, monk
         ran = run_main(monkeypatch, capsys, "bisect", *arguments, *where)
         assert ran.status == 2 and "Traceback" not in ran.err, ran.err
         assert said in ran.err and len(ran.err.strip().splitlines()) == 1, ran.err
+
+
+def test_a_probe_never_reads_bytecode_kept_in_the_cache(index, cache):
+    # Python trusts a compiled file whose header matches its module's time and size: one planted
+    # in an environment's __pycache__ would run unseen by its fingerprint, so none is read there.
+    reads_the_cache = (
+        "import sys\n"
+        "    if sys.pycache_prefix is None or sys.pycache_prefix.startswith(sys.prefix):\n"
+        f"        raise RuntimeError({MESSAGE!r})"
+    )
+    request = BisectRequest(reproduction(call=reads_the_cache), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
+    checked = bisector(index, cache, budget=600)
+    pins = checked.pins(request, nightly(NIGHTS[0]))
+    prober = Prober(request.reproduction, checked.envs, Deadline(600), runs=1, say=lambda line: None)
+    assert prober.probe(nightly(NIGHTS[0]), pins).verdict == Verdict.good

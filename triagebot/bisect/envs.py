@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -106,6 +107,10 @@ class EnvironmentCache:
     ) -> None:
         self.root = Path(root)
         self.say = say
+        # Bytecode of the environments' modules is read and written only here, a folder of this
+        # process's own: a compiled file planted beside a module in the cache is never run (the
+        # fingerprint leaves the environments' own bytecode caches out).
+        self.bytecode = Path(tempfile.mkdtemp(prefix="triagebot-bytecode-"))
         self.python = python
         self.installer = installer or Installer.find(python)
 
@@ -138,6 +143,10 @@ class EnvironmentCache:
         made = {"pins": [asdict(pin) for pin in pins], "sha256": fingerprint(folder)}
         (folder / READY).write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
         return python, True
+
+    def child_environment(self) -> dict[str, str]:
+        """What a Python of these environments runs with, besides `scrubbed_environment()`."""
+        return {"PYTHONPYCACHEPREFIX": str(self.bytecode)}
 
     def _run(self, command: list[str], what: str, timeout: float) -> None:
         try:
