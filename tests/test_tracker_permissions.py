@@ -143,3 +143,36 @@ def test_only_reruns_and_bisections_count_as_gpu_commands():
     assert takes_gpu("/rerun-sweep bisect BertModel")
     for body in ("/rerun-sweep link abc #1", "/rerun-sweep unlink abc", "/rerun-sweep help", "no command"):
         assert not takes_gpu(body), body
+
+
+def test_the_event_path_caps_gpu_commands_trusted_by_association_too(fake, monkeypatch, capsys, tmp_path):
+    fake.permissions[BOT] = "read"
+    number = tracked_issue(fake)
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    config = tmp_path / "triagebot.toml"
+    config.write_text("[tracker]\ngpu_commands_per_person = 1\n")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    arguments = (
+        "--store",
+        str(tmp_path / "store"),
+        "--config",
+        str(config),
+        "--output",
+        str(tmp_path / "out"),
+    )
+    ran = []
+    for _ in range(2):
+        comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "Codertocat", "OWNER")
+        data = command_payload(comment["body"])  # the recorded payload: author_association OWNER
+        data["comment"].update(id=comment["id"], created_at=comment["created_at"])
+        data["issue"]["number"] = number
+        event = tmp_path / "event.json"
+        event.write_text(json.dumps(data))
+        ran.append(run_main(monkeypatch, capsys, "command", "--event", str(event), *arguments))
+    assert "run=true" in ran[0].out and "run=false" in ran[1].out
+    assert fake.reactions(REPO, comment["id"]) == ["confused"]
+    assert (
+        "limited to 1 per person and 6 in all a day, and @Codertocat started 1"
+        in bot_comments(fake, number)[-1]
+    )
