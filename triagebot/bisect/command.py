@@ -82,6 +82,7 @@ def bisect_all(
     target = Target.of(options.python, options.platforms)
     found: list[Bisection] = []
     started = time.monotonic()
+    envs = EnvironmentCache(options.cache, say=say)
     with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
         for done, request in enumerate(requests):
             left = options.budget - (time.monotonic() - started)
@@ -91,7 +92,7 @@ def bisect_all(
             bisector = Bisector(
                 torch_index,
                 releases,
-                EnvironmentCache(options.cache, say=say),
+                envs,
                 target,
                 runs=options.runs,
                 timeout=options.timeout,

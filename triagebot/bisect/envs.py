@@ -110,7 +110,9 @@ class EnvironmentCache:
         # Bytecode of the environments' modules is read and written only here, a folder of this
         # process's own: a compiled file planted beside a module in the cache is never run (the
         # fingerprint leaves the environments' own bytecode caches out).
-        self.bytecode = Path(tempfile.mkdtemp(prefix="triagebot-bytecode-"))
+        # Removed when the cache is (or at exit).
+        self._bytecode = tempfile.TemporaryDirectory(prefix="triagebot-bytecode-")
+        self.bytecode = Path(self._bytecode.name)
         self.python = python
         self.installer = installer or Installer.find(python)
 
