@@ -27,6 +27,7 @@ from triagebot.bisect import (
     describe,
     request_between,
 )
+from triagebot.bisect.envs import READY, SECRET, fingerprint
 from triagebot.errors import BisectError
 from triagebot.nightlies import PackageIndex, RetryPolicy, Target, nightly_index
 from triagebot.results import Environment, Reproduction, Verdict, error_signature
@@ -426,3 +427,31 @@ def test_a_probe_never_reads_bytecode_kept_in_the_cache(index, cache):
     pins = checked.pins(request, nightly(NIGHTS[0]))
     prober = Prober(request.reproduction, checked.envs, Deadline(600), runs=1, say=lambda line: None)
     assert prober.probe(nightly(NIGHTS[0]), pins).verdict == Verdict.good
+
+
+def test_a_planter_who_rewrites_the_marker_too_is_caught_where_the_job_has_the_secret(
+    index, tmp_path, monkeypatch
+):
+    pins = [Pin("torch", nightly(date(2026, 4, 2)), bisector(index, tmp_path).torch_index.url)]
+
+    def plant(envs: EnvironmentCache) -> Path:
+        """Another job changes torch and writes the marker's hash of what it left."""
+        python, _ = envs.python_for(pins, 60)
+        folder = python.parent.parent
+        (next(folder.glob("lib/python*/site-packages/torch")) / "__init__.py").write_text("MODE = 'good'\n")
+        marker = json.loads((folder / READY).read_text())
+        marker["sha256"] = fingerprint(folder)
+        (folder / READY).write_text(json.dumps(marker))
+        return folder
+
+    monkeypatch.delenv(SECRET, raising=False)
+    unsealed = EnvironmentCache(tmp_path / "unsealed", say=lambda line: None)
+    plant(unsealed)
+    assert unsealed.python_for(pins, 60)[1] is False  # without the secret, nothing tells
+
+    monkeypatch.setenv(SECRET, "repository secret")
+    sealed = EnvironmentCache(tmp_path / "sealed", say=lambda line: None)
+    folder = plant(sealed)
+    assert sealed.python_for(pins, 60)[1] is True  # made afresh
+    torch = next(folder.glob("lib/python*/site-packages/torch")) / "__init__.py"
+    assert torch.read_text() != "MODE = 'good'\n"

@@ -110,6 +110,8 @@ def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkou
     assert 'export PYTHONPATH="$GITHUB_WORKSPACE"' in rerun
     assert "python -m triagebot bisect --crash" in rerun and "\ntriagebot " not in rerun
     assert "--out bisection" in rerun
+    for step in (next(s for s in jobs["bisect"]["steps"] if "run" in s) for jobs in (JOBS, NIGHTLY["jobs"])):
+        assert step["env"]["TRIAGEBOT_ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
     jobs = NIGHTLY["jobs"]
     night = next(s for s in jobs["bisect"]["steps"] if "run" in s)
     assert "--out bisections" in night["run"]

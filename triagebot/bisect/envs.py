@@ -7,13 +7,17 @@ installed (`--only-binary :all:`): a probe never compiles a package. An environm
 once its marker file is written, with a hash of everything in it (`fingerprint`); it is reused
 only while that hash still holds, so that an interpreter or a package changed or planted after
 it was made (on a runner whose cache other jobs can write) never runs a probe: such an
-environment is made afresh. One whose install failed is removed, so that a later try starts
+environment is made afresh. Where the job has `$TRIAGEBOT_ENV_SECRET` (a repository secret),
+the hash is kept sealed with it (HMAC), so that whoever can write the cache but lacks the
+secret cannot write a marker this check accepts either; without it, a planter who rewrites the
+marker too goes unseen. One whose install failed is removed, so that a later try starts
 afresh. Installers run with `reproduce.scrubbed_environment()`: no token, no git credential.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -28,6 +32,7 @@ from pathlib import Path
 from triagebot.reproduce import scrubbed_environment
 
 READY = ".triagebot-env.json"
+SECRET = "TRIAGEBOT_ENV_SECRET"  # the key of the sealed hash (never seen by a child: scrubbed)
 # Written by Python as it imports: not part of what was installed.
 _BYTECODE = "__pycache__"
 DEFAULT_CACHE = Path(".triagebot") / "envs"
@@ -142,7 +147,7 @@ class EnvironmentCache:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        made = {"pins": [asdict(pin) for pin in pins], "sha256": fingerprint(folder)}
+        made = {"pins": [asdict(pin) for pin in pins], "sha256": sealed(fingerprint(folder))}
         (folder / READY).write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
         return python, True
 
@@ -193,7 +198,14 @@ def made_here(folder: Path) -> bool:
         made = json.loads((folder / READY).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(made, dict) and made.get("sha256") == fingerprint(folder)
+    kept = made.get("sha256") if isinstance(made, dict) else None
+    return isinstance(kept, str) and hmac.compare_digest(kept, sealed(fingerprint(folder)))
+
+
+def sealed(digest: str) -> str:
+    """`digest` as the marker keeps it: keyed with `$TRIAGEBOT_ENV_SECRET` when the job has it."""
+    secret = os.environ.get(SECRET, "")
+    return hmac.new(secret.encode(), digest.encode(), "sha256").hexdigest() if secret else digest
 
 
 def _last_error(output: str) -> str:
