@@ -21,13 +21,16 @@ from nightlyindex import IndexServer, build_wheel, index_server, snapshot_of
 from triagebot.bisect import (
     Bisector,
     BisectRequest,
+    Deadline,
     EnvironmentCache,
     Installer,
     InstallFailed,
     Pin,
+    Prober,
     describe,
     request_between,
 )
+from triagebot.bisect.envs import READY, SECRET, fingerprint
 from triagebot.errors import BisectError
 from triagebot.nightlies import PackageIndex, RetryPolicy, Target, nightly_index
 from triagebot.results import Environment, Reproduction, Verdict, error_signature
@@ -423,3 +426,126 @@ def test_bisect_on_the_command_line_between_two_stored_sweeps(index, envs, tmp_p
         "has no verified reproduction that matches (verified: BertModel under capture_scalar_outputs"
         in missing.err
     )
+
+
+# What a workflow job holds that no child may see: the store token, git's credential helper
+# reading it, and the files that set a later step's outputs and environment.
+SECRETS = {
+    "TRIAGEBOT_STORE_TOKEN": "store-token",
+    "GITHUB_TOKEN": "issues-token",
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "credential.https://github.com.helper",
+    "GIT_CONFIG_VALUE_0": "!f() { echo password=$TRIAGEBOT_STORE_TOKEN; }; f",
+    "GITHUB_OUTPUT": "/tmp/outputs",
+    "ACTIONS_RUNTIME_TOKEN": "runtime-token",
+}
+SEEN = """#!/bin/sh
+env > {seen}
+{rest}
+"""
+
+
+def test_an_environment_changed_since_it_was_made_is_made_afresh_not_run(index, tmp_path, monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    said = []
+    envs = EnvironmentCache(tmp_path / "envs", say=said.append)
+    pins = [Pin("torch", nightly(date(2026, 4, 2)), bisector(index, tmp_path).torch_index.url)]
+    python, made = envs.python_for(pins, 60)
+    assert made and envs.python_for(pins, 60) == (python, False)  # reused while it is as made
+
+    # Another job on the runner plants an interpreter that calls every build good.
+    seen = tmp_path / "seen.txt"
+    python.unlink()
+    planted = '{"version": "2.12.0.dev20260402+cpu", "git_version": ""}'
+    python.write_text(SEEN.format(seen=seen, rest=f"echo '{planted}'"))
+    python.chmod(0o755)
+    again, made = envs.python_for(pins, 60)
+    assert made and again == python and again.is_symlink()
+    assert not seen.exists()  # the planted interpreter never ran
+    assert said == [
+        f"  {python.parent.parent.name}: not as it was made (its files changed since): made afresh"
+    ]
+
+
+def test_installers_run_without_the_jobs_tokens_or_credential_helper(tmp_path, monkeypatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the rest of the environment is kept
+    seen = tmp_path / "seen.txt"
+    installer = tmp_path / "installer"
+    installer.write_text(SEEN.format(seen=seen, rest="exit 0"))
+    installer.chmod(0o755)
+    envs = EnvironmentCache(tmp_path / "envs", installer=Installer("pip", str(installer)))
+    envs.python_for([Pin("torch", "2.12.0.dev20260402+cpu", "http://127.0.0.1:9/simple/")], 60)
+    names = {line.split("=", 1)[0] for line in seen.read_text().splitlines() if "=" in line}
+    assert "HF_HUB_OFFLINE" in names and not names & set(SECRETS)
+
+
+def test_bad_days_budgets_and_timeouts_are_one_line(index, envs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore(tmp_path / "store")
+    store.put(snapshot_of(nightly(NIGHTS[-1]), reproductions=[reproduction()]))
+    where = (
+        "--store", str(store.path), "--cache", str(envs.root), "--index", f"{index.url}/whl/nightly",
+        "--variant", "cpu", "--pypi", f"{index.url}/simple", "--model", "BertModel",
+    )  # fmt: skip
+    for arguments, said in (
+        (("2026-13-45", "2026-04-12"), "2026-13-45 (the good end) is not a day (YYYY-MM-DD)"),
+        (("2026-04-01", "2026-04-12", "--budget", "0"), "--budget 0.0 is not a positive number of seconds"),
+        (("2026-04-01", "2026-04-12", "--budget", "-5"), "--budget -5.0 is not a positive number of seconds"),
+        (
+            ("2026-04-01", "2026-04-12", "--timeout", "nan"),
+            "--timeout nan is not a positive number of seconds",
+        ),
+        (
+            ("2026-04-01", "2026-04-12", "--timeout", "inf"),
+            "--timeout inf is not a positive number of seconds",
+        ),
+    ):
+        ran = run_main(monkeypatch, capsys, "bisect", *arguments, *where)
+        assert ran.status == 2 and "Traceback" not in ran.err, ran.err
+        assert said in ran.err and len(ran.err.strip().splitlines()) == 1, ran.err
+
+
+def test_a_probe_never_reads_bytecode_kept_in_the_cache(index, envs):
+    # Python trusts a compiled file whose header matches its module's time and size: one planted
+    # in an environment's __pycache__ would run unseen by its fingerprint, so none is read there.
+    reads_the_cache = (
+        "import sys\n"
+        "    if sys.pycache_prefix is None or sys.pycache_prefix.startswith(sys.prefix):\n"
+        f"        raise RuntimeError({MESSAGE!r})"
+    )
+    request = BisectRequest(reproduction(call=reads_the_cache), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
+    checked = bisector(index, envs, budget=600)
+    pins = checked.pins(request, nightly(NIGHTS[0]))
+    prober = Prober(request.reproduction, checked.envs, Deadline(600), runs=1, say=lambda line: None)
+    assert prober.probe(nightly(NIGHTS[0]), pins).verdict == Verdict.good
+
+
+def test_a_planter_who_rewrites_the_marker_too_is_caught_where_the_job_has_the_secret(
+    index, tmp_path, monkeypatch
+):
+    pins = [Pin("torch", nightly(date(2026, 4, 2)), bisector(index, tmp_path).torch_index.url)]
+
+    def plant(envs: EnvironmentCache) -> Path:
+        """Another job changes torch and writes the marker's hash of what it left."""
+        python, _ = envs.python_for(pins, 60)
+        folder = python.parent.parent
+        (next(folder.glob("lib/python*/site-packages/torch")) / "__init__.py").write_text("MODE = 'good'\n")
+        marker = json.loads((folder / READY).read_text())
+        marker["sha256"] = fingerprint(folder)
+        (folder / READY).write_text(json.dumps(marker))
+        return folder
+
+    monkeypatch.delenv(SECRET, raising=False)
+    unsealed = EnvironmentCache(tmp_path / "unsealed", say=lambda line: None)
+    plant(unsealed)
+    assert unsealed.python_for(pins, 60)[1] is False  # without the secret, nothing tells
+
+    monkeypatch.setenv(SECRET, "repository secret")
+    sealed = EnvironmentCache(tmp_path / "sealed", say=lambda line: None)
+    folder = plant(sealed)
+    assert sealed.python_for(pins, 60)[1] is True  # made afresh
+    torch = next(folder.glob("lib/python*/site-packages/torch")) / "__init__.py"
+    assert torch.read_text() != "MODE = 'good'\n"

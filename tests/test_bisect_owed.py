@@ -5,7 +5,9 @@ bisections made on the command line, kept by `run --bisections` and shown in the
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -15,10 +17,26 @@ from builders import nightly as built_nightly
 from climain import run_main
 from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, envs, git_hash, index, nightly, reproduction  # noqa: F401
 
-from triagebot.bisect import adjacent, crash_request, owed_bisections, verify_requests
-from triagebot.errors import BisectError
-from triagebot.results import BASELINE, Bisection, Environment, Snapshot
-from triagebot.store import LocalStore, MemoryStore, keep_bisection, read_snapshot
+from triagebot.bisect import (
+    BisectOptions,
+    BisectRequest,
+    Deadline,
+    adjacent,
+    bisect_all,
+    crash_request,
+    owed_bisections,
+    verify_requests,
+)
+from triagebot.errors import BisectError, StoreError
+from triagebot.results import BASELINE, Bisection, Environment, Reproduction, Snapshot, error_signature
+from triagebot.store import (
+    GitStore,
+    LocalStore,
+    MemoryStore,
+    keep_bisection,
+    keep_bisections_in,
+    read_snapshot,
+)
 
 MODELS = ["BertModel", "T5Model"]
 
@@ -189,6 +207,36 @@ def test_a_baseline_graph_regression_across_missed_nights_is_owed_with_a_graph_c
     assert (graphs.good, graphs.bad) == (before.key, tonight.key)
 
 
+def test_graph_count_regressions_owe_one_bisection_per_change_not_per_model():
+    before, tonight = smoke_nights(longformer_before=5)
+    risen = {
+        "LongformerModel": 5,
+        "JetMoeForCausalLM": 16,
+        "Idefics3Model": 8,
+        "LlavaForConditionalGeneration": 3,
+    }
+    new_break = "Graph break: a new one in this nightly"
+    results = []
+    for result in before.results:  # each of these compiled to one graph fewer before
+        if result.model in risen:
+            baseline = result.outcomes[BASELINE].model_copy(update={"graphs": risen[result.model]})
+            result = result.model_copy(update={"outcomes": {**result.outcomes, BASELINE: baseline}})
+        results.append(result)
+    before = before.model_copy(update={"results": results})
+    results = []
+    for result in tonight.results:  # two of them hit a break reason they did not before
+        if result.model in ("Idefics3Model", "LlavaForConditionalGeneration"):
+            baseline = result.outcomes[BASELINE]
+            baseline = baseline.model_copy(update={"break_reasons": [*baseline.break_reasons, new_break]})
+            result = result.model_copy(update={"outcomes": {**result.outcomes, BASELINE: baseline}})
+        results.append(result)
+    tonight = tonight.model_copy(update={"results": results})
+    graphs = [r for r in owed_bisections(tonight, before, MemoryStore()) if r.reproduction.flag == BASELINE]
+    # The new break reason's group, and the rest of what the nightly changed: each bisected
+    # with its first model by name.
+    assert sorted(request.reproduction.model for request in graphs) == ["Idefics3Model", "JetMoeForCausalLM"]
+
+
 @pytest.mark.torch
 def test_a_graph_count_script_is_verified_with_this_torch_before_it_is_bisected():
     before, tonight = smoke_nights(longformer_before=5)
@@ -201,3 +249,128 @@ def test_a_graph_count_script_is_verified_with_this_torch_before_it_is_bisected(
     (kept,) = verify_requests(requests, timeout=300, say=said.append)
     assert kept.reproduction.verified and "GRAPH_LIMIT = 5" in kept.reproduction.script
     assert len(said) == 1 and "not bisected" in said[0]
+
+
+# GitHub refuses a push made with a token that may only read; the test's data branch does too.
+REFUSE_READ_ONLY = """#!/bin/sh
+if [ "$TRIAGEBOT_STORE_TOKEN" = "read-only" ]; then
+  echo "Permission to the data branch denied: the token may only read" >&2
+  exit 1
+fi
+"""
+
+
+def data_branch(tmp_path: Path, *nights: Snapshot) -> Path:
+    """A bare repository whose data branch holds `nights` and refuses read-only pushes."""
+    remote = tmp_path / "data.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    seed = GitStore(str(remote), "triagebot-data", tmp_path / "seed")
+    for stored in nights:
+        seed.put(stored)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(REFUSE_READ_ONLY)
+    hook.chmod(0o755)
+    return remote
+
+
+def job_checkout(tmp_path: Path, name: str, remote: Path) -> Path:
+    """A job's checkout: a repository whose origin is the data remote, configured to store there."""
+    folder = tmp_path / name
+    subprocess.run(["git", "init", "--quiet", str(folder)], check=True)
+    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", str(remote)], check=True)
+    (folder / "triagebot.toml").write_text('[store]\nbranch = "triagebot-data"\npath = ".data"\n')
+    return folder
+
+
+def stored_bisections(remote: Path) -> list[str]:
+    listed = subprocess.run(
+        ["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only", "triagebot-data"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return [path for path in listed.stdout.split() if "bisections/" in path]
+
+
+def test_the_read_only_jobs_answers_reach_the_store_through_the_job_that_may_write(
+    index,  # noqa: F811
+    envs,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch,
+    capsys,
+):
+    tonight = night(day(12), crashing=True, repro=True)
+    remote = data_branch(tmp_path, night(day(1), crashing=False), tonight)
+    indexes = ("--index", f"{index.url}/whl/nightly", "--pypi", f"{index.url}/simple", "--variant", "cpu")
+    where = ("--cache", str(envs.root), "--installer", envs.installer.name, *indexes)
+
+    # The rerun's GPU job and the night's: they may read the data branch, never push to it.
+    monkeypatch.setenv("TRIAGEBOT_STORE_TOKEN", "read-only")
+    monkeypatch.chdir(job_checkout(tmp_path, "rerun-bisect", remote))
+    ran = run_main(
+        monkeypatch, capsys, "bisect", "--crash", "BertModel", "--flag", SCALAR, *where, "--out", "bisection",
+    )  # fmt: skip
+    assert ran.status == 0, ran.err
+    answer = Bisection.model_validate_json(Path("bisection/bisection.json").read_text())
+    assert answer.first_bad == nightly(FIRST_BAD)
+
+    monkeypatch.chdir(job_checkout(tmp_path, "night-bisect", remote))
+    swept = Path("snapshot.json")
+    swept.write_text(tonight.model_dump_json())
+    ran = run_main(monkeypatch, capsys, "bisect", "--owed", str(swept), *where, "--out", "found")
+    assert ran.status == 0, ran.err
+    assert "1 bisection(s) owed by" in ran.out
+    assert stored_bisections(remote) == []  # nothing was pushed, and nothing was lost
+
+    # The job holding write access keeps what the read-only one found.
+    monkeypatch.setenv("TRIAGEBOT_STORE_TOKEN", "write")
+    keeper = GitStore(str(remote), "triagebot-data", tmp_path / "keep")
+    (kept,) = keep_bisections_in(keeper, Path("found"))
+    assert (kept.good, kept.bad, kept.first_bad) == (answer.good, answer.bad, answer.first_bad)
+    assert len(stored_bisections(remote)) == 1
+
+    # So the range is never bisected twice.
+    monkeypatch.setenv("TRIAGEBOT_STORE_TOKEN", "read-only")
+    again = run_main(monkeypatch, capsys, "bisect", "--owed", str(swept), *where)
+    assert again.status == 0 and "0 bisection(s) owed by" in again.out
+
+
+def test_one_owed_bisection_that_fails_costs_the_others_nothing(
+    index,  # noqa: F811
+    envs,  # noqa: F811
+    tmp_path: Path,
+):
+    before, tonight = night(day(1), crashing=False), night(day(12), crashing=True, repro=True)
+    (owed,) = owed_bisections(tonight, before, MemoryStore())
+    options = BisectOptions(
+        good="", bad="", variant="cpu", index=f"{index.url}/whl/nightly", pypi=f"{index.url}/simple",
+        cache=envs.root, installer=envs.installer.name,
+    )  # fmt: skip
+    kept, said = [], []
+
+    def keep(answer: Bisection) -> None:
+        if not kept:
+            kept.append(None)
+            raise StoreError("could not push records bisections/torch after 5 attempts")
+        kept.append(answer)
+
+    found = bisect_all(
+        options, [owed, copy.deepcopy(owed)], MemoryStore(), said.append, each_alone=True, keep=keep
+    )
+    assert [answer.first_bad for answer in found] == [nightly(FIRST_BAD)]
+    assert kept[1:] == found
+    assert any("cannot bisect" in line and "could not push" in line for line in said)
+
+
+def test_verifying_graph_counts_spends_the_bisections_budget():
+    script = "def main():\n    raise RuntimeError('more graphs')\n"
+    repro = Reproduction(
+        flag=BASELINE, signature=error_signature("RuntimeError", "more graphs"), model="A", script=script
+    )
+    later = repro.model_copy(update={"model": "B"})
+    requests = [BisectRequest(repro, "a", "b"), BisectRequest(later, "a", "b")]
+    clock = itertools.chain([0.0, 0.0], itertools.repeat(100.0))  # the first run takes 100 s
+    said: list[str] = []
+    kept = verify_requests(requests, timeout=600, deadline=Deadline(50, lambda: next(clock)), say=said.append)
+    assert [request.reproduction.model for request in kept] == ["A"]
+    assert said == [
+        "the time budget of 50 s ran out while verifying: 1 graph count(s) left for the next night"
+    ]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import crash, nightly
+from builders import crash, nightly, result
 from climain import run_main
 from fakegithub import serve
 from test_commands import (
@@ -24,7 +24,20 @@ from test_commands import (
 )
 
 from triagebot.report.markers import result_marker
-from triagebot.results import Bisection, Probe, Reproduction, Snapshot, Verdict, signature_id
+from triagebot.results import (
+    BASELINE,
+    Accuracy,
+    AccuracyCheck,
+    Bisection,
+    Outcome,
+    Probe,
+    Reproduction,
+    Snapshot,
+    Status,
+    Verdict,
+    signature_id,
+    wrong_result_signature,
+)
 from triagebot.store import LocalStore, bisections_by_signature
 from triagebot.tracker import commands, rerun
 from triagebot.tracker.commands import Kind
@@ -62,6 +75,8 @@ def test_the_grammar_of_link_unlink_and_bisect():
         "/rerun-sweep link #12": "name the crash group",
         f"/rerun-sweep link {ident}": "link GROUP #N",
         f"/rerun-sweep link {ident} 12": "link GROUP #N",
+        f"/rerun-sweep link {ident} #0": "#0 is no issue",  # never carried out as an unlink
+        f"/rerun-sweep link {ident} #000": "#0 is no issue",
         "/rerun-sweep link Inductor #12": "no crash group",
         "/rerun-sweep link u* #12": "names 2 crash groups",
         "/rerun-sweep link @octocat #12": "no crash group",
@@ -122,6 +137,28 @@ def test_bisect_needs_a_crash_of_the_issues_flag_with_a_verified_reproduction():
     assert unverified.kind == Kind.refuse and "no verified reproduction" in unverified.reason
     reader = decided("/rerun-sweep bisect T5Model", permission="triage")
     assert reader.kind == Kind.refuse and "write access" in reader.reason
+
+
+def test_bisect_of_a_wrong_result_is_refused_when_the_command_is_read():
+    where = "logits"
+    wrong = Outcome(
+        status=Status.ok, graphs=2, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where=where)
+    )
+    night = stored()
+    mismatch = result("T5Model", night.result("T5Model").outcomes[BASELINE], {SCALAR: wrong})
+    repro = Reproduction(
+        flag=SCALAR, signature=wrong_result_signature(where), model="T5Model", script="raise", verified=True
+    )
+    night = night.model_copy(
+        update={
+            "results": [mismatch if r.model == "T5Model" else r for r in night.results],
+            "reproductions": [*night.reproductions, repro],
+        }
+    )
+    refused = decided("/rerun-sweep bisect T5Model", snapshot=night)
+    # The bisect job looks for a crash group only: no GPU job is started to refuse it there.
+    assert refused.kind == Kind.refuse and "has no confirmed crash under" in refused.reason
+    assert rerun.outputs(refused) == {"run": "false"}
 
 
 # --- carried out and answered, on the fake GitHub ----------------------------------------------------

@@ -15,7 +15,7 @@ from nightlyindex import Fault, build_wheel, index_server, snapshot_of
 
 from triagebot.errors import PackageIndexError
 from triagebot.nightlies import PackageIndex, RetryPolicy, Target, check_newest, nightly_date, nightly_index
-from triagebot.store import LocalStore
+from triagebot.store import LocalStore, mark_night
 
 DATA = Path(__file__).parent / "data" / "nightly"
 TORCH_PAGE = (DATA / "cu128-torch.html").read_text(encoding="utf-8")
@@ -293,6 +293,16 @@ def test_nightly_check_on_the_command_line_writes_the_workflow_outputs(server, t
     second = run_main(monkeypatch, capsys, *arguments)
     assert second.status == 0, second.err
     assert output.read_text().startswith("sweep=false\n")
+
+    # Stored, and still owed to the tracker (its publishing failed): the workflow publishes it.
+    Path("triagebot.toml").write_text('[tracker]\nrepo = "owner/tracker"\n')
+    mark_night(LocalStore(store), "owner/tracker", stored.key, "pending")
+    output.unlink()
+    owing = run_main(monkeypatch, capsys, *arguments)
+    assert owing.status == 0, owing.err
+    written = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert (written["sweep"], written["publish"], written["owed"]) == ("false", "true", stored.key)
+    assert f"stored but not published yet: {stored.key}" in owing.out
 
 
 def test_nightly_lists_the_builds_between_two_days(server, tmp_path, monkeypatch, capsys):

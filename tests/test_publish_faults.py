@@ -18,7 +18,7 @@ from test_store import bare_repo
 from test_tracker import snapshot
 
 from triagebot.config import Config, TrackerSettings
-from triagebot.errors import TrackerError
+from triagebot.errors import StoreError, TrackerError, TriagebotError
 from triagebot.pipeline import RunOptions, night_of, publish_night, publish_stored, render_report, run
 from triagebot.report.markers import notice_marker
 from triagebot.store import GitStore, LocalStore, MemoryStore, mark_night, owed_nights, published_nights
@@ -188,3 +188,38 @@ def test_two_publishers_on_separate_checkouts_of_one_data_branch_take_turns(fake
     fresh = GitStore(remote, "triagebot-data", tmp_path / "three")
     assert states(fresh) == {N1.key: "published"}
     assert not list(fresh.checkout.glob("leases/*"))  # given back
+
+
+class FailingRecords(LocalStore):
+    """A store whose next write of records (the night owed) fails, as a push can."""
+
+    fail = True
+
+    def _write_records(self, folder, texts):
+        if self.fail:
+            self.fail = False
+            raise StoreError("could not push records published/… after 5 attempts")
+        super()._write_records(folder, texts)
+
+
+class FailingSnapshot(LocalStore):
+    """A store whose next write of a snapshot fails."""
+
+    fail = True
+
+    def _write(self, snapshot):
+        if self.fail:
+            self.fail = False
+            raise StoreError("could not push snapshot after 5 attempts")
+        super()._write(snapshot)
+
+
+@pytest.mark.parametrize("store_class", [FailingRecords, FailingSnapshot])
+def test_a_night_stored_is_always_owed_whichever_write_fails(store_class, fake, tmp_path):
+    store = store_class(tmp_path / "store")
+    with pytest.raises(TriagebotError, match="could not push"):
+        night_run(store, tmp_path, snapshot=N1)
+    # Either nothing is stored (the next run sweeps and publishes it) or it is stored and owed.
+    assert N1.key not in store or states(store) == {N1.key: "pending"}
+    night_run(store, tmp_path, snapshot=N1)
+    assert states(store) == {N1.key: "published"}

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from builders import NEW_NIGHTLY as FIXTURE
 
+from triagebot.reproduce import run_script
+from triagebot.results import error_signature
 from triagebot.store import read_snapshot
 
 
@@ -43,3 +45,33 @@ def test_reproduce_names_a_missing_snapshot(tmp_path: Path):
     )
     assert done.returncode == 2
     assert "absent.json" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+LEAKS = """import os
+
+
+def main():
+    secret = ("GIT_", "GITHUB_", "ACTIONS_")
+    leaked = sorted(name for name in os.environ if name.startswith(secret) or "TOKEN" in name)
+    if leaked:
+        raise RuntimeError("sees " + " ".join(leaked))
+    if os.environ.get("HF_HUB_OFFLINE") != "1":
+        raise RuntimeError("lost HF_HUB_OFFLINE")
+"""
+
+
+def test_a_script_runs_without_the_jobs_tokens_or_credential_helper(monkeypatch):
+    secrets = {
+        "TRIAGEBOT_STORE_TOKEN": "store-token",
+        "GITHUB_TOKEN": "issues-token",
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_VALUE_0": "!f() { echo password=$TRIAGEBOT_STORE_TOKEN; }; f",
+        "GITHUB_ENV": "/tmp/env",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc",
+    }
+    for name, value in {**secrets, "HF_HUB_OFFLINE": "1"}.items():
+        monkeypatch.setenv(name, value)
+    assert run_script(LEAKS, timeout=60) is None
+    assert run_script(LEAKS, timeout=60, env={"HF_HUB_OFFLINE": "0"}) == error_signature(
+        "RuntimeError", "lost HF_HUB_OFFLINE"
+    )

@@ -3,6 +3,7 @@ markers count on the first line of a body only."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -114,6 +115,25 @@ def test_the_escaper_shapes() -> None:
         safety.tail("\n".join(str(i) for i in range(100)), lines=3)
         == "... (97 lines above left out)\n97\n98\n99"
     )
+
+
+# What GitHub links with no Markdown around it: an upstream issue's title may carry any of them.
+BARE_LINKS = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp):|\bwww\.")
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Crash in GuardOnDataDependentSymNode, see https://evil.example/x",
+        "HTTP://EVIL.example and ftp://evil.example/f",
+        "Graph break: www.evil.example has the fix",
+        "mailto:someone@evil.example or xmpp:someone@evil.example",
+    ],
+)
+def test_an_upstream_title_keeps_no_bare_url_for_github_to_link(title) -> None:
+    for shown in (safety.prose(title, 80), safety.html_text(title, 80)):
+        assert not BARE_LINKS.search(shown), shown
+        assert shown.replace(safety.ZERO_WIDTH, "").split()[:2] == html.escape(title).split()[:2]
 
 
 def test_a_marker_counts_on_the_first_line_only() -> None:

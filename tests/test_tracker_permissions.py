@@ -15,6 +15,7 @@ from test_commands import REPO, command_payload, gh_for, issue_flag, stored_snap
 from triagebot.store import LocalStore
 from triagebot.tracker import polling, rerun
 from triagebot.tracker.commands import Kind
+from triagebot.tracker.gpu_caps import takes_gpu
 from triagebot.tracker.ledger import Ledger
 
 BOT = "triagebot-bot"
@@ -25,13 +26,14 @@ def fake():
     yield from serve(repo=REPO)
 
 
-def poll(gh, said: list[str]) -> rerun.Decision:
+def poll(gh, said: list[str], *, now: datetime = datetime(2026, 4, 10, tzinfo=UTC), **caps) -> rerun.Decision:
     stored = stored_snapshot()
     settings = polling.PollSettings(
         known_models=[r.model for r in stored.results],
         known_flags=list(stored.flags),
         default_confirm=1,
         stored=stored,
+        **caps,
     )
     return polling.poll(
         gh,
@@ -39,7 +41,7 @@ def poll(gh, said: list[str]) -> rerun.Decision:
         issue_flag=issue_flag,
         settings=settings,
         ledger=Ledger(REPO),
-        now=datetime(2026, 4, 10, tzinfo=UTC),
+        now=now,
         say=said.append,
     )
 
@@ -104,3 +106,73 @@ def test_the_event_path_trusts_the_payloads_association(fake, monkeypatch, capsy
     assert "run=true" in ran.out and "models=T5Model" in ran.out
     assert "so @Codertocat was trusted as OWNER" in ran.err
     assert bot_comments(fake, number) == [] and fake.reactions(REPO, comment["id"]) == ["eyes"]
+
+
+def capped_poll(gh) -> rerun.Decision:
+    return poll(gh, [], now=datetime.now(UTC), gpu_per_person=1, gpu_per_day=2)
+
+
+def test_trust_by_association_starts_so_many_gpu_commands_a_day_and_the_refusal_says_so(fake):
+    fake.permissions[BOT] = "triage"
+    number = tracked_issue(fake)
+    rerun_t5 = "/rerun-sweep models=T5Model"
+    fake.add_comment(REPO, number, rerun_t5, "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.run
+    again = fake.add_comment(REPO, number, rerun_t5, "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.none
+    assert fake.reactions(REPO, again["id"]) == ["confused"]
+    assert (
+        "where GitHub's author_association stands in for write access, commands that take GPU time "
+        "are limited to 1 per person and 2 in all a day, and @member started 1 in the day before this one"
+    ) in bot_comments(fake, number)[-1]
+
+    fake.add_comment(REPO, number, rerun_t5, "collaborator", "COLLABORATOR")
+    assert capped_poll(gh_for(fake)).kind == Kind.run  # the second of the day
+    fake.add_comment(REPO, number, rerun_t5, "another", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.none
+    assert "and 2 were started in the day before this one" in bot_comments(fake, number)[-1]
+
+    # Where the bot can read permissions, write access is what counts, not a count.
+    fake.permissions.update({BOT: "write", "member": "write"})
+    fake.add_comment(REPO, number, rerun_t5, "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.run
+
+
+def test_only_reruns_and_bisections_count_as_gpu_commands():
+    assert takes_gpu("/rerun-sweep") and takes_gpu("/rerun-sweep models=A confirm=2")
+    assert takes_gpu("/rerun-sweep bisect BertModel")
+    for body in ("/rerun-sweep link abc #1", "/rerun-sweep unlink abc", "/rerun-sweep help", "no command"):
+        assert not takes_gpu(body), body
+
+
+def test_the_event_path_caps_gpu_commands_trusted_by_association_too(fake, monkeypatch, capsys, tmp_path):
+    fake.permissions[BOT] = "read"
+    number = tracked_issue(fake)
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    config = tmp_path / "triagebot.toml"
+    config.write_text("[tracker]\ngpu_commands_per_person = 1\n")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    arguments = (
+        "--store",
+        str(tmp_path / "store"),
+        "--config",
+        str(config),
+        "--output",
+        str(tmp_path / "out"),
+    )
+    ran = []
+    for _ in range(2):
+        comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "Codertocat", "OWNER")
+        data = command_payload(comment["body"])  # the recorded payload: author_association OWNER
+        data["comment"].update(id=comment["id"], created_at=comment["created_at"])
+        data["issue"]["number"] = number
+        event = tmp_path / "event.json"
+        event.write_text(json.dumps(data))
+        ran.append(run_main(monkeypatch, capsys, "command", "--event", str(event), *arguments))
+    assert "run=true" in ran[0].out and "run=false" in ran[1].out
+    assert fake.reactions(REPO, comment["id"]) == ["confused"]
+    assert (
+        "limited to 1 per person and 6 in all a day, and @Codertocat started 1"
+        in bot_comments(fake, number)[-1]
+    )

@@ -22,7 +22,7 @@ from triagebot.analysis.triage import (
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import ConfigError
 from triagebot.report.fit import markdown_problems
-from triagebot.results import FailureGroup, UpstreamPin, signature_id
+from triagebot.results import FailureGroup, Snapshot, UpstreamPin, people_only, signature_id
 from triagebot.store import LocalStore
 from triagebot.tracker import github
 from triagebot.tracker import night as tracker_night
@@ -122,6 +122,13 @@ def test_the_configuration_refuses_triaged_and_bad_links():
         TrackerSettings(upstream_links={"Pending": 0})
     with pytest.raises(ValueError, match="is not OWNER/NAME"):
         TrackerSettings(upstream="pytorch")
+
+
+@pytest.mark.parametrize("label", ["Triaged", "TRIAGED", "triaged ", " tRiAgEd"])
+def test_triaged_is_refused_in_any_case_or_spacing_as_github_matches_labels(label):
+    with pytest.raises(ValueError, match=f"{label!r} is set by people only"):
+        TrackerSettings(labels=["triagebot", label])
+    assert people_only(label) and not people_only("triage review")
 
 
 def test_the_config_file_names_a_bad_link_in_one_line(tmp_path: Path):
@@ -278,12 +285,7 @@ def test_a_query_github_refuses_gives_way_to_a_shorter_one(fake, clock, tmp_path
 
 def test_the_search_rate_limit_is_kept_by_waiting_for_its_minute(fake, clock, tmp_path):
     fake.search_limit = 2
-    messages = [f"Error{n}Found: Pending thing number {'abcde'[n]} went wrong" for n in range(5)]
-    models = [f"Model{n}" for n in range(5)]
-    crashes = {
-        SCALAR: {m: crash("InternalTorchDynamoError", msg) for m, msg in zip(models, messages, strict=True)}
-    }
-    night = nightly("2.12.0.dev20260401", crashes, models, flags=[SCALAR], git="g1")
+    night = five_signatures()
     forbidden = len([r for r in fake.requests if r[1] == "/search/issues"])
     _, store, _ = publish(fake, tmp_path, night, settings=TrackerSettings(repo=REPO))
     assert len(stored_searches(store, UPSTREAM)) == 5  # every signature searched
@@ -291,6 +293,44 @@ def test_the_search_rate_limit_is_kept_by_waiting_for_its_minute(fake, clock, tm
     assert len(searches) == len(fake.searches)  # no request was refused: the bot waited first
     assert sum(clock.slept) >= 60 * (len(searches) // 2 - 1)
     assert all(wait <= 61 for wait in clock.slept)
+
+
+def five_signatures() -> Snapshot:
+    messages = [f"Error{n}Found: Pending thing number {'abcde'[n]} went wrong" for n in range(5)]
+    models = [f"Model{n}" for n in range(5)]
+    crashes = {
+        SCALAR: {m: crash("InternalTorchDynamoError", msg) for m, msg in zip(models, messages, strict=True)}
+    }
+    return nightly("2.12.0.dev20260401", crashes, models, flags=[SCALAR], git="g1")
+
+
+def test_a_night_searches_at_most_its_cap_the_longest_unsearched_first(fake, clock, tmp_path):
+    settings = TrackerSettings(repo=REPO, upstream_searches_per_night=2)
+    _, store, said = publish(fake, tmp_path, five_signatures(), settings=settings)
+    first = set(stored_searches(store, UPSTREAM))
+    assert len(first) == 2
+    assert f"upstream search of {UPSTREAM}: 2 of 5 signature(s) tonight, the rest the next nights" in said
+    _, store, _ = publish(fake, tmp_path, five_signatures(), settings=settings)  # the next run
+    second = set(stored_searches(store, UPSTREAM))
+    assert len(second) == 4 and first < second  # those never searched came first
+
+
+def test_each_search_is_kept_as_it_is_made(fake, clock, tmp_path, monkeypatch):
+    from triagebot.tracker import upstream
+
+    made = []
+    search = upstream.Searcher.search
+
+    def stopped_on_the_third(self, signature, words):
+        if len(made) == 2:
+            raise KeyboardInterrupt  # the job is stopped (its time limit) in the middle
+        made.append(signature)
+        return search(self, signature, words)
+
+    monkeypatch.setattr(upstream.Searcher, "search", stopped_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        publish(fake, tmp_path, five_signatures())
+    assert set(stored_searches(LocalStore(tmp_path / "store"), UPSTREAM)) == set(made)
 
 
 def test_a_limit_that_asks_too_long_leaves_the_rest_for_the_next_night(fake, clock, tmp_path, monkeypatch):

@@ -102,3 +102,33 @@ def test_the_night_bisects_between_merge_and_publish_without_holding_it_back():
     assert jobs["publish"]["if"] == "always() && needs.merge.result == 'success'"
     run = next(s for s in jobs["publish"]["steps"] if s.get("id") == "run")["with"]
     assert run["bisections"] == "bisections"
+
+
+def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkout():
+    rerun = next(s for s in JOBS["bisect"]["steps"] if "run" in s)["run"]
+    # The image's triagebot is the last nightly's; the checkout's is the one the keep job runs.
+    assert 'export PYTHONPATH="$GITHUB_WORKSPACE"' in rerun
+    assert "python -m triagebot bisect --crash" in rerun and "\ntriagebot " not in rerun
+    assert "--out bisection" in rerun
+    for step in (next(s for s in jobs["bisect"]["steps"] if "run" in s) for jobs in (JOBS, NIGHTLY["jobs"])):
+        assert step["env"]["TRIAGEBOT_ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
+    jobs = NIGHTLY["jobs"]
+    night = next(s for s in jobs["bisect"]["steps"] if "run" in s)
+    assert "--out bisections" in night["run"]
+    # What was found before the budget, a failure or the job's limit stopped it still reaches publish.
+    assert night["timeout-minutes"] < jobs["bisect"]["timeout-minutes"]
+    upload = next(s for s in jobs["bisect"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["if"] == "always()"
+    download = next(s for s in jobs["publish"]["steps"] if s.get("with", {}).get("name") == "bisections")
+    assert download["if"] == "needs.bisect.result != 'skipped'" and download["continue-on-error"] is True
+
+
+def test_a_night_still_owed_is_published_when_there_is_nothing_to_sweep():
+    jobs = NIGHTLY["jobs"]
+    assert {"publish", "owed"} <= set(jobs["ask"]["outputs"])
+    owed = jobs["owed"]
+    assert owed["needs"] == "ask"
+    assert owed["if"] == "needs.ask.outputs.sweep == 'false' && needs.ask.outputs.publish == 'true'"
+    step = next(s for s in owed["steps"] if s.get("uses") == "./")["with"]
+    assert step["command"] == "publish" and step["snapshot"] == "${{ needs.ask.outputs.owed }}"
+    assert owed["permissions"] == {"contents": "write"}

@@ -59,16 +59,18 @@ from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import corpus_health
 from triagebot.analysis.ladder import ladder_pairs, lives_in
 from triagebot.analysis.night import CcRule, choose_history, night, summarise
-from triagebot.analysis.stats import flag_stats, trend_point
+from triagebot.analysis.stats import bisectable_reproduction, crash_group_of, flag_stats, trend_point
 
 __all__ = [
     "CRASH_EFFECTS",
     "RAN_EFFECTS",
     "CcRule",
+    "bisectable_reproduction",
     "choose_history",
     "classify",
     "compare_url",
     "corpus_health",
+    "crash_group_of",
     "crash_groups",
     "diff",
     "effect_of",

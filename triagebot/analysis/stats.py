@@ -24,6 +24,7 @@ from triagebot.results import (
     LadderRow,
     ModelEffect,
     ModelResult,
+    Reproduction,
     Snapshot,
     StratumStats,
     TrendPoint,
@@ -85,6 +86,30 @@ def flag_stats(
         **ladder._asdict(),
         recompiles=recompiles,
         recompiles_more=recompiles_more(recompiles),
+    )
+
+
+def crash_group_of(snapshot: Snapshot | None, flag: str, model: str) -> FailureGroup | None:
+    """The confirmed crash group `model` is in under `flag` in `snapshot`, or None: a wrong
+    result or a failure met only on the backend ladder is none (nothing a bisection runs)."""
+    if snapshot is None or flag not in snapshot.flags:
+        return None
+    return next((group for group in flag_stats(snapshot, flag).crash_groups if model in group.models), None)
+
+
+def bisectable_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) -> Reproduction | None:
+    """The verified reproduction of crash `group` under `flag` on the counting backend (what a
+    bisection runs), if `snapshot` has one."""
+    return next(
+        (
+            repro
+            for repro in snapshot.reproductions
+            if repro.flag == flag
+            and repro.signature == group.signature
+            and repro.verified
+            and not repro.backend
+        ),
+        None,
     )
 
 

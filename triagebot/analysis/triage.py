@@ -37,6 +37,7 @@ from triagebot.results import (
     UpstreamPin,
     UpstreamSearch,
     group_key,
+    people_only,
     signature_id,
 )
 
@@ -45,7 +46,6 @@ DISPATCHER = "module: pt2-dispatcher"
 INDUCTOR = "module: inductor"
 DYNAMIC_SHAPES = "module: dynamic shapes"
 HIGH_PRIORITY = "high priority"
-NEVER = frozenset({"triaged"})  # hides an issue from the PT2 on-call: people set it, never the bot
 
 # Where a failure lives -> its module label and why, in the rubric's words.
 BY_PLACE = {
@@ -130,7 +130,7 @@ def suggested_labels(group: FailureGroup) -> list[LabelReason]:
         labels.append(LabelReason(label=DYNAMIC_SHAPES, reason=f"data-dependent: {found.group()}"))
     if is_wrong_result(group):
         labels.append(LabelReason(label=HIGH_PRIORITY, reason="a wrong result, silently"))
-    return [reason for reason in labels if reason.label not in NEVER]
+    return [reason for reason in labels if not people_only(reason.label)]
 
 
 def error_name(signature: str) -> tuple[str, str]:

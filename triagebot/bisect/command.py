@@ -11,15 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from triagebot.bisect.engine import Bisector, BisectRequest, request_between
 from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache, Installer
-from triagebot.errors import BisectError
+from triagebot.errors import BisectError, TriagebotError
 from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX, PackageIndex, Target, nightly_index
 from triagebot.results import Bisection, Reproduction, Snapshot
-from triagebot.store import Store
+from triagebot.store import Store, keep_bisection
 
 
 @dataclass
@@ -51,15 +52,17 @@ def bisect_command(
     store: Store,
     read_snapshot: Callable[[str], Snapshot],
     say: Callable[[str], None] = print,
+    *,
+    keep: Callable[[Bisection], None] | None = None,
 ) -> Bisection:
-    """Bisect as `options` ask, the answer kept in `store`. `read_snapshot(where)` reads a
-    snapshot file, stream or store key."""
+    """Bisect as `options` ask, the answer handed to `keep` (default: kept in `store`).
+    `read_snapshot(where)` reads a snapshot file, stream or store key."""
     good, bad = (_snapshot_at(end, store, read_snapshot) for end in (options.good, options.bad))
     source = read_snapshot(options.snapshot) if options.snapshot else bad or store.latest()
     if source is None:
         raise BisectError("no snapshot to take the reproduction from: give --snapshot")
     reproduction = choose_reproduction(source, options.model, options.flag, options.signature)
-    return bisect_all(options, [_request(options, good, bad, reproduction)], store, say)[0]
+    return bisect_all(options, [_request(options, good, bad, reproduction)], store, say, keep=keep)[0]
 
 
 def bisect_all(
@@ -69,24 +72,29 @@ def bisect_all(
     say: Callable[[str], None] = print,
     *,
     each_alone: bool = False,
+    keep: Callable[[Bisection], None] | None = None,
 ) -> list[Bisection]:
     """Each of `requests` in turn, within one time budget (`options.budget`) for them all: a
-    bisection the budget stops is stored as far as it got, and the rest wait for the next run.
-    `each_alone`: one that cannot be made (an end no longer on the index) is said and skipped."""
+    bisection the budget stops is kept as far as it got, and the rest wait for the next run.
+    Each answer is handed to `keep` as soon as it is found (default: stored in `store`), so a
+    job stopped later loses none of those before. `each_alone`: one that fails (an end no
+    longer on the index, an install or a write that fails) is said and the next one goes on."""
+    keep = keep or partial(keep_bisection, store)
     target = Target.of(options.python, options.platforms)
     installer = Installer.find(choice=options.installer)
     found: list[Bisection] = []
     started = time.monotonic()
+    envs = EnvironmentCache(options.cache, installer=installer, say=say)
     with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
-        for request in requests:
+        for done, request in enumerate(requests):
             left = options.budget - (time.monotonic() - started)
             if left <= 0:
-                say(f"the time budget of {options.budget:.0f} s is spent: {len(requests) - len(found)} left")
+                say(f"the time budget of {options.budget:.0f} s is spent: {len(requests) - done} left")
                 break
             bisector = Bisector(
                 torch_index,
                 releases,
-                EnvironmentCache(options.cache, installer=installer),
+                envs,
                 target,
                 runs=options.runs,
                 timeout=options.timeout,
@@ -94,11 +102,15 @@ def bisect_all(
                 say=say,
             )
             try:
-                found.append(bisector.bisect(request, store))
-            except BisectError as error:
+                answer = bisector.bisect(request, store, keep=False)
+                keep(answer)
+            except Exception as error:  # one request's failure never costs the others theirs
                 if not each_alone:
                     raise
-                say(f"cannot bisect {request.reproduction.signature[:80]!r}: {error}")
+                why = str(error) if isinstance(error, TriagebotError) else f"{type(error).__name__}: {error}"
+                say(f"cannot bisect {request.reproduction.signature[:80]!r}: {why}")
+                continue
+            found.append(answer)
     return found
 
 

@@ -75,8 +75,9 @@ class Bisector:
     clock: Callable[[], float] = time.monotonic
     say: Callable[[str], None] = print
 
-    def bisect(self, request: BisectRequest, store: Store | None = None) -> Bisection:
-        """The answer for `request`: the store's when it has one, else a new bisection, stored."""
+    def bisect(self, request: BisectRequest, store: Store | None = None, *, keep: bool = True) -> Bisection:
+        """The answer for `request`: the store's when it has one, else a new bisection, stored
+        unless `keep` is false (a job that may only read the store hands it on instead)."""
         if not request.reproduction.verified:
             raise BisectError(
                 f"the reproduction of {request.reproduction.model} is not verified "
@@ -102,7 +103,7 @@ class Bisector:
             if Version(good.version) <= Version(wheel.version) <= Version(bad.version)
         ]
         record = self._run(request, versions, good.version, bad.version, earlier)
-        if store is not None:
+        if store is not None and keep:
             keep_bisection(store, record)
         return record
 
@@ -191,7 +192,10 @@ def resolve_end(builds: Sequence[Wheel], text: str, which: str) -> Wheel:
     oldest on or after it."""
     project = builds[0].project if builds else "builds"
     if _DAY.fullmatch(text):
-        day = date.fromisoformat(text)
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            raise BisectError(f"{text} (the {which} end) is not a day (YYYY-MM-DD)") from None
         dated = [
             b for b in builds if b.date is not None and (b.date <= day if which == "good" else b.date >= day)
         ]

@@ -6,26 +6,40 @@ Each pin is installed from its own index, in order, constrained to the pins befo
 a transformers install can never replace the torch nightly under test. Only wheels are
 installed (`--only-binary :all:`): a probe never compiles a package. Neither installer reads
 its own configuration (`uv --no-config`, `pip --isolated`), so that only the index a pin names
-is asked, as the command line asks it. An environment is ready once its marker file is
-written; one whose install failed is removed, so that a later try starts afresh.
+is asked, as the command line asks it. An environment is ready
+once its marker file is written, with a hash of everything in it (`fingerprint`); it is reused
+only while that hash still holds, so that an interpreter or a package changed or planted after
+it was made (on a runner whose cache other jobs can write) never runs a probe: such an
+environment is made afresh. Where the job has `$TRIAGEBOT_ENV_SECRET` (a repository secret),
+the hash is kept sealed with it (HMAC), so that whoever can write the cache but lacks the
+secret cannot write a marker this check accepts either; without it, a planter who rewrites the
+marker too goes unseen. One whose install failed is removed, so that a later try starts
+afresh. Installers run with `reproduce.scrubbed_environment()`: no token, no git credential.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from triagebot.errors import BisectError
+from triagebot.reproduce import scrubbed_environment
 
 INSTALLERS = ("auto", "uv", "pip")
 READY = ".triagebot-env.json"
+SECRET = "TRIAGEBOT_ENV_SECRET"  # the key of the sealed hash (never seen by a child: scrubbed)
+# Written by Python as it imports: not part of what was installed.
+_BYTECODE = "__pycache__"
 DEFAULT_CACHE = Path(".triagebot") / "envs"
 
 
@@ -87,6 +101,10 @@ class Installer:
                 "install",
                 "--quiet",
                 "--no-config",
+                # Copies, not links into uv's cache: a file changed in one environment must not
+                # change the cache, nor every environment made from it later.
+                "--link-mode",
+                "copy",
                 "--python",
                 str(env_python),
                 *common,
@@ -119,9 +137,21 @@ class EnvironmentCache:
     """Environments under `root`, one per set of pins; `python_for(pins)` makes or reuses one."""
 
     def __init__(
-        self, root: Path = DEFAULT_CACHE, *, python: str = sys.executable, installer: Installer | None = None
+        self,
+        root: Path = DEFAULT_CACHE,
+        *,
+        python: str = sys.executable,
+        installer: Installer | None = None,
+        say: Callable[[str], None] = print,
     ) -> None:
         self.root = Path(root)
+        self.say = say
+        # Bytecode of the environments' modules is read and written only here, a folder of this
+        # process's own: a compiled file planted beside a module in the cache is never run (the
+        # fingerprint leaves the environments' own bytecode caches out).
+        # Removed when the cache is (or at exit).
+        self._bytecode = tempfile.TemporaryDirectory(prefix="triagebot-bytecode-")
+        self.bytecode = Path(self._bytecode.name)
         self.python = python
         self.installer = installer or Installer.find(python)
 
@@ -131,7 +161,9 @@ class EnvironmentCache:
         folder = self.root / folder_name(pins, self.python)
         python = folder / "bin" / "python"
         if (folder / READY).is_file() and python.exists():
-            return python, False
+            if made_here(folder):
+                return python, False
+            self.say(f"  {folder.name}: not as it was made (its files changed since): made afresh")
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         try:
@@ -149,14 +181,24 @@ class EnvironmentCache:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        (folder / READY).write_text(
-            json.dumps([asdict(pin) for pin in pins], indent=1) + "\n", encoding="utf-8"
-        )
+        made = {"pins": [asdict(pin) for pin in pins], "sha256": sealed(fingerprint(folder))}
+        (folder / READY).write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
         return python, True
+
+    def child_environment(self) -> dict[str, str]:
+        """What a Python of these environments runs with, besides `scrubbed_environment()`."""
+        return {"PYTHONPYCACHEPREFIX": str(self.bytecode)}
 
     def _run(self, command: list[str], what: str, timeout: float) -> None:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=scrubbed_environment(),
+                check=False,
+            )
         except OSError as error:
             raise InstallFailed(f"{what}: {error.strerror or error}") from None
         if done.returncode != 0:
@@ -167,6 +209,43 @@ class EnvironmentCache:
 _ERROR = re.compile(r"(?:error:|×)\s*", re.IGNORECASE)
 _HELP = "ResolutionImpossible: for help visit"  # pip's pointer after the line that says why
 _CAUSE = re.compile(r"(?:cause:|caused by:|╰─▶)\s*", re.IGNORECASE)
+
+
+def fingerprint(folder: Path) -> str:
+    """A hash of what `folder` runs: every file's path, content and executable bit, every
+    link's target (the interpreter is one), the marker and bytecode caches left out."""
+    digest = hashlib.sha256()
+    for top, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name != _BYTECODE)
+        for name in sorted(files + [name for name in folders if (Path(top) / name).is_symlink()]):
+            path = Path(top) / name
+            relative = path.relative_to(folder).as_posix()
+            if relative == READY:
+                continue
+            digest.update(relative.encode() + b"\0")
+            if path.is_symlink():
+                digest.update(b"link:" + os.readlink(path).encode() + b"\0")
+                continue
+            digest.update(b"x" if os.access(path, os.X_OK) else b"-")
+            with path.open("rb") as opened:
+                digest.update(hashlib.file_digest(opened, "sha256").digest())
+    return digest.hexdigest()
+
+
+def made_here(folder: Path) -> bool:
+    """Whether the environment in `folder` is still the one its marker describes."""
+    try:
+        made = json.loads((folder / READY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    kept = made.get("sha256") if isinstance(made, dict) else None
+    return isinstance(kept, str) and hmac.compare_digest(kept, sealed(fingerprint(folder)))
+
+
+def sealed(digest: str) -> str:
+    """`digest` as the marker keeps it: keyed with `$TRIAGEBOT_ENV_SECRET` when the job has it."""
+    secret = os.environ.get(SECRET, "")
+    return hmac.new(secret.encode(), digest.encode(), "sha256").hexdigest() if secret else digest
 
 
 def _last_error(output: str) -> str:

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 
 from triagebot.bisect.engine import BisectRequest
+from triagebot.bisect.probe import Deadline
+from triagebot.bisect.search import OutOfTime
 from triagebot.errors import ReproError
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import run_script
@@ -72,18 +74,27 @@ def verify_requests(
     *,
     python: str = sys.executable,
     timeout: float = 600.0,
+    deadline: Deadline | None = None,
     say: Callable[[str], None] = print,
 ) -> list[BisectRequest]:
     """`requests` with every unverified reproduction (a graph count's) run with `python` (the
-    night's torch): verified when it raises its signature; left out, and said, when not."""
+    night's torch): verified when it raises its signature; left out, and said, when not. Each
+    run counts against `deadline` (the bisections' budget): once it is spent, the requests not
+    verified yet are left for the next night."""
     kept = []
-    for request in requests:
+    for done, request in enumerate(requests):
         repro = request.reproduction
         if not repro.verified:
             try:
-                observed = run_script(repro.script, python, timeout)
+                limit = deadline.limit(timeout) if deadline is not None else timeout
+            except OutOfTime as spent:
+                left = sum(not r.reproduction.verified for r in requests[done:])
+                say(f"{spent} while verifying: {left} graph count(s) left for the next night")
+                return kept
+            try:
+                observed = run_script(repro.script, python, limit)
             except subprocess.TimeoutExpired:
-                observed = f"timed out after {timeout:.0f} s"
+                observed = f"timed out after {limit:.0f} s"
             if observed != repro.signature:
                 say(
                     f"{repro.model}: its reproduction does not raise its signature here ({observed}):"

@@ -9,7 +9,8 @@ verified reproduction (a reproduction that runs on the counting backend: failure
 the backend ladder are not bisected), and never again once the store has an answer for it. A
 model that compiles to more graphs at baseline than in the earlier nightly (a Dynamo regression
 whatever the flags do) is owed one too, with a script that counts its graphs (`graphs`),
-verified with the night's torch before it is bisected.
+verified with the night's torch before it is bisected: one per graph-break reason the risen
+models newly hit, not one per model.
 
 - `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first, then the
   baseline graph-count regressions.
@@ -20,13 +21,22 @@ verified with the night's torch before it is bisected.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import date
 
-from triagebot.analysis import RAN_EFFECTS, diff, flag_stats, model_effect
+from triagebot.analysis import (
+    RAN_EFFECTS,
+    bisectable_reproduction,
+    crash_group_of,
+    diff,
+    flag_stats,
+    model_effect,
+)
+from triagebot.analysis.breaks import reason_lines
 from triagebot.bisect.engine import BisectRequest, request_between
 from triagebot.bisect.graphs import graph_count_reproduction
 from triagebot.errors import BisectError, ReproError
-from triagebot.results import Effect, Environment, FailureGroup, ModelChange, Reproduction, Snapshot
+from triagebot.results import BASELINE, Effect, Environment, ModelChange, Snapshot
 from triagebot.store import Store, find_bisection, key_order
 
 _NIGHT = re.compile(r"\.dev(?P<day>\d{8})")
@@ -50,21 +60,6 @@ def adjacent(old: Environment, new: Environment) -> bool:
     if first is None or second is None or old.transformers_version != new.transformers_version:
         return False
     return (second - first).days <= 1 and not old.same_build(new)
-
-
-def verified_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) -> Reproduction | None:
-    """The verified reproduction of `group` (a crash of the sweep) under `flag`, if any."""
-    return next(
-        (
-            repro
-            for repro in snapshot.reproductions
-            if repro.flag == flag
-            and repro.signature == group.signature
-            and repro.verified
-            and not repro.backend
-        ),
-        None,
-    )
 
 
 def answered(store: Store | None, request: BisectRequest) -> bool:
@@ -91,7 +86,7 @@ def owed_bisections(
     for flag, moved in change.flags.items():
         newly = {row.model for row in moved.newly_crashing}
         for group in flag_stats(snapshot, flag).crash_groups:
-            repro = verified_reproduction(snapshot, flag, group)
+            repro = bisectable_reproduction(snapshot, flag, group)
             if repro is None or not newly & set(group.models):
                 continue
             request = request_between(previous.environment, snapshot.environment, repro)
@@ -103,20 +98,43 @@ def owed_bisections(
 def graph_regressions(
     snapshot: Snapshot, previous: Snapshot, changes: list[ModelChange], store: Store | None
 ) -> list[BisectRequest]:
-    """The models that compile to more graphs at baseline than in `previous`, each with its
-    graph-count reproduction (unverified: `graphs.verify_requests` runs it first)."""
+    """The models that compile to more graphs at baseline than in `previous`, grouped by what
+    changed (`what_changed`): one bisection per group, not per model, so that one Dynamo change
+    that adds a graph everywhere owes one. Each group is bisected with the graph-count
+    reproduction of its first model (by name) whose script can be made (unverified:
+    `graphs.verify_requests` runs it first)."""
+    risen = [c for c in changes if c.old_graphs is not None and c.new_graphs is not None]
+    risen = sorted((c for c in risen if c.new_graphs > c.old_graphs), key=lambda c: c.model)
+    groups: dict[str, list[ModelChange]] = {}
+    for change, reason in zip(risen, what_changed(snapshot, previous, [c.model for c in risen]), strict=True):
+        groups.setdefault(reason, []).append(change)
     owed = []
-    for change in changes:
-        if change.old_graphs is None or change.new_graphs is None or change.new_graphs <= change.old_graphs:
-            continue
-        try:
-            repro = graph_count_reproduction(snapshot, change.model, change.old_graphs)
-        except ReproError:
-            continue  # no spec to rebuild it from: nothing to bisect with
-        request = request_between(previous.environment, snapshot.environment, repro)
-        if not answered(store, request):
-            owed.append(request)
+    for members in groups.values():
+        for change in members:
+            try:
+                repro = graph_count_reproduction(snapshot, change.model, change.old_graphs or 0)
+            except ReproError:
+                continue  # no spec to rebuild it from: the group's next model
+            request = request_between(previous.environment, snapshot.environment, repro)
+            if not answered(store, request):
+                owed.append(request)
+            break
     return owed
+
+
+def what_changed(snapshot: Snapshot, previous: Snapshot, models: list[str]) -> list[str]:
+    """For each of `models`, the baseline graph-break reason it hits now and did not before,
+    the one most of `models` newly hit (ties by name); "" when it hits none new (the nightly
+    changed something the break reasons do not name)."""
+    new = [_baseline_reasons(snapshot, model) - _baseline_reasons(previous, model) for model in models]
+    counted = Counter(reason for reasons in new for reason in reasons)
+    return [min(reasons, key=lambda r: (-counted[r], r)) if reasons else "" for reasons in new]
+
+
+def _baseline_reasons(snapshot: Snapshot, model: str) -> set[str]:
+    result = snapshot.result(model)
+    baseline = result.outcomes.get(BASELINE) if result is not None else None
+    return reason_lines(baseline.break_reasons) if baseline is not None else set()
 
 
 def crash_request(store: Store, model: str, flag: str) -> BisectRequest:
@@ -125,16 +143,12 @@ def crash_request(store: Store, model: str, flag: str) -> BisectRequest:
     newest = store.latest()
     if newest is None:
         raise BisectError("the store holds no nightly")
-    group = (
-        next((g for g in flag_stats(newest, flag).crash_groups if model in g.models), None)
-        if flag in newest.flags
-        else None
-    )
+    group = crash_group_of(newest, flag, model)
     if group is None:
         raise BisectError(
             f"{model} has no confirmed crash under {flag} in the newest stored nightly {newest.key}"
         )
-    repro = verified_reproduction(newest, flag, group)
+    repro = bisectable_reproduction(newest, flag, group)
     if repro is None:
         raise BisectError(
             f"the crash group of {model} under {flag} has no verified reproduction in {newest.key}"

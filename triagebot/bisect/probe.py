@@ -19,7 +19,7 @@ from pathlib import Path
 
 from triagebot.bisect.envs import EnvironmentCache, InstallFailed, Pin
 from triagebot.bisect.search import OutOfTime
-from triagebot.reproduce import run_script
+from triagebot.reproduce import run_script, scrubbed_environment
 from triagebot.results import Probe, Reproduction, Verdict
 
 # What was installed, read in the environment itself: also the check that torch imports.
@@ -77,7 +77,7 @@ class Prober:
         except subprocess.TimeoutExpired:
             self.deadline.limit(self.timeout)  # raises OutOfTime when it was the budget that ran out
             return Probe(version=version, verdict=Verdict.skip, reason="the install timed out")
-        build = read_build(python, self.deadline.limit(self.timeout))
+        build = read_build(python, self.deadline.limit(self.timeout), self.envs.child_environment())
         if isinstance(build, str):
             return Probe(version=version, verdict=Verdict.skip, reason=build)
         return self._runs(version, python, build["git_version"])
@@ -87,7 +87,9 @@ class Prober:
         for run in range(1, self.runs + 1):
             limit = self.deadline.limit(self.timeout)
             try:
-                observed = run_script(self.reproduction.script, str(python), limit)
+                observed = run_script(
+                    self.reproduction.script, str(python), limit, env=self.envs.child_environment()
+                )
             except subprocess.TimeoutExpired:
                 reason = f"run {run} timed out after {limit:.0f} s"
                 return Probe(
@@ -114,12 +116,18 @@ class Prober:
         )
 
 
-def read_build(python: Path, timeout: float) -> dict[str, str] | str:
-    """torch's version and git hash in the environment of `python`, or why torch cannot be
-    imported there (a build that cannot be tested)."""
+def read_build(python: Path, timeout: float, env: dict[str, str] | None = None) -> dict[str, str] | str:
+    """torch's version and git hash in the environment of `python` (run with `env` besides
+    `scrubbed_environment()`), or why torch cannot be imported there (a build that cannot be
+    tested)."""
     try:
         done = subprocess.run(
-            [str(python), "-c", _BUILD], capture_output=True, text=True, timeout=timeout, check=False
+            [str(python), "-c", _BUILD],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=scrubbed_environment(env),
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return f"importing torch took more than {timeout:.0f} s"

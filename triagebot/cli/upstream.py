@@ -6,6 +6,9 @@ into cached environments; both are imported inside the commands that use them (s
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, cast
@@ -15,8 +18,9 @@ import typer
 from triagebot.cli.options import ConfigOption, StoreOption, configured, split_names
 from triagebot.config import Config
 from triagebot.errors import UsageError
-from triagebot.pipeline import Snapshots, already_swept
+from triagebot.pipeline import Snapshots, already_swept, owed, owed_outputs
 from triagebot.results import Bisection, Environment, signature_id
+from triagebot.store import keep_bisection
 from triagebot.store.base import write_text
 from triagebot.tracker.actions import write_outputs
 
@@ -85,7 +89,10 @@ Crash = Annotated[
 OutFolder = Annotated[
     Path | None,
     typer.Option(
-        "--out", metavar="DIR", help="Write each bisection there as JSON (run --bisections keeps them)."
+        "--out",
+        metavar="DIR",
+        help="Write each bisection there as JSON as it is found, instead of storing it: the job that "
+        "may write the store keeps them (run --bisections, command --bisection).",
     ),
 ]
 Model = Annotated[
@@ -149,7 +156,8 @@ def nightly(
 
     Lists the builds for this Python and platform between two days; with --check, asks whether
     the newest (or --nightly) is in the store and writes sweep=true|false, version and date for
-    the workflow, before any image is built."""
+    the workflow, before any image is built, and publish=true with the newest night stored but
+    not published yet (owed) when there is one."""
     from triagebot.nightlies import NIGHTLY_INDEX, Target, check_newest, nightly_index  # start-up cost
 
     target = Target.of(python, split_names(platform))
@@ -168,9 +176,15 @@ def nightly(
             version=version,
             force=force,
         )
-    write_outputs(answer.outputs(), output)
+    # A night stored but not published yet is published by the workflow even when there is
+    # nothing new to sweep: the newest of them (`owed`).
+    unpublished = owed(stored, settings)
+    outputs = answer.outputs() | owed_outputs(unpublished)
+    write_outputs(outputs, output)
     print(answer.reason)
-    print(" ".join(f"{name}={value}" for name, value in answer.outputs().items()))
+    if unpublished:
+        print(f"stored but not published yet: {', '.join(unpublished)}")
+    print(" ".join(f"{name}={value}" for name, value in outputs.items()))
 
 
 def _day(value: str | None, option: str) -> date | None:
@@ -223,6 +237,9 @@ def bisect(
 
     if axis not in AXES:
         raise UsageError(f"--axis {axis!r} is not auto, torch or transformers")
+    for option, seconds in (("--timeout", timeout), ("--budget", budget)):
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise UsageError(f"{option} {seconds} is not a positive number of seconds")
     asked = [name for name, given in (("GOOD BAD", good), ("--owed", owed), ("--crash", crash)) if given]
     if len(asked) != 1 or (good is None) != (bad is None):
         raise UsageError("give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL with --flag")
@@ -248,19 +265,32 @@ def bisect(
         installer=installer,
         again=again,
     )
-    answers = _bisections(options, Snapshots(settings.store), owed=owed, crash=crash)
-    for answer in answers:
+    snapshots = Snapshots(settings.store)
+
+    def keep(answer: Bisection) -> None:
+        # Written out before anything else, so that no failure later can lose it; a job that
+        # may only read the store (--out) never writes it.
+        if out is not None:
+            write_bisection(answer, out, single=crash is not None)
+        else:
+            keep_bisection(snapshots.store, answer)
         print(answer.model_dump_json(indent=1) if as_json else "\n".join(describe(answer)))
-    if out is not None:
-        write_bisections(answers, out, single=crash is not None)
+
+    _bisections(options, snapshots, keep, owed=owed, crash=crash)
 
 
 def _bisections(
-    options: BisectOptions, snapshots: Snapshots, *, owed: str | None, crash: str | None
+    options: BisectOptions,
+    snapshots: Snapshots,
+    keep: Callable[[Bisection], None],
+    *,
+    owed: str | None,
+    crash: str | None,
 ) -> list[Bisection]:
     """What `bisect` was asked for: a night's owed bisections (`owed`), one model's crash
-    (`crash`), or the range GOOD..BAD of `options`."""
+    (`crash`), or the range GOOD..BAD of `options`; each answer handed to `keep` as it comes."""
     from triagebot.bisect import (  # start-up cost
+        Deadline,
         bisect_all,
         bisect_command,
         crash_request,
@@ -272,19 +302,22 @@ def _bisections(
         night = snapshots.get(owed)
         requests = owed_bisections(night, snapshots.store.previous_of(night), snapshots.store)
         print(f"{len(requests)} bisection(s) owed by {night.key}")
-        requests = verify_requests(requests, timeout=options.timeout)  # graph counts, with this torch
-        return bisect_all(options, requests, snapshots.store, each_alone=True)
+        # The graph counts are verified with this torch, within the same budget as the bisections.
+        deadline = Deadline(options.budget)
+        requests = verify_requests(requests, timeout=options.timeout, deadline=deadline)
+        within = replace(options, budget=max(deadline.left(), 0.0))
+        return bisect_all(within, requests, snapshots.store, each_alone=True, keep=keep)
     if crash is not None:
         if not options.flag:
             raise UsageError("--crash needs --flag")
-        return bisect_all(options, [crash_request(snapshots.store, crash, options.flag)], snapshots.store)
-    return [bisect_command(options, snapshots.store, snapshots.get)]
+        request = crash_request(snapshots.store, crash, options.flag)
+        return bisect_all(options, [request], snapshots.store, keep=keep)
+    return [bisect_command(options, snapshots.store, snapshots.get, keep=keep)]
 
 
-def write_bisections(answers: list[Bisection], out: Path, *, single: bool) -> None:
-    """Each bisection as JSON in folder `out`: `bisection.json` for the one of --crash, else
-    named by its signature's id and axis."""
+def write_bisection(answer: Bisection, out: Path, *, single: bool) -> None:
+    """A bisection as JSON in folder `out`: `bisection.json` for the one of --crash, else named
+    by its signature's id and axis."""
     out.mkdir(parents=True, exist_ok=True)
-    for answer in answers:
-        name = "bisection" if single else f"{signature_id(answer.signature)}-{answer.axis}"
-        write_text(out / f"{name}.json", answer.model_dump_json(indent=1) + "\n")
+    name = "bisection" if single else f"{signature_id(answer.signature)}-{answer.axis}"
+    write_text(out / f"{name}.json", answer.model_dump_json(indent=1) + "\n")

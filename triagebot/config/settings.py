@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, UsageError, unknown
-from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings
+from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, people_only
 
 # Both act only where Dynamo would otherwise break the graph, and its reason for such a break
 # names them: their runs are skipped on models none of whose baseline breaks names them.
@@ -223,6 +223,10 @@ class TrackerSettings(Section):
     cc_routes: list[CcRoute] = Field(default_factory=list)
     commands_on_edited: bool = False
     rerun_max_models: int = Field(default=20, ge=1)  # models one /rerun-sweep may sweep
+    # Where the bot cannot read permissions and author_association stands in: commands that take
+    # GPU time (reruns, bisections) one person, and everyone together, may start in a day.
+    gpu_commands_per_person: int = Field(default=2, ge=0)
+    gpu_commands_per_day: int = Field(default=6, ge=0)
     dashboard_url: str | None = None
     health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
     # Publish a test corpus's results (TEST_CORPORA) to `repo`: only for a fork's own test
@@ -232,6 +236,8 @@ class TrackerSettings(Section):
     # The repository whose issues are searched for each crash group, once per night ("possibly
     # known: #N"), and that groups are pinned to; None: no searches. Never written to.
     upstream: str | None = "pytorch/pytorch"
+    # Searches of `upstream` one night makes at most (inside the publish lease); the rest wait.
+    upstream_searches_per_night: int = Field(default=60, ge=0)
     # A group's id (12 hex digits) or text its signature contains -> the upstream issue tracking
     # it; a `/rerun-sweep link` or `unlink` of the group overrides its entry.
     upstream_links: dict[str, int] = Field(default_factory=dict)
@@ -249,8 +255,9 @@ class TrackerSettings(Section):
     @field_validator("labels")
     @classmethod
     def _never_triaged(cls, labels: list[str]) -> list[str]:
-        if "triaged" in labels:
-            raise ValueError("'triaged' is set by people only: it hides an issue from the PT2 on-call")
+        refused = [label for label in labels if people_only(label)]
+        if refused:
+            raise ValueError(f"{refused[0]!r} is set by people only: it hides an issue from the PT2 on-call")
         return labels
 
     @field_validator("upstream_links")

@@ -15,7 +15,8 @@
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
 - `publishing`: what counts as published: `publish_night` (the real publisher, under the
   store's lock on the repository), `publish_recorded` (pending until every write is done),
-  `publish_owed` (what an earlier run stored but could not publish), `writes_github`.
+  `publish_owed` (what an earlier run stored but could not publish), `owed` and `owed_outputs`
+  (which nights wait, as step outputs), `writes_github`.
 - `nightly`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
   stages (`default_stages`, `render_report`).
 
@@ -53,7 +54,15 @@ _MODULES = {
         "with_stored_flags",
     ),
     "outputs": ("RunReport", "SiteStage", "build_site", "summary_markdown"),
-    "publishing": ("publish_night", "publish_owed", "publish_recorded", "publish_stored", "writes_github"),
+    "publishing": (
+        "owed",
+        "owed_outputs",
+        "publish_night",
+        "publish_owed",
+        "publish_recorded",
+        "publish_stored",
+        "writes_github",
+    ),
     "nightly": ("RunOptions", "default_stages", "render_report", "run"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}

@@ -38,6 +38,7 @@ from triagebot.pipeline.publishing import (
     Publisher,
     owe,
     owed,
+    owed_outputs,
     publish_night,
     publish_owed,
     publish_recorded,
@@ -118,8 +119,10 @@ def run(
         snapshot = with_stored_flags(store, given)
     else:
         snapshot = _sweep(config, options, need, store, out, sweeper, say)
-    report = _store(store, snapshot, out)
+    # Owed before it is stored: a record of a night never stored owes nothing (the next run
+    # sweeps it again), but a night stored without its record would never be published.
     owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
+    report = _store(store, snapshot, out)
     if options.bisections is not None:  # the night's own bisections: its groups' entries show them
         kept = keep_bisections_in(store, options.bisections)
         say(f"bisections: {len(kept)} kept from {options.bisections}")
@@ -152,8 +155,8 @@ def _check(
 ) -> RunReport:
     """`--check`: whether the installed build needs a sweep, as step outputs and as the same
     `name=value` lines on stdout (`sweep=true|false`, the flags to sweep, the reason), and
-    `publish=true` when a stored night still waits to be published (`run` publishes it)."""
-    outputs = need.outputs() | ({"publish": "true"} if unpublished else {})
+    `publish=true` and `owed` when a stored night still waits to be published."""
+    outputs = need.outputs() | owed_outputs(unpublished)
     write_outputs(outputs)
     for name, value in outputs.items():
         say(f"{name}={value}")

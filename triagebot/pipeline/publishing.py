@@ -39,8 +39,9 @@ def writes_github(config: Config, token: str | None, dry_run: bool) -> bool:
 
 
 def owe(store: Store, config: Config, token: str | None, dry_run: bool, key: str) -> None:
-    """Record nightly `key`, just stored, as owed to GitHub when it is to be published: a run
-    that dies before its writes are done leaves it for the next run to publish."""
+    """Record nightly `key`, about to be stored, as owed to GitHub when it is to be published:
+    a run that dies before its writes are done leaves it for the next run to publish (a night
+    owed counts only once it is stored: `store.owed_nights`)."""
     if writes_github(config, token, dry_run) and config.tracker.repo:
         mark_night(store, config.tracker.repo, key, "pending")
 
@@ -48,6 +49,13 @@ def owe(store: Store, config: Config, token: str | None, dry_run: bool, key: str
 def owed(store: Store, config: Config) -> list[str]:
     """The nightlies stored but not yet published to `tracker.repo`, oldest first."""
     return owed_nights(store, config.tracker.repo)[0] if config.tracker.repo else []
+
+
+def owed_outputs(unpublished: list[str]) -> dict[str, str]:
+    """The step outputs that say a stored night still waits to be published (`owed(...)`, oldest
+    first): `publish=true` and `owed`, the newest of them, which the workflow publishes; none
+    when nothing is owed."""
+    return {"publish": "true", "owed": unpublished[-1]} if unpublished else {}
 
 
 def publish_night(

@@ -12,7 +12,6 @@ no user code, so the function a signature names (`[in forward]`) is left out of 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from triagebot.reproduce import timed_run
+from triagebot.reproduce import scrubbed_environment, timed_run
 from triagebot.results import GraphRepro
 
 _USER_FUNCTION = re.compile(r" \[in [\w<>]+\]$")
@@ -84,7 +83,7 @@ def _minified(script: str, after: str, python: str, folder: Path, deadline: floa
             text=True,
             timeout=max(1.0, deadline - time.monotonic()),
             cwd=folder,
-            env={**os.environ, **debug},
+            env=scrubbed_environment(debug),
             check=False,
         )
     except subprocess.TimeoutExpired:

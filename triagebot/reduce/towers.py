@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from triagebot.reproduce import scrubbed_environment
 from triagebot.results import ModelSpec
 
 _ANSWER = "TRIAGEBOT-TOWERS "
@@ -94,6 +95,7 @@ def parts_of(spec: ModelSpec, python: str = sys.executable, timeout: float = 300
             capture_output=True,
             text=True,
             timeout=timeout,
+            env=scrubbed_environment(),
             check=False,
         )
     except (subprocess.TimeoutExpired, OSError) as error:

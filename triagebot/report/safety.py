@@ -9,7 +9,8 @@ or inject HTML. Shapes:
 
 - `code(text)`: an inline code span, one line, bounded, for prose and headings;
 - `cell(text)`: the same for a table cell, its `|` escaped so the row keeps its columns;
-- `prose(text)`: plain text with mentions and references defused, Markdown and HTML escaped;
+- `prose(text)`: plain text with mentions, references and bare URLs defused, Markdown and HTML
+  escaped;
 - `html_text(text)`: the same inside raw HTML (a `<summary>`), HTML escaped only;
 - `fenced(text)`: a fenced block whose fence is longer than any backtick run inside it;
 - `tail(text, lines)`: the last lines of a traceback, for `fenced`;
@@ -34,6 +35,9 @@ MAX_INLINE = 200
 ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _REFERENCE = re.compile(r"#(?=\d)")
+# What GitHub turns into a link with no Markdown around it (GFM's extended autolinks): a URL's
+# scheme and `www.`; a zero-width space after the scheme or `www` leaves them plain text.
+_AUTOLINK = re.compile(r"\b(?:https?|ftp|mailto|xmpp)(?=:)|\bwww(?=\.)", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
 # HTML that could open or close a comment or a block around the text, whatever the case.
 _MARKUP = re.compile(r"<(?=!|/|\?|details|summary|pre|code)|(?<=-)-(?=>)|(?<=--)!(?=>)", re.IGNORECASE)
@@ -66,11 +70,16 @@ def cell(text: object, limit: int = MAX_INLINE) -> str:
     return span.replace("|", "\\|")
 
 
+def _defused(text: str) -> str:
+    """`text` with no mention, issue reference or bare URL GitHub would act on."""
+    text = _MENTION.sub("@" + ZERO_WIDTH, text)
+    text = _REFERENCE.sub("#" + ZERO_WIDTH, text)
+    return _AUTOLINK.sub(lambda m: m.group() + ZERO_WIDTH, text)
+
+
 def prose(text: object, limit: int = MAX_INLINE) -> str:
-    """One line of plain Markdown that cannot ping, cross-link, open HTML or start markup."""
-    flat = html.escape(one_line(text, limit), quote=False)
-    flat = _MENTION.sub("@" + ZERO_WIDTH, flat)
-    flat = _REFERENCE.sub("#" + ZERO_WIDTH, flat)
+    """One line of plain Markdown that cannot ping, cross-link, link, open HTML or start markup."""
+    flat = _defused(html.escape(one_line(text, limit), quote=False))
     flat = _BACKTICKS.sub(lambda m: "\\`" * len(m.group()), flat)
     for special in "*_[]~":
         flat = flat.replace(special, "\\" + special)
@@ -79,10 +88,8 @@ def prose(text: object, limit: int = MAX_INLINE) -> str:
 
 def html_text(text: object, limit: int = MAX_INLINE) -> str:
     """One line of text inside raw HTML (a `<summary>`), where Markdown escapes would show: HTML
-    escaped, mentions and references defused."""
-    flat = html.escape(one_line(text, limit), quote=True)
-    flat = _MENTION.sub("@" + ZERO_WIDTH, flat)
-    return _REFERENCE.sub("#" + ZERO_WIDTH, flat)
+    escaped, mentions, references and bare URLs defused."""
+    return _defused(html.escape(one_line(text, limit), quote=True))
 
 
 def tail(text: object, lines: int = 30, limit: int = 4_000) -> str:

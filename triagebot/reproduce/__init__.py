@@ -5,7 +5,8 @@ sweep; this package imports no torch itself, it starts one).
 whose signature, computed by `results.error_signature` as the sweep computes it, is the
 expected one; `timed_run` runs one the same way, timed, with a timeout or a Python that cannot
 start as what it observed (and, for PyTorch's own minifier, in a folder of its own, with
-environment variables, or as a script of its own).
+environment variables, or as a script of its own). Every child gets `scrubbed_environment()`:
+no token, no git credential helper, no GITHUB_* variable.
 
 `reproduce(snapshot, python)` writes (`report.repro.repro_script`) and verifies a script for
 the models of every confirmed crash group, until one reproduces it (and of every wrong-result
@@ -22,8 +23,19 @@ from triagebot.reproduce.verify import (
     in_lanes,
     reproduce,
     run_script,
+    scrubbed_environment,
     timed_run,
     verify,
 )
 
-__all__ = ["DEFAULT_TIMEOUT", "Run", "Steps", "in_lanes", "reproduce", "run_script", "timed_run", "verify"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Run",
+    "Steps",
+    "in_lanes",
+    "reproduce",
+    "run_script",
+    "scrubbed_environment",
+    "timed_run",
+    "verify",
+]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,21 @@ except BaseException as error:
 """
 _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
+# What a child (a repro script, an installer, a torch build under test) never inherits: the
+# workflow's tokens and git's credential helper (GIT_CONFIG_*), and every GITHUB_*/ACTIONS_*
+# variable, among them the files that set a later step's outputs and environment.
+_SECRET = re.compile(
+    r"^(GITHUB_|ACTIONS_|GIT_)|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|^SSH_AUTH_SOCK$",
+    re.IGNORECASE,
+)
+
+
+def scrubbed_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without what a child must not see (see `_SECRET`), with
+    `extra` set on top."""
+    kept = {name: value for name, value in os.environ.items() if not _SECRET.search(name)}
+    return {**kept, **(extra or {})}
+
 
 @dataclass(frozen=True)
 class Run:
@@ -66,9 +82,9 @@ def run_script(
 ) -> str | None:
     """Run `script` and return the signature of the error it raised, or None when it raised none.
 
-    `env`: variables set for it besides the inherited ones; `folder`: where it runs and writes
-    (default: a temporary folder, removed after); `standalone`: run it as `__main__` instead of
-    calling its `main()`. Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
+    `env`: variables set for it besides those of `scrubbed_environment()`; `folder`: where it
+    runs and writes (default: a temporary folder, removed after); `standalone`: run it as
+    `__main__` instead of calling its `main()`. Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
     """
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as temporary:
@@ -81,7 +97,7 @@ def run_script(
         text=True,
         timeout=timeout,
         cwd=folder,
-        env={**os.environ, **env} if env else None,
+        env=scrubbed_environment(env),
         check=False,
     )
     for line in reversed(completed.stderr.splitlines()):

@@ -88,6 +88,7 @@ from triagebot.results.signatures import (
 )
 from triagebot.results.tracker import (
     HEALTH_ISSUE,
+    PEOPLE_ONLY_LABELS,
     CommandRecord,
     IssueRecord,
     PublishedNight,
@@ -95,6 +96,7 @@ from triagebot.results.tracker import (
     RerunRequest,
     TrackedIssue,
     TrackerNotice,
+    people_only,
 )
 from triagebot.results.upstream import (
     GroupTriage,
@@ -110,6 +112,7 @@ __all__ = [
     "COUNTING_BACKEND",
     "GRAPH_BREAK_SETTINGS",
     "HEALTH_ISSUE",
+    "PEOPLE_ONLY_LABELS",
     "PRE_COMPILE_STAGES",
     "SKIPPED_BECAUSE",
     "SKIPPED_RUN",
@@ -180,6 +183,7 @@ __all__ = [
     "error_signature",
     "group_key",
     "named_in_break",
+    "people_only",
     "signature_id",
     "wrong_result_signature",
 ]

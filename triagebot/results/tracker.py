@@ -64,6 +64,16 @@ class IssueRecord(Record):
     closed_signatures: list[str] = Field(default_factory=list)  # what it showed when they closed it
 
 
+# Labels only people set: `triaged` hides an issue from the PT2 on-call. GitHub's label names
+# are case-insensitive, so `Triaged` is the same label.
+PEOPLE_ONLY_LABELS = frozenset({"triaged"})
+
+
+def people_only(label: str) -> bool:
+    """Whether `label` is one the bot never sets (`PEOPLE_ONLY_LABELS`), in any case or spacing."""
+    return label.strip().casefold() in PEOPLE_ONLY_LABELS
+
+
 class RefusedLabels(Record):
     """Labels GitHub refused to create or set in one repository (the token lacks triage or push
     access): not asked for again, so that a missing permission is said once, not every night.

@@ -184,6 +184,8 @@ def parse_link(words: list[str], known_groups: Mapping[str, str]) -> Command:
         if not rest or not _ISSUE.fullmatch(rest[-1]):
             return Command(Kind.refuse, "link takes a crash group and an issue: link GROUP #N")
         number = int(rest.pop().lstrip("#"))
+        if number < 1:  # 0 would reach the keep job as an unlink
+            return Command(Kind.refuse, f"#{number} is no issue: link GROUP #N takes an issue from #1 on")
     signature, reason = known_group(" ".join(rest), known_groups)
     if signature is None:
         return Command(Kind.refuse, reason)

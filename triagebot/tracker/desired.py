@@ -13,11 +13,10 @@ health are the night's.
 from __future__ import annotations
 
 from triagebot import report
-from triagebot.analysis.triage import NEVER
 from triagebot.config import TrackerSettings
 from triagebot.report.markers import HEALTH_MARKER, flag_marker
 from triagebot.report.words import title_values
-from triagebot.results import HEALTH_ISSUE, FlagFigures, FlagNight, Night, TrackedIssue
+from triagebot.results import HEALTH_ISSUE, FlagFigures, FlagNight, Night, TrackedIssue, people_only
 from triagebot.tracker import closing
 from triagebot.tracker.notices import flag_notices, health_notices
 
@@ -58,7 +57,7 @@ def flag_labels(state: FlagNight, settings: TrackerSettings) -> list[str]:
     labels = list(settings.labels)
     if settings.triage_labels:
         labels += [name for triage in state.triage.values() for name in triage.label_names]
-    return [label for label in dict.fromkeys(labels) if label not in NEVER]
+    return [label for label in dict.fromkeys(labels) if not people_only(label)]
 
 
 HEALTH = HEALTH_ISSUE

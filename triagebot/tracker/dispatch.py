@@ -105,6 +105,8 @@ class Step:
             max_writes=tracker.max_writes,
             stored=stored,
             upstream=tracker.upstream,
+            gpu_per_person=tracker.gpu_commands_per_person,
+            gpu_per_day=tracker.gpu_commands_per_day,
         )
 
 
@@ -135,7 +137,10 @@ def from_event(step: Step) -> None:
 
     login = gh.login if gh is not None else ACTIONS_BOT_LOGIN
     flag_of = issue_flags(step.store, event.repo)
-    decision = rerun.decide_for(event, settings, bot_login=login, issue_flag=flag_of, permission=permission)
+    started = rerun.commands_started(gh) if gh is not None else None
+    decision = rerun.decide_for(
+        event, settings, bot_login=login, issue_flag=flag_of, permission=permission, started=started
+    )
     if gh is not None:
         quiet = decision.limited and answered_today(gh, event)
         respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)

@@ -119,9 +119,16 @@ def searched(
     upstream = settings.upstream or ""
     own = list(numbers.values()) if upstream == settings.repo else []
     stored = stored_searches(store, upstream)
-    made, pace = search_night(gh, upstream, night, stored, own=own, say=say)
-    if keep:
-        keep_searches(store, made)
+    made, pace = search_night(
+        gh,
+        upstream,
+        night,
+        stored,
+        own=own,
+        cap=settings.upstream_searches_per_night,
+        keep=(lambda search: keep_searches(store, [search])) if keep else (lambda search: None),
+        say=say,
+    )
     if made:
         say(f"searched the issues of {upstream} for {len(made)} signature(s): {pace.requests} request(s)")
     return with_searches(night, {**stored, **{search.signature: search for search in made}})

@@ -38,6 +38,7 @@ from triagebot.tracker.rerun import (
     IssueFlag,
     RerunSettings,
     collaborator_permission,
+    commands_started,
     decide_for,
     polled_event,
 )
@@ -222,7 +223,12 @@ class PollRound:
 
         settings, gh = self.settings, self.gh
         decision = decide_for(
-            event, settings, bot_login=gh.login, issue_flag=self.issue_flag, permission=permission
+            event,
+            settings,
+            bot_login=gh.login,
+            issue_flag=self.issue_flag,
+            permission=permission,
+            started=commands_started(gh),
         )
         if decision.note:
             self.say(f"{self.repo_name}#{event.issue}, comment {event.comment_id}: {decision.note}")

@@ -33,14 +33,15 @@ from typing import Any
 
 from github import GithubException
 
-from triagebot.analysis import flag_stats
+from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
 from triagebot.analysis.triage import failure_groups
 from triagebot.errors import TrackerError
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import parse_time
+from triagebot.tracker.gpu_caps import GPU_KINDS, Started, cap_refusal, started_before
+from triagebot.tracker.ledger import aware, now, parse_time
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 UNREADABLE = "unreadable"  # the bot's token may not read permissions: GitHub did not say
@@ -75,6 +76,12 @@ class RerunSettings:
     max_models: int = commands.MAX_MODELS  # `tracker.rerun_max_models`
     stored: Snapshot | None = None  # the newest stored snapshot: what a bare command reruns
     upstream: str | None = None  # `tracker.upstream`: the repository a group is pinned to
+    gpu_per_person: int = 2  # `tracker.gpu_commands_per_person` (see `gpu_caps`)
+    gpu_per_day: int = 6  # `tracker.gpu_commands_per_day`
+
+
+# The commands that take GPU time accepted before a command (`gpu_caps.started_before`).
+StartedBefore = Callable[["CommentEvent"], list[Started]]
 
 
 @dataclass
@@ -143,6 +150,7 @@ def polled_event(repo_name: str, issue: Any, comment: Any, action: str) -> Comme
         author=comment.user.login if comment.user else "",
         author_type=comment.user.type if comment.user else "User",
         action=action,
+        created_at=aware(comment.created_at),
         author_association=comment.author_association or "",
     )
 
@@ -203,8 +211,10 @@ def decide_for(
     bot_login: str,
     issue_flag: IssueFlag,
     permission: Callable[[str], str],
+    started: StartedBefore | None = None,
 ) -> Decision:
-    """`decide` under `settings`."""
+    """`decide` under `settings`; `started(event)`: the commands that take GPU time accepted in
+    the day before `event`, read only where author_association stands in for permissions."""
     if ignored(event, bot_login, settings.on_edited):
         return Decision(Kind.none)
     command = commands.parse_command(
@@ -220,7 +230,7 @@ def decide_for(
     flag = issue_flag(event.issue, event.issue_body) if by_bot else None
     if flag is None:
         return Decision(Kind.refuse, "this issue is not one of the bot's tracking issues", limited=True)
-    return handle(command, event, flag, permission, settings)
+    return handle(command, event, flag, permission, settings, started)
 
 
 def handle(
@@ -229,6 +239,7 @@ def handle(
     flag: str,
     permission: Callable[[str], str],
     settings: RerunSettings,
+    started: StartedBefore | None = None,
 ) -> Decision:
     """The decision on a parsed command on `flag`'s issue (see `decide`)."""
     if command.kind == Kind.help:
@@ -238,6 +249,10 @@ def handle(
         return Decision(Kind.refuse, why, flag, limited=True)
     if command.kind == Kind.refuse:
         return Decision(Kind.refuse, command.reason, flag, note=why)
+    if why and command.kind in GPU_KINDS and started is not None:  # trusted by association only
+        capped = cap_refusal(event.author, started(event), settings.gpu_per_person, settings.gpu_per_day)
+        if capped is not None:
+            return Decision(Kind.refuse, capped, flag, limited=True, note=why)
     decision = HANDLERS[command.kind](command, event, flag, settings)
     decision.note = why
     return decision
@@ -268,15 +283,12 @@ def bisect_request(command: Command, event: CommentEvent, flag: str, settings: R
     """The first bad nightly of a model's crash under `flag`: it must crash in the stored
     snapshot, in a group with a verified reproduction (the bisection runs it)."""
     model, stored = command.models[0], settings.stored
-    group = next((g for g in flag_groups(stored, flag) if model in g.models and g.backend is None), None)
+    group = crash_group_of(stored, flag, model)  # the group the bisect job will look for
     if stored is None or group is None:
         return Decision(
             Kind.refuse, f"`{model}` has no confirmed crash under `{flag}` in the newest stored nightly", flag
         )
-    verified = [
-        r for r in stored.reproductions if r.flag == flag and r.signature == group.signature and r.verified
-    ]
-    if not verified:
+    if bisectable_reproduction(stored, flag, group) is None:
         return Decision(
             Kind.refuse, f"the crash group of `{model}` has no verified reproduction to bisect with", flag
         )
@@ -382,6 +394,16 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
         return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
     return gh.read(read, what=f"read the permission of {login} on {repo_name}")
+
+
+def commands_started(gh: GitHub) -> StartedBefore:
+    """`started` for `decide_for`: read from GitHub (`gpu_caps.started_before`), on GitHub's
+    clock (the command's own time)."""
+
+    def started(event: CommentEvent) -> list[Started]:
+        return started_before(gh, event.repo, event.comment_id, event.created_at or now())
+
+    return started
 
 
 def outputs(decision: Decision) -> dict[str, str]:

@@ -12,13 +12,17 @@ how many are left and when the minute ends, and the next search waits for that e
 are left (`Pace`); a limit that asks to wait longer than `MAX_WAIT` ends tonight's searches, the
 rest keep their earlier search. A query over 256 characters is refused (422): none is sent, and
 one GitHub refuses anyway gives way to the next, shorter one. Searches are kept in the store
-(`store.upstream`): a signature searched for tonight's nightly is not searched again.
+(`store.upstream`), each as soon as it is made, so that a publish job stopped midway keeps
+what it searched: a signature searched for tonight's nightly is not searched again. A night
+makes at most `tracker.upstream_searches_per_night` searches (they run inside the publish
+lease), those never searched first, then the longest ago; the rest wait for the next night.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from triagebot.analysis.triage import failure_groups, search_words
@@ -30,6 +34,7 @@ MAX_QUERY = 256  # characters GitHub accepts in a search query
 PER_PAGE = 20  # issues read per query: the best matches are among GitHub's first
 MAX_WAIT = 120.0  # seconds the search limit may ask to wait before the rest waits for the next night
 KEPT = 5  # issues kept per search, best first (an issue shows `triage.MAX_KNOWN` of them)
+SEARCHES_PER_NIGHT = 60  # the default of `tracker.upstream_searches_per_night`
 
 
 @dataclass
@@ -181,11 +186,14 @@ def search_night(
     stored: dict[str, UpstreamSearch],
     *,
     own: Collection[int] = (),
+    cap: int = SEARCHES_PER_NIGHT,
+    keep: Callable[[UpstreamSearch], None] = lambda search: None,
     say: Callable[[str], None] = print,
 ) -> tuple[list[UpstreamSearch], Pace]:
-    """The searches tonight owes: each wanted signature not yet searched for `night.key`. Stops
-    (saying why) when the search limit would hold the night too long, or GitHub fails; what was
-    searched until then is returned, with the pace it kept."""
+    """The searches tonight owes: each wanted signature not yet searched for `night.key`, at most
+    `cap` of them (never searched first, then the longest ago), each handed to `keep` as soon as
+    it is made. Stops (saying why) when the search limit would hold the night too long, or
+    GitHub fails; what was searched until then is returned, with the pace it kept."""
     searcher = Searcher(gh, repo, night.key, own)
     owed = [
         (signature, words)
@@ -194,12 +202,21 @@ def search_night(
             signature in stored and stored[signature].key == night.key and stored[signature].words == words
         )
     ]
+
+    def longest_ago(item: tuple[str, list[str]]) -> tuple[bool, datetime]:
+        earlier = stored.get(item[0])
+        return (earlier is not None, earlier.at if earlier is not None else datetime.min.replace(tzinfo=UTC))
+
+    owed.sort(key=longest_ago)
+    if len(owed) > cap:
+        say(f"upstream search of {repo}: {cap} of {len(owed)} signature(s) tonight, the rest the next nights")
     made = []
-    for signature, words in owed:
+    for signature, words in owed[:cap]:
         try:
             made.append(searcher.search(signature, words))
         except GitHubError as error:
             left = len(owed) - len(made)
             say(f"upstream search of {repo} stopped, {left} signature(s) left for the next night: {error}")
             break
+        keep(made[-1])
     return made, searcher.pace

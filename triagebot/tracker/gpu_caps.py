@@ -1,0 +1,75 @@
+"""How many commands that take GPU time one person, and everyone together, may start in a day
+where GitHub's `author_association` stands in for the collaborator permission (the bot's token
+cannot read permissions: any organisation member or collaborator, a read-only one included, is
+then trusted): `tracker.gpu_commands_per_person` and `tracker.gpu_commands_per_day`.
+
+Counted from GitHub itself, so that the event workflow (which keeps no ledger) and polling
+decide alike, the same way whenever they decide: the `/rerun-sweep` comments on the bot's
+tracking issues that take GPU time (a rerun or a bisection; not `link`, `unlink` or `help`) and
+that the bot accepted (👀), in the day before the command was posted. Only read for a command
+the association alone lets through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from triagebot.tracker import commands
+from triagebot.tracker.commands import Kind
+from triagebot.tracker.github import GitHub
+from triagebot.tracker.ledger import aware
+from triagebot.tracker.reactions import Reaction, bot_reactions
+from triagebot.tracker.remote import list_bot_issues
+
+GPU_KINDS = frozenset({Kind.run, Kind.bisect})
+DAY = timedelta(days=1)
+_NO_GPU = frozenset({"link", "unlink", "help"})
+
+
+@dataclass(frozen=True)
+class Started:
+    """A command that takes GPU time, accepted by the bot: who posted it, and when."""
+
+    author: str
+    at: datetime
+
+
+def takes_gpu(body: str) -> bool:
+    """Whether the comment's command, whatever became of it, would take GPU time."""
+    line = commands.command_line(body)
+    words = line.split()[1:] if line is not None else []
+    return line is not None and (not words or words[0].lower() not in _NO_GPU)
+
+
+def started_before(gh: GitHub, repo_name: str, comment_id: int, posted: datetime) -> list[Started]:
+    """The commands that take GPU time the bot accepted on its tracking issues of `repo_name`
+    in the day before `posted` (comment `comment_id` itself left out)."""
+    found = []
+    for issue in list_bot_issues(gh, repo_name):
+        handle = gh.repo(repo_name).get_issue(issue.number)
+        what = f"read the comments of {repo_name}#{issue.number}"
+        comments = gh.read(lambda handle=handle: list(handle.get_comments()), what=what)
+        for comment in comments:
+            at = aware(comment.created_at)
+            if comment.id == comment_id or at is None or not posted - DAY <= at <= posted:
+                continue
+            if not takes_gpu(comment.body or "") or not comment.user:
+                continue
+            if Reaction.accepted in bot_reactions(gh, repo_name, issue.number, comment):
+                found.append(Started(comment.user.login, at))
+    return found
+
+
+def cap_refusal(author: str, started: list[Started], per_person: int, per_day: int) -> str | None:
+    """Why `author` may not start another command that takes GPU time, or None."""
+    mine = sum(item.author.lower() == author.lower() for item in started)
+    limits = (
+        f"where GitHub's author_association stands in for write access, commands that take GPU "
+        f"time are limited to {per_person} per person and {per_day} in all a day"
+    )
+    if mine >= per_person:
+        return f"{limits}, and @{author} started {mine} in the day before this one; try again later"
+    if len(started) >= per_day:
+        return f"{limits}, and {len(started)} were started in the day before this one; try again later"
+    return None
