@@ -15,7 +15,18 @@ from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.frames import crash_patterns, pattern_of
 from triagebot.analysis.ladder import reach
 from triagebot.report import issue_body, nightly_summary, words
-from triagebot.results import COUNTING_BACKEND, Effect, FlagFigures, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import (
+    COUNTING_BACKEND,
+    Accuracy,
+    AccuracyCheck,
+    Effect,
+    FlagFigures,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+    UnreachedPair,
+)
 
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u0} not in returned outputs"
 SITE = "/venv/lib/python3.11/site-packages"
@@ -37,6 +48,9 @@ from user code:
 
 Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace
 """
+
+
+MATCH = AccuracyCheck(verdict=Accuracy.match)
 
 
 def pending(traceback: str | None = MISTRAL_TAIL) -> Outcome:
@@ -121,7 +135,7 @@ def test_groups_users_can_hit_come_first_and_counting_only_ones_say_so():
         ("Big1", "counting"),
     ]
     assert [words.reach(group) for group in groups] == [
-        "also aot_eager",
+        "also aot_eager (inductor not run)",
         "not checked beyond the counting backend",
         "Dynamo (counting backend) only",
     ]
@@ -142,8 +156,103 @@ def test_no_sentence_claims_a_rung_that_was_not_run():
     helped = result("Helped", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: rungs})
     snap = builders.snapshot([helped], ladder=[COUNTING_BACKEND, "aot_eager"])
     body = issue_body(night(snap), SCALAR)
-    assert "full stack" not in body
-    assert "survives every rung it was run on (counting, aot_eager); nothing is known of inductor" in body
+    assert "full stack" not in body and "each until a rung failed" not in body
+    assert "inductor was not on tonight's ladder" in body
+    assert "the benefit of 1 of 1 survives every rung each ran on" in body
+
+
+# --- every cell from the data it names ------------------------------------------------------------------
+
+FULL_LADDER = [COUNTING_BACKEND, "aot_eager", "inductor"]
+
+
+def ladder_table(body: str) -> dict[str, list[str]]:
+    """The issue's ladder table: model -> its cells after the effect."""
+    section = body.split("## The backend ladder", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {row.split("`")[1]: [cell.strip() for cell in row.strip("|").split("|")[2:]] for row in rows}
+
+
+def test_the_counting_cell_of_a_crashing_model_says_it_crashed():
+    crashing = with_ladder("Crashing", pending(), aot_eager=ok(2), inductor=ok(2))
+    snap = builders.snapshot([crashing], ladder=FULL_LADDER)
+    [row] = flag_stats(snap, SCALAR).ladder_rows
+    assert row.rungs == {COUNTING_BACKEND: "crash", "aot_eager": "ok", "inductor": "ok"}
+    assert ladder_table(issue_body(night(snap), SCALAR))["Crashing"][:3] == ["crash", "ok", "ok"]
+
+
+def test_survival_counts_every_helped_model_by_the_rungs_it_ran():
+    climbed = {COUNTING_BACKEND: ok(1), "aot_eager": ok(1)}  # inductor is for failures only on the CPU
+    helped = [result(name, ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: climbed}) for name in "ABC"]
+    snap = builders.snapshot(helped, ladder=FULL_LADDER)
+    stats = flag_stats(snap, SCALAR)
+    assert (stats.helped_survive, stats.helped_laddered) == (3, 3)
+    assert stats.helped_rungs == {COUNTING_BACKEND: 3, "aot_eager": 3, "inductor": 0}
+    body = issue_body(night(snap), SCALAR)
+    assert "the benefit of 3 of 3 survives every rung each ran on" in body
+    assert "counting: 3, aot\\_eager: 3, inductor: none" in body
+    assert "each until a rung failed" not in body
+    # The empty inductor cell says why it is empty.
+    assert ladder_table(body)["A"][:3] == ["ok", "ok", "not run: failures only"]
+
+
+def test_a_rung_not_run_says_why():
+    bounded = result("Bounded", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: {COUNTING_BACKEND: ok(1)}})
+    stopped = result(
+        "Stopped",
+        ok(3, ["item"]),
+        {SCALAR: ok(1)},
+        ladder={SCALAR: {COUNTING_BACKEND: ok(1), "aot_eager": crash("BackendCompilerFailed", "aliased")}},
+    )
+    unreached = [UnreachedPair(model="Bounded", config=SCALAR, rungs=["aot_eager"], bound="seconds")]
+    snap = builders.snapshot([bounded, stopped], ladder=FULL_LADDER, ladder_unreached=unreached)
+    rows = {row.model: row for row in flag_stats(snap, SCALAR).ladder_rows}
+    assert rows["Bounded"].not_run == {"aot_eager": "budget", "inductor": "failures_only"}
+    assert rows["Stopped"].not_run == {"inductor": "after_failure"}
+    table = ladder_table(issue_body(night(snap), SCALAR))
+    assert table["Bounded"][1] == "not run: beyond the time budget"
+    assert table["Stopped"][2] == "not run: a rung below failed"
+
+
+def test_a_group_failing_under_aot_eager_and_inductor_says_both():
+    failing = crash("BackendCompilerFailed", "GuardOnDataDependentSymNode: Could not guard")
+    group_model = with_ladder(
+        "Both", crash("GuardOnDataDependentSymNode", "Could not guard"), aot_eager=failing, inductor=failing
+    )
+    snap = builders.snapshot([group_model], ladder=FULL_LADDER)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert group.fails_under == ["aot_eager", "inductor"]
+    assert words.reach(group) == "also aot_eager and inductor"
+    body = issue_body(night(snap), SCALAR)
+    assert "— also aot\\_eager and inductor" in body
+    assert "also aot\\_eager and inductor" in body.split("## Summary")[0]  # the verdict says it too
+
+
+def test_a_counting_only_crash_says_what_the_real_backends_do_with_the_model():
+    mistral = result(
+        "Mistral3",
+        ok(17, ["item"]),
+        {SCALAR: pending()},
+        ladder={
+            SCALAR: {"aot_eager": ok(12, accuracy=MATCH), "inductor": ok(12, accuracy=MATCH)},
+            "baseline": {"aot_eager": ok(18, accuracy=MATCH)},
+        },
+    )
+    snap = builders.snapshot([mistral], ladder=FULL_LADDER)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert [
+        (rung.backend, rung.graphs, rung.baseline_graphs, rung.baseline_backend) for rung in group.clean_under
+    ] == [
+        ("aot_eager", 12, 18, "aot_eager"),
+        ("inductor", 12, 17, COUNTING_BACKEND),
+    ]
+    said = words.other_half(group)
+    assert "under aot_eager it compiles to 12 graphs (18 at baseline), outputs matching eager's" in said
+    assert "under inductor it compiles to 12 graphs (17 at baseline with the counting backend)" in said
+    assert said.endswith("for users of aot_eager and inductor the flag helps this model")
+    assert "**The other half**: Mistral3 crashes with the counting backend alone" in issue_body(
+        night(snap), SCALAR
+    )
 
 
 # --- new tonight ------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.figures import share
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
+    clean_rungs,
+    failing_backends,
     first_rungs,
     ladder_figures,
     reach,
@@ -159,6 +161,8 @@ def _where(
         "ladder": rungs,
         "reach": where,
         "unchecked": unchecked,
+        "fails_under": failing_backends(rungs, snapshot.ladder),
+        "clean_under": clean_rungs(results.get(group.models[0]), group.flag, snapshot.ladder),
         "patterns": crash_patterns(results, group.models, group.flag),
     }
 

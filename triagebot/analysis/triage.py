@@ -1,13 +1,15 @@
 """What a triager reads about each failure group beyond the crash, decided once for every surface.
 
 - `suggested_labels(group)`: the labels of PyTorch's PT2 triage rubric, from where the group
-  lives on the backend ladder (`FailureGroup.lives_in`, else its rung `backend`): a failure while
-  Dynamo traces (the counting backend) is `module: dynamo`, one under `aot_eager` and not the
-  counting backend `module: pt2-dispatcher`, one under `inductor` and not `aot_eager`
-  `module: inductor`; a data-dependent one (`.item()`, unbacked symbols,
-  GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound) is `module: dynamic shapes` too,
-  and a silent wrong result `high priority`. `triaged` is never suggested: it hides an issue
-  from the PT2 on-call.
+  lives on the backend ladder (`FailureGroup.lives_in`, else its rung `backend`): every group
+  fails under torch.compile, `oncall: pt2`; a failure while Dynamo traces (the counting backend)
+  is `module: dynamo`, one under `aot_eager` and not the counting backend `module: pt2-dispatcher`,
+  one under `inductor` and not `aot_eager` `module: inductor`; a data-dependent one (`.item()`,
+  unbacked symbols, GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound) is
+  `module: dynamic shapes` too; a silent wrong result is `module: correctness (silent)` and
+  `high priority`, its module label saying where it is wrong rather than where it fails. Each
+  label comes with its evidence. `triaged` is never suggested: it hides an issue from the PT2
+  on-call.
 - `search_words(group)`: what an upstream search looks for, most telling first: the error's own
   name (the exception a wrapper such as InternalTorchDynamoError names first in its message),
   the message's leading words before its first normalised value, and the compiler frame (the
@@ -45,6 +47,8 @@ DISPATCHER = "module: pt2-dispatcher"
 INDUCTOR = "module: inductor"
 DYNAMIC_SHAPES = "module: dynamic shapes"
 HIGH_PRIORITY = "high priority"
+CORRECTNESS = "module: correctness (silent)"
+ONCALL = "oncall: pt2"
 NEVER = frozenset({"triaged"})  # hides an issue from the PT2 on-call: people set it, never the bot
 
 # Where a failure lives -> its module label and why, in the rubric's words.
@@ -52,6 +56,12 @@ BY_PLACE = {
     "Dynamo": (DYNAMO, "fails while Dynamo traces, with the counting backend"),
     "AOTAutograd": (DISPATCHER, "fails under aot_eager, not with the counting backend"),
     "Inductor": (INDUCTOR, "fails under inductor, not under aot_eager"),
+}
+# The same labels for a wrong result: nothing failed, the outputs differ from the rung named on.
+WRONG_BY_PLACE = {
+    DYNAMO: "wrong already with the counting backend, which runs Dynamo's graphs as they are",
+    DISPATCHER: "wrong under aot_eager, right with the counting backend",
+    INDUCTOR: "wrong under inductor, right under aot_eager",
 }
 _DATA_DEPENDENT = re.compile(
     r"\.item\(\)|\bunbacked\b|\bu\*|GuardOnDataDependentSymNode|PendingUnbackedSymbolNotFound"
@@ -121,15 +131,23 @@ def is_wrong_result(group: FailureGroup) -> bool:
 
 def suggested_labels(group: FailureGroup) -> list[LabelReason]:
     """The labels a PT2 triager would set on `group`, each with why (see the module docstring)."""
-    labels = []
+    labels = [LabelReason(label=ONCALL, reason="fails under torch.compile, which the PT2 on-call triages")]
     module = BY_PLACE.get(place_of(group))
-    if module is not None:
+    if is_wrong_result(group):
+        labels.append(LabelReason(label=CORRECTNESS, reason="outputs differ from eager's and nothing raised"))
+        if module is not None:
+            labels.append(LabelReason(label=module[0], reason=WRONG_BY_PLACE[module[0]]))
+    elif module is not None:
         labels.append(LabelReason(label=module[0], reason=module[1]))
     found = _DATA_DEPENDENT.search(f"{group.signature}\n{group.error or ''}")
     if found:
         labels.append(LabelReason(label=DYNAMIC_SHAPES, reason=f"data-dependent: {found.group()}"))
     if is_wrong_result(group):
-        labels.append(LabelReason(label=HIGH_PRIORITY, reason="a wrong result, silently"))
+        labels.append(
+            LabelReason(
+                label=HIGH_PRIORITY, reason="a silent wrong result is high priority in the PT2 rubric"
+            )
+        )
     return [reason for reason in labels if reason.label not in NEVER]
 
 

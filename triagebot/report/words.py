@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from triagebot.analysis.figures import share
-from triagebot.analysis.ladder import USER_BACKENDS
+from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
     COUNTING_BACKEND,
@@ -30,7 +30,9 @@ from triagebot.results import (
     WRONG_RESULT,
     FailureGroup,
     FlagFigures,
+    FlagStats,
     FlagVerdict,
+    LadderRow,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -122,12 +124,80 @@ def listed(names: Sequence[str], limit: int = SHOWN_ERRORS) -> str:
 
 
 def reach(group: FailureGroup) -> str:
-    """Where a group of the sweep fails beyond Dynamo's counting backend, in a few words."""
+    """Where a group of the sweep fails beyond Dynamo's counting backend, in a few words: every
+    backend it fails under ("also aot_eager and inductor"), and those users run that it was not
+    run under ("also aot_eager (inductor not run)")."""
     if group.reach is None:
         return "not checked beyond the counting backend"
     if group.reach == COUNTING_BACKEND:
         return "Dynamo (counting backend) only"
-    return f"also {group.reach}"
+    text = f"also {' and '.join(group.fails_under or [group.reach])}"
+    unrun = [backend for backend in USER_BACKENDS if backend in group.unchecked]
+    return f"{text} ({' and '.join(unrun)} not run)" if unrun else text
+
+
+def other_half(group: FailureGroup) -> str | None:
+    """What a crash of the counting backend alone leaves users of the real backends: "under
+    aot_eager the flag compiles M to 12 graphs (18 at baseline), outputs matching eager's; ...".
+    None when the group fails beyond counting too, or no backend ran clean."""
+    if group.reach != COUNTING_BACKEND or not group.clean_under:
+        return None
+    parts = []
+    for rung in group.clean_under:
+        text = f"under {rung.backend} it compiles to {plural(rung.graphs or 0, 'graph')}"
+        if rung.baseline_graphs is not None:
+            where = "" if rung.baseline_backend == rung.backend else " with the counting backend"
+            text += f" ({rung.baseline_graphs} at baseline{where})"
+        parts.append(text + (", outputs matching eager's" if rung.outputs_match else ""))
+    fewer = [
+        rung.backend
+        for rung in group.clean_under
+        if rung.graphs is not None and rung.baseline_graphs is not None and rung.graphs < rung.baseline_graphs
+    ]
+    helps = f": for users of {' and '.join(fewer)} the flag helps this model" if fewer else ""
+    return f"{group.models[0]} crashes with the counting backend alone; {'; '.join(parts)}{helps}"
+
+
+# Why a rung of the ladder was not run (`LadderRow.not_run`), in a table's cell.
+NOT_RUN = {
+    "budget": "not run: beyond the time budget",
+    "pairs": "not run: beyond the pair limit",
+    "after_failure": "not run: a rung below failed",
+    "failures_only": "not run: failures only",
+    "not_chosen": "not run",
+}
+
+
+def rung_cell(row: LadderRow, rung: str) -> str:
+    """A ladder table's cell: what the rung did, or that it was not run and why."""
+    return row.rungs.get(rung) or NOT_RUN.get(row.not_run.get(rung, "not_chosen"), "not run")
+
+
+def ladder_intro(stats: FlagStats, device: str) -> str:
+    """The ladder section's first sentences: which models climbed what, and how."""
+    unrun = not_run(stats.ladder)
+    text = (
+        f"{plural(len(stats.ladder_rows), 'model')} climbed the backend ladder under the flag on {device} "
+        f"({' → '.join(stats.ladder)}). A pair stops at its first failing rung, except a failure's "
+        "representative, which climbs every rung"
+    )
+    only = [rung for rung in FAILURES_ONLY.get(device, ()) if rung in stats.ladder]
+    if only:
+        text += f"; on the {device} {' and '.join(only)} is climbed by the failures' representatives only"
+    if unrun:
+        text += f"; {' and '.join(unrun)} {'was' if len(unrun) == 1 else 'were'} not on tonight's ladder"
+    return text + "."
+
+
+def survival(stats: FlagStats) -> str | None:
+    """How many helped models keep their benefit on the rungs each ran, and how many ran each."""
+    if not stats.helped_laddered:
+        return None
+    ran = ", ".join(f"{rung}: {stats.helped_rungs.get(rung, 0) or 'none'}" for rung in stats.ladder)
+    return (
+        f"Of the helped models that climbed it, the benefit of {stats.helped_survive} of "
+        f"{stats.helped_laddered} survives every rung each ran on (helped models that ran each rung: {ran})."
+    )
 
 
 def checked(group: FailureGroup, device: str) -> str:

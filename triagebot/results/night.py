@@ -48,6 +48,16 @@ class ModelEffect(Record):
     error: str | None = None
 
 
+class CleanRung(Record):
+    """A backend under which a model ran clean under a flag: its graphs there and at baseline."""
+
+    backend: str
+    graphs: int | None = None
+    baseline_graphs: int | None = None
+    baseline_backend: str | None = None  # where the baseline's count is from: this backend, or counting
+    outputs_match: bool = False  # its outputs were compared with eager's and matched
+
+
 class FailureGroup(Record):
     """Models one flag crashes the same way: one signature, one bug."""
 
@@ -74,6 +84,10 @@ class FailureGroup(Record):
     # users run (and the ladder's own) that it was not run under.
     reach: str | None = None
     unchecked: list[str] = Field(default_factory=list)
+    fails_under: list[str] = Field(default_factory=list)  # every backend beyond counting that failed too
+    # The backends beyond counting under which its first model ran clean under the flag, with
+    # the graphs it compiled to there and at baseline: the other half of a counting-only crash.
+    clean_under: list[CleanRung] = Field(default_factory=list)
     # Where it starts in the code, from its members' tracebacks: one pattern per distinct model
     # frame, the first model's first; more than one says the models reach the error differently.
     patterns: list[CrashPattern] = Field(default_factory=list)
@@ -101,7 +115,11 @@ class LadderRow(Record):
     failed_at: str | None = None  # the first rung that failed, confirmed
     lives_in: str | None = None  # Dynamo, AOTAutograd, Inductor (a crash of the sweep: Dynamo)
     signature: str | None = None
-    survives: bool | None = None  # a helped model: its flag run passed every backend (None: not helped)
+    survives: bool | None = None  # a helped model: its flag run passed every rung it ran (None: not helped)
+    # Rung -> why it was not run: `budget` or `pairs` (a bound of the ladder), `after_failure`
+    # (a rung below failed), `failures_only` (climbed by the failures' representatives only),
+    # `not_chosen` (the pair did not climb it for another reason).
+    not_run: dict[str, str] = Field(default_factory=dict)
 
 
 class RecompileRow(Record):
@@ -177,6 +195,7 @@ class FlagStats(Record):
     ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
     helped_survive: int | None = None  # helped models whose benefit survives the full stack
     helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
+    helped_rungs: dict[str, int] = Field(default_factory=dict)  # rung -> helped models that ran it
     recompiles: list[RecompileRow] = Field(default_factory=list)
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
 
