@@ -13,7 +13,8 @@ from builders import DYNAMIC, SCALAR, crash, ok, result
 from triagebot.analysis import flag_stats, night
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.frames import crash_patterns, pattern_of
-from triagebot.analysis.ladder import reach
+from triagebot.analysis.ladder import at_baseline_too, reach
+from triagebot.analysis.triage import annotate
 from triagebot.report import issue_body, nightly_summary, words
 from triagebot.results import (
     COUNTING_BACKEND,
@@ -22,7 +23,10 @@ from triagebot.results import (
     Effect,
     FlagFigures,
     ModelResult,
+    ModelSpec,
     Outcome,
+    RecompileCheck,
+    Reduction,
     Snapshot,
     Status,
     UnreachedPair,
@@ -381,7 +385,8 @@ def test_the_verdict_sentence_names_what_blocks_and_what_the_flag_buys():
     body = issue_body(tonight, SCALAR)
     assert body.index("## Verdict") < body.index("## Summary")
     assert "| Crashes (confirmed) | 1 of 3 models it could affect (33.3%) | **yes** |" in body
-    assert words.RULE in body
+    # The rule is said once (the README and the site); the issue links to it.
+    assert words.RULE not in body and "By the readiness rule (triagebot's README" in body
     assert f"- `{SCALAR}`: {sentence}" in nightly_summary(tonight)
 
 
@@ -413,3 +418,115 @@ def test_the_figures_are_the_statistics_over_one_denominator():
     )
     assert words.of(found.crashes, found) == "1 of 2 testable models (50%)"
     assert stats.percentages[Effect.crashes] == 50.0  # the same share, over the same denominator
+
+
+# --- quiet by default -----------------------------------------------------------------------------------
+
+ALIASING = (
+    "Found a custom (non-ATen) operator whose output has alias annotations: view_of. "
+    "We only support functionalizing operators whose outputs do not have alias annotations (e.g. 'T"
+)
+
+
+def sentinel(model: ModelResult) -> ModelResult:
+    """`model` as one of the test corpus's sentinels."""
+    return model.model_copy(update={"spec": ModelSpec(model=model.model, source="sentinel")})
+
+
+def annotated(snap: Snapshot):
+    return annotate(night(snap), pins={}, links={}, searches={}, bisections={}, repo=None, local=False)
+
+
+def test_a_ladder_failure_at_baseline_too_is_one_line_in_a_collapsed_section():
+    aliasing = crash("RuntimeError", ALIASING)
+    everywhere = result(
+        "Aliasing",
+        ok(2, ["item"]),
+        {SCALAR: ok(1)},
+        ladder={
+            SCALAR: {COUNTING_BACKEND: ok(1), "aot_eager": aliasing},
+            "baseline": {"aot_eager": aliasing},
+        },
+    )
+    tonight = annotated(builders.snapshot([everywhere], ladder=[COUNTING_BACKEND, "aot_eager"]))
+    [group] = tonight.flags[SCALAR].stats.ladder_groups
+    assert at_baseline_too(group) and tonight.flags[SCALAR].triage == {}  # no labels, no link command
+    body = issue_body(tonight, SCALAR)
+    assert "### Under" not in body and "/rerun-sweep link" not in body
+    collapsed = body.split(
+        "<details><summary>Failing on the ladder at baseline too, not the flag's doing: 1 model"
+    )
+    assert len(collapsed) == 2
+    # One line, its signature ending at its last whole sentence.
+    assert (
+        "- under `aot_eager`: `Aliasing`, `RuntimeError: Found a custom (non-ATen) operator whose output "
+        in body
+    )
+    assert "outputs do not have alias annotations (e.g. 'T" not in body and "view_of. …`" in body
+
+
+def test_sentinels_are_marked_on_every_row_and_never_labelled():
+    wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
+    models = [
+        sentinel(
+            result(
+                "WrongSentinel", ok(2, ["item"]), {SCALAR: wrong}, ladder={SCALAR: {COUNTING_BACKEND: wrong}}
+            )
+        ),
+        result("Real", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: {COUNTING_BACKEND: ok(1)}}),
+    ]
+    tonight = annotated(builders.snapshot(models, ladder=[COUNTING_BACKEND], checks=["accuracy"]))
+    assert tonight.sentinels == {"WrongSentinel"}
+    assert [triage.labels for triage in tonight.flags[SCALAR].triage.values()] == [[]]
+    body = issue_body(tonight, SCALAR)
+    assert "Labels a PT2 triager" not in body
+    rows = [line for line in body.splitlines() if line.startswith("| `WrongSentinel`")]
+    assert rows and all(row.startswith("| `WrongSentinel` (sentinel) |") for row in rows)
+    assert all(line.startswith("| `Real` |") for line in body.splitlines() if line.startswith("| `Real`"))
+
+
+def test_a_reduction_that_saved_nothing_is_not_said():
+    spec = ModelSpec(model="M")
+    slower = Reduction(
+        spec=spec, steps=["a step"], lines_before=95, lines_after=95, seconds_before=6.3, seconds_after=6.5
+    )
+    assert words.reduction_said(slower) is None
+    shorter = slower.model_copy(update={"lines_after": 40})
+    assert words.reduction_said(shorter) == "Reduced from 95 to 40 lines"
+    faster = shorter.model_copy(update={"seconds_after": 2.04})
+    assert words.reduction_said(faster) == "Reduced from 95 to 40 lines, 6.3 s to 2.0 s a run"
+
+
+# --- what was missing -----------------------------------------------------------------------------------
+
+
+def test_the_issue_names_the_unchanged_models_the_recompile_gaps_and_the_cpu_only_measure():
+    second = RecompileCheck(change="batch 1 -> 2", status="ok", recompiles=3, dynamic=True, again=0)
+    fewer = second.model_copy(update={"recompiles": 1})
+    none = RecompileCheck(change="no second shape: inputs with different leading axes", status="skipped")
+
+    def called_again(model: str, flagged: RecompileCheck, baseline: RecompileCheck) -> ModelResult:
+        ladder = {
+            SCALAR: {COUNTING_BACKEND: ok(1, recompile=flagged)},
+            "baseline": {COUNTING_BACKEND: ok(3, recompile=baseline)},
+        }
+        return result(model, ok(3, ["item"]), {SCALAR: ok(1)}, ladder=ladder)
+
+    models = [
+        result("Same", ok(2, ["item"]), {SCALAR: ok(2)}),
+        called_again("Fewer", fewer, second),
+        called_again("NoShape", none, none),
+    ]
+    snap = builders.snapshot(models, ladder=[COUNTING_BACKEND])
+    stats = flag_stats(snap, SCALAR)
+    assert [row.model for row in stats.recompiles] == ["Fewer"]
+    assert stats.recompile_gaps == {"NoShape": "no second shape: inputs with different leading axes"}
+    body = issue_body(night(snap), SCALAR)
+    assert "No effect: `Same`." in body
+    assert "; fewer: 1 of 1 model called on a second shape (100%)." in body
+    assert (
+        "not in the recompile figures: `NoShape` (no second shape: inputs with different leading axes)"
+        in body
+    )
+    verdict = body.split("## Summary")[0]
+    assert "Measured on the CPU only" in verdict

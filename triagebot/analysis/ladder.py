@@ -252,6 +252,12 @@ def groups_met_on_ladder(climbed: Sequence[LadderRow], flag: str) -> list[Failur
     return sorted(groups, key=lambda group: (-len(group.models), group.backend or "", group.signature))
 
 
+def at_baseline_too(group: FailureGroup) -> bool:
+    """A failure met on the ladder that every member meets at baseline too: not the flag's doing,
+    said in one line and never a group of its own."""
+    return bool(group.models) and set(group.models) <= set(group.baseline_too)
+
+
 def recompile_run(result: ModelResult, config: str) -> Outcome | None:
     """The run of `config` that made the second call: the sweep's own, or the ladder's counting rung."""
     for outcome in (result.outcomes.get(config), result.ladder.get(config, {}).get(COUNTING_BACKEND)):
@@ -292,6 +298,34 @@ def recompile_rows(
             )
         )
     return table
+
+
+def recompile_gaps(results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str) -> dict[str, str]:
+    """The models that climbed under `flag` yet have no row in `recompile_rows` (no second call
+    at baseline or under the flag), and why: the check's own words when it found no second shape
+    to make, else which run is missing. A crash of the sweep is left out: it is a crash."""
+    by_model = {result.model: result for result in results}
+    gaps = {}
+    for row in rows:
+        result = by_model.get(row.model)
+        if row.flag != flag or result is None or flag not in result.ladder or row.effect == Effect.crashes:
+            continue
+        runs = {config: recompile_run(result, config) for config in (BASELINE, flag)}
+        if all(run is not None for run in runs.values()):
+            continue
+        skipped = [
+            outcome.recompile.change
+            for config in (flag, BASELINE)
+            for outcome in (result.outcomes.get(config), result.ladder.get(config, {}).get(COUNTING_BACKEND))
+            if outcome is not None and outcome.recompile is not None and outcome.recompile.status == "skipped"
+        ]
+        missing = " and ".join(
+            "the baseline" if config == BASELINE else "the flag"
+            for config, run in runs.items()
+            if run is None
+        )
+        gaps[row.model] = skipped[0] if skipped else f"no second call recorded for {missing}"
+    return gaps
 
 
 class LadderFigures(NamedTuple):

@@ -15,6 +15,7 @@ from triagebot.analysis.ladder import (
     first_rungs,
     ladder_figures,
     reach,
+    recompile_gaps,
     recompile_rows,
     recompiles_more,
 )
@@ -87,6 +88,7 @@ def flag_stats(
         **ladder._asdict(),
         recompiles=recompiles,
         recompiles_more=recompiles_more(recompiles),
+        recompile_gaps=recompile_gaps(snapshot.results, mine, flag),
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from triagebot.analysis.ladder import lives_in
+from triagebot.analysis.ladder import at_baseline_too, lives_in
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
@@ -221,8 +221,9 @@ def pin_for(
 
 def failure_groups(stats: FlagStats) -> list[FailureGroup]:
     """A flag's groups an issue tracks and a triager labels: wrong results, crashes, then the
-    failures met only on the ladder."""
-    return [*stats.wrong_result_groups, *stats.crash_groups, *stats.ladder_groups]
+    failures met only on the ladder, less those its members meet at baseline too."""
+    ladder = [group for group in stats.ladder_groups if not at_baseline_too(group)]
+    return [*stats.wrong_result_groups, *stats.crash_groups, *ladder]
 
 
 def group_triage(
@@ -233,13 +234,15 @@ def group_triage(
     *,
     repo: str | None,
     local: bool,
+    sentinels: frozenset[str] = frozenset(),
 ) -> GroupTriage:
-    """What `group`'s entry says beyond the crash (a pinned group lists no possible matches)."""
+    """What `group`'s entry says beyond the crash (a pinned group lists no possible matches); a
+    group of `sentinels` alone (test models built to fail) is never labelled."""
     tracked = pin.number if pin is not None else None
     return GroupTriage(
         signature=group.signature,
         group_id=signature_id(group.signature),
-        labels=suggested_labels(group),
+        labels=[] if set(group.models) <= sentinels else suggested_labels(group),
         repo=repo,
         local=local,
         tracked_in=tracked,
@@ -274,6 +277,7 @@ def annotate(
                 bisections.get(group.signature),
                 repo=repo,
                 local=local,
+                sentinels=night.sentinels,
             )
             for group in failure_groups(flag.stats)
         }

@@ -19,6 +19,7 @@ from `analysis` (`[A-Za-z0-9_]` only); nothing else here is untrusted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from triagebot.analysis.figures import share
@@ -28,11 +29,13 @@ from triagebot.results import (
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
+    Environment,
     FailureGroup,
     FlagFigures,
     FlagStats,
     FlagVerdict,
     LadderRow,
+    Reduction,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -158,6 +161,29 @@ def other_half(group: FailureGroup) -> str | None:
     return f"{group.models[0]} crashes with the counting backend alone; {'; '.join(parts)}{helps}"
 
 
+def sentence_cut(text: str) -> str:
+    """`text` (a stored signature, cut at its length bound) ending at its last whole sentence,
+    with an ellipsis where it was cut, never mid-sentence."""
+    if text.endswith((".", "!", "?", ")")):
+        return text
+    ends = [found.end() for found in _SENTENCE_END.finditer(text)]
+    return f"{text[: ends[-1]].rstrip()} …" if ends else f"{text} …"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z])")  # not "e.g. 'x'" nor "torch.ops"
+
+
+def reduction_said(reduction: Reduction) -> str | None:
+    """What a repro's reduction saved ("Reduced from 128 to 40 lines, 6.3 s to 2.1 s a run"):
+    only what it made smaller; None when it saved nothing worth saying."""
+    parts = []
+    if reduction.lines_after < reduction.lines_before:
+        parts.append(f"from {reduction.lines_before} to {reduction.lines_after} lines")
+    if round(reduction.seconds_after, 1) < round(reduction.seconds_before, 1):
+        parts.append(f"{reduction.seconds_before:.1f} s to {reduction.seconds_after:.1f} s a run")
+    return f"Reduced {', '.join(parts)}" if parts else None
+
+
 # Why a rung of the ladder was not run (`LadderRow.not_run`), in a table's cell.
 NOT_RUN = {
     "budget": "not run: beyond the time budget",
@@ -249,6 +275,13 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
         parts.append(plural(figures.hurt, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
+
+
+def measured_on(environment: Environment) -> str | None:
+    """What a verdict measured on the CPU alone does not cover; None on a GPU."""
+    if environment.device != "cpu":
+        return None
+    return "Measured on the CPU only: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
 
 
 def verdict_word(verdict: FlagVerdict) -> str:

@@ -198,6 +198,8 @@ class FlagStats(Record):
     helped_rungs: dict[str, int] = Field(default_factory=dict)  # rung -> helped models that ran it
     recompiles: list[RecompileRow] = Field(default_factory=list)
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
+    # Models that climbed under the flag but have no recompile row, and why (no second shape...).
+    recompile_gaps: dict[str, str] = Field(default_factory=dict)
 
 
 class ModelGraphs(Record):
@@ -445,6 +447,11 @@ class FlagNight(Record):
         return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
 
     @property
+    def unchanged(self) -> list[str]:
+        """Models the flag ran on and left as they were (`no_effect`), by name."""
+        return sorted(row.model for row in self.effects if row.effect == Effect.no_effect)
+
+    @property
     def increased(self) -> list[ModelEffect]:
         """Models with more graphs under the flag, in snapshot order."""
         return [row for row in self.effects if row.effect == Effect.increases_graphs]
@@ -474,6 +481,16 @@ class Night(Record):
     # model -> the bisection of its baseline graph-count regression (the store's, by
     # `analysis.triage.annotate`), what its page on the dashboard says.
     baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
+
+    @property
+    def sentinels(self) -> frozenset[str]:
+        """The test corpus's sentinel models (built to fail in one known way): every row that
+        names one says so, and no label is suggested from them alone."""
+        return frozenset(
+            result.model
+            for result in self.snapshot.results
+            if result.spec is not None and result.spec.source == "sentinel"
+        )
 
     @property
     def effects(self) -> list[ModelEffect]:
