@@ -70,3 +70,14 @@ def test_the_example_is_a_real_night_with_every_section_a_tracking_issue_has():
     assert words.RULE not in text and f"[the readiness rule]({site}index.html#ready-rule) (" in text
     assert "Most common graph-break reasons" not in text  # the corpus's, said once elsewhere
     assert f"]({site}models/" in text and f"]({site}flags/{DOCS.FLAG}.html#crash-" in text
+
+
+def test_the_readme_quotes_the_example_s_verdict_word_for_word():
+    """The README's promised figures come from the same night as the example, so cannot drift."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Is a flag ready?", 1)[1]
+    quoted = " ".join(line.removeprefix("> ") for line in section.splitlines() if line.startswith("> "))
+    [verdict] = [
+        line for line in DOCS.EXAMPLE.read_text(encoding="utf-8").splitlines() if line.startswith("**")
+    ][:1]
+    assert quoted == verdict

@@ -5,6 +5,7 @@ flags; each computed once (`analysis`) and said in one set of words (`report.wor
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import builders
 import pytest
@@ -287,8 +288,8 @@ def test_a_crash_is_new_tonight_per_model_and_the_title_counts_it():
     )
     assert words.headline(figures) == "3 models crash, 1 new (PendingUnbackedSymbolNotFound)"
     body = issue_body(tonight, SCALAR)
-    assert "| `C` | `other` | 3 | **new tonight** |" in body
-    assert f"| `A` | `other` | 3 | `{first.key}` |" in body
+    since = f"`A` (crashing since `{first.key}`), `B` (crashing since `{second.key}`)"
+    assert f"Models: {since}, `C` (**new tonight**)." in body
     # A first night has nothing to be new against.
     assert night(first).flags[SCALAR].figures.new_crashes == 0
 
@@ -530,3 +531,25 @@ def test_the_issue_names_the_unchanged_models_the_recompile_gaps_and_the_cpu_onl
     )
     verdict = body.split("## Summary")[0]
     assert "Measured on the CPU only" in verdict
+
+
+def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_path):
+    from triagebot.config import Config
+    from triagebot.pipeline import build_site
+    from triagebot.report import links
+    from triagebot.store import MemoryStore, read_snapshot
+
+    smoke = read_snapshot(Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json")
+    build_site(MemoryStore([smoke]), tmp_path, Config(), jobs=1, say=lambda line: None)
+    page = (tmp_path / links.model_page("Mistral3ForConditionalGeneration")).read_text(encoding="utf-8")
+    ladder = page.split('<h2 id="ladder">On the backend ladder tonight</h2>', 1)[1].split("</table>")[0]
+    assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder
+    assert "under aot_eager it compiles to 12 graphs (18 at baseline)" in page
+    assert "for users of aot_eager the flag helps this model" in page
+    # The flag page's verdict says where it was measured, and links the rule the index says once.
+    flag_page = (tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+    assert "Measured on the CPU only" in flag_page.split('class="verdict-sentence"')[1].split("</p>")[0]
+    assert words.RULE not in flag_page and 'href="../index.html#ready-rule"' in flag_page
+    assert f'<p class="note" id="ready-rule">{words.RULE}</p>' in (tmp_path / links.INDEX).read_text(
+        encoding="utf-8"
+    )
