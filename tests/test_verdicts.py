@@ -145,7 +145,8 @@ def test_groups_users_can_hit_come_first_and_counting_only_ones_say_so():
         "Dynamo (counting backend) only",
     ]
     assert words.checked(groups[2], "cpu") == (
-        "Big1 on cpu: counting backend: crashed; aot_eager: ran clean; inductor: not run"
+        "Big1 on cpu: counting backend: crashed; aot_eager: ran clean; "
+        "inductor: not run (not on tonight's ladder)"
     )
     assert groups[2].name == "PendingUnbackedSymbolNotFound"  # the wrapped error, not the wrapper
     body = issue_body(night(snap), SCALAR)
@@ -217,6 +218,17 @@ def test_a_rung_not_run_says_why():
     table = ladder_table(issue_body(night(snap), SCALAR))
     assert table["Bounded"][1] == "not run: beyond the time budget"
     assert table["Stopped"][2] == "not run: a rung below failed"
+
+
+def test_where_a_group_lives_says_why_a_backend_was_not_run():
+    cut = with_ladder("Cut", pending(), aot_eager=ok(2))
+    unreached = [UnreachedPair(model="Cut", config=SCALAR, rungs=["inductor"], bound="seconds")]
+    snap = builders.snapshot([cut], ladder=FULL_LADDER, ladder_unreached=unreached)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert group.not_run == {"inductor": "budget"}
+    assert words.checked(group, "cpu").endswith(
+        "aot_eager: ran clean; inductor: not run (beyond the time budget)"
+    )
 
 
 def test_a_group_failing_under_aot_eager_and_inductor_says_both():

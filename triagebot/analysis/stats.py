@@ -18,6 +18,7 @@ from triagebot.analysis.ladder import (
     recompile_gaps,
     recompile_rows,
     recompiles_more,
+    why_not_run,
 )
 from triagebot.results import (
     Accuracy,
@@ -164,9 +165,17 @@ def _where(
         "reach": where,
         "unchecked": unchecked,
         "fails_under": failing_backends(rungs, snapshot.ladder),
+        "not_run": _not_run(results.get(group.models[0]), group.flag, snapshot),
         "clean_under": clean_rungs(results.get(group.models[0]), group.flag, snapshot.ladder),
         "patterns": crash_patterns(results, group.models, group.flag),
     }
+
+
+def _not_run(result: ModelResult | None, flag: str, snapshot: Snapshot) -> dict[str, str]:
+    """Why each rung of the night's ladder was not run for a group's first model under `flag`."""
+    if result is None:
+        return {}
+    return why_not_run(result, flag, snapshot.ladder, snapshot.environment.device, snapshot.ladder_unreached)
 
 
 def reachable_first(group: FailureGroup) -> tuple[int, int, str]:

@@ -184,19 +184,29 @@ def reduction_said(reduction: Reduction) -> str | None:
     return f"Reduced {', '.join(parts)}" if parts else None
 
 
-# Why a rung of the ladder was not run (`LadderRow.not_run`), in a table's cell.
+# Why a rung of the ladder was not run (`LadderRow.not_run`, and `not_on_ladder`: a backend
+# users run that tonight's ladder did not have).
 NOT_RUN = {
-    "budget": "not run: beyond the time budget",
-    "pairs": "not run: beyond the pair limit",
-    "after_failure": "not run: a rung below failed",
-    "failures_only": "not run: failures only",
-    "not_chosen": "not run",
+    "budget": "beyond the time budget",
+    "pairs": "beyond the pair limit",
+    "after_failure": "a rung below failed",
+    "failures_only": "failures only",
+    "not_on_ladder": "not on tonight's ladder",
 }
+
+
+def why_not_run(reason: str, cell: bool = False) -> str:
+    """A rung not run, and why (`NOT_RUN`): "not run: failures only" in a table's `cell`,
+    "not run (failures only)" in a sentence."""
+    why = NOT_RUN.get(reason)
+    if why is None:
+        return "not run"
+    return f"not run: {why}" if cell else f"not run ({why})"
 
 
 def rung_cell(row: LadderRow, rung: str) -> str:
     """A ladder table's cell: what the rung did, or that it was not run and why."""
-    return row.rungs.get(rung) or NOT_RUN.get(row.not_run.get(rung, "not_chosen"), "not run")
+    return row.rungs.get(rung) or why_not_run(row.not_run.get(rung, "not_chosen"), cell=True)
 
 
 def ladder_intro(stats: FlagStats, device: str) -> str:
@@ -239,7 +249,10 @@ def checked(group: FailureGroup, device: str) -> str:
     parts += [
         f"{rung}: {said.get(word, word)}" for rung, word in group.ladder.items() if rung != COUNTING_BACKEND
     ]
-    parts += [f"{backend}: not run" for backend in group.unchecked]
+    parts += [
+        f"{backend}: {why_not_run(group.not_run.get(backend, 'not_on_ladder'))}"
+        for backend in group.unchecked
+    ]
     return f"{group.models[0]} on {device}: " + "; ".join(parts)
 
 

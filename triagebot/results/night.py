@@ -85,6 +85,7 @@ class FailureGroup(Record):
     reach: str | None = None
     unchecked: list[str] = Field(default_factory=list)
     fails_under: list[str] = Field(default_factory=list)  # every backend beyond counting that failed too
+    not_run: dict[str, str] = Field(default_factory=dict)  # its first model's rungs not run, and why
     # The backends beyond counting under which its first model ran clean under the flag, with
     # the graphs it compiled to there and at baseline: the other half of a counting-only crash.
     clean_under: list[CleanRung] = Field(default_factory=list)
