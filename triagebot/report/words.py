@@ -219,7 +219,7 @@ def ladder_intro(stats: FlagStats, device: str) -> str:
     )
     only = [rung for rung in FAILURES_ONLY.get(device, ()) if rung in stats.ladder]
     if only:
-        text += f"; on the {device} {' and '.join(only)} is climbed by the failures' representatives only"
+        text += f"; on {device}, {' and '.join(only)} is climbed by the failures' representatives only"
     if unrun:
         text += f"; {' and '.join(unrun)} {'was' if len(unrun) == 1 else 'were'} not on tonight's ladder"
     return text + "."
