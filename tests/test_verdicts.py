@@ -558,8 +558,10 @@ def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_
     assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder
     assert "under aot_eager it compiles to 12 graphs (18 at baseline)" in page
     assert "for users of aot_eager the flag helps this model" in page
-    # The flag page's verdict says where it was measured, and links the rule the index says once.
+    # The flag page's group says the other half too; its verdict says where it was measured, and
+    # links the rule the index says once.
     flag_page = (tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+    assert '<dt>The other half</dt><dd class="other-half">Mistral3ForConditionalGeneration' in flag_page
     assert "Measured on the CPU only" in flag_page.split('class="verdict-sentence"')[1].split("</p>")[0]
     assert words.RULE not in flag_page and 'href="../index.html#ready-rule"' in flag_page
     assert f'<p class="note" id="ready-rule">{words.RULE}</p>' in (tmp_path / links.INDEX).read_text(
