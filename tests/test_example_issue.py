@@ -62,10 +62,22 @@ def test_the_example_is_a_real_night_with_every_section_a_tracking_issue_has():
     )
     for section in sections:
         assert section in text, section
+    site = "https://owner.github.io/REPO/"
     assert [line for line in text.splitlines() if line.startswith("## ")][:2] == ["## Verdict", "## Summary"]
     assert "not compiled with the flag" in text  # the skipped models, and why
     assert "<details><summary>Traceback of" in text and "verified to raise this signature" in text
     assert "**Where it lives**" in text and "**Pattern**: model code" in text
-    assert words.RULE in text
-    site = "https://owner.github.io/REPO/"
+    assert words.RULE not in text and f"[the readiness rule]({site}index.html#ready-rule) (" in text
+    assert "Most common graph-break reasons" not in text  # the corpus's, said once elsewhere
     assert f"]({site}models/" in text and f"]({site}flags/{DOCS.FLAG}.html#crash-" in text
+
+
+def test_the_readme_quotes_the_example_s_verdict_word_for_word():
+    """The README's promised figures come from the same night as the example, so cannot drift."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Is a flag ready?", 1)[1]
+    quoted = " ".join(line.removeprefix("> ") for line in section.splitlines() if line.startswith("> "))
+    [verdict] = [
+        line for line in DOCS.EXAMPLE.read_text(encoding="utf-8").splitlines() if line.startswith("**")
+    ][:1]
+    assert quoted == verdict

@@ -306,3 +306,14 @@ def test_a_repro_with_headings_and_backtick_runs_stays_inside_its_fence() -> Non
     start = body.index(f"{fence}python\n")
     end = body.index(f"\n{fence}\n", start)
     assert body[start:end].count("\n## step ") == 400  # every heading-like line inside the fence
+
+
+def test_a_big_body_says_its_verdict_its_blocking_groups_and_its_new_crashes_first(crashing_night) -> None:
+    for flag in (SCALAR, DYNAMIC):
+        body = report.issue_body(crashing_night, flag)
+        assert github_length(body) <= GITHUB_LIMIT
+        headings = [line for line in body.splitlines() if line.startswith("## ")]
+        assert headings[:3] == ["## Verdict", "## Summary", "## Crashing models"]
+        # Everything else waits in a fold below the groups, whose new members are said there.
+        first_fold = body.index("<details>")
+        assert body.index("## Crashing models") < first_fold and "new tonight" in body[:first_fold]

@@ -286,3 +286,38 @@ def test_a_wrong_result_repro_runs_standalone_and_raises_the_mismatch(tmp_path: 
     )
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert ran.stderr.rstrip().splitlines()[-2].startswith(f"WrongResult: {signature.partition(': ')[2]}")
+
+
+SMOKE = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
+
+
+def lines_beyond_the_build(script: str) -> int:
+    """The script's lines after the model's build (its module or class path): from `SEED =` on."""
+    lines = script.splitlines()
+    return len(lines) - next(number for number, line in enumerate(lines) if line.startswith("SEED ="))
+
+
+def test_a_wrong_result_repro_is_short_and_compiles_with_the_eager_backend() -> None:
+    from triagebot.store import read_snapshot
+
+    smoke = read_snapshot(SMOKE)
+    script = repro_script(smoke, SCALAR, "WrongUnderScalarCapture", wrong=True)
+    assert lines_beyond_the_build(script) < 60
+    assert "backend='eager'" in script and "CountingBackend" not in script
+    assert '"eager" runs the graphs Dynamo captured as they are' in script  # its semantics, stated
+    # Only what the model needs: its one input kind, no config decoding, no output path to walk.
+    assert "def decode" not in script and "randint" not in script and "import re" not in script
+    ast.parse(script)
+
+
+def test_a_repro_builds_only_the_input_kinds_it_has_and_decodes_only_a_tagged_config() -> None:
+    from triagebot.store import read_snapshot
+
+    smoke = read_snapshot(SMOKE)
+    mistral = repro_script(smoke, SCALAR, "Mistral3ForConditionalGeneration")
+    kinds = {item.kind for item in smoke.result("Mistral3ForConditionalGeneration").spec.inputs}
+    assert kinds == {"values", "ones", "randn"}
+    assert "'randint'" not in mistral and "'zeros'" not in mistral and "'literal'" not in mistral
+    assert "from_dict(decode(CONFIG))" in mistral  # its config holds a dict with integer keys
+    assert "CountingBackend()" in mistral  # a crash's script still counts graphs, as bisection reads
+    ast.parse(mistral)

@@ -83,7 +83,7 @@ def test_a_hostile_crash_renders_harmlessly(flag: str, site: str | None) -> None
     for target in targets:
         if target.startswith("https://github.com/pytorch/pytorch/commit/"):
             continue
-        page = r"[A-Za-z0-9._/-]+\.html(#(crash|flaky)-[0-9a-f]{12})?"
+        page = r"[A-Za-z0-9._/-]+\.html(#(crash|flaky)-[0-9a-f]{12}|#ready-rule|#break-reasons)?"
         assert re.fullmatch(re.escape(SITE) + page, target), target
 
 

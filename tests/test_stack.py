@@ -213,7 +213,7 @@ def test_each_failure_says_where_it_lives_and_whether_a_benefit_survives():
     assert (rows["OnceOnly"].survives, rows["OnceOnly"].lives_in) == (None, None)
     assert (stats.helped_survive, stats.helped_laddered) == (1, 3)
     [dynamo] = stats.crash_groups
-    assert (dynamo.lives_in, dynamo.ladder) == ("Dynamo", {"aot_eager": "crash"})
+    assert (dynamo.lives_in, dynamo.ladder) == ("Dynamo", {"counting": "crash", "aot_eager": "crash"})
     groups = {group.backend: group for group in stats.ladder_groups}
     assert sorted(groups) == ["aot_eager", "inductor"]
     assert groups["aot_eager"].models == ["AotEverywhere"] and groups["aot_eager"].baseline_too == [

@@ -52,6 +52,9 @@ def group(signature: str, **fields) -> FailureGroup:
 # --- the rubric and the words -------------------------------------------------------------------
 
 
+ONCALL = "oncall: pt2"  # every group fails under torch.compile
+
+
 def labels(found: FailureGroup) -> list[str]:
     return [reason.label for reason in suggested_labels(found)]
 
@@ -60,19 +63,22 @@ def test_each_place_a_group_lives_gets_its_module_label():
     sweep_crash = group("Unsupported: call_method UserDefinedObjectVariable", lives_in="Dynamo")
     dispatcher = group("RuntimeError: aliasing custom op", backend="aot_eager", lives_in="AOTAutograd")
     inductor = group("LoweringException: no lowering", backend="inductor")  # lives_in read from the rung
-    assert labels(sweep_crash) == ["module: dynamo"]
-    assert labels(dispatcher) == ["module: pt2-dispatcher"]
-    assert labels(inductor) == ["module: inductor"]
-    assert labels(group("RuntimeError: odd", backend="my_backend")) == []  # no rubric for it
+    assert labels(sweep_crash) == [ONCALL, "module: dynamo"]
+    assert labels(dispatcher) == [ONCALL, "module: pt2-dispatcher"]
+    assert labels(inductor) == [ONCALL, "module: inductor"]
+    assert labels(group("RuntimeError: odd", backend="my_backend")) == [ONCALL]  # no module rubric for it
 
 
 def test_data_dependent_groups_are_dynamic_shapes_and_wrong_results_high_priority():
     guard = group("GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, N)")
     item = group("Unsupported: Tensor.item", error="Dynamo does not know how to trace x.item()")
     wrong = group("WrongResult: logits", error_type="WrongResult", lives_in="Dynamo")
-    assert labels(guard) == ["module: dynamo", "module: dynamic shapes"]
-    assert labels(item) == ["module: dynamo", "module: dynamic shapes"]
-    assert labels(wrong) == ["module: dynamo", "high priority"]
+    assert labels(guard) == [ONCALL, "module: dynamo", "module: dynamic shapes"]
+    assert labels(item) == [ONCALL, "module: dynamo", "module: dynamic shapes"]
+    # A wrong result is a silent correctness bug: nothing failed while Dynamo traced.
+    assert labels(wrong) == [ONCALL, "module: correctness (silent)", "module: dynamo", "high priority"]
+    [dynamo] = [reason for reason in suggested_labels(wrong) if reason.label == "module: dynamo"]
+    assert "fails" not in dynamo.reason and "counting backend" in dynamo.reason
     everything = [*labels(guard), *labels(item), *labels(wrong)]
     assert "triaged" not in everything
 
@@ -360,7 +366,11 @@ def test_labels_are_applied_only_where_the_configuration_allows(fake, clock, tmp
     publish(fake, tmp_path, tonight("2.12.0.dev20260401"))
     names = {label["name"] for issue in fake.issues(REPO) for label in issue["labels"]}
     assert names == {"module: dynamo", "triagebot"}
-    assert "**Labels a PT2 triager would set**: `module: dynamo`" in body_of(fake, SCALAR)
+    [said] = [line for line in body_of(fake, SCALAR).splitlines() if line.startswith("**Labels a PT2")]
+    assert (
+        said.startswith("**Labels a PT2 triager would set**: `oncall: pt2` (")
+        and "`module: dynamo` (" in said
+    )
     publish(
         fake, tmp_path, tonight("2.12.0.dev20260402"), settings=TrackerSettings(repo=REPO, triage_labels=True)
     )
@@ -368,6 +378,7 @@ def test_labels_are_applied_only_where_the_configuration_allows(fake, clock, tmp
         assert [label["name"] for label in issue["labels"]] == [
             "module: dynamo",
             "triagebot",
+            "oncall: pt2",
             "module: dynamic shapes",
         ]
 

@@ -5,6 +5,7 @@ flags; each computed once (`analysis`) and said in one set of words (`report.wor
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import builders
 import pytest
@@ -13,9 +14,24 @@ from builders import DYNAMIC, SCALAR, crash, ok, result
 from triagebot.analysis import flag_stats, night
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.frames import crash_patterns, pattern_of
-from triagebot.analysis.ladder import reach
+from triagebot.analysis.ladder import at_baseline_too, reach
+from triagebot.analysis.triage import annotate
 from triagebot.report import issue_body, nightly_summary, words
-from triagebot.results import COUNTING_BACKEND, Effect, FlagFigures, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import (
+    COUNTING_BACKEND,
+    Accuracy,
+    AccuracyCheck,
+    Effect,
+    FlagFigures,
+    ModelResult,
+    ModelSpec,
+    Outcome,
+    RecompileCheck,
+    Reduction,
+    Snapshot,
+    Status,
+    UnreachedPair,
+)
 
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u0} not in returned outputs"
 SITE = "/venv/lib/python3.11/site-packages"
@@ -37,6 +53,9 @@ from user code:
 
 Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace
 """
+
+
+MATCH = AccuracyCheck(verdict=Accuracy.match)
 
 
 def pending(traceback: str | None = MISTRAL_TAIL) -> Outcome:
@@ -121,12 +140,13 @@ def test_groups_users_can_hit_come_first_and_counting_only_ones_say_so():
         ("Big1", "counting"),
     ]
     assert [words.reach(group) for group in groups] == [
-        "also aot_eager",
+        "also aot_eager (inductor not run)",
         "not checked beyond the counting backend",
         "Dynamo (counting backend) only",
     ]
     assert words.checked(groups[2], "cpu") == (
-        "Big1 on cpu: counting backend: crashed; aot_eager: ran clean; inductor: not run"
+        "Big1 on cpu: counting backend: crashed; aot_eager: ran clean; "
+        "inductor: not run (not on tonight's ladder)"
     )
     assert groups[2].name == "PendingUnbackedSymbolNotFound"  # the wrapped error, not the wrapper
     body = issue_body(night(snap), SCALAR)
@@ -142,8 +162,114 @@ def test_no_sentence_claims_a_rung_that_was_not_run():
     helped = result("Helped", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: rungs})
     snap = builders.snapshot([helped], ladder=[COUNTING_BACKEND, "aot_eager"])
     body = issue_body(night(snap), SCALAR)
-    assert "full stack" not in body
-    assert "survives every rung it was run on (counting, aot_eager); nothing is known of inductor" in body
+    assert "full stack" not in body and "each until a rung failed" not in body
+    assert "inductor was not on tonight's ladder" in body
+    assert "the benefit of 1 of 1 survives every rung each ran on" in body
+
+
+# --- every cell from the data it names ------------------------------------------------------------------
+
+FULL_LADDER = [COUNTING_BACKEND, "aot_eager", "inductor"]
+
+
+def ladder_table(body: str) -> dict[str, list[str]]:
+    """The issue's ladder table: model -> its cells after the effect."""
+    section = body.split("## The backend ladder", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return {row.split("`")[1]: [cell.strip() for cell in row.strip("|").split("|")[2:]] for row in rows}
+
+
+def test_the_counting_cell_of_a_crashing_model_says_it_crashed():
+    crashing = with_ladder("Crashing", pending(), aot_eager=ok(2), inductor=ok(2))
+    snap = builders.snapshot([crashing], ladder=FULL_LADDER)
+    [row] = flag_stats(snap, SCALAR).ladder_rows
+    assert row.rungs == {COUNTING_BACKEND: "crash", "aot_eager": "ok", "inductor": "ok"}
+    assert ladder_table(issue_body(night(snap), SCALAR))["Crashing"][:3] == ["crash", "ok", "ok"]
+
+
+def test_survival_counts_every_helped_model_by_the_rungs_it_ran():
+    climbed = {COUNTING_BACKEND: ok(1), "aot_eager": ok(1)}  # inductor is for failures only on the CPU
+    helped = [result(name, ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: climbed}) for name in "ABC"]
+    snap = builders.snapshot(helped, ladder=FULL_LADDER)
+    stats = flag_stats(snap, SCALAR)
+    assert (stats.helped_survive, stats.helped_laddered) == (3, 3)
+    assert stats.helped_rungs == {COUNTING_BACKEND: 3, "aot_eager": 3, "inductor": 0}
+    body = issue_body(night(snap), SCALAR)
+    assert "the benefit of 3 of 3 survives every rung each ran on" in body
+    assert "counting: 3, aot\\_eager: 3, inductor: none" in body
+    assert "each until a rung failed" not in body
+    # The empty inductor cell says why it is empty.
+    assert ladder_table(body)["A"][:3] == ["ok", "ok", "not run: failures only"]
+
+
+def test_a_rung_not_run_says_why():
+    bounded = result("Bounded", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: {COUNTING_BACKEND: ok(1)}})
+    stopped = result(
+        "Stopped",
+        ok(3, ["item"]),
+        {SCALAR: ok(1)},
+        ladder={SCALAR: {COUNTING_BACKEND: ok(1), "aot_eager": crash("BackendCompilerFailed", "aliased")}},
+    )
+    unreached = [UnreachedPair(model="Bounded", config=SCALAR, rungs=["aot_eager"], bound="seconds")]
+    snap = builders.snapshot([bounded, stopped], ladder=FULL_LADDER, ladder_unreached=unreached)
+    rows = {row.model: row for row in flag_stats(snap, SCALAR).ladder_rows}
+    assert rows["Bounded"].not_run == {"aot_eager": "budget", "inductor": "failures_only"}
+    assert rows["Stopped"].not_run == {"inductor": "after_failure"}
+    table = ladder_table(issue_body(night(snap), SCALAR))
+    assert table["Bounded"][1] == "not run: beyond the time budget"
+    assert table["Stopped"][2] == "not run: a rung below failed"
+
+
+def test_where_a_group_lives_says_why_a_backend_was_not_run():
+    cut = with_ladder("Cut", pending(), aot_eager=ok(2))
+    unreached = [UnreachedPair(model="Cut", config=SCALAR, rungs=["inductor"], bound="seconds")]
+    snap = builders.snapshot([cut], ladder=FULL_LADDER, ladder_unreached=unreached)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert group.not_run == {"inductor": "budget"}
+    assert words.checked(group, "cpu").endswith(
+        "aot_eager: ran clean; inductor: not run (beyond the time budget)"
+    )
+
+
+def test_a_group_failing_under_aot_eager_and_inductor_says_both():
+    failing = crash("BackendCompilerFailed", "GuardOnDataDependentSymNode: Could not guard")
+    group_model = with_ladder(
+        "Both", crash("GuardOnDataDependentSymNode", "Could not guard"), aot_eager=failing, inductor=failing
+    )
+    snap = builders.snapshot([group_model], ladder=FULL_LADDER)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert group.fails_under == ["aot_eager", "inductor"]
+    assert words.reach(group) == "also aot_eager and inductor"
+    body = issue_body(night(snap), SCALAR)
+    assert "— also aot\\_eager and inductor" in body
+    assert "also aot\\_eager and inductor" in body.split("## Summary")[0]  # the verdict says it too
+
+
+def test_a_counting_only_crash_says_what_the_real_backends_do_with_the_model():
+    mistral = result(
+        "Mistral3",
+        ok(17, ["item"]),
+        {SCALAR: pending()},
+        ladder={
+            SCALAR: {"aot_eager": ok(12, accuracy=MATCH), "inductor": ok(12, accuracy=MATCH)},
+            "baseline": {"aot_eager": ok(18, accuracy=MATCH)},
+        },
+    )
+    snap = builders.snapshot([mistral], ladder=FULL_LADDER)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert [
+        (rung.backend, rung.graphs, rung.baseline_graphs, rung.baseline_backend) for rung in group.clean_under
+    ] == [
+        ("aot_eager", 12, 18, "aot_eager"),
+        ("inductor", 12, 17, COUNTING_BACKEND),
+    ]
+    said = words.other_half(group)
+    assert "under aot_eager it compiles to 12 graphs (18 at baseline), outputs matching eager's" in said
+    assert "under inductor it compiles to 12 graphs (17 at baseline with the counting backend)" in said
+    assert said.endswith("for users of aot_eager and inductor the flag helps this model")
+    assert "**The other half**: Mistral3 crashes with the counting backend alone" in issue_body(
+        night(snap), SCALAR
+    )
 
 
 # --- new tonight ------------------------------------------------------------------------------------------
@@ -174,8 +300,8 @@ def test_a_crash_is_new_tonight_per_model_and_the_title_counts_it():
     )
     assert words.headline(figures) == "3 models crash, 1 new (PendingUnbackedSymbolNotFound)"
     body = issue_body(tonight, SCALAR)
-    assert "| `C` | `other` | 3 | **new tonight** |" in body
-    assert f"| `A` | `other` | 3 | `{first.key}` |" in body
+    since = f"`A` (crashing since `{first.key}`), `B` (crashing since `{second.key}`)"
+    assert f"Models: {since}, `C` (**new tonight**)." in body
     # A first night has nothing to be new against.
     assert night(first).flags[SCALAR].figures.new_crashes == 0
 
@@ -272,7 +398,8 @@ def test_the_verdict_sentence_names_what_blocks_and_what_the_flag_buys():
     body = issue_body(tonight, SCALAR)
     assert body.index("## Verdict") < body.index("## Summary")
     assert "| Crashes (confirmed) | 1 of 3 models it could affect (33.3%) | **yes** |" in body
-    assert words.RULE in body
+    # The rule is said once (the README and the site); the issue links to it.
+    assert words.RULE not in body and "By the readiness rule (triagebot's README" in body
     assert f"- `{SCALAR}`: {sentence}" in nightly_summary(tonight)
 
 
@@ -304,3 +431,139 @@ def test_the_figures_are_the_statistics_over_one_denominator():
     )
     assert words.of(found.crashes, found) == "1 of 2 testable models (50%)"
     assert stats.percentages[Effect.crashes] == 50.0  # the same share, over the same denominator
+
+
+# --- quiet by default -----------------------------------------------------------------------------------
+
+ALIASING = (
+    "Found a custom (non-ATen) operator whose output has alias annotations: view_of. "
+    "We only support functionalizing operators whose outputs do not have alias annotations (e.g. 'T"
+)
+
+
+def sentinel(model: ModelResult) -> ModelResult:
+    """`model` as one of the test corpus's sentinels."""
+    return model.model_copy(update={"spec": ModelSpec(model=model.model, source="sentinel")})
+
+
+def annotated(snap: Snapshot):
+    return annotate(night(snap), pins={}, links={}, searches={}, bisections={}, repo=None, local=False)
+
+
+def test_a_ladder_failure_at_baseline_too_is_one_line_in_a_collapsed_section():
+    aliasing = crash("RuntimeError", ALIASING)
+    everywhere = result(
+        "Aliasing",
+        ok(2, ["item"]),
+        {SCALAR: ok(1)},
+        ladder={
+            SCALAR: {COUNTING_BACKEND: ok(1), "aot_eager": aliasing},
+            "baseline": {"aot_eager": aliasing},
+        },
+    )
+    tonight = annotated(builders.snapshot([everywhere], ladder=[COUNTING_BACKEND, "aot_eager"]))
+    [group] = tonight.flags[SCALAR].stats.ladder_groups
+    assert at_baseline_too(group) and tonight.flags[SCALAR].triage == {}  # no labels, no link command
+    body = issue_body(tonight, SCALAR)
+    assert "### Under" not in body and "/rerun-sweep link" not in body
+    collapsed = body.split(
+        "<details><summary>Failing on the ladder at baseline too, not the flag's doing: 1 model"
+    )
+    assert len(collapsed) == 2
+    # One line, its signature ending at its last whole sentence.
+    assert (
+        "- under `aot_eager`: `Aliasing`, `RuntimeError: Found a custom (non-ATen) operator whose output "
+        in body
+    )
+    assert "outputs do not have alias annotations (e.g. 'T" not in body and "view_of. …`" in body
+
+
+def test_sentinels_are_marked_on_every_row_and_never_labelled():
+    wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
+    models = [
+        sentinel(
+            result(
+                "WrongSentinel", ok(2, ["item"]), {SCALAR: wrong}, ladder={SCALAR: {COUNTING_BACKEND: wrong}}
+            )
+        ),
+        result("Real", ok(3, ["item"]), {SCALAR: ok(1)}, ladder={SCALAR: {COUNTING_BACKEND: ok(1)}}),
+    ]
+    tonight = annotated(builders.snapshot(models, ladder=[COUNTING_BACKEND], checks=["accuracy"]))
+    assert tonight.sentinels == {"WrongSentinel"}
+    assert [triage.labels for triage in tonight.flags[SCALAR].triage.values()] == [[]]
+    body = issue_body(tonight, SCALAR)
+    assert "Labels a PT2 triager" not in body
+    rows = [line for line in body.splitlines() if line.startswith("| `WrongSentinel`")]
+    assert rows and all(row.startswith("| `WrongSentinel` (sentinel) |") for row in rows)
+    assert all(line.startswith("| `Real` |") for line in body.splitlines() if line.startswith("| `Real`"))
+
+
+def test_a_reduction_that_saved_nothing_is_not_said():
+    spec = ModelSpec(model="M")
+    slower = Reduction(
+        spec=spec, steps=["a step"], lines_before=95, lines_after=95, seconds_before=6.3, seconds_after=6.5
+    )
+    assert words.reduction_said(slower) is None
+    shorter = slower.model_copy(update={"lines_after": 40})
+    assert words.reduction_said(shorter) == "Reduced from 95 to 40 lines"
+    faster = shorter.model_copy(update={"seconds_after": 2.04})
+    assert words.reduction_said(faster) == "Reduced from 95 to 40 lines, 6.3 s to 2.0 s a run"
+
+
+# --- what was missing -----------------------------------------------------------------------------------
+
+
+def test_the_issue_names_the_unchanged_models_the_recompile_gaps_and_the_cpu_only_measure():
+    second = RecompileCheck(change="batch 1 -> 2", status="ok", recompiles=3, dynamic=True, again=0)
+    fewer = second.model_copy(update={"recompiles": 1})
+    none = RecompileCheck(change="no second shape: inputs with different leading axes", status="skipped")
+
+    def called_again(model: str, flagged: RecompileCheck, baseline: RecompileCheck) -> ModelResult:
+        ladder = {
+            SCALAR: {COUNTING_BACKEND: ok(1, recompile=flagged)},
+            "baseline": {COUNTING_BACKEND: ok(3, recompile=baseline)},
+        }
+        return result(model, ok(3, ["item"]), {SCALAR: ok(1)}, ladder=ladder)
+
+    models = [
+        result("Same", ok(2, ["item"]), {SCALAR: ok(2)}),
+        called_again("Fewer", fewer, second),
+        called_again("NoShape", none, none),
+    ]
+    snap = builders.snapshot(models, ladder=[COUNTING_BACKEND])
+    stats = flag_stats(snap, SCALAR)
+    assert [row.model for row in stats.recompiles] == ["Fewer"]
+    assert stats.recompile_gaps == {"NoShape": "no second shape: inputs with different leading axes"}
+    body = issue_body(night(snap), SCALAR)
+    assert "No effect: `Same`." in body
+    assert "; fewer: 1 of 1 model called on a second shape (100%)." in body
+    assert (
+        "not in the recompile figures: `NoShape` (no second shape: inputs with different leading axes)"
+        in body
+    )
+    verdict = body.split("## Summary")[0]
+    assert "Measured on the CPU only" in verdict
+
+
+def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_path):
+    from triagebot.config import Config
+    from triagebot.pipeline import build_site
+    from triagebot.report import links
+    from triagebot.store import MemoryStore, read_snapshot
+
+    smoke = read_snapshot(Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json")
+    build_site(MemoryStore([smoke]), tmp_path, Config(), jobs=1, say=lambda line: None)
+    page = (tmp_path / links.model_page("Mistral3ForConditionalGeneration")).read_text(encoding="utf-8")
+    ladder = page.split('<h2 id="ladder">On the backend ladder tonight</h2>', 1)[1].split("</table>")[0]
+    assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder
+    assert "under aot_eager it compiles to 12 graphs (18 at baseline)" in page
+    assert "for users of aot_eager the flag helps this model" in page
+    # The flag page's group says the other half too; its verdict says where it was measured, and
+    # links the rule the index says once.
+    flag_page = (tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+    assert '<dt>The other half</dt><dd class="other-half">Mistral3ForConditionalGeneration' in flag_page
+    assert "Measured on the CPU only" in flag_page.split('class="verdict-sentence"')[1].split("</p>")[0]
+    assert words.RULE not in flag_page and 'href="../index.html#ready-rule"' in flag_page
+    assert f'<p class="note" id="ready-rule">{words.RULE}</p>' in (tmp_path / links.INDEX).read_text(
+        encoding="utf-8"
+    )

@@ -23,6 +23,8 @@ from triagebot.analysis.effects import crash_groups, model_effect
 from triagebot.results import (
     BASELINE,
     COUNTING_BACKEND,
+    Accuracy,
+    CleanRung,
     Effect,
     FailureGroup,
     LadderRow,
@@ -32,6 +34,7 @@ from triagebot.results import (
     RecompileRow,
     Snapshot,
     Status,
+    UnreachedPair,
     wrong_result_signature,
 )
 
@@ -43,6 +46,9 @@ LOCATIONS = {
     "aot_eager": "AOTAutograd",
     "inductor": "Inductor",
 }
+# Rungs only the failures' representatives climb, by device: on the CPU Inductor compiles C++,
+# too slow for every pair (the sweep's ladder decides by it, the reports say why by it).
+FAILURES_ONLY: dict[str, frozenset[str]] = {"cpu": frozenset({"inductor"})}
 # Effects that make a model worth climbing: the flag changed what Dynamo did with it.
 CHANGED = frozenset({Effect.reduces_graphs, Effect.increases_graphs, Effect.fixes_crash})
 # Effects whose flag run already failed in the sweep, with the counting backend: Dynamo's.
@@ -107,19 +113,71 @@ def rung_word(outcome: Outcome | None, reruns: Sequence[Outcome] = ()) -> str | 
 FAILED_WORDS = frozenset({"wrong", "crash", "timeout", "signal"})
 
 
-def _rungs(result: ModelResult, config: str, order: Sequence[str]) -> dict[str, str]:
+NOT_COMPILED = frozenset({Status.skipped, Status.create_error, Status.eager_error})
+
+
+def rung_cells(result: ModelResult, config: str, order: Sequence[str]) -> dict[str, str]:
+    """The word of every rung `config` ran on for `result` (`rung_word`): the ladder's own, and
+    the counting rung from the sweep's run when the ladder did not climb it (a run that failed
+    in the sweep starts above it: that run is its counting rung)."""
     climbed = result.ladder.get(config, {})
     reruns = result.ladder_confirmations.get(config, {})
     words = {rung: rung_word(climbed.get(rung), reruns.get(rung, [])) for rung in order}
-    return {rung: word for rung, word in words.items() if word is not None}
+    swept = result.outcomes.get(config)
+    compiled = swept is not None and swept.status not in (
+        Status.skipped,
+        Status.create_error,
+        Status.eager_error,
+    )
+    if COUNTING_BACKEND in order and words.get(COUNTING_BACKEND) is None and compiled:
+        words[COUNTING_BACKEND] = rung_word(swept, result.confirmations.get(config, []))
+    return {rung: word for rung in order if (word := words.get(rung)) is not None}
+
+
+def why_not_run(
+    result: ModelResult, config: str, order: Sequence[str], device: str, unreached: Iterable[UnreachedPair]
+) -> dict[str, str]:
+    """Why each rung of `order` that `config` did not run on was not run (see `LadderRow.not_run`)."""
+    cells = rung_cells(result, config, order)
+    swept = result.outcomes.get(config)
+    representative = swept is not None and swept.suspect
+    bounds = {
+        rung: pair.bound
+        for pair in unreached
+        if pair.model == result.model and pair.config == config
+        for rung in pair.rungs
+    }
+    reasons: dict[str, str] = {}
+    failed_below = False
+    for rung in order:
+        if rung not in cells:
+            if rung in bounds:
+                reasons[rung] = "budget" if bounds[rung] == "seconds" else "pairs"
+            elif failed_below and not representative:
+                reasons[rung] = "after_failure"
+            elif rung in FAILURES_ONLY.get(device, ()) and not representative:
+                reasons[rung] = "failures_only"
+            else:
+                reasons[rung] = "not_chosen"
+        failed_below = failed_below or cells.get(rung) in FAILED_WORDS
+    return reasons
+
+
+def rung_outcome(result: ModelResult, config: str, rung: str) -> Outcome | None:
+    """The run behind a rung's cell (`rung_cells`): the ladder's, or the sweep's for counting."""
+    climbed = result.ladder.get(config, {}).get(rung)
+    if climbed is None and rung == COUNTING_BACKEND:
+        return result.outcomes.get(config)
+    return climbed
 
 
 def _first_failure(result: ModelResult, config: str, order: Sequence[str]) -> tuple[str, Outcome] | None:
     """The first rung where the pair failed, confirmed, and its outcome."""
-    words = _rungs(result, config, order)
+    words = rung_cells(result, config, order)
     for rung in order:
-        if words.get(rung) in FAILED_WORDS:
-            return rung, result.ladder[config][rung]
+        outcome = rung_outcome(result, config, rung)
+        if words.get(rung) in FAILED_WORDS and outcome is not None:
+            return rung, outcome
     return None
 
 
@@ -129,11 +187,23 @@ def _signature(outcome: Outcome) -> str | None:
     return outcome.signature
 
 
+def survives(effect: Effect, cells: Mapping[str, str]) -> bool | None:
+    """Whether a helped model's benefit survives the rungs it ran: False when one failed
+    (confirmed), True when it ran on at least one and passed every one it ran; None for a model
+    not helped, or one whose rungs prove nothing either way (a failure that did not repeat)."""
+    if effect != Effect.reduces_graphs or not cells:
+        return None
+    if any(word in FAILED_WORDS for word in cells.values()):
+        return False
+    return True if all(word == "ok" for word in cells.values()) else None
+
+
 def rows_that_climbed(
-    results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str, order: Sequence[str]
+    snapshot: Snapshot, rows: Iterable[ModelEffect], flag: str, order: Sequence[str]
 ) -> list[LadderRow]:
     """The ladder's columns for every model that climbed under `flag` (its effect's order kept)."""
-    by_model = {result.model: result for result in results}
+    by_model = {result.model: result for result in snapshot.results}
+    device = snapshot.environment.device
     table = []
     for row in rows:
         result = by_model.get(row.model)
@@ -141,23 +211,19 @@ def rows_that_climbed(
             continue
         failure = _first_failure(result, flag, order)
         crashed_in_sweep = row.effect in FAILED_IN_SWEEP
-        words = _rungs(result, flag, order)
-        survives = None  # not helped, or the ladder stopped short of its top without a confirmed failure
-        if row.effect == Effect.reduces_graphs and failure is not None:
-            survives = False
-        elif row.effect == Effect.reduces_graphs and words and all(words.get(rung) == "ok" for rung in order):
-            survives = True
+        words = rung_cells(result, flag, order)
         table.append(
             LadderRow(
                 model=row.model,
                 stratum=row.stratum,
                 effect=row.effect,
                 rungs=words,
-                baseline_rungs=_rungs(result, BASELINE, order),
+                baseline_rungs=rung_cells(result, BASELINE, order),
                 failed_at=failure[0] if failure else None,
                 lives_in="Dynamo" if crashed_in_sweep else lives_in(failure[0]) if failure else None,
                 signature=_signature(failure[1]) if failure else row.signature if crashed_in_sweep else None,
-                survives=survives,
+                survives=survives(row.effect, words),
+                not_run=why_not_run(result, flag, order, device, snapshot.ladder_unreached),
             )
         )
     return table
@@ -184,6 +250,12 @@ def groups_met_on_ladder(climbed: Sequence[LadderRow], flag: str) -> list[Failur
         for (rung, signature), members in grouped.items()
     ]
     return sorted(groups, key=lambda group: (-len(group.models), group.backend or "", group.signature))
+
+
+def at_baseline_too(group: FailureGroup) -> bool:
+    """A failure met on the ladder that every member meets at baseline too: not the flag's doing,
+    said in one line and never a group of its own."""
+    return bool(group.models) and set(group.models) <= set(group.baseline_too)
 
 
 def recompile_run(result: ModelResult, config: str) -> Outcome | None:
@@ -228,6 +300,34 @@ def recompile_rows(
     return table
 
 
+def recompile_gaps(results: Iterable[ModelResult], rows: Iterable[ModelEffect], flag: str) -> dict[str, str]:
+    """The models that climbed under `flag` yet have no row in `recompile_rows` (no second call
+    at baseline or under the flag), and why: the check's own words when it found no second shape
+    to make, else which run is missing. A crash of the sweep is left out: it is a crash."""
+    by_model = {result.model: result for result in results}
+    gaps = {}
+    for row in rows:
+        result = by_model.get(row.model)
+        if row.flag != flag or result is None or flag not in result.ladder or row.effect == Effect.crashes:
+            continue
+        runs = {config: recompile_run(result, config) for config in (BASELINE, flag)}
+        if all(run is not None for run in runs.values()):
+            continue
+        skipped = [
+            outcome.recompile.change
+            for config in (flag, BASELINE)
+            for outcome in (result.outcomes.get(config), result.ladder.get(config, {}).get(COUNTING_BACKEND))
+            if outcome is not None and outcome.recompile is not None and outcome.recompile.status == "skipped"
+        ]
+        missing = " and ".join(
+            "the baseline" if config == BASELINE else "the flag"
+            for config, run in runs.items()
+            if run is None
+        )
+        gaps[row.model] = skipped[0] if skipped else f"no second call recorded for {missing}"
+    return gaps
+
+
 class LadderFigures(NamedTuple):
     """What the ladder adds to one flag's figures (the fields of `FlagStats` of the same names)."""
 
@@ -235,20 +335,23 @@ class LadderFigures(NamedTuple):
     ladder_rows: list[LadderRow]  # the pairs that climbed (`rows_that_climbed`)
     ladder_groups: list[FailureGroup]  # the failures met only on the ladder (`groups_met_on_ladder`)
     helped_laddered: int  # helped models with a verdict
-    helped_survive: int | None  # of those, the ones whose benefit survives the full stack
+    helped_survive: int | None  # of those, the ones whose benefit survives every rung each ran
+    helped_rungs: dict[str, int]  # rung -> the helped models that ran it
 
 
 def ladder_figures(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> LadderFigures:
     """`flag`'s ladder columns and groups, and how many helped models survive the full stack;
     `rows`: the flag's rows of `snapshot`."""
-    climbed = rows_that_climbed(snapshot.results, rows, flag, snapshot.ladder)
+    climbed = rows_that_climbed(snapshot, rows, flag, snapshot.ladder)
     helped = [row for row in climbed if row.survives is not None]
+    ran = [row for row in climbed if row.effect == Effect.reduces_graphs]
     return LadderFigures(
         ladder=list(snapshot.ladder),
         ladder_rows=climbed,
         ladder_groups=groups_met_on_ladder(climbed, flag),
         helped_laddered=len(helped),
         helped_survive=sum(row.survives is True for row in helped) if helped else None,
+        helped_rungs={rung: sum(rung in row.rungs for row in ran) for rung in snapshot.ladder} if ran else {},
     )
 
 
@@ -262,6 +365,11 @@ def first_rungs(group: FailureGroup, climbed: Mapping[str, LadderRow]) -> dict[s
 USER_BACKENDS = ("aot_eager", "inductor")
 
 
+def _beyond_counting(order: Sequence[str]) -> list[str]:
+    """The backends beyond counting: the ladder's, then those users run."""
+    return list(dict.fromkeys([*(rung for rung in order if rung != COUNTING_BACKEND), *USER_BACKENDS]))
+
+
 def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, list[str]]:
     """Where a group of the sweep (failed with the counting backend) fails beyond it, from its
     first model's rungs (`rungs`) on the ladder `order`: the first backend that failed too,
@@ -269,7 +377,7 @@ def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, l
     backends (the ladder's and those users run) it was not run under. A failure that did not
     repeat (flaky) proves nothing either way: that backend counts as run, neither failed nor clean.
     """
-    backends = list(dict.fromkeys([*(rung for rung in order if rung != COUNTING_BACKEND), *USER_BACKENDS]))
+    backends = _beyond_counting(order)
     failed = next((backend for backend in backends if rungs.get(backend) in FAILED_WORDS), None)
     unchecked = [backend for backend in backends if backend not in rungs]
     if failed is not None:
@@ -277,6 +385,38 @@ def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, l
         return failed, unchecked
     clean = any(rungs.get(backend) == "ok" for backend in backends)
     return ("counting" if clean else None), unchecked
+
+
+def failing_backends(rungs: Mapping[str, str], order: Sequence[str]) -> list[str]:
+    """Every backend beyond counting (the ladder's, then those users run) whose rung failed,
+    confirmed: a group that fails under both aot_eager and inductor says both."""
+    return [backend for backend in _beyond_counting(order) if rungs.get(backend) in FAILED_WORDS]
+
+
+def clean_rungs(result: ModelResult | None, flag: str, order: Sequence[str]) -> list[CleanRung]:
+    """The backends beyond counting under which `result`'s model ran clean under `flag`, with its
+    graphs there and at baseline (on the same backend when the baseline climbed it, else the
+    sweep's counting run): what a crash of the counting backend alone leaves users of them."""
+    if result is None:
+        return []
+    cells = rung_cells(result, flag, order)
+    clean = []
+    for rung in order:
+        outcome = result.ladder.get(flag, {}).get(rung)
+        if rung == COUNTING_BACKEND or cells.get(rung) != "ok" or outcome is None:
+            continue
+        same = result.ladder.get(BASELINE, {}).get(rung)
+        baseline = same if same is not None and same.ran else result.outcomes.get(BASELINE)
+        clean.append(
+            CleanRung(
+                backend=rung,
+                graphs=outcome.graphs,
+                baseline_graphs=baseline.graphs if baseline is not None and baseline.ran else None,
+                baseline_backend=rung if baseline is same else COUNTING_BACKEND,
+                outputs_match=outcome.accuracy is not None and outcome.accuracy.verdict == Accuracy.match,
+            )
+        )
+    return clean
 
 
 def recompiles_more(rows: Iterable[RecompileRow]) -> list[str]:

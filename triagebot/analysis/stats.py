@@ -10,11 +10,15 @@ from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.figures import share
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
+    clean_rungs,
+    failing_backends,
     first_rungs,
     ladder_figures,
     reach,
+    recompile_gaps,
     recompile_rows,
     recompiles_more,
+    why_not_run,
 )
 from triagebot.results import (
     Accuracy,
@@ -86,6 +90,7 @@ def flag_stats(
         **ladder._asdict(),
         recompiles=recompiles,
         recompiles_more=recompiles_more(recompiles),
+        recompile_gaps=recompile_gaps(snapshot.results, mine, flag),
     )
 
 
@@ -184,8 +189,18 @@ def _where(
         "ladder": rungs,
         "reach": where,
         "unchecked": unchecked,
+        "fails_under": failing_backends(rungs, snapshot.ladder),
+        "not_run": _not_run(results.get(group.models[0]), group.flag, snapshot),
+        "clean_under": clean_rungs(results.get(group.models[0]), group.flag, snapshot.ladder),
         "patterns": crash_patterns(results, group.models, group.flag),
     }
+
+
+def _not_run(result: ModelResult | None, flag: str, snapshot: Snapshot) -> dict[str, str]:
+    """Why each rung of the night's ladder was not run for a group's first model under `flag`."""
+    if result is None:
+        return {}
+    return why_not_run(result, flag, snapshot.ladder, snapshot.environment.device, snapshot.ladder_unreached)
 
 
 def reachable_first(group: FailureGroup) -> tuple[int, int, str]:

@@ -1,13 +1,15 @@
 """What a triager reads about each failure group beyond the crash, decided once for every surface.
 
 - `suggested_labels(group)`: the labels of PyTorch's PT2 triage rubric, from where the group
-  lives on the backend ladder (`FailureGroup.lives_in`, else its rung `backend`): a failure while
-  Dynamo traces (the counting backend) is `module: dynamo`, one under `aot_eager` and not the
-  counting backend `module: pt2-dispatcher`, one under `inductor` and not `aot_eager`
-  `module: inductor`; a data-dependent one (`.item()`, unbacked symbols,
-  GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound) is `module: dynamic shapes` too,
-  and a silent wrong result `high priority`. `triaged` is never suggested: it hides an issue
-  from the PT2 on-call.
+  lives on the backend ladder (`FailureGroup.lives_in`, else its rung `backend`): every group
+  fails under torch.compile, `oncall: pt2`; a failure while Dynamo traces (the counting backend)
+  is `module: dynamo`, one under `aot_eager` and not the counting backend `module: pt2-dispatcher`,
+  one under `inductor` and not `aot_eager` `module: inductor`; a data-dependent one (`.item()`,
+  unbacked symbols, GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound) is
+  `module: dynamic shapes` too; a silent wrong result is `module: correctness (silent)` and
+  `high priority`, its module label saying where it is wrong rather than where it fails. Each
+  label comes with its evidence. `triaged` is never suggested: it hides an issue from the PT2
+  on-call.
 - `search_words(group)`: what an upstream search looks for, most telling first: the error's own
   name (the exception a wrapper such as InternalTorchDynamoError names first in its message),
   the message's leading words before its first normalised value, and the compiler frame (the
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from triagebot.analysis.ladder import lives_in
+from triagebot.analysis.ladder import at_baseline_too, lives_in
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
@@ -46,12 +48,20 @@ DISPATCHER = "module: pt2-dispatcher"
 INDUCTOR = "module: inductor"
 DYNAMIC_SHAPES = "module: dynamic shapes"
 HIGH_PRIORITY = "high priority"
+CORRECTNESS = "module: correctness (silent)"
+ONCALL = "oncall: pt2"
 
 # Where a failure lives -> its module label and why, in the rubric's words.
 BY_PLACE = {
     "Dynamo": (DYNAMO, "fails while Dynamo traces, with the counting backend"),
     "AOTAutograd": (DISPATCHER, "fails under aot_eager, not with the counting backend"),
     "Inductor": (INDUCTOR, "fails under inductor, not under aot_eager"),
+}
+# The same labels for a wrong result: nothing failed, the outputs differ from the rung named on.
+WRONG_BY_PLACE = {
+    DYNAMO: "wrong already with the counting backend, which runs Dynamo's graphs as they are",
+    DISPATCHER: "wrong under aot_eager, right with the counting backend",
+    INDUCTOR: "wrong under inductor, right under aot_eager",
 }
 _DATA_DEPENDENT = re.compile(
     r"\.item\(\)|\bunbacked\b|\bu\*|GuardOnDataDependentSymNode|PendingUnbackedSymbolNotFound"
@@ -121,15 +131,23 @@ def is_wrong_result(group: FailureGroup) -> bool:
 
 def suggested_labels(group: FailureGroup) -> list[LabelReason]:
     """The labels a PT2 triager would set on `group`, each with why (see the module docstring)."""
-    labels = []
+    labels = [LabelReason(label=ONCALL, reason="fails under torch.compile, which the PT2 on-call triages")]
     module = BY_PLACE.get(place_of(group))
-    if module is not None:
+    if is_wrong_result(group):
+        labels.append(LabelReason(label=CORRECTNESS, reason="outputs differ from eager's and nothing raised"))
+        if module is not None:
+            labels.append(LabelReason(label=module[0], reason=WRONG_BY_PLACE[module[0]]))
+    elif module is not None:
         labels.append(LabelReason(label=module[0], reason=module[1]))
     found = _DATA_DEPENDENT.search(f"{group.signature}\n{group.error or ''}")
     if found:
         labels.append(LabelReason(label=DYNAMIC_SHAPES, reason=f"data-dependent: {found.group()}"))
     if is_wrong_result(group):
-        labels.append(LabelReason(label=HIGH_PRIORITY, reason="a wrong result, silently"))
+        labels.append(
+            LabelReason(
+                label=HIGH_PRIORITY, reason="a silent wrong result is high priority in the PT2 rubric"
+            )
+        )
     return [reason for reason in labels if not people_only(reason.label)]
 
 
@@ -203,8 +221,9 @@ def pin_for(
 
 def failure_groups(stats: FlagStats) -> list[FailureGroup]:
     """A flag's groups an issue tracks and a triager labels: wrong results, crashes, then the
-    failures met only on the ladder."""
-    return [*stats.wrong_result_groups, *stats.crash_groups, *stats.ladder_groups]
+    failures met only on the ladder, less those its members meet at baseline too."""
+    ladder = [group for group in stats.ladder_groups if not at_baseline_too(group)]
+    return [*stats.wrong_result_groups, *stats.crash_groups, *ladder]
 
 
 def group_triage(
@@ -215,13 +234,15 @@ def group_triage(
     *,
     repo: str | None,
     local: bool,
+    sentinels: frozenset[str] = frozenset(),
 ) -> GroupTriage:
-    """What `group`'s entry says beyond the crash (a pinned group lists no possible matches)."""
+    """What `group`'s entry says beyond the crash (a pinned group lists no possible matches); a
+    group of `sentinels` alone (test models built to fail) is never labelled."""
     tracked = pin.number if pin is not None else None
     return GroupTriage(
         signature=group.signature,
         group_id=signature_id(group.signature),
-        labels=suggested_labels(group),
+        labels=[] if set(group.models) <= sentinels else suggested_labels(group),
         repo=repo,
         local=local,
         tracked_in=tracked,
@@ -256,6 +277,7 @@ def annotate(
                 bisections.get(group.signature),
                 repo=repo,
                 local=local,
+                sentinels=night.sentinels,
             )
             for group in failure_groups(flag.stats)
         }

@@ -35,6 +35,8 @@ INDEX = "index.html"
 MODELS = "models.html"
 COMPARE = "compare.html"
 ASSETS = "assets"
+READY_RULE = f"{INDEX}#ready-rule"  # the one place the site says the verdict's rule
+BREAK_REASONS = f"{INDEX}#break-reasons"  # the corpus-wide graph-break reasons
 
 # Characters kept as they are in a file name: those of model class and flag names. Anything
 # else is replaced, and a short hash of the original keeps two names that differ only there

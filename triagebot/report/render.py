@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import json
 import pprint
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from triagebot.analysis.ladder import at_baseline_too
 from triagebot.report import links, safety, words
 from triagebot.report.words import percent, plural
 
@@ -62,19 +63,30 @@ def linked(text: str, page: str, site: str | None) -> str:
     return f"[{text}]({''.join(_HREF_UNSAFE.get(char, char) for char in url)})"
 
 
-def model(name: Any, site: str | None = None, cell: bool = False) -> str:
-    """A model name as a code span (`cell`: for a table), linked to its page on the site."""
+SENTINEL = " (sentinel)"  # after a sentinel model's name, wherever it is named
+
+
+def model(
+    name: Any, site: str | None = None, cell: bool = False, sentinels: Collection[str] = frozenset()
+) -> str:
+    """A model name as a code span (`cell`: for a table), linked to its page on the site, marked
+    when it is one of `sentinels` (the test corpus's models built to fail)."""
     text = (safety.cell if cell else safety.code)(name)
-    return linked(text, links.model_page(str(name)), site) if text else text
+    text = linked(text, links.model_page(str(name)), site) if text else text
+    return text + SENTINEL if str(name) in sentinels else text
 
 
 def names(
-    models: Sequence[Any], limit: int | None = None, cell: bool = False, site: str | None = None
+    models: Sequence[Any],
+    limit: int | None = None,
+    cell: bool = False,
+    site: str | None = None,
+    sentinels: Collection[str] = frozenset(),
 ) -> str:
     """Model names as code spans joined by commas: the first `limit`, then "and N more"; each
     linked to its model page when `site` is given."""
     shown = list(models if limit is None else models[:limit])
-    text = ", ".join(model(name, site, cell) for name in shown)
+    text = ", ".join(model(name, site, cell, sentinels) for name in shown)
     rest = len(models) - len(shown)
     if rest:
         text = f"{text} and {rest} more" if text else plural(rest, "model")
@@ -116,6 +128,19 @@ def _pyline(value: Any) -> str:
     return safety.one_line(value, 300).replace('"""', "'''").replace("\\", "/")
 
 
+def _marked(function: Callable[..., str]) -> Callable[..., str]:
+    """`model` or `names` as a filter that marks the sentinels of the night it renders (a
+    template's `night`), so that no row that names one forgets to say so."""
+
+    @jinja2.pass_context
+    def marked(context: jinja2.runtime.Context, value: Any, *args: Any, **kwargs: Any) -> str:
+        night = context.get("night")
+        sentinels = getattr(night, "sentinels", frozenset())
+        return function(value, *args, sentinels=sentinels, **kwargs)
+
+    return marked
+
+
 @cache
 def environment(autoescape: bool = False) -> jinja2.Environment:
     """Markdown templates (`*.md.j2`, `*.py.j2`) render unescaped; HTML (`*.html.j2`) escaped."""
@@ -148,8 +173,8 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         skipped_because=words.skipped_because,
         reach=words.reach,
         checked=words.checked,
-        names=names,
-        model=model,
+        names=_marked(names),
+        model=_marked(model),
         linked=linked,
         site_url=site_url,
         pyrepr=repr,
@@ -157,6 +182,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         pyline=_pyline,
         tojson_compact=lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True),
     )
+    env.tests["at_baseline_too"] = at_baseline_too
     env.globals["links"] = links
     env.globals["words"] = words
     return env

@@ -1,24 +1,29 @@
 """The text of a self-contained reproduction script for one crash (rendering only; never runs it).
 
 `repro_script(snapshot, flag, model)` builds a script from the snapshot alone: the model's
-`ModelSpec` (transformers class path and tiny config, or the inlined source of a sentinel),
-its inputs rebuilt from their `InputSpec`s and seed, the flag's config patch, the counting
-backend and `fullgraph=False`. It needs torch (and transformers for transformers models) but
-no hub and no triagebot, and imports nothing it does not use. With `backend` (a failure met
-only on the backend ladder) it compiles with that backend instead; with `wrong` (a wrong
-result) it compares the output the sweep found different with eager's at the benchmark
-harness's tolerance for its dtype, and raises `WrongResult` naming it: a few lines beyond the
-model's build, not the sweep's whole comparison. Running and verifying scripts is
+`ModelSpec` (transformers class path and tiny config, or the inlined source of a sentinel), its
+inputs rebuilt from their `InputSpec`s and seed (only the kinds it has), the flag's config
+patch, the counting backend and `fullgraph=False`. It needs torch (and transformers for
+transformers models) but no hub and no triagebot, and imports nothing it does not use. With
+`backend` (a failure met only on the backend ladder) it compiles with that backend instead; with
+`wrong` (a wrong result) it compiles with `backend="eager"` (Dynamo's graphs run as captured, as
+the counting backend runs them), compares the output the sweep found different with eager's at
+the benchmark harness's tolerance for its dtype, and raises `WrongResult` naming it: a few lines
+beyond the model's build, not the sweep's whole comparison. Running and verifying scripts is
 `triagebot.reproduce`'s (a stage beside the sweep: it runs torch).
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from triagebot.errors import ReproError
 from triagebot.report.render import render
 from triagebot.results import BASELINE, WRONG_RESULT, Outcome, Snapshot
+
+# The tags of a recorded config (`corpus.encoding`) that the script's copy of `decode` reads.
+TAGS = frozenset({"$tuple", "$float", "$dict"})
 
 
 def _bound_imports(code: str) -> set[str]:
@@ -36,11 +41,11 @@ def _bound_imports(code: str) -> set[str]:
     return bound
 
 
-def _imports(code: str | None, wrong: bool) -> list[str]:
+def _imports(code: str | None, path: bool) -> list[str]:
     """What the script imports beside an inlined module's own imports (`code`): importlib for a
-    transformers class, torch, and re for a wrong result's output path."""
+    transformers class, torch, and re for a wrong result's output `path` (one not the output)."""
     bound = _bound_imports(code) if code else set()
-    wanted = [("re", wrong), ("importlib", not code), ("torch", True)]
+    wanted = [("re", path), ("importlib", not code), ("torch", True)]
     return [f"import {name}" for name, needed in wanted if needed and name not in bound]
 
 
@@ -82,11 +87,25 @@ def repro_script(
         device=snapshot.environment.device,
         patch=snapshot.flags.get(flag, {}),
         inputs=[item.model_dump() for item in spec.inputs],
-        imports=_imports(spec.code, wrong),
+        kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
+        tagged=_tagged(spec.config or {}),
+        imports=_imports(spec.code, wrong and _where(outcome) != "output"),
         backend=backend,
         wrong=wrong,
         where=_where(outcome) if wrong else "",
     )
+
+
+def _tagged(value: Any) -> bool:
+    """Whether a recorded config holds a tagged value (`corpus.encoding`: a tuple, inf or nan, a
+    dict with keys that are not strings), which the script must decode."""
+    if isinstance(value, list):
+        return any(_tagged(item) for item in value)
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)) in TAGS:
+            return True
+        return any(_tagged(item) for item in value.values())
+    return False
 
 
 def _where(outcome: Outcome | None) -> str:

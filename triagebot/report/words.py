@@ -19,18 +19,23 @@ from `analysis` (`[A-Za-z0-9_]` only); nothing else here is untrusted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from triagebot.analysis.figures import share
-from triagebot.analysis.ladder import USER_BACKENDS
+from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
+    Environment,
     FailureGroup,
     FlagFigures,
+    FlagStats,
     FlagVerdict,
+    LadderRow,
+    Reduction,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -122,12 +127,113 @@ def listed(names: Sequence[str], limit: int = SHOWN_ERRORS) -> str:
 
 
 def reach(group: FailureGroup) -> str:
-    """Where a group of the sweep fails beyond Dynamo's counting backend, in a few words."""
+    """Where a group of the sweep fails beyond Dynamo's counting backend, in a few words: every
+    backend it fails under ("also aot_eager and inductor"), and those users run that it was not
+    run under ("also aot_eager (inductor not run)")."""
     if group.reach is None:
         return "not checked beyond the counting backend"
     if group.reach == COUNTING_BACKEND:
         return "Dynamo (counting backend) only"
-    return f"also {group.reach}"
+    text = f"also {' and '.join(group.fails_under or [group.reach])}"
+    unrun = [backend for backend in USER_BACKENDS if backend in group.unchecked]
+    return f"{text} ({' and '.join(unrun)} not run)" if unrun else text
+
+
+def other_half(group: FailureGroup) -> str | None:
+    """What a crash of the counting backend alone leaves users of the real backends: "under
+    aot_eager the flag compiles M to 12 graphs (18 at baseline), outputs matching eager's; ...".
+    None when the group fails beyond counting too, or no backend ran clean."""
+    if group.reach != COUNTING_BACKEND or not group.clean_under:
+        return None
+    parts = []
+    for rung in group.clean_under:
+        text = f"under {rung.backend} it compiles to {plural(rung.graphs or 0, 'graph')}"
+        if rung.baseline_graphs is not None:
+            where = "" if rung.baseline_backend == rung.backend else " with the counting backend"
+            text += f" ({rung.baseline_graphs} at baseline{where})"
+        parts.append(text + (", outputs matching eager's" if rung.outputs_match else ""))
+    fewer = [
+        rung.backend
+        for rung in group.clean_under
+        if rung.graphs is not None and rung.baseline_graphs is not None and rung.graphs < rung.baseline_graphs
+    ]
+    helps = f": for users of {' and '.join(fewer)} the flag helps this model" if fewer else ""
+    return f"{group.models[0]} crashes with the counting backend alone; {'; '.join(parts)}{helps}"
+
+
+def sentence_cut(text: str) -> str:
+    """`text` (a stored signature, cut at its length bound) ending at its last whole sentence,
+    with an ellipsis where it was cut, never mid-sentence."""
+    if text.endswith((".", "!", "?", ")")):
+        return text
+    ends = [found.end() for found in _SENTENCE_END.finditer(text)]
+    return f"{text[: ends[-1]].rstrip()} …" if ends else f"{text} …"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z])")  # not "e.g. 'x'" nor "torch.ops"
+
+
+def reduction_said(reduction: Reduction) -> str | None:
+    """What a repro's reduction saved ("Reduced from 128 to 40 lines, 6.3 s to 2.1 s a run"):
+    only what it made smaller; None when it saved nothing worth saying."""
+    parts = []
+    if reduction.lines_after < reduction.lines_before:
+        parts.append(f"from {reduction.lines_before} to {reduction.lines_after} lines")
+    if round(reduction.seconds_after, 1) < round(reduction.seconds_before, 1):
+        parts.append(f"{reduction.seconds_before:.1f} s to {reduction.seconds_after:.1f} s a run")
+    return f"Reduced {', '.join(parts)}" if parts else None
+
+
+# Why a rung of the ladder was not run (`LadderRow.not_run`, and `not_on_ladder`: a backend
+# users run that tonight's ladder did not have).
+NOT_RUN = {
+    "budget": "beyond the time budget",
+    "pairs": "beyond the pair limit",
+    "after_failure": "a rung below failed",
+    "failures_only": "failures only",
+    "not_on_ladder": "not on tonight's ladder",
+}
+
+
+def why_not_run(reason: str, cell: bool = False) -> str:
+    """A rung not run, and why (`NOT_RUN`): "not run: failures only" in a table's `cell`,
+    "not run (failures only)" in a sentence."""
+    why = NOT_RUN.get(reason)
+    if why is None:
+        return "not run"
+    return f"not run: {why}" if cell else f"not run ({why})"
+
+
+def rung_cell(row: LadderRow, rung: str) -> str:
+    """A ladder table's cell: what the rung did, or that it was not run and why."""
+    return row.rungs.get(rung) or why_not_run(row.not_run.get(rung, "not_chosen"), cell=True)
+
+
+def ladder_intro(stats: FlagStats, device: str) -> str:
+    """The ladder section's first sentences: which models climbed what, and how."""
+    unrun = not_run(stats.ladder)
+    text = (
+        f"{plural(len(stats.ladder_rows), 'model')} climbed the backend ladder under the flag on {device} "
+        f"({' → '.join(stats.ladder)}). A pair stops at its first failing rung, except a failure's "
+        "representative, which climbs every rung"
+    )
+    only = [rung for rung in FAILURES_ONLY.get(device, ()) if rung in stats.ladder]
+    if only:
+        text += f"; on {device}, {' and '.join(only)} is climbed by the failures' representatives only"
+    if unrun:
+        text += f"; {' and '.join(unrun)} {'was' if len(unrun) == 1 else 'were'} not on tonight's ladder"
+    return text + "."
+
+
+def survival(stats: FlagStats) -> str | None:
+    """How many helped models keep their benefit on the rungs each ran, and how many ran each."""
+    if not stats.helped_laddered:
+        return None
+    ran = ", ".join(f"{rung}: {stats.helped_rungs.get(rung, 0) or 'none'}" for rung in stats.ladder)
+    return (
+        f"Of the helped models that climbed it, the benefit of {stats.helped_survive} of "
+        f"{stats.helped_laddered} survives every rung each ran on (helped models that ran each rung: {ran})."
+    )
 
 
 def checked(group: FailureGroup, device: str) -> str:
@@ -143,7 +249,10 @@ def checked(group: FailureGroup, device: str) -> str:
     parts += [
         f"{rung}: {said.get(word, word)}" for rung, word in group.ladder.items() if rung != COUNTING_BACKEND
     ]
-    parts += [f"{backend}: not run" for backend in group.unchecked]
+    parts += [
+        f"{backend}: {why_not_run(group.not_run.get(backend, 'not_on_ladder'))}"
+        for backend in group.unchecked
+    ]
     return f"{group.models[0]} on {device}: " + "; ".join(parts)
 
 
@@ -179,6 +288,13 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
         parts.append(plural(figures.hurt, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
+
+
+def measured_on(environment: Environment) -> str | None:
+    """What a verdict measured on the CPU alone does not cover; None on a GPU."""
+    if environment.device != "cpu":
+        return None
+    return "Measured on the CPU only: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
 
 
 def verdict_word(verdict: FlagVerdict) -> str:

@@ -30,6 +30,7 @@ from triagebot.results.figures import (
 from triagebot.results.night import (
     BreakReasonChange,
     BreakReasonCount,
+    CleanRung,
     CorpusHealth,
     Effect,
     FailureGroup,
@@ -123,6 +124,7 @@ __all__ = [
     "Bisection",
     "BreakReasonChange",
     "BreakReasonCount",
+    "CleanRung",
     "CommandRecord",
     "CorpusHealth",
     "CorpusSelection",

@@ -48,6 +48,16 @@ class ModelEffect(Record):
     error: str | None = None
 
 
+class CleanRung(Record):
+    """A backend under which a model ran clean under a flag: its graphs there and at baseline."""
+
+    backend: str
+    graphs: int | None = None
+    baseline_graphs: int | None = None
+    baseline_backend: str | None = None  # where the baseline's count is from: this backend, or counting
+    outputs_match: bool = False  # its outputs were compared with eager's and matched
+
+
 class FailureGroup(Record):
     """Models one flag crashes the same way: one signature, one bug."""
 
@@ -74,6 +84,11 @@ class FailureGroup(Record):
     # users run (and the ladder's own) that it was not run under.
     reach: str | None = None
     unchecked: list[str] = Field(default_factory=list)
+    fails_under: list[str] = Field(default_factory=list)  # every backend beyond counting that failed too
+    not_run: dict[str, str] = Field(default_factory=dict)  # its first model's rungs not run, and why
+    # The backends beyond counting under which its first model ran clean under the flag, with
+    # the graphs it compiled to there and at baseline: the other half of a counting-only crash.
+    clean_under: list[CleanRung] = Field(default_factory=list)
     # Where it starts in the code, from its members' tracebacks: one pattern per distinct model
     # frame, the first model's first; more than one says the models reach the error differently.
     patterns: list[CrashPattern] = Field(default_factory=list)
@@ -101,7 +116,11 @@ class LadderRow(Record):
     failed_at: str | None = None  # the first rung that failed, confirmed
     lives_in: str | None = None  # Dynamo, AOTAutograd, Inductor (a crash of the sweep: Dynamo)
     signature: str | None = None
-    survives: bool | None = None  # a helped model: its flag run passed every backend (None: not helped)
+    survives: bool | None = None  # a helped model: its flag run passed every rung it ran (None: not helped)
+    # Rung -> why it was not run: `budget` or `pairs` (a bound of the ladder), `after_failure`
+    # (a rung below failed), `failures_only` (climbed by the failures' representatives only),
+    # `not_chosen` (the pair did not climb it for another reason).
+    not_run: dict[str, str] = Field(default_factory=dict)
 
 
 class RecompileRow(Record):
@@ -177,8 +196,11 @@ class FlagStats(Record):
     ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
     helped_survive: int | None = None  # helped models whose benefit survives the full stack
     helped_laddered: int = 0  # helped models with a verdict: every rung passed, or one failed (confirmed)
+    helped_rungs: dict[str, int] = Field(default_factory=dict)  # rung -> helped models that ran it
     recompiles: list[RecompileRow] = Field(default_factory=list)
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
+    # Models that climbed under the flag but have no recompile row, and why (no second shape...).
+    recompile_gaps: dict[str, str] = Field(default_factory=dict)
 
 
 class ModelGraphs(Record):
@@ -426,6 +448,11 @@ class FlagNight(Record):
         return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
 
     @property
+    def unchanged(self) -> list[str]:
+        """Models the flag ran on and left as they were (`no_effect`), by name."""
+        return sorted(row.model for row in self.effects if row.effect == Effect.no_effect)
+
+    @property
     def increased(self) -> list[ModelEffect]:
         """Models with more graphs under the flag, in snapshot order."""
         return [row for row in self.effects if row.effect == Effect.increases_graphs]
@@ -455,6 +482,16 @@ class Night(Record):
     # model -> the bisection of its baseline graph-count regression (the store's, by
     # `analysis.triage.annotate`), what its page on the dashboard says.
     baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
+
+    @property
+    def sentinels(self) -> frozenset[str]:
+        """The test corpus's sentinel models (built to fail in one known way): every row that
+        names one says so, and no label is suggested from them alone."""
+        return frozenset(
+            result.model
+            for result in self.snapshot.results
+            if result.spec is not None and result.spec.source == "sentinel"
+        )
 
     @property
     def effects(self) -> list[ModelEffect]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from triagebot.analysis.ladder import FAILURES_ONLY
 from triagebot.results import (
     BASELINE,
     COUNTING_BACKEND,
@@ -42,9 +43,8 @@ from triagebot.results import (
 )
 
 DEFAULT_BACKENDS: dict[str, list[str]] = {"cuda": ["aot_eager", "inductor"], "cpu": ["aot_eager", "inductor"]}
-# Default rungs only the failures' representatives climb, by device (on the CPU: when a C++
-# compiler is found, else none climbs them).
-FAILURES_ONLY: dict[str, frozenset[str]] = {"cpu": frozenset({"inductor"})}
+# Default rungs only the failures' representatives climb (`FAILURES_ONLY`, by device; on the
+# CPU when a C++ compiler is found, else none climbs them): the reports say why by the same table.
 # A rung's run seconds over the model's longest run in the sweep, as the defaults' ladder on the
 # smoke corpus recorded them on the CPU (median and mean of each rung's runs: counting 2.1 and
 # 2.8, it calls three shapes; aot_eager 1.7 and 1.9, it traces the graphs again; inductor, which
