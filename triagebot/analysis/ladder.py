@@ -113,6 +113,7 @@ def rung_word(outcome: Outcome | None, reruns: Sequence[Outcome] = ()) -> str | 
 FAILED_WORDS = frozenset({"wrong", "crash", "timeout", "signal"})
 
 
+# A sweep's run that never reached the compiler: no counting rung to show.
 NOT_COMPILED = frozenset({Status.skipped, Status.create_error, Status.eager_error})
 
 
@@ -124,11 +125,7 @@ def rung_cells(result: ModelResult, config: str, order: Sequence[str]) -> dict[s
     reruns = result.ladder_confirmations.get(config, {})
     words = {rung: rung_word(climbed.get(rung), reruns.get(rung, [])) for rung in order}
     swept = result.outcomes.get(config)
-    compiled = swept is not None and swept.status not in (
-        Status.skipped,
-        Status.create_error,
-        Status.eager_error,
-    )
+    compiled = swept is not None and swept.status not in NOT_COMPILED
     if COUNTING_BACKEND in order and words.get(COUNTING_BACKEND) is None and compiled:
         words[COUNTING_BACKEND] = rung_word(swept, result.confirmations.get(config, []))
     return {rung: word for rung in order if (word := words.get(rung)) is not None}
