@@ -409,6 +409,7 @@ def replay(stages: Sequence[Snapshot], nights: int, seed: int, folder: Path, say
                 history,
                 previous[0] if previous else None,
                 previous_rows=previous[1] if previous else None,
+                close_after=config.tracker.close_after,
             )
             tonight = with_triage(tonight, store, config)
             with contextlib.redirect_stdout(io.StringIO()) as plan:

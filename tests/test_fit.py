@@ -91,7 +91,8 @@ NIGHTS = [nightly(1, False), nightly(2, True), nightly(3, False)]
 
 
 def night_of(day: int, dashboard_url: str | None = None) -> Night:
-    settings = TrackerSettings(cc={SCALAR: CC, DYNAMIC: CC}, dashboard_url=dashboard_url)
+    # Closing after one clean nightly, so that the third night says the second's crashes fixed.
+    settings = TrackerSettings(cc={SCALAR: CC, DYNAMIC: CC}, dashboard_url=dashboard_url, close_after=1)
     return analysed(NIGHTS[day - 1], NIGHTS[:day], Config(tracker=settings))
 
 

@@ -1,5 +1,5 @@
 """A short season (a dozen nightlies) replayed as `bench/season.py` does: the same seed gives the
-same season, and its noise is what the snapshots record."""
+same season, its noise is what the snapshots record, and the lifecycle meets its targets."""
 
 from __future__ import annotations
 
@@ -52,6 +52,15 @@ def test_a_model_away_is_not_in_the_nightlies_it_left(stages):
     model, nights = next(iter(script.away.items()))
     assert model not in {r.model for r in season.night_snapshot(stages, nights.start, script, 0).results}
     assert model in {r.model for r in season.night_snapshot(stages, nights.stop, script, 0).results}
+
+
+def test_a_short_season_meets_the_lifecycle_targets(stages, tmp_path):
+    counts = season.replay(stages, NIGHTS, 0, tmp_path, say=lambda _: None)
+    assert counts.opened == 2 and counts.nights == NIGHTS
+    assert counts.noise_flip_flops == 0
+    assert counts.most_comments <= 1
+    assert counts.contradicted == 0
+    assert counts.invisible_edits == 0
 
 
 def test_a_folded_comment_is_cut_into_its_notices():

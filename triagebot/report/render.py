@@ -147,6 +147,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         population=words.population,
         skipped_because=words.skipped_because,
         reach=words.reach,
+        recurred=words.recurred,
         checked=words.checked,
         names=names,
         model=model,
