@@ -7,8 +7,8 @@ from builders import DYNAMIC, GUARD_ERROR, SCALAR, crash, nightly, ok
 from test_tracker import MODELS, snapshot
 
 from triagebot import analysis, report
-from triagebot.analysis import recurrence
 from triagebot.analysis.recurrence import (
+    WINDOW,
     continued,
     group_rate,
     intermittent,
@@ -46,30 +46,36 @@ def test_the_longest_gap_is_between_two_crashes():
     assert longest_gap("..C.F?.C.C...") == 3 and longest_gap("..C..") == 0 and longest_gap("") == 0
 
 
-def test_a_steady_crash_needs_close_after_nights_of_crashing():
-    assert steady("..CC", close_after=2) and not steady("...C", close_after=2)
-    assert not steady("C.CC", close_after=2)
+STEADY = "C" * WINDOW  # a crash on every nightly of a week
+
+
+def test_a_steady_crash_crashed_on_every_nightly_of_a_week_at_least():
+    assert steady(".." + STEADY, close_after=2) and not steady("..CC", close_after=2)
+    assert not steady("C." + STEADY, close_after=2)
+    assert steady("CCC", close_after=3, window=2)
 
 
 def test_a_crash_is_over_after_close_after_clean_nights_or_a_clean_week_when_intermittent():
-    assert settled("CCC..", close_after=2) and not settled("CCC.", close_after=2)
+    assert settled(STEADY + "..", close_after=2) and not settled(STEADY + ".", close_after=2)
     assert not settled("C.C..", close_after=2, window=5)  # intermittent: the window first
     assert settled("C.C.....", close_after=2, window=5)
-    assert not settled("C....C.......", close_after=2, window=5)  # twice its longest gap: 8
-    assert settled("C....C........", close_after=2, window=5)
-    assert not settled("C......", close_after=2, window=7)  # seen once: too seldom to tell
-    assert settled("C.......", close_after=2, window=7)
+    assert not settled("C....C...........", close_after=2, window=5)  # three times its longest gap: 12
+    assert settled("C....C............", close_after=2, window=5)
+    assert not settled("CC......", close_after=2, window=7)  # two nightlies: too young to tell
+    assert settled("CC.......", close_after=2, window=7)
 
 
 def test_a_night_that_did_not_run_the_model_neither_closes_nor_counts_as_clean():
-    assert not settled("CC.?", close_after=2) and not settled("CC??????", close_after=2)
-    assert settled("CC.??.", close_after=2)
-    assert not settled("CC.F", close_after=2)  # a crash that did not repeat is no clean night
+    assert not settled(STEADY + ".?", close_after=2) and not settled(STEADY + "??????", close_after=2)
+    assert settled(STEADY + ".??.", close_after=2)
+    assert not settled(STEADY + ".F", close_after=2)  # a crash that did not repeat is no clean night
 
 
 def test_settled_tonight_is_said_once():
-    assert settled_tonight("CC..", close_after=2)
-    assert not settled_tonight("CC...", close_after=2) and not settled_tonight("CC.", close_after=2)
+    assert settled_tonight(STEADY + "..", close_after=2)
+    assert not settled_tonight(STEADY + "...", close_after=2) and not settled_tonight(
+        STEADY + ".", close_after=2
+    )
 
 
 def test_a_crash_is_new_only_when_it_did_not_crash_in_its_window_before():
@@ -95,8 +101,11 @@ def test_closing_waits_for_an_intermittent_crash_to_be_clean_for_its_window():
         return Recurrence(keys=[f"k{i}" for i in range(len(letters))], states={"Bert": letters})
 
     assert closing.should_be_open([1, 0, 1, 0, 0], 2, recurred("C.C.."))
-    assert not closing.should_be_open([1, 1, 0, 0], 2, recurred("CC.."))
-    assert closing.should_be_open([1, 1, 0, 0], 2, recurred("CC?.")), "a night that ran nothing is not clean"
+    assert not closing.should_be_open([1, 1, 0, 0], 2, recurred(STEADY + ".."))
+    assert closing.should_be_open([1, 1, 0, 0], 2, recurred(STEADY + "?.")), (
+        "a night that ran nothing is not clean"
+    )
+    assert closing.should_be_open([1, 1, 0, 0], 2, recurred("CC..")), "two nightlies of crashing: too young"
     assert not closing.should_be_open([1, 0, 0], 2)  # without a recurrence: the trend alone
 
 
@@ -111,11 +120,13 @@ def test_the_notices_of_one_night_on_one_issue_are_one_comment():
 
 def test_a_night_with_engine_errors_says_nothing_fixed_and_keeps_the_issue_open():
     broken = ok(2).model_copy(update={"status": "engine_error"})
-    history = [nightly(f"2.12.0.dev2026040{day}", {SCALAR: {"Bert": crash()}}, MODELS) for day in (1, 2)]
-    history += [nightly(f"2.12.0.dev2026040{day}", {SCALAR: {"Bert": broken}}, MODELS) for day in (3, 4)]
+    history = [
+        nightly(f"2.12.0.dev202604{day:02}", {SCALAR: {"Bert": crash()}}, MODELS) for day in range(1, 8)
+    ]
+    history += [nightly(f"2.12.0.dev202604{day:02}", {SCALAR: {"Bert": broken}}, MODELS) for day in (8, 9)]
     tonight = night_of(history)
     state = tonight.flags[SCALAR]
-    assert state.recurrence.states == {"Bert": "CC??"}
+    assert state.recurrence.states == {"Bert": STEADY + "??"}
     assert state.news.fixed == [] and report.fixed_notice(tonight, SCALAR) is None
     assert closing.should_be_open([point.failures for point in state.trend], 2, state.recurrence)
 
@@ -141,7 +152,6 @@ def test_a_new_crash_names_its_range_and_a_bisected_one_its_first_bad_nightly():
     assert (build.models, build.before, build.after) == (["T5"], "2.12.0.dev20260402", "2.12.0.dev20260403")
     notice = report.regression_notice(tonight, DYNAMIC)
     assert "the last stored nightly without it is `2.12.0.dev20260402`. Not yet bisected." in notice
-    assert recurrence.WINDOW == 7
 
 
 def test_the_site_shows_an_intermittent_groups_rate(tmp_path):

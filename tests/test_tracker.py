@@ -116,28 +116,28 @@ def test_scenario_across_nightlies(fake):
     again = run(fake, [n1])
     assert again.plan.writes == [] and len(fake.writes) == writes  # same snapshot: no write at all
 
-    # A steady crash (two nightlies) stops: the notice waits for `close_after` clean nightlies,
-    # as closing does; then one notice, and rerunning posts nothing more.
-    n2 = snapshot("2.12.0.dev20260402", {SCALAR: ["Bert", "Llama"]})
-    n3 = snapshot("2.12.0.dev20260403", {SCALAR: ["Llama"]})
-    run(fake, [n1, n2, n3])
+    # A steady crash (a week of nightlies) stops: the notice waits for `close_after` clean
+    # nightlies, as closing does; then one notice, and rerunning posts nothing more.
+    week = [n1] + [snapshot(f"2.12.0.dev202604{day:02}", {SCALAR: ["Bert", "Llama"]}) for day in range(2, 8)]
+    history = [*week, snapshot("2.12.0.dev20260408", {SCALAR: ["Llama"]})]
+    run(fake, history)
     assert fake.comments(REPO, 1) == [] and fake.issues(REPO)[0]["body"] != first_body
-    n4 = snapshot("2.12.0.dev20260404", {SCALAR: ["Llama"]})
-    run(fake, [n1, n2, n3, n4])
+    history.append(snapshot("2.12.0.dev20260409", {SCALAR: ["Llama"]}))
+    run(fake, history)
     comments = fake.comments(REPO, 1)
     assert len(comments) == 1
-    assert comments[0]["body"].startswith(notice_marker("fixed", SCALAR, n4.key))
+    assert comments[0]["body"].startswith(notice_marker("fixed", SCALAR, "2.12.0.dev20260409"))
     assert "Bert" in comments[0]["body"] and "Llama" not in comments[0]["body"]
-    assert "the last stored nightly with the crash is `2.12.0.dev20260402`" in comments[0]["body"]
+    assert "the last stored nightly with the crash is `2.12.0.dev20260407`" in comments[0]["body"]
     writes = len(fake.writes)
-    run(fake, [n1, n2, n3, n4])
+    run(fake, history)
     assert len(fake.writes) == writes
 
     # Two clean nightlies close the issue, with one comment: Llama fixed, and the close.
-    history = [n1, n2, n3, n4, snapshot("2.12.0.dev20260405", {})]
+    history.append(snapshot("2.12.0.dev20260410", {}))
     run(fake, history)
     assert fake.issues(REPO)[0]["state"] == "open"
-    history.append(snapshot("2.12.0.dev20260406", {}))
+    history.append(snapshot("2.12.0.dev20260411", {}))
     run(fake, history)
     assert fake.issues(REPO)[0]["state"] == "closed"
     closed = fake.comments(REPO, 1)
@@ -148,14 +148,14 @@ def test_scenario_across_nightlies(fake):
 
     # A recurrence reopens the same issue (no duplicate) with one comment: the reopen and the
     # new crash, which names the range it came from, not yet bisected.
-    history.append(snapshot("2.12.0.dev20260407", {SCALAR: ["T5"]}))
+    history.append(snapshot("2.12.0.dev20260412", {SCALAR: ["T5"]}))
     run(fake, history)
     issues = fake.issues(REPO)
     assert len(issues) == 1 and issues[0]["state"] == "open"
     bodies = [c["body"] for c in fake.comments(REPO, 1)]
-    regression = notice_marker("regression", SCALAR, "2.12.0.dev20260407")
+    regression = notice_marker("regression", SCALAR, "2.12.0.dev20260412")
     assert len(bodies) == 3 and "Reopened" in bodies[-1] and regression in bodies[-1]
-    assert "the last stored nightly without it is `2.12.0.dev20260406`. Not yet bisected." in bodies[-1]
+    assert "the last stored nightly without it is `2.12.0.dev20260411`. Not yet bisected." in bodies[-1]
 
 
 def test_flaky_crash_alone_opens_nothing(fake):

@@ -116,12 +116,12 @@ def test_without_a_memory_a_person_closed_issue_stays_closed_on_the_same_crashes
 
 def test_the_bot_reopens_what_it_closed_itself(fake, tmp_path):
     store = MemoryStore()
-    nights = [night(f"2.12.0.dev2026040{day}", {SCALAR: {"Bert": GUARD}}) for day in (1, 2)]
-    nights += [night(f"2.12.0.dev2026040{day}", {}) for day in (3, 4)]
-    for end in range(1, 5):
+    nights = [night(f"2.12.0.dev202604{day:02}", {SCALAR: {"Bert": GUARD}}) for day in range(1, 8)]
+    nights += [night(f"2.12.0.dev202604{day:02}", {}) for day in (8, 9)]
+    for end in (1, len(nights) - 1, len(nights)):
         publish(nights[:end], store, tmp_path=tmp_path)
     assert fake.issues(REPO)[0]["state"] == "closed"
-    nights.append(night("2.12.0.dev20260405", {SCALAR: {"Bert": GUARD}}))
+    nights.append(night("2.12.0.dev20260410", {SCALAR: {"Bert": GUARD}}))
     publish(nights, store, tmp_path=tmp_path)
     assert fake.issues(REPO)[0]["state"] == "open"
 

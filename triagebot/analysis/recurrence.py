@@ -10,9 +10,10 @@ rule here. Each rule is one function:
 - `intermittent`: it crashed, ran without a confirmed crash, then crashed again; or one of its
   crashes did not repeat when run again;
 - `rate`: on how many of the last `WINDOW` nights it ran it crashed ("3 of the last 5 nights");
-- `steady`: it crashed on every night it ran since it first crashed, `close_after` nights at least;
+- `steady`: it crashed on every night it ran since it first crashed, for a `WINDOW` at least (and
+  `close_after` nights): a younger crash cannot be told from an intermittent one;
 - `settled`: its crash is over: its last nights that ran were clean, `close_after` of them for a
-  steady crash, else the whole `WINDOW`, or twice the `longest_gap` it went without crashing
+  steady crash, else the whole `WINDOW`, or three times the `longest_gap` it went without crashing
   when that is longer (a flaky night is not clean);
 - `is_new`: it crashes tonight and did not crash, even unconfirmed, in the `WINDOW` before;
 - `continued`: the signature a reworded crash group had the nightly before;
@@ -90,10 +91,11 @@ def rate(states: str, window: int = WINDOW) -> tuple[int, int]:
     return known.count(CRASH), len(known)
 
 
-def steady(states: str, close_after: int) -> bool:
+def steady(states: str, close_after: int, window: int = WINDOW) -> bool:
     """It crashed on every night it ran since its crash first showed, on `close_after` nights
-    at least: a crash seen once is not yet known to be steady."""
-    return not intermittent(states) and _known(states).count(CRASH) >= close_after
+    and a whole `window` at least: a crash younger than that cannot be told from an
+    intermittent one."""
+    return not intermittent(states) and _known(states).count(CRASH) >= max(close_after, window)
 
 
 def longest_gap(states: str) -> int:
@@ -104,10 +106,10 @@ def longest_gap(states: str) -> int:
 
 def settled(states: str, close_after: int, window: int = WINDOW) -> bool:
     """Its crash is over: the last nights it ran were clean, `close_after` of them for a steady
-    crash; else (an intermittent crash, or one seen too seldom to tell) `window` of them, or
-    twice its longest gap between two crashes when that is longer."""
-    longer = max(close_after, window, 2 * longest_gap(states))
-    wait = close_after if steady(states, close_after) else longer
+    crash; else (an intermittent crash, or one too young to tell) `window` of them, or
+    three times its longest gap between two crashes when that is longer."""
+    longer = max(close_after, window, 3 * longest_gap(states))
+    wait = close_after if steady(states, close_after, window) else longer
     tail = _known(states)[-wait:]
     return len(tail) == wait and set(tail) == {CLEAN}
 
