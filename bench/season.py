@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import io
 import json
+import os
 import random
 import re
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -56,10 +58,11 @@ from triagebot.config import Config, parse_config  # noqa: E402
 from triagebot.errors import TriagebotError  # noqa: E402
 from triagebot.pipeline.night import with_triage  # noqa: E402
 from triagebot.pipeline.publishing import publish_stored  # noqa: E402
-from triagebot.report.markers import find_notice  # noqa: E402
+from triagebot.report.markers import find_flag, find_notice  # noqa: E402
 from triagebot.results import BASELINE, ModelResult, Outcome, Snapshot, Status  # noqa: E402
 from triagebot.store import LocalStore, read_snapshot  # noqa: E402
 from triagebot.tracker import github  # noqa: E402
+from triagebot.tracker import night as tracker_night  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 DEFAULT_SNAPSHOTS = (
@@ -363,16 +366,23 @@ def contradictions(watch: Watch) -> int:
     return count
 
 
-def connect_to(fake: FakeGitHub) -> None:
-    """The tracker's one door to GitHub, pointed at `fake` and never sleeping between retries."""
-    import functools
-    import os
-
-    from triagebot.tracker import night as tracker_night
-
+@contextlib.contextmanager
+def connected_to(fake: FakeGitHub) -> Iterator[None]:
+    """The tracker's one door to GitHub pointed at `fake`, never sleeping between retries; as
+    it was afterwards."""
+    saved = os.environ.get("GITHUB_API_URL"), tracker_night.connect
     os.environ["GITHUB_API_URL"] = fake.base_url
-    fast = functools.partial(github.connect, sleep=lambda _: None, clock=lambda: fake.clock())
-    tracker_night.connect = fast  # type: ignore[assignment]
+    tracker_night.connect = functools.partial(  # type: ignore[assignment]
+        github.connect, sleep=lambda _: None, clock=lambda: fake.clock()
+    )
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop("GITHUB_API_URL", None)
+        else:
+            os.environ["GITHUB_API_URL"] = saved[0]
+        tracker_night.connect = saved[1]  # type: ignore[assignment]
 
 
 def season_config() -> Config:
@@ -380,6 +390,24 @@ def season_config() -> Config:
     issues (the fake's search limit would only slow the season down)."""
     config = parse_config(f'[tracker]\nrepo = "{REPO}"\nmax_writes = 500\n', "season")
     return config.model_copy(update={"tracker": config.tracker.model_copy(update={"upstream": None})})
+
+
+def publish(snapshot, rows, history, previous, store, config: Config, folder: Path, say) -> str:
+    """Night `snapshot` (its `rows` classified) against `history` (the summaries of the nights
+    before it) and `previous` (the night before, with its rows), published as the nightly
+    workflow publishes a stored night; its one line."""
+    tonight = analysis.night(
+        snapshot,
+        history,
+        previous[0] if previous else None,
+        previous_rows=previous[1] if previous else None,
+        close_after=config.tracker.close_after,
+    )
+    tonight = with_triage(tonight, store, config)
+    with contextlib.redirect_stdout(io.StringIO()) as plan:
+        line = publish_stored(tonight, config, TOKEN, False, folder / "out" / snapshot.key, store=store)
+    say(plan.getvalue().rstrip())
+    return line
 
 
 def replay(stages: Sequence[Snapshot], nights: int, seed: int, folder: Path, say=print) -> Counts:
@@ -393,41 +421,22 @@ def replay(stages: Sequence[Snapshot], nights: int, seed: int, folder: Path, say
     watch = Watch(models=models)
     fake = FakeGitHub()
     fake.start()
-    connect_to(fake)
     history: list = []
     previous: tuple[Snapshot, list] | None = None
     try:
-        for night in range(nights):
-            snapshot = night_snapshot(stages, night, script, seed)
-            rows = classify(snapshot)
-            for row in rows:
-                if row.effect.value == "crashes":
-                    watch.crashes[(row.model, row.flag)].add(night)
-            store.put(snapshot)
-            tonight = analysis.night(
-                snapshot,
-                history,
-                previous[0] if previous else None,
-                previous_rows=previous[1] if previous else None,
-                close_after=config.tracker.close_after,
-            )
-            tonight = with_triage(tonight, store, config)
-            with contextlib.redirect_stdout(io.StringIO()) as plan:
-                line = publish_stored(
-                    tonight, config, TOKEN, False, folder / "out" / snapshot.key, store=store
-                )
-            say(plan.getvalue().rstrip())
-            flags = {
-                int(url.rsplit("/", 1)[1]): flag
-                for flag, state in tonight.flags.items()
-                for url in [state.issue_url or ""]
-                if url
-            }
-            flags.update(_flags_by_marker(fake))
-            observe(fake, night, watch, counts, script, flags)
-            say(f"night {night} {snapshot.key}: {line}")
-            history.append(analysis.summarise(snapshot, rows))
-            previous = (snapshot, rows)
+        with connected_to(fake):
+            for night in range(nights):
+                snapshot = night_snapshot(stages, night, script, seed)
+                rows = classify(snapshot)
+                for row in rows:
+                    if row.effect.value == "crashes":
+                        watch.crashes[(row.model, row.flag)].add(night)
+                store.put(snapshot)
+                line = publish(snapshot, rows, history, previous, store, config, folder, say)
+                observe(fake, night, watch, counts, script, _flags_by_marker(fake))
+                say(f"night {night} {snapshot.key}: {line}")
+                history.append(analysis.summarise(snapshot, rows))
+                previous = (snapshot, rows)
     finally:
         fake.stop()
     counts.new_notices = sum(kind == "regression" for _, kind, _, _ in watch.notices)
@@ -437,8 +446,7 @@ def replay(stages: Sequence[Snapshot], nights: int, seed: int, folder: Path, say
 
 
 def _flags_by_marker(fake: FakeGitHub) -> dict[int, str]:
-    from triagebot.report.markers import find_flag
-
+    """Each issue's number -> the flag its body's marker names."""
     return {issue["number"]: find_flag(issue["body"]) or "" for issue in fake.issues(REPO)}
 
 

@@ -4,6 +4,7 @@ same season, its noise is what the snapshots record, and the lifecycle meets its
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -54,8 +55,10 @@ def test_a_model_away_is_not_in_the_nightlies_it_left(stages):
     assert model in {r.model for r in season.night_snapshot(stages, nights.stop, script, 0).results}
 
 
-def test_a_short_season_meets_the_lifecycle_targets(stages, tmp_path):
+def test_a_short_season_meets_the_lifecycle_targets(stages, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_API_URL", "https://github.example")
     counts = season.replay(stages, NIGHTS, 0, tmp_path, say=lambda _: None)
+    assert os.environ["GITHUB_API_URL"] == "https://github.example"  # the fake is let go
     assert counts.opened == 2 and counts.nights == NIGHTS
     assert counts.noise_flip_flops == 0
     assert counts.most_comments <= 1
