@@ -1,6 +1,6 @@
 """A season of nightlies replayed: the tracker's lifecycle measured under the sweeps' own noise.
 
-    python bench/season.py [SNAPSHOT ...] [--nights 60] [--seed 0] [--out DIR] [--json]
+    python bench/season.py [SNAPSHOT ...] [--nights 60] [--seed 0] [--fixed-share 0.5] [--out DIR] [--quiet]
 
 Builds `--nights` nightlies from real snapshots (default: the committed smoke sweep and the two
 stored 2.12 nightlies, a season per corpus) and publishes every one, in order, to a local fake
@@ -15,15 +15,16 @@ the last. Each night redraws, from a seeded generator, what the sweeps record as
 - on a few nights, a share of the models' flag runs end in an engine error;
 - a few models leave the corpus for some nights and return;
 - one crash's message is reworded from one night on;
-- half of the crashes are fixed for good at some night of the season's second half (real change,
-  which the counts tell apart from noise).
+- half of the crashes (`--fixed-share`) are fixed for good at some night of the season's second
+  half (real change, which the counts tell apart from noise).
 
 It counts, per season: issues opened, closed and reopened; flip-flops (closed, then reopened
 within seven nights), and those caused by noise (closed while a real crash was still there, or
 reopened by no real crash); "new crash" and "fixed" notices a later night of the same week (the
 six nightlies after it) contradicts: fixed, then the model's confirmed crash; new, then that
 model said fixed; the most comments on one issue in one night; bodies rewritten with no change a
-reader could see (HTML comments and whitespace aside).
+reader could see (HTML comments and whitespace aside); and how many nightlies after its flag's
+last real crash each close came.
 Deterministic: one seed, one season, one set of figures. Exit 0; a bad input is one line.
 """
 
@@ -136,7 +137,9 @@ class Script:
         return crash is not None and (crash.fixed_at is None or night < crash.fixed_at)
 
 
-def draw_script(stages: Sequence[Snapshot], nights: int, seed: int, rates: Rates) -> Script:
+def draw_script(
+    stages: Sequence[Snapshot], nights: int, seed: int, rates: Rates, fixed_share: float = FIXED_SHARE
+) -> Script:
     """The season's noise from `seed`: every crash of the stages, intermittent or steady, and
     when each is fixed; the engine-error nights, the leavers, the reworded crash."""
     rng = random.Random(seed)
@@ -147,7 +150,7 @@ def draw_script(stages: Sequence[Snapshot], nights: int, seed: int, rates: Rates
             if row.effect.value not in ("crashes", "flaky") or pair in script.crashes:
                 continue
             intermittent = row.effect.value == "flaky" or rng.random() > rates.repeat
-            fixed = rng.random() < FIXED_SHARE
+            fixed = rng.random() < fixed_share
             script.crashes[pair] = Crash(
                 rate=rates.repeat if intermittent else 1.0,
                 fixed_at=rng.randrange(nights // 2, nights) if fixed else None,
@@ -267,6 +270,7 @@ class Counts:
     most_comments: int = 0  # on one issue in one night
     nights_over_one_comment: int = 0  # (issue, night) pairs with more than one comment
     invisible_edits: int = 0
+    close_delays: list[int] = field(default_factory=list)  # per close: nightlies since the last real crash
 
     def line(self) -> str:
         return (
@@ -276,7 +280,8 @@ class Counts:
             f"{self.contradicted} contradicted within a week; "
             f"most comments on an issue in a night {self.most_comments} "
             f"({self.nights_over_one_comment} issue-nights over one); "
-            f"bodies rewritten with no visible change {self.invisible_edits}"
+            f"bodies rewritten with no visible change {self.invisible_edits}; "
+            f"closes after the flag's last real crash: {sorted(self.close_delays) or 'none'} nightlies"
         )
 
 
@@ -326,6 +331,13 @@ def observe(
         elif before == "open" and state == "closed":
             counts.closed += 1
             watch.closed_at[number] = night
+            real = [
+                n
+                for n in range(night + 1)
+                for model, f in script.crashes
+                if f == flag and script.real(model, flag, n)
+            ]
+            counts.close_delays.append(night - max(real) if real else night)
         elif before == "closed" and state == "open":
             counts.reopened += 1
             closed = watch.closed_at.get(number)
@@ -410,10 +422,17 @@ def publish(snapshot, rows, history, previous, store, config: Config, folder: Pa
     return line
 
 
-def replay(stages: Sequence[Snapshot], nights: int, seed: int, folder: Path, say=print) -> Counts:
+def replay(
+    stages: Sequence[Snapshot],
+    nights: int,
+    seed: int,
+    folder: Path,
+    say=print,
+    fixed_share: float = FIXED_SHARE,
+) -> Counts:
     """Build and publish the season; its counts."""
     rates = rates_of(stages)
-    script = draw_script(stages, nights, seed, rates)
+    script = draw_script(stages, nights, seed, rates, fixed_share)
     config = season_config()
     store = LocalStore(folder / "store")
     counts = Counts(nights=nights)
@@ -473,19 +492,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="folder for the store and the bodies (default: a temporary one)",
     )
+    parser.add_argument(
+        "--fixed-share", type=float, default=FIXED_SHARE, help="crashes fixed for good in the second half"
+    )
     parser.add_argument("--quiet", action="store_true", help="only the figures, not a line per night")
     args = parser.parse_args(argv)
     try:
         if args.nights < 2:
             raise SeasonError(f"--nights must be at least 2, not {args.nights}")
+        if not 0 <= args.fixed_share <= 1:
+            raise SeasonError(f"--fixed-share must be between 0 and 1, not {args.fixed_share}")
         figures = {}
         for stages in seasons(args.snapshots):
             name = stages[0].corpus.name
             with tempfile.TemporaryDirectory() as scratch:
                 folder = (args.out / name) if args.out else Path(scratch)
-                counts = replay(
-                    stages, args.nights, args.seed, folder, say=(lambda _: None) if args.quiet else print
-                )
+                say = (lambda _: None) if args.quiet else print
+                counts = replay(stages, args.nights, args.seed, folder, say, args.fixed_share)
             print(f"{name} ({len(stages)} snapshot(s), seed {args.seed}): {counts.line()}")
             figures[name] = counts.__dict__
         print(json.dumps(figures, sort_keys=True))

@@ -80,3 +80,5 @@ def test_a_bad_snapshot_is_one_line(tmp_path, capsys):
     assert season.main([str(bad), "--nights", "3"]) == 1
     assert capsys.readouterr().err.startswith(f"error: {bad}: not a snapshot")
     assert season.main(["--nights", "1"]) == 1
+    assert season.main(["--nights", "3", "--fixed-share", "2"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == "error: --fixed-share must be between 0 and 1, not 2.0"
