@@ -281,7 +281,7 @@ class Counts:
             f"most comments on an issue in a night {self.most_comments} "
             f"({self.nights_over_one_comment} issue-nights over one); "
             f"bodies rewritten with no visible change {self.invisible_edits}; "
-            f"closes after the flag's last real crash: {sorted(self.close_delays) or 'none'} nightlies"
+            f"nightlies from the last real crash to each close: {sorted(self.close_delays) or 'no close'}"
         )
 
 
