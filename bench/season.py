@@ -22,9 +22,10 @@ It counts, per season: issues opened, closed and reopened; flip-flops (closed, t
 within seven nights), and those caused by noise (closed while a real crash was still there, or
 reopened by no real crash); "new crash" and "fixed" notices a later night of the same week (the
 six nightlies after it) contradicts: fixed, then the model's confirmed crash; new, then that
-model said fixed; the most comments on one issue in one night; bodies rewritten with no change a
-reader could see (HTML comments and whitespace aside); and how many nightlies after its flag's
-last real crash each close came.
+model said fixed; the most comments on one issue in one night; the nights a reworded crash
+was said to continue its old words, or shown as a crash first seen that night; bodies
+rewritten with no change a reader could see (HTML comments and whitespace aside); and how
+many nightlies after its flag's last real crash each close came.
 Deterministic: one seed, one season, one set of figures. Exit 0; a bad input is one line.
 """
 
@@ -60,7 +61,7 @@ from triagebot.errors import TriagebotError  # noqa: E402
 from triagebot.pipeline.night import with_triage  # noqa: E402
 from triagebot.pipeline.publishing import publish_stored  # noqa: E402
 from triagebot.report.markers import find_flag, find_notice  # noqa: E402
-from triagebot.results import BASELINE, ModelResult, Outcome, Snapshot, Status  # noqa: E402
+from triagebot.results import BASELINE, ModelResult, Night, Outcome, Snapshot, Status  # noqa: E402
 from triagebot.store import LocalStore, read_snapshot  # noqa: E402
 from triagebot.tracker import github  # noqa: E402
 from triagebot.tracker import night as tracker_night  # noqa: E402
@@ -270,6 +271,8 @@ class Counts:
     most_comments: int = 0  # on one issue in one night
     nights_over_one_comment: int = 0  # (issue, night) pairs with more than one comment
     invisible_edits: int = 0
+    reworded_continued: int = 0  # group-nights a reworded crash was said to continue its old words
+    reworded_as_new: int = 0  # group-nights it was shown as a crash first seen that night
     close_delays: list[int] = field(default_factory=list)  # per close: nightlies since the last real crash
 
     def line(self) -> str:
@@ -281,6 +284,8 @@ class Counts:
             f"most comments on an issue in a night {self.most_comments} "
             f"({self.nights_over_one_comment} issue-nights over one); "
             f"bodies rewritten with no visible change {self.invisible_edits}; "
+            f"reworded crash said to continue {self.reworded_continued}, "
+            f"shown as new {self.reworded_as_new}; "
             f"nightlies from the last real crash to each close: {sorted(self.close_delays) or 'no close'}"
         )
 
@@ -404,10 +409,10 @@ def season_config() -> Config:
     return config.model_copy(update={"tracker": config.tracker.model_copy(update={"upstream": None})})
 
 
-def publish(snapshot, rows, history, previous, store, config: Config, folder: Path, say) -> str:
+def publish(snapshot, rows, history, previous, store, config: Config, folder: Path, say) -> tuple[str, Night]:
     """Night `snapshot` (its `rows` classified) against `history` (the summaries of the nights
     before it) and `previous` (the night before, with its rows), published as the nightly
-    workflow publishes a stored night; its one line."""
+    workflow publishes a stored night; its one line, and the night."""
     tonight = analysis.night(
         snapshot,
         history,
@@ -419,7 +424,21 @@ def publish(snapshot, rows, history, previous, store, config: Config, folder: Pa
     with contextlib.redirect_stdout(io.StringIO()) as plan:
         line = publish_stored(tonight, config, TOKEN, False, folder / "out" / snapshot.key, store=store)
     say(plan.getvalue().rstrip())
-    return line
+    return line, tonight
+
+
+def count_rewording(night: Night, script: Script, counts: Counts) -> None:
+    """The crash groups of the reworded signature tonight: said to continue the old one, or
+    shown as a crash first seen tonight."""
+    if script.reworded is None:
+        return
+    new_words = reword(script.reworded[0])
+    for state in night.flags.values():
+        for group in state.stats.crash_groups:
+            if getattr(group, "continues", None):
+                counts.reworded_continued += 1
+            elif group.signature == new_words and group.first_seen == night.key and night.history:
+                counts.reworded_as_new += 1
 
 
 def replay(
@@ -451,8 +470,9 @@ def replay(
                     if row.effect.value == "crashes":
                         watch.crashes[(row.model, row.flag)].add(night)
                 store.put(snapshot)
-                line = publish(snapshot, rows, history, previous, store, config, folder, say)
+                line, tonight = publish(snapshot, rows, history, previous, store, config, folder, say)
                 observe(fake, night, watch, counts, script, _flags_by_marker(fake))
+                count_rewording(tonight, script, counts)
                 say(f"night {night} {snapshot.key}: {line}")
                 history.append(analysis.summarise(snapshot, rows))
                 previous = (snapshot, rows)

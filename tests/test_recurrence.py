@@ -92,7 +92,9 @@ def test_a_groups_rate_counts_a_night_when_one_of_its_members_crashed():
 def test_a_reworded_group_continues_the_signature_all_its_members_had():
     group = FailureGroup(flag=SCALAR, signature="E: new words", models=["A", "B"])
     assert continued(group, {"A": "E: old words", "B": "E: old words"}) == "E: old words"
-    assert continued(group, {"A": "E: old words"}) is None  # B did not crash under it
+    assert continued(group, {"A": "E: old words"}) == "E: old words"  # B did not crash then
+    assert continued(group, {"A": "E: old words", "B": "E: other words"}) is None  # two groups
+    assert continued(group, {}) is None
     assert continued(group, {"A": "Other: old", "B": "Other: old"}) is None  # another error
 
 
@@ -166,3 +168,16 @@ def test_the_site_shows_an_intermittent_groups_rate(tmp_path):
     pipeline.build_site(store, tmp_path / "site", Config(), say=lambda _: None)
     page = (tmp_path / "site" / links.flag_page(SCALAR)).read_text(encoding="utf-8")
     assert '<span class="intermittent">intermittent: crashed on 3 of the last 5 nights it ran</span>' in page
+
+
+def test_a_crash_reworded_after_a_clean_nightly_continues_its_group_and_is_no_news():
+    old, new = crash(GUARD_ERROR, "Could not guard on u0"), crash(GUARD_ERROR, "Cannot guard on u0")
+    history = [nightly(f"2.12.0.dev202604{day:02}", {SCALAR: {"Bert": old}}, MODELS) for day in range(1, 8)]
+    history.append(nightly("2.12.0.dev20260408", {}, MODELS))
+    history.append(nightly("2.12.0.dev20260409", {SCALAR: {"Bert": new}}, MODELS))
+    tonight = night_of(history)
+    [group] = tonight.flags[SCALAR].stats.crash_groups
+    assert group.continues == old.signature and group.signature == new.signature
+    body = report.issue_body(tonight, SCALAR)
+    assert "(new in this nightly)" not in body and "the same crash reworded" in body
+    assert report.regression_notice(tonight, SCALAR) is None

@@ -64,6 +64,7 @@ def test_a_short_season_meets_the_lifecycle_targets(stages, tmp_path, monkeypatc
     assert counts.most_comments <= 1
     assert counts.contradicted == 0
     assert counts.invisible_edits == 0
+    assert (counts.reworded_continued, counts.reworded_as_new) == (1, 0)  # said once, never new
 
 
 def test_a_folded_comment_is_cut_into_its_notices():

@@ -19,7 +19,6 @@ from triagebot.analysis.recurrence import continued, group_rate, news, recurrenc
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     Effect,
-    FlagDiff,
     FlagNight,
     FlagStats,
     ModelEffect,
@@ -59,6 +58,10 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         },
         crashing={
             flag: [row.model for row in mine if row.effect == Effect.crashes]
+            for flag, mine in by_flag.items()
+        },
+        crash_signature_of={
+            flag: {row.model: row.signature for row in mine if row.effect == Effect.crashes and row.signature}
             for flag, mine in by_flag.items()
         },
         flaky={
@@ -195,17 +198,15 @@ def _with_since(stats: FlagStats, since: dict[str, str], key: str, previous: boo
     return stats.model_copy(update={"crash_groups": groups})
 
 
-def _with_recurrence(stats: FlagStats, recurred: Recurrence, change: FlagDiff | None) -> FlagStats:
+def _with_recurrence(stats: FlagStats, recurred: Recurrence) -> FlagStats:
     """`stats` with each crash group's rate over its window, and the signature it continues when
-    its message was reworded since the previous nightly."""
-    reworded = {c.model: c.old_signature for c in change.signature_changes} if change is not None else {}
+    its message was reworded since its members last crashed."""
     groups = []
     for group in stats.crash_groups:
         crashed, ran = group_rate(group, recurred.states)
+        continues = continued(group, recurred.signatures)
         groups.append(
-            group.model_copy(
-                update={"nights_crashed": crashed, "nights_ran": ran, "continues": continued(group, reworded)}
-            )
+            group.model_copy(update={"nights_crashed": crashed, "nights_ran": ran, "continues": continues})
         )
     return stats.model_copy(update={"crash_groups": groups})
 
@@ -230,7 +231,7 @@ def _flag_night(
     stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, previous=len(nights) > 1)
     flag_change = change.flags.get(flag) if change is not None else None
     recurred = recurrence(flag, nights)
-    stats = _with_recurrence(stats, recurred, flag_change)
+    stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
     figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)
     # What the issue tracks (wrong results, then crashes) routes its people.

@@ -16,7 +16,8 @@ rule here. Each rule is one function:
   steady crash, else the whole `WINDOW`, or three times the `longest_gap` it went without crashing
   when that is longer (a flaky night is not clean);
 - `is_new`: it crashes tonight and did not crash, even unconfirmed, in the `WINDOW` before;
-- `continued`: the signature a reworded crash group had the nightly before;
+- `continued`: the signature a reworded crash group had before (its members' last crashes were
+  all under that one);
 - `news`: what the notices say: the crashes new by `is_new`, the fixes by `settled_tonight`, each
   with the range of nightlies it came with (`first_builds`).
 """
@@ -65,9 +66,13 @@ def recurrence(flag: str, nights: Sequence[NightSummary]) -> Recurrence:
     of `nights` (oldest first, tonight last)."""
     recent = list(nights)[-LOOKBACK:]
     crashed = sorted({model for nightly in recent for model in nightly.crashing.get(flag, ())})
+    signatures: dict[str, str] = {}
+    for nightly in recent[:-1]:  # oldest first: each model's last crash is the one kept
+        signatures.update(nightly.crash_signature_of.get(flag, {}))
     return Recurrence(
         keys=[nightly.key for nightly in recent],
         states={model: "".join(state_of(model, flag, nightly) for nightly in recent) for model in crashed},
+        signatures={model: signature for model, signature in signatures.items() if model in crashed},
     )
 
 
@@ -140,14 +145,14 @@ def group_rate(group: FailureGroup, states: dict[str, str], window: int = WINDOW
 
 
 def continued(group: FailureGroup, previous: dict[str, str]) -> str | None:
-    """The signature `group` had the nightly before in other words: every member crashed then,
-    all under that one other signature, with the same error (`previous`: model -> its
-    signature then)."""
-    before = {previous.get(model) for model in group.models}
+    """The signature `group` had before in other words: the last crash of each of its members
+    that crashed before was under that one other signature, of the same error (`previous`:
+    model -> the signature of its last crash before tonight)."""
+    before = {previous[model] for model in group.models if model in previous}
     if len(before) != 1:
         return None
     (signature,) = before
-    if signature is None or signature == group.signature:
+    if signature == group.signature:
         return None
     return signature if _error(signature) == _error(group.signature) else None
 
@@ -177,6 +182,7 @@ def news(
             stratum=row.stratum,
             old_effect=Effect.crashes,
             new_effect=row.effect,
+            old_signature=recurred.signatures.get(model),
             new_graphs=row.flag_graphs,
         )
         for model, letters in states.items()

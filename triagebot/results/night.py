@@ -301,6 +301,8 @@ class Recurrence(Record):
 
     keys: list[str]  # the nightlies, oldest first, tonight last
     states: dict[str, str] = Field(default_factory=dict)  # model -> its letters, one per key
+    # model -> the signature of its last confirmed crash before tonight, where one is known
+    signatures: dict[str, str] = Field(default_factory=dict)
 
 
 class NightSummary(Record):
@@ -318,6 +320,8 @@ class NightSummary(Record):
     trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
     crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
     crashing: dict[str, list[str]] = Field(default_factory=dict)  # flag -> models with a confirmed crash
+    # flag -> model -> the signature of its confirmed crash (empty in data older than the field)
+    crash_signature_of: dict[str, dict[str, str]] = Field(default_factory=dict)
     # flag -> models whose crash did not repeat; models whose flag run gave no verdict (an engine
     # error, a timeout, a death, an untestable model): nothing is known of their crash that night.
     flaky: dict[str, list[str]] = Field(default_factory=dict)
