@@ -9,7 +9,7 @@ rule here. Each rule is one function:
 
 - `intermittent`: it crashed, ran without a confirmed crash, then crashed again; or one of its
   crashes did not repeat when run again;
-- `rate`: on how many of the last `WINDOW` nights it ran it crashed ("3 of the last 5 nights");
+- `rate`: on how many of the last `WINDOW` nights it ran it crashed ("3 of the last 7 nights");
 - `steady`: it crashed on every night it ran since it first crashed, for a `WINDOW` at least (and
   `close_after` nights): a younger crash cannot be told from an intermittent one;
 - `settled`: its crash is over: its last nights that ran were clean, `close_after` of them for a

@@ -10,7 +10,7 @@ lives in these words, so that no two of them can disagree.
 - `reach(group)` and `checked(group, device)`: where a crash group fails beyond the counting
   backend ("also aot_eager", "Dynamo (counting backend) only", "not checked") and on which
   backends and device its first model was run; `recurred(group)`: how often an intermittent
-  one crashed ("intermittent: crashed on 3 of the last 5 nights it ran");
+  one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
 - `headline(figures)` and `title_values(figures, key)`: what the issue title says.
 
@@ -132,7 +132,7 @@ def reach(group: FailureGroup) -> str:
 
 
 def recurred(group: FailureGroup) -> str:
-    """How often an intermittent crash group crashed ("intermittent: crashed on 3 of the last 5
+    """How often an intermittent crash group crashed ("intermittent: crashed on 3 of the last 7
     nights it ran"); nothing for one that crashed on every night it ran."""
     if not group.intermittent:
         return ""
