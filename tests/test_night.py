@@ -97,9 +97,9 @@ def test_publish_with_previous_closes_by_the_history_it_diffed_against(fake, tmp
     assert LocalStore(tmp_path / "store").keys() == []  # OLD was never stored
     [issue] = [issue for issue in fake.issues(REPO) if markers.find_flag(issue["body"]) == SCALAR]
     assert issue["state"] == "open"
+    # Nor are the 600 said fixed: a crash seen on one nightly is over only after a clean week.
     bodies = [comment["body"] for comment in fake.comments(REPO, issue["number"])]
-    assert any(markers.find_notice(body) == ("fixed", SCALAR, new.key) for body in bodies)
-    assert "Model599" in bodies[-1] or "600 models stopped crashing" in "".join(bodies)
+    assert not any(markers.find_notice(body) == ("fixed", SCALAR, new.key) for body in bodies)
 
     # The same history in every command: the night `report` renders says what `publish` did.
     night = pipeline.night_of(new, LocalStore(tmp_path / "store"), Config(), previous=old)

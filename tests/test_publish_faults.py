@@ -25,8 +25,8 @@ from triagebot.store import GitStore, LocalStore, MemoryStore, mark_night, owed_
 from triagebot.store import lease as leases
 
 ROOT = Path(__file__).resolve().parent.parent
-N1 = snapshot("2.12.0.dev20260401", {SCALAR: ["Bert", "Llama"]})
-N2 = snapshot("2.12.0.dev20260402", {SCALAR: ["Llama"]})
+N1 = snapshot("2.12.0.dev20260401", {SCALAR: ["Llama"]})
+N2 = snapshot("2.12.0.dev20260402", {SCALAR: ["Llama", "Bert"]})
 N3 = snapshot("2.12.0.dev20260403", {SCALAR: ["Llama", "T5"]})
 CONFIG = Config(tracker=TrackerSettings(repo=REPO))
 
@@ -88,7 +88,7 @@ def test_a_night_whose_publish_failed_is_published_by_the_next_run_of_its_build(
     report = night_run(store, tmp_path, lines=lines)
     assert not report.swept and "publishing what is owed to GitHub" in lines[-2]
     assert report.published.startswith(f"{N2.key} (stored earlier, published now): applied ")
-    assert markers(fake) == [notice_marker("fixed", SCALAR, N2.key)]
+    assert markers(fake) == [notice_marker("regression", SCALAR, N2.key)]
     assert states(store) == {N1.key: "published", N2.key: "published"}
     writes = len(fake.writes)
     night_run(store, tmp_path, lines=lines)
@@ -98,7 +98,7 @@ def test_a_night_whose_publish_failed_is_published_by_the_next_run_of_its_build(
 def test_a_new_build_publishes_the_night_still_owed_first(fake, tmp_path):
     store = LocalStore(tmp_path / "store")
     night_run(store, tmp_path, snapshot=N1)
-    fake.inject("POST", r"/issues/1/comments$", "error", status=422)  # the fixed notice fails
+    fake.inject("POST", r"/issues/1/comments$", "error", status=422)  # the regression notice fails
     with pytest.raises(TrackerError, match="applied 1 of 2 change"):
         night_run(store, tmp_path, snapshot=N2)
     assert states(store)[N2.key] == "pending"
@@ -106,7 +106,7 @@ def test_a_new_build_publishes_the_night_still_owed_first(fake, tmp_path):
     report = night_run(store, tmp_path, snapshot=N3)
     assert report.published.startswith(f"{N2.key} (stored earlier, published now): applied 1 of 1 ")
     assert markers(fake) == [
-        notice_marker("fixed", SCALAR, N2.key),
+        notice_marker("regression", SCALAR, N2.key),
         notice_marker("regression", SCALAR, N3.key),
     ]
     assert "2 models crash" in fake.issues(REPO)[0]["title"]  # the newest night's issue

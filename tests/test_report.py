@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -35,12 +36,32 @@ OLD, NEW = fixture_nightlies()
 URLS = {SCALAR: "https://github.com/pytorch/pytorch/issues/180595"}
 
 
-def fixture_night(snapshot=None, **options):
+def fixture_night(snapshot=None, history=(OLD,), **options):
     """The fixture's newer nightly against the older one, cc'd as a routing rule would."""
     analysed = night(
-        snapshot or NEW, [OLD], OLD, cc=lambda flag, signatures: ["ezyang", "pytorch/dynamo"], **options
+        snapshot or NEW,
+        list(history),
+        OLD,
+        cc=lambda flag, signatures: ["ezyang", "pytorch/dynamo"],
+        **options,
     )
     return analysed.linked(URLS)
+
+
+def a_week_of_old() -> list:
+    """The older fixture nightly as the last of a week of nightlies that all ran alike (other
+    builds, one day apart): its crashes are steady ones."""
+    copies = [
+        OLD.model_copy(
+            update={
+                "key": f"2.12.0.dev2026040{day}+cu128",
+                "created": OLD.created - timedelta(days=8 - day),
+                "environment": OLD.environment.model_copy(update={"torch_git_version": f"{day:040x}"}),
+            }
+        )
+        for day in range(2, 8)
+    ]
+    return [*copies, OLD]
 
 
 def check_golden(name: str, text: str) -> None:
@@ -118,11 +139,16 @@ def test_a_reduced_repro_says_what_it_saved_and_shows_the_minifiers_graph_repro(
 
 
 def test_notices_and_summary_golden() -> None:
-    tonight = fixture_night()
-    fixed, regression = fixed_notice(tonight, SCALAR), regression_notice(tonight, DYNAMIC)
+    # Closing after one clean nightly: the steady crash the older nightly had, which the newer one
+    # ran clean, is over, so it is said fixed.
+    noticed = fixture_night(history=a_week_of_old(), close_after=1)
+    fixed, regression = fixed_notice(noticed, SCALAR), regression_notice(noticed, DYNAMIC)
     assert markers.find_notice(fixed) == ("fixed", SCALAR, NEW.key)
     assert markers.find_notice(regression) == ("regression", DYNAMIC, NEW.key)
-    assert fixed_notice(tonight, DYNAMIC) is None and regression_notice(tonight, SCALAR) is None
+    assert fixed_notice(noticed, DYNAMIC) is None and regression_notice(noticed, SCALAR) is None
+    # A crash seen on one nightly only is not said fixed the next.
+    tonight = fixture_night(close_after=1)
+    assert fixed_notice(tonight, SCALAR) is None
     assert fixed_notice(night(OLD, [OLD], OLD), SCALAR) is None  # one build: never news
     check_golden("fixed.md", fixed)
     check_golden("regression.md", regression)
@@ -135,6 +161,7 @@ SITE = "https://someone.github.io/triagebot/"
 def test_with_a_dashboard_every_model_group_and_comparison_links_to_its_page_golden() -> None:
     """The same night with `tracker.dashboard_url`: the bodies above, with links into the site."""
     tonight = fixture_night(with_repro(NEW), dashboard_url=SITE)
+    noticed = fixture_night(with_repro(NEW), history=a_week_of_old(), dashboard_url=SITE, close_after=1)
     body = issue_body(tonight, DYNAMIC)
     state = tonight.flags[DYNAMIC]
     for group in state.stats.crash_groups:
@@ -149,11 +176,11 @@ def test_with_a_dashboard_every_model_group_and_comparison_links_to_its_page_gol
     last = f"\n\nEvery table, and each model night by night, on the dashboard: {flag_page}\n"
     assert unlinked.replace(last, "\n") == issue_body(fixture_night(with_repro(NEW)), DYNAMIC)
     check_golden(f"issue-{DYNAMIC}.linked.md", body)
-    regression = regression_notice(tonight, DYNAMIC)
+    regression = regression_notice(noticed, DYNAMIC)
     compared = f"{SITE}{links.compare_page(OLD.key, NEW.key)}"
     assert f"The two nightlies compared: {compared}" in regression
     check_golden("regression.linked.md", regression)
-    check_golden("fixed.linked.md", fixed_notice(tonight, SCALAR))
+    check_golden("fixed.linked.md", fixed_notice(noticed, SCALAR))
     summary = nightly_summary(tonight)
     assert f"The two nightlies compared: {compared}" in summary and f": {SITE}\n" in summary
     check_golden("summary.linked.md", summary)

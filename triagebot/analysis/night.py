@@ -15,6 +15,7 @@ from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
+from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     Effect,
@@ -23,8 +24,14 @@ from triagebot.results import (
     ModelEffect,
     Night,
     NightSummary,
+    Recurrence,
     Snapshot,
     SnapshotDiff,
+)
+
+# Effects that say nothing of whether the flag still crashes the model: it was not run through.
+NO_VERDICT = frozenset(
+    {Effect.untestable, Effect.engine_error, Effect.timeout, Effect.signal, Effect.both_crash}
 )
 
 CcRule = Callable[[str, list[str]], list[str]]
@@ -53,6 +60,17 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             flag: [row.model for row in mine if row.effect == Effect.crashes]
             for flag, mine in by_flag.items()
         },
+        crash_signature_of={
+            flag: {row.model: row.signature for row in mine if row.effect == Effect.crashes and row.signature}
+            for flag, mine in by_flag.items()
+        },
+        flaky={
+            flag: [row.model for row in mine if row.effect == Effect.flaky] for flag, mine in by_flag.items()
+        },
+        unran={
+            flag: [row.model for row in mine if row.effect in NO_VERDICT] for flag, mine in by_flag.items()
+        },
+        swept=[result.model for result in snapshot.results],
         wrong_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.wrong_result)]
             for flag, mine in by_flag.items()
@@ -96,13 +114,15 @@ def night(
     cc: CcRule | None = None,
     issue_urls: dict[str, str] | None = None,
     dashboard_url: str | None = None,
+    close_after: int = 2,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
     (oldest first, snapshots or their summaries) fills each crash group's first nightly, each
     flag's trend and the corpus's health trend; `previous` is what the diff (and the health's
     baseline regressions) is made against (`previous_rows`: its rows, when the caller has them).
     Every snapshot given is classified once, the diff made once from those rows, the health
-    computed once."""
+    computed once. `close_after`: the clean nightlies closing waits for, which a fix waits for
+    before it is said (`recurrence.news`)."""
     rows = classify(snapshot)
     summaries, previous_rows = _summaries(history, previous, previous_rows)
     change = None
@@ -122,7 +142,7 @@ def night(
         history=[old.key for old in summaries],
         diff=change,
         flags={
-            flag: _flag_night(snapshot, flag, rows, nights, change, before, cc, urls.get(flag))
+            flag: _flag_night(snapshot, flag, rows, nights, change, before, cc, urls.get(flag), close_after)
             for flag in snapshot.flags
         },
         dashboard_url=dashboard_url,
@@ -178,6 +198,19 @@ def _with_since(stats: FlagStats, since: dict[str, str], key: str, previous: boo
     return stats.model_copy(update={"crash_groups": groups})
 
 
+def _with_recurrence(stats: FlagStats, recurred: Recurrence) -> FlagStats:
+    """`stats` with each crash group's rate over its window, and the signature it continues when
+    its message was reworded since its members last crashed."""
+    groups = []
+    for group in stats.crash_groups:
+        crashed, ran = group_rate(group, recurred.states)
+        continues = continued(group, recurred.signatures)
+        groups.append(
+            group.model_copy(update={"nights_crashed": crashed, "nights_ran": ran, "continues": continues})
+        )
+    return stats.model_copy(update={"crash_groups": groups})
+
+
 def _flag_night(
     snapshot: Snapshot,
     flag: str,
@@ -187,6 +220,7 @@ def _flag_night(
     before: NightSummary | None,
     cc: CcRule | None,
     issue_url: str | None,
+    close_after: int,
 ) -> FlagNight:
     """One flag's part of the night; `nights`: the history's summaries, then tonight's."""
     seen: dict[str, str] = {}
@@ -196,6 +230,9 @@ def _flag_night(
     stats = flag_stats(snapshot, flag, rows, first_seen=seen)
     stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, previous=len(nights) > 1)
     flag_change = change.flags.get(flag) if change is not None else None
+    recurred = recurrence(flag, nights)
+    stats = _with_recurrence(stats, recurred)
+    mine = [row for row in rows if row.flag == flag]
     figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
@@ -204,11 +241,13 @@ def _flag_night(
         stats=stats,
         figures=figures,
         verdict=verdict(figures),
-        effects=[row for row in rows if row.flag == flag],
+        effects=mine,
         trend=[nightly.trend[flag] for nightly in nights if flag in nightly.trend],
         diff=flag_change,
         cc=list(cc(flag, signatures)) if cc is not None else [],
         issue_url=issue_url,
+        recurrence=recurred,
+        news=news(flag_change, recurred, mine, snapshot.key, close_after),
         previous_signatures=(
             [*before.wrong_signatures.get(flag, []), *before.crash_signatures[flag]]
             if before is not None and flag in before.crash_signatures

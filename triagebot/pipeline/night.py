@@ -59,6 +59,7 @@ def night_of(
         previous_rows=before.previous_rows,
         cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
         dashboard_url=config.tracker.dashboard_url,
+        close_after=config.tracker.close_after,
     )
     return with_triage(tonight, store, config)
 

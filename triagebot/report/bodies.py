@@ -12,7 +12,7 @@ from triagebot.report.fit import FULL, GITHUB_LIMIT, ISSUE_LADDER, Detail, bound
 from triagebot.report.health import REGRESSION_FILE, baseline_regression_notice
 from triagebot.report.markers import NoticeKind, flag_marker, notice_marker
 from triagebot.report.render import render
-from triagebot.results import Environment, Night
+from triagebot.results import Environment, FirstBuild, FlagNight, Night
 
 
 def full_name(flag: str) -> str:
@@ -63,9 +63,13 @@ def issue_body(night: Night, flag: str, *, limit: int = GITHUB_LIMIT) -> str:
 def _notice(kind: NoticeKind, night: Night, flag: str) -> str | None:
     state = night.flags.get(flag)
     change = state.diff if state is not None else None
-    if night.diff is None or night.diff.same_build or change is None:
+    if state is None or night.diff is None or night.diff.same_build or change is None:
         return None
-    changes = change.fixed if kind == "fixed" else change.newly_crashing
+    news = state.news
+    if news is None:
+        changes, builds = (change.fixed, []) if kind == "fixed" else (change.newly_crashing, [])
+    else:
+        changes, builds = (news.fixed, news.fixed_builds) if kind == "fixed" else (news.new, news.new_builds)
     wrong = change.newly_wrong if kind == "regression" else []
     if not changes and not wrong:
         return None
@@ -78,18 +82,34 @@ def _notice(kind: NoticeKind, night: Night, flag: str) -> str | None:
         old_key=night.diff.old_key,
         new_key=night.diff.new_key,
         compare_url=night.diff.compare_url,
+        builds=[bisected(build, state) for build in builds] if kind == "regression" else builds,
         dashboard_url=night.dashboard_url,
     )
 
 
+def bisected(build: FirstBuild, state: FlagNight) -> FirstBuild:
+    """`build` with the first bad nightly a conclusive bisection of its crash named, where the
+    night's triage holds one."""
+    for group in state.stats.crash_groups:
+        triage = state.triage_of(group) if group.signature == build.signature else None
+        bisection = triage.bisection if triage is not None else None
+        if bisection is not None and bisection.conclusive and bisection.first_bad:
+            return build.model_copy(
+                update={"bisected": bisection.first_bad, "compare_url": bisection.compare_url}
+            )
+    return build
+
+
 def fixed_notice(night: Night, flag: str) -> str | None:
-    """A comment listing the models that stopped crashing under `flag`, or None."""
+    """A comment listing the models whose crash under `flag` is over (`FlagNight.news`), each
+    range naming the first good build, or None."""
     return _notice("fixed", night, flag)
 
 
 def regression_notice(night: Night, flag: str) -> str | None:
-    """A comment listing the models that newly crash or newly give a wrong result under `flag`,
-    or None."""
+    """A comment listing the models that newly crash (`FlagNight.news`: not a crash returning
+    within its window) or newly give a wrong result under `flag`, each range naming the first
+    bad build (the bisection's, when one answered), or None."""
     return _notice("regression", night, flag)
 
 

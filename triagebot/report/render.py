@@ -172,6 +172,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         population=words.population,
         skipped_because=words.skipped_because,
         reach=words.reach,
+        recurred=words.recurred,
         checked=words.checked,
         names=_marked(names),
         model=_marked(model),

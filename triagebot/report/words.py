@@ -9,7 +9,8 @@ lives in these words, so that no two of them can disagree.
   denominator;
 - `reach(group)` and `checked(group, device)`: where a crash group fails beyond the counting
   backend ("also aot_eager", "Dynamo (counting backend) only", "not checked") and on which
-  backends and device its first model was run;
+  backends and device its first model was run; `recurred(group)`: how often an intermittent
+  one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
 - `headline(figures)` and `title_values(figures, key)`: what the issue title says.
 
@@ -234,6 +235,15 @@ def survival(stats: FlagStats) -> str | None:
         f"Of the helped models that climbed it, the benefit of {stats.helped_survive} of "
         f"{stats.helped_laddered} survives every rung each ran on (helped models that ran each rung: {ran})."
     )
+
+
+def recurred(group: FailureGroup) -> str:
+    """How often an intermittent crash group crashed ("intermittent: crashed on 3 of the last 7
+    nights it ran"); nothing for one that crashed on every night it ran."""
+    if not group.intermittent:
+        return ""
+    nights = plural(group.nights_ran or 0, "night")
+    return f"intermittent: crashed on {group.nights_crashed} of the last {nights} it ran"
 
 
 def checked(group: FailureGroup, device: str) -> str:

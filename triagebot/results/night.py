@@ -97,6 +97,19 @@ class FailureGroup(Record):
     # nightly (empty without a previous nightly).
     since: dict[str, str] = Field(default_factory=dict)
     new: list[str] = Field(default_factory=list)
+    # How often it recurred (`analysis.recurrence`): of the last nights on which its members ran,
+    # on how many one of them crashed (confirmed); fewer than `nights_ran` is an intermittent
+    # crash. None before it was counted.
+    nights_crashed: int | None = None
+    nights_ran: int | None = None
+    # The signature it had the nightly before under other words (a message reworded between
+    # nightlies): every member crashed under that one then.
+    continues: str | None = None
+
+    @property
+    def intermittent(self) -> bool:
+        """It did not crash on every night of its window on which it ran."""
+        return self.nights_ran is not None and (self.nights_crashed or 0) < self.nights_ran
 
 
 def group_key(group: FailureGroup) -> str:
@@ -302,6 +315,18 @@ class TrendPoint(Record):
         return self.crashes + self.wrong
 
 
+class Recurrence(Record):
+    """How a flag's confirmed crashes recurred over its last nightlies (`analysis.recurrence`):
+    for each model that crashed in them, one letter per nightly, oldest first: `C` a confirmed
+    crash, `F` a crash that did not repeat, `?` no verdict (not run, errored, not in the corpus),
+    `.` ran without a crash."""
+
+    keys: list[str]  # the nightlies, oldest first, tonight last
+    states: dict[str, str] = Field(default_factory=dict)  # model -> its letters, one per key
+    # model -> the signature of its last confirmed crash before tonight, where one is known
+    signatures: dict[str, str] = Field(default_factory=dict)
+
+
 class NightSummary(Record):
     """One stored nightly as the history of a later night reads it: per flag it ran, its trend
     point, its confirmed crash and wrong-result signatures (largest group first), and the corpus's
@@ -317,6 +342,13 @@ class NightSummary(Record):
     trend: dict[str, TrendPoint] = Field(default_factory=dict)  # flag -> its point, every flag it ran
     crash_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> confirmed groups
     crashing: dict[str, list[str]] = Field(default_factory=dict)  # flag -> models with a confirmed crash
+    # flag -> model -> the signature of its confirmed crash (empty in data older than the field)
+    crash_signature_of: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # flag -> models whose crash did not repeat; models whose flag run gave no verdict (an engine
+    # error, a timeout, a death, an untestable model): nothing is known of their crash that night.
+    flaky: dict[str, list[str]] = Field(default_factory=dict)
+    unran: dict[str, list[str]] = Field(default_factory=dict)
+    swept: list[str] | None = None  # every model of the nightly; None in data older than the field
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
 
@@ -333,6 +365,29 @@ class ModelChange(Record):
     old_graphs: int | None = None
     new_graphs: int | None = None
     error: str | None = None  # the new first error line, when it crashes now
+
+
+class FirstBuild(Record):
+    """Which build a notice's change came with: the one a conclusive bisection named, else the
+    range of stored nightlies it may have come from (not yet bisected)."""
+
+    models: list[str]  # the notice's models it is said for
+    signature: str | None = None  # the crash (a new crash's, or the crash a fixed model had)
+    bisected: str | None = None  # the first bad build a conclusive bisection named
+    compare_url: str | None = None  # that bisection's commit range
+    before: str | None = None  # the last stored nightly without the change (None: none stored)
+    after: str  # the first stored nightly with it
+
+
+class FlagNews(Record):
+    """What a flag's notices say tonight (`analysis.recurrence`): the models that newly crash
+    (not a crash returning within its window), and those whose crash is over (by the rule that
+    closes an issue), each range with the build it came with."""
+
+    new: list[ModelChange] = Field(default_factory=list)
+    fixed: list[ModelChange] = Field(default_factory=list)
+    new_builds: list[FirstBuild] = Field(default_factory=list)
+    fixed_builds: list[FirstBuild] = Field(default_factory=list)
 
 
 class FlagDiff(Record):
@@ -416,6 +471,8 @@ class FlagNight(Record):
     # Each failure group's labels, upstream issues and bisection (`analysis.triage`), by
     # `group_key`: filled once its store and GitHub were read; empty before.
     triage: dict[str, GroupTriage] = Field(default_factory=dict)
+    recurrence: Recurrence | None = None  # how its crashes recurred over the last nightlies
+    news: FlagNews | None = None  # what its notices say; None without a previous nightly
 
     def triage_of(self, group: FailureGroup) -> GroupTriage | None:
         """What a triager reads about `group` beyond the crash (none before it was filled)."""

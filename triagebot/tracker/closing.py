@@ -2,24 +2,34 @@
 
 The issue closes once the flag has had no confirmed crash for `close_after` consecutive
 snapshots, so that one lucky nightly does not close it, and reopens (never a duplicate) as soon
-as a confirmed crash comes back.
+as a confirmed crash comes back. Each model's crash must be over (`analysis.recurrence.settled`):
+a night that did not run a model (an engine error, a timeout, the model not in the corpus)
+neither closes its issue nor counts as clean, and an intermittent crash keeps the issue open
+until its whole window ran clean.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from triagebot.analysis.recurrence import settled
+from triagebot.results import Recurrence
 
-def should_be_open(confirmed_crashes: Sequence[int], close_after: int) -> bool:
+
+def should_be_open(
+    confirmed_crashes: Sequence[int], close_after: int, recurrence: Recurrence | None = None
+) -> bool:
     """`confirmed_crashes`: the flag's confirmed-crash count in each stored snapshot, oldest first,
-    the snapshot being published last. Open when any of the last `close_after` had a crash."""
+    the snapshot being published last. Open when any of the last `close_after` had a crash, or
+    while the crash of a model of `recurrence` is not over."""
     if close_after < 1:
         raise ValueError(f"close_after must be at least 1, not {close_after}")
     if not confirmed_crashes:
         return False
-    if confirmed_crashes[-1] > 0:
+    if confirmed_crashes[-1] > 0 or any(count > 0 for count in confirmed_crashes[-close_after:]):
         return True
-    return any(count > 0 for count in confirmed_crashes[-close_after:])
+    states = recurrence.states.values() if recurrence is not None else ()
+    return any(not settled(letters, close_after) for letters in states)
 
 
 def clean_streak(confirmed_crashes: Sequence[int]) -> int:

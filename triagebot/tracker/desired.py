@@ -3,11 +3,11 @@
 For each flag of the night: the title (from `tracker.title`), the body (the report package's
 rendering of the night, starting with the flag marker), the labels (with `tracker.triage_labels`,
 those the PT2 triage rubric suggests for its groups too), open or closed (`closing`,
-reading the flag's trend: the history the night was built with; a confirmed wrong result keeps
-an issue open as a confirmed crash does), and the notices it owes (`notices`). With
-`[tracker] health_issue`, one more issue: the corpus's health (`Night.health`), which the
-baseline-regression notice goes to. Nothing here analyses: cc lists, diffs, trends and the
-health are the night's.
+reading the flag's trend and how its crashes recurred: the history the night was built with;
+a confirmed wrong result keeps an issue open as a confirmed crash does), and the notices it
+owes (`notices`). With `[tracker] health_issue`, one more issue: the corpus's health
+(`Night.health`), which the baseline-regression notice goes to. Nothing here analyses: cc
+lists, diffs, trends and the health are the night's.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIss
         title=title_for(settings, state.figures, night.key),
         body=report.issue_body(night, flag),
         labels=flag_labels(state, settings),
-        open=closing.should_be_open(failures, settings.close_after),
+        open=closing.should_be_open(failures, settings.close_after, state.recurrence),
         notices=flag_notices(night, flag),
     )
 

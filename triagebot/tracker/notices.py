@@ -1,7 +1,9 @@
 """The comments a tracking issue owes tonight, each under its own marker so that it is posted once.
 
-- fixed / regression: the models a flag stopped or started crashing on since the previous
-  nightly (the report package's renderings; none when both nights are one build);
+- fixed / regression: the models whose crash under a flag is over, and those that newly crash
+  (`FlagNight.news`: a crash returning within its window is not new, a fix is said when closing
+  would count it over), each with the build it came with (the report package's renderings;
+  none when both nights are one build);
 - removed: the failing models that left the corpus since the previous nightly (their class
   left transformers): removed, never fixed;
 - close / reopen: posted only together with the state change they explain (`plan`), the close
@@ -9,7 +11,8 @@
 - on the corpus-health issue, the models whose baseline graph count rose.
 
 The cc comment (`cc`) and the comment naming what is new on an issue a person closed
-(`people`) depend on GitHub's state and are added while publishing.
+(`people`) depend on GitHub's state and are added while publishing. What one issue owes in one
+night is posted as one comment (`plan.fold`).
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ def removed_notice(night: Night, flag: str) -> TrackerNotice | None:
 
 
 def change_notices(night: Night, flag: str) -> list[TrackerNotice]:
-    """Fixed-model and regression notices against the previous nightly (none for one build)."""
+    """Fixed-model and regression notices against the previous nightly (none for one build):
+    only crashes new within their window, only crashes over as closing counts them
+    (`FlagNight.news`), each with the build it came with."""
     notices = []
     for kind, body in (
         ("fixed", report.fixed_notice(night, flag)),

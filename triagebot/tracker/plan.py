@@ -3,7 +3,8 @@
 `make_plan` is pure: desired `TrackedIssue` records and the `RemoteState` read from GitHub in,
 a list of `Action`s out. Publishing the same snapshot twice therefore plans nothing the second
 time, and an interrupted publish plans exactly what is missing. Labels people added by hand are
-never removed; a notice is owed only while its marker is absent from the bot's comments.
+never removed; a notice is owed only while its marker is absent from the bot's comments, and the
+notices one issue owes in one night are one comment (`fold`), each under its own marker line.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from triagebot.report.fit import GITHUB_LIMIT
 from triagebot.results import TrackedIssue, TrackerNotice
 
 # Notices tied to a state change: posted only together with that change.
@@ -120,6 +122,7 @@ def _issue_actions(desired: TrackedIssue, remote: RemoteIssue | None) -> list[Ac
         actions.append(Action(Verb.add_labels, number=number, labels=missing, **base))
     closing = remote.open and not desired.open
     reopening = desired.open and not remote.open
+    owed = []
     for notice in desired.notices:
         if notice.marker in remote.comment_markers:
             continue
@@ -127,12 +130,28 @@ def _issue_actions(desired: TrackedIssue, remote: RemoteIssue | None) -> list[Ac
             continue
         if notice.kind in REOPEN_KINDS and not reopening:
             continue
-        actions.append(Action(Verb.comment, number=number, notice=notice, **base))
+        owed.append(notice)
+    actions += [Action(Verb.comment, number=number, notice=notice, **base) for notice in fold(owed)]
     if closing:
         actions.append(Action(Verb.close, number=number, **base))
     if reopening:
         actions.append(Action(Verb.reopen, number=number, **base))
     return actions or [Action(Verb.nothing, number=number, **base)]
+
+
+def fold(notices: list[TrackerNotice], limit: int = GITHUB_LIMIT) -> list[TrackerNotice]:
+    """The notices one issue owes tonight as one comment (at most one a night on an issue),
+    each under its own marker line, so that each is still found and never posted twice; as many
+    comments as GitHub's limit on a comment's length needs."""
+    folded: list[TrackerNotice] = []
+    for notice in notices:
+        last = folded[-1] if folded else None
+        body = f"{last.body.rstrip()}\n\n{notice.body}" if last is not None else ""
+        if last is None or len(body) > limit:
+            folded.append(notice)
+        else:
+            folded[-1] = last.model_copy(update={"kind": f"{last.kind}+{notice.kind}", "body": body})
+    return folded
 
 
 def make_plan(desired: list[TrackedIssue], remote: RemoteState) -> Plan:

@@ -39,6 +39,13 @@ def carries(body: str | None, marker: str) -> bool:
     return first_line(body) == marker
 
 
+def carries_notice(body: str | None, marker: str) -> bool:
+    """Whether the bot's comment `body` holds the notice under `marker`: its first line, or a
+    line of its own where the notices of one night on one issue were folded into one comment
+    (`plan.fold`; no escaped text can form a marker)."""
+    return any(line.strip() == marker for line in (body or "").lstrip("\ufeff").splitlines())
+
+
 def list_bot_issues(gh: GitHub, repo_name: str) -> list[RemoteIssue]:
     """Every issue (open or closed, pull requests left out) the bot's account opened."""
     repo = gh.repo(repo_name)
@@ -153,7 +160,7 @@ def read_state(
         if owed:
             bodies = bot_comment_bodies(gh, repo_name, remote.number)
             remote.comment_markers = {
-                n.marker for n in tracked.notices if any(carries(b, n.marker) for b in bodies)
+                n.marker for n in tracked.notices if any(carries_notice(b, n.marker) for b in bodies)
             }
             remote.comments_read = True
         issues[tracked.marker] = remote
