@@ -477,7 +477,7 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
     assert done.returncode == 0, done.stderr
     assert (
         "[sweep 4/4 crashing pairs 0" in done.stderr
-        and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
+        and "ItemBreak [capture_scalar_outputs] ok, 1 graph," in done.stderr
     )
     assert "sweep results" in done.stdout and str(out) in done.stdout
     merged = subprocess.run(

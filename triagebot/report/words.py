@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from triagebot.analysis.figures import share
+from triagebot.analysis.figures import plural, share
 from triagebot.analysis.ladder import USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
@@ -60,15 +60,6 @@ def percent(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.0f}%" if value == int(value) else f"{value:.1f}%"
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """`count word`, the word in the plural unless the count is one ("1 crash", "2 crashes")."""
-    if count == 1:
-        return f"{count} {word}"
-    if words is None:
-        words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{count} {words}"
 
 
 def population(figures: FlagFigures) -> str:
