@@ -10,12 +10,24 @@ import builders
 import pytest
 from builders import DYNAMIC, SCALAR, crash, ok, result
 
+from triagebot import pipeline
 from triagebot.analysis import flag_stats, night
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.frames import crash_patterns, pattern_of
 from triagebot.analysis.ladder import reach
+from triagebot.config import Config
 from triagebot.report import issue_body, nightly_summary, words
-from triagebot.results import COUNTING_BACKEND, Effect, FlagFigures, ModelResult, Outcome, Snapshot, Status
+from triagebot.results import (
+    COUNTING_BACKEND,
+    CrashPattern,
+    Effect,
+    FlagFigures,
+    ModelResult,
+    Outcome,
+    Snapshot,
+    Status,
+)
+from triagebot.store import LocalStore
 
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u0} not in returned outputs"
 SITE = "/venv/lib/python3.11/site-packages"
@@ -52,7 +64,8 @@ def with_ladder(model: str, flagged: Outcome, **rungs: Outcome) -> ModelResult:
 
 
 def test_the_pattern_is_the_innermost_model_frame_and_the_innermost_compiler_frame():
-    model, compiler = pattern_of(MISTRAL_TAIL)
+    pattern = pattern_of(MISTRAL_TAIL)
+    model, compiler = pattern.model_frame, pattern.compiler_frame
     assert (model.file, model.line, model.function) == (
         "transformers/models/mistral3/modeling_mistral3.py",
         85,
@@ -66,7 +79,8 @@ def test_the_pattern_is_the_innermost_model_frame_and_the_innermost_compiler_fra
         1475,
         "compute_unbacked_bindings",
     )
-    assert pattern_of(None) == (None, None) and pattern_of("no frames here") == (None, None)
+    assert pattern.operation_frame is None  # raised inside Dynamo's machinery, from the model's code
+    assert pattern_of(None) == CrashPattern() and pattern_of("no frames here") == CrashPattern()
 
 
 def test_members_that_reach_the_error_from_different_model_code_are_told_apart():
@@ -304,3 +318,32 @@ def test_the_figures_are_the_statistics_over_one_denominator():
     )
     assert words.of(found.crashes, found) == "1 of 2 testable models (50%)"
     assert stats.percentages[Effect.crashes] == 50.0  # the same share, over the same denominator
+
+
+def test_the_pattern_names_the_torch_operation_the_model_reached_on_every_surface(tmp_path):
+    """A crash raised in symbolic shapes through a decomposition: the pattern names the
+    decomposition beside the model code, in the issue and on the site."""
+    through_refs = MISTRAL_TAIL.replace(
+        f'  File "{SITE}/torch/fx/',
+        f'  File "{SITE}/torch/_refs/__init__.py", line 4120, in split_with_sizes\n'
+        f"    torch._check_with(ValueError, sum(split_sizes) == self.shape[dim])\n"
+        f'  File "{SITE}/torch/fx/',
+    )
+    snap = builders.snapshot([with_ladder("Big1", pending(through_refs))])
+    pattern = flag_stats(snap, SCALAR).crash_groups[0].patterns[0]
+    assert (pattern.operation_frame.file, pattern.operation_frame.function) == (
+        "torch/_refs/__init__.py",
+        "split_with_sizes",
+    )
+    body = issue_body(night(snap), SCALAR)
+    assert (
+        "it reaches torch's `torch/_refs/__init__.py:4120 in split_with_sizes`; the compiler gives up" in body
+    )
+    store = LocalStore(tmp_path / "store")
+    store.put(snap)
+    pipeline.build_site(store, tmp_path / "site", Config(), say=lambda line: None)
+    pages = "".join(page.read_text() for page in (tmp_path / "site").rglob("*.html"))
+    assert (
+        "it reaches torch's <code>torch/_refs/__init__.py:4120</code> in <code>split_with_sizes</code>"
+        in pages
+    )
