@@ -44,6 +44,10 @@ RULE = (
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
 
+CRASH_TO_BENEFIT = "Crash-to-benefit ratio"
+"""The name of a flag's confirmed crashes per model it helps (`FlagStats.crash_to_benefit`), as the
+hand-written reports named it: the issue and the site say it in these words."""
+
 VERDICT_ROWS = {
     "crashes": "Crashes (confirmed)",
     "wrong_results": "Wrong results (confirmed)",
