@@ -130,27 +130,17 @@ def pattern_of(traceback: str | None) -> CrashPattern:
     return CrashPattern(model_frame=model, operation_frame=_operation(stack), compiler_frame=compiler)
 
 
-def _same_line(one: Frame | None, other: Frame | None) -> bool:
-    """Two model frames are one place when their source lines match (copied code in two
-    families is one pattern), or, without source, the same function of the same file."""
-    if one is None or other is None:
-        return one is other
-    if one.source and other.source:
-        return one.source == other.source
-    return (one.file, one.function) == (other.file, other.function)
+def _place(frame: Frame | None, by_source: bool) -> str | None:
+    if frame is None:
+        return None
+    return frame.source if by_source and frame.source else f"{frame.file} in {frame.function}"
 
 
-def _same_function(one: Frame | None, other: Frame | None) -> bool:
-    if one is None or other is None:
-        return one is other
-    return (one.file, one.function) == (other.file, other.function)
-
-
-def _same_place(one: CrashPattern, other: CrashPattern) -> bool:
-    """One pattern: the same model code reaching the same operation of torch."""
-    return _same_line(one.model_frame, other.model_frame) and _same_function(
-        one.operation_frame, other.operation_frame
-    )
+def pattern_key(pattern: CrashPattern) -> tuple[str | None, str | None]:
+    """What makes two crashes one pattern: the same model code (its source line, so that code
+    copied into two families is one pattern; without source, the same function of the same file)
+    reaching the same operation of torch (its function)."""
+    return _place(pattern.model_frame, True), _place(pattern.operation_frame, False)
 
 
 def crash_patterns(
@@ -168,7 +158,7 @@ def crash_patterns(
         if found.model_frame is None and found.compiler_frame is None:
             continue  # a tail too short to show either: it says nothing about the pattern
         for pattern in patterns:
-            if _same_place(pattern, found):
+            if pattern_key(pattern) == pattern_key(found):
                 pattern.models.append(model)
                 break
         else:
