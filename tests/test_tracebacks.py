@@ -138,3 +138,21 @@ def test_an_error_without_a_message_is_its_name():
         raise KeyError
     except KeyError as error:
         assert stored_traceback(error).splitlines()[-1] == "KeyError"
+
+
+def test_the_operation_is_read_from_dynamos_caused_by_line_when_the_tail_lacks_its_frame():
+    """A tail stored before the compiler's frames were kept still names the guarding operation."""
+    line = "current_input_ids = current_input_ids.tolist()"
+    tail = f"""\
+Caused by: {line}  # {MODEL}:1016 in get_rope_index (_refs/__init__.py:4264 in unbind)
+For more information, run with TORCH_LOGS="dynamic"
+
+from user code:
+  File "{MODEL}", line 1016, in get_rope_index
+    current_input_ids = current_input_ids.tolist()
+"""
+    operation = pattern_of(tail).operation_frame
+    assert (operation.file, operation.line, operation.function) == ("torch/_refs/__init__.py", 4264, "unbind")
+    # Dynamo's own frame on that line is its machinery: no operation.
+    tracer = tail.replace("_refs/__init__.py:4264 in unbind", "_dynamo/symbolic_convert.py:962 in inner")
+    assert pattern_of(tracer).operation_frame is None

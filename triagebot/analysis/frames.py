@@ -43,6 +43,11 @@ _TRACER = "torch/_dynamo/symbolic_convert.py"
 # A message's own list of the user frames (Dynamo's data-dependent errors), before it repeats
 # them after `from user code:`.
 USER_STACK = "User Stack (most recent call last):"
+# Dynamo's data-dependent errors end their `Caused by:` line with the torch frame that guarded:
+# `Caused by: x.tolist()  # modeling.py:1016 in forward (_refs/__init__.py:4264 in unbind)`.
+_CAUSED_BY = re.compile(
+    r"^Caused by: .*\((?P<file>[\w/.]+\.py):(?P<line>\d+) in (?P<function>\w+)\)\s*$", re.M
+)
 
 
 def short_path(path: str) -> str:
@@ -117,6 +122,16 @@ def _operation(stack: Sequence[Frame]) -> Frame | None:
     return None
 
 
+def _caused_by(text: str) -> Frame | None:
+    """The torch frame Dynamo names on its `Caused by:` line, when it is an operation's: a tail cut
+    above the compiler's frames still says where the guard was met."""
+    found = _CAUSED_BY.search(text)
+    if not found:
+        return None
+    frame = Frame(file="torch/" + found["file"], line=int(found["line"]), function=found["function"])
+    return None if frame.file.startswith(_MACHINERY) else frame
+
+
 def pattern_of(traceback: str | None) -> CrashPattern:
     """The model frame, the operation's frame and the compiler's frame of one traceback tail
     (`models` left empty)."""
@@ -127,7 +142,8 @@ def pattern_of(traceback: str | None) -> CrashPattern:
     if model is None:
         model = next((frame for frame in reversed(stack) if _is_model_code(frame)), None)
     compiler = next((frame for frame in reversed(stack) if _is_compiler(frame)), None)
-    return CrashPattern(model_frame=model, operation_frame=_operation(stack), compiler_frame=compiler)
+    operation = _operation(stack) or _caused_by(traceback)
+    return CrashPattern(model_frame=model, operation_frame=operation, compiler_frame=compiler)
 
 
 def _place(frame: Frame | None, by_source: bool) -> str | None:
