@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from triagebot.results import BASELINE, Outcome, RunRecord, Status
-from triagebot.sweep.progress import PlainProgress
+from triagebot.sweep.progress import PlainProgress, describe
 
 FLAG = "capture_scalar_outputs"
 
@@ -41,3 +41,10 @@ def test_each_phase_counts_its_own_runs_and_a_crashing_pair_counts_once():
     assert lines[6] == "ladder: 3 runs"
     assert lines[7].startswith("[ladder 1/3 crashing pairs 2 ") and "on aot_eager" in lines[7]
     assert lines[8].startswith("[ladder 2/2 crashing pairs 2 ETA 0:00:00]")
+
+
+def test_a_run_is_described_in_the_singular_where_it_counts_one():
+    one = Outcome(status=Status.ok, graphs=1, ops=1, break_reasons=["a break"])
+    two = Outcome(status=Status.ok, graphs=2, ops=5, break_reasons=["a break", "another"])
+    assert describe(RunRecord(model="A", config=FLAG, outcome=one)) == "ok, 1 graph, 1 op, 1 break reason"
+    assert describe(RunRecord(model="A", config=FLAG, outcome=two)) == "ok, 2 graphs, 5 ops, 2 break reasons"

@@ -177,3 +177,12 @@ def test_a_crash_quoting_another_flags_marker_never_adopts_its_issue(fake, monke
     assert sorted(markers.find_flag(issue["body"]) for issue in issues) == sorted([SCALAR, DYNAMIC])
     for issue in issues:
         assert issue["body"].count("<!--") == 1
+
+
+def test_site_names_wrap_at_underscores_and_backticks_become_code_with_everything_escaped():
+    assert safety.breakable("capture_scalar_outputs") == "capture_<wbr>scalar_<wbr>outputs"
+    assert safety.breakable("a_<b>") == "a_<wbr>&lt;b&gt;"
+    assert safety.code_spans('skipped (`when = "graph_breaks"`)') == (
+        "skipped (<code>when = &quot;graph_breaks&quot;</code>)"
+    )
+    assert safety.code_spans("`<script>` and <b>") == "<code>&lt;script&gt;</code> and &lt;b&gt;"

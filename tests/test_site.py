@@ -7,6 +7,7 @@ tests/test_site_browser.py; this file checks the files themselves.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -22,8 +23,8 @@ from triagebot.analysis import CRASH_EFFECTS, classify, diff, history
 from triagebot.analysis.compact import night_data, night_script, read_night_data
 from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
-from triagebot.report import links
-from triagebot.results import Effect
+from triagebot.report import links, words
+from triagebot.results import Effect, Snapshot
 from triagebot.store import LocalStore, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -574,3 +575,77 @@ def test_without_a_browser_the_browser_test_says_why(tmp_path: Path, required: b
     assert reason in done.stdout, done.stdout[-2000:]
     assert "apt-get install chromium" in done.stdout
     assert done.returncode == (1 if required else 0), done.stdout[-2000:]
+
+
+# --- a first night, read as a person reads it ----------------------------------------------------
+
+
+class Prose(HTMLParser):
+    """The text a page shows outside code, scripts and a select's options, and its charts' data."""
+
+    CODE = ("code", "pre", "script", "option", "style")
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.words: list[str] = []
+        self.charts: list[dict] = []
+        self._inside: list[str] = []
+        self._chart = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.CODE:
+            self._inside.append(tag)
+            self._chart = tag == "script" and (dict(attrs).get("id") or "").startswith("data-")
+
+    def handle_endtag(self, tag):
+        if self._inside and self._inside[-1] == tag:
+            self._inside.pop()
+            self._chart = False
+
+    def handle_data(self, data):
+        if self._chart:
+            self.charts.append(json.loads(data))
+        elif not self._inside:
+            self.words.append(data)
+
+    @property
+    def text(self) -> str:
+        return " ".join(" ".join(self.words).split())
+
+
+@pytest.fixture(scope="module")
+def first_night(tmp_path_factory) -> Path:
+    """The site of a store holding one nightly: the smoke night of a fresh clone."""
+    root = tmp_path_factory.mktemp("first-night")
+    store = LocalStore(root / "store")
+    store.put(Snapshot.model_validate_json((ROOT / "tests/data/smoke-2.13.0+cpu.json").read_text()))
+    build_site(store, root / "site")
+    return root / "site"
+
+
+def test_a_first_night_draws_no_chart_of_one_point_and_says_why(first_night: Path, site: Path):
+    for path in first_night.rglob("*.html"):
+        assert Prose(path.read_text(encoding="utf-8")).charts == [], path.name
+    assert "One nightly so far: the charts across nightlies start with the second." in (
+        Prose((first_night / links.INDEX).read_text(encoding="utf-8")).text
+    )
+    charts = [
+        chart for path in site.rglob("*.html") for chart in Prose(path.read_text(encoding="utf-8")).charts
+    ]
+    assert charts and all(len(chart["labels"]) >= 2 for chart in charts)
+
+
+@pytest.mark.parametrize("which", ["first_night", "site"])
+def test_pages_say_words_not_markdown_or_enum_names(which: str, request):
+    built = request.getfixturevalue(which)
+    raw = [effect.value for effect in Effect if "_" in effect.value]
+    for path in built.rglob("*.html"):
+        text = Prose(path.read_text(encoding="utf-8")).text
+        assert "`" not in text, f"{path.name}: {text[text.index('`') - 60 : text.index('`') + 60]}"
+        assert not [name for name in raw if re.search(rf"\b{name}\b", text)], path.name
+        assert "Crashes per model helped" not in text, path.name  # the figure has one name
+    if which == "first_night":  # the smoke night skips runs and helps models
+        html = (built / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+        assert "(<code>when = &quot;graph_breaks&quot;</code>)" in html
+        assert f"{words.CRASH_TO_BENEFIT}: 0.12 (1 crash for 8 models helped)" in Prose(html).text

@@ -16,6 +16,7 @@ import pytest
 from builders import DYNAMIC
 from builders import SCALAR as SCALARS
 
+from triagebot.analysis.frames import pattern_of
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus import load_corpus
 from triagebot.corpus.selection import select_shard
@@ -182,7 +183,18 @@ def test_crash_keeps_type_first_line_signature_and_traceback(full):
     assert crash.outcome.error.startswith("Could not guard on data-dependent expression")
     assert crash.outcome.signature.startswith("GuardOnDataDependentSymNode: ")
     assert "u*" in crash.outcome.signature and "u0" not in crash.outcome.signature
-    assert "GuardOnDataDependentSymNode" in crash.outcome.traceback
+    # The stored traceback keeps the exception line, the compiler's frames and the user frames
+    # once, so the pattern names the model code and where the compiler gives up.
+    stored = crash.outcome.traceback
+    assert "\ntorch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard" in stored
+    assert stored.count("if idx.numel():") == 2  # the source under its frame, and the message's "Caused by"
+    pattern = pattern_of(stored)
+    assert (pattern.model_frame.file, pattern.model_frame.source) == (
+        "triagebot/corpus/sentinels.py",
+        "if idx.numel():",
+    )
+    assert pattern.compiler_frame.file == "torch/fx/experimental/symbolic_shapes.py"
+    assert pattern.operation_frame is None  # Dynamo gave up on the model's own `if`
 
 
 def test_crash_is_confirmed_by_running_it_again(full):
@@ -477,7 +489,7 @@ def test_cli_sweep_prints_plain_lines_off_a_terminal_and_merge_writes_a_snapshot
     assert done.returncode == 0, done.stderr
     assert (
         "[sweep 4/4 crashing pairs 0" in done.stderr
-        and "ItemBreak [capture_scalar_outputs] ok, 1 graphs" in done.stderr
+        and "ItemBreak [capture_scalar_outputs] ok, 1 graph," in done.stderr
     )
     assert "sweep results" in done.stdout and str(out) in done.stdout
     merged = subprocess.run(

@@ -11,16 +11,19 @@ import builders
 import pytest
 from builders import DYNAMIC, SCALAR, crash, ok, result
 
+from triagebot import pipeline
 from triagebot.analysis import flag_stats, night
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.frames import crash_patterns, pattern_of
 from triagebot.analysis.ladder import at_baseline_too, reach
 from triagebot.analysis.triage import annotate
+from triagebot.config import Config
 from triagebot.report import issue_body, nightly_summary, words
 from triagebot.results import (
     COUNTING_BACKEND,
     Accuracy,
     AccuracyCheck,
+    CrashPattern,
     Effect,
     FlagFigures,
     ModelResult,
@@ -32,6 +35,7 @@ from triagebot.results import (
     Status,
     UnreachedPair,
 )
+from triagebot.store import LocalStore
 
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u0} not in returned outputs"
 SITE = "/venv/lib/python3.11/site-packages"
@@ -71,7 +75,8 @@ def with_ladder(model: str, flagged: Outcome, **rungs: Outcome) -> ModelResult:
 
 
 def test_the_pattern_is_the_innermost_model_frame_and_the_innermost_compiler_frame():
-    model, compiler = pattern_of(MISTRAL_TAIL)
+    pattern = pattern_of(MISTRAL_TAIL)
+    model, compiler = pattern.model_frame, pattern.compiler_frame
     assert (model.file, model.line, model.function) == (
         "transformers/models/mistral3/modeling_mistral3.py",
         85,
@@ -85,7 +90,8 @@ def test_the_pattern_is_the_innermost_model_frame_and_the_innermost_compiler_fra
         1475,
         "compute_unbacked_bindings",
     )
-    assert pattern_of(None) == (None, None) and pattern_of("no frames here") == (None, None)
+    assert pattern.operation_frame is None  # raised inside Dynamo's machinery, from the model's code
+    assert pattern_of(None) == CrashPattern() and pattern_of("no frames here") == CrashPattern()
 
 
 def test_members_that_reach_the_error_from_different_model_code_are_told_apart():
@@ -566,4 +572,33 @@ def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_
     assert words.RULE not in flag_page and 'href="../index.html#ready-rule"' in flag_page
     assert f'<p class="note" id="ready-rule">{words.RULE}</p>' in (tmp_path / links.INDEX).read_text(
         encoding="utf-8"
+    )
+
+
+def test_the_pattern_names_the_torch_operation_the_model_reached_on_every_surface(tmp_path):
+    """A crash raised in symbolic shapes through a decomposition: the pattern names the
+    decomposition beside the model code, in the issue and on the site."""
+    through_refs = MISTRAL_TAIL.replace(
+        f'  File "{SITE}/torch/fx/',
+        f'  File "{SITE}/torch/_refs/__init__.py", line 4120, in split_with_sizes\n'
+        f"    torch._check_with(ValueError, sum(split_sizes) == self.shape[dim])\n"
+        f'  File "{SITE}/torch/fx/',
+    )
+    snap = builders.snapshot([with_ladder("Big1", pending(through_refs))])
+    pattern = flag_stats(snap, SCALAR).crash_groups[0].patterns[0]
+    assert (pattern.operation_frame.file, pattern.operation_frame.function) == (
+        "torch/_refs/__init__.py",
+        "split_with_sizes",
+    )
+    body = issue_body(night(snap), SCALAR)
+    assert (
+        "it reaches torch's `torch/_refs/__init__.py:4120 in split_with_sizes`; the compiler gives up" in body
+    )
+    store = LocalStore(tmp_path / "store")
+    store.put(snap)
+    pipeline.build_site(store, tmp_path / "site", Config(), say=lambda line: None)
+    pages = "".join(page.read_text() for page in (tmp_path / "site").rglob("*.html"))
+    assert (
+        "it reaches torch's <code>torch/_refs/__init__.py:4120</code> in <code>split_with_sizes</code>"
+        in pages
     )

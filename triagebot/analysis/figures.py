@@ -3,7 +3,8 @@ one rule that says whether the flag is ready to be on by default.
 
 - `flag_figures(stats, change)`: `FlagFigures` from the flag's statistics (its crash groups
   already carrying where they fail and which members are new) and its diff.
-- `share(count, total)`: the one percentage of a count over its denominator.
+- `share(count, total)`: the one percentage of a count over its denominator;
+  `plural(count, word)`: "1 graph", "2 graphs", for every surface down to the sweep's live log.
 - `verdict(figures)`: the rule (the README's "Is the flag ready?"): a flag is ready when it ran
   on at least one model it could affect and no model crashes under it (confirmed), none gives a
   wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
@@ -24,6 +25,15 @@ BLOCKING = ("crashes", "wrong_results", "ladder_failures")
 def share(count: int, total: int) -> float | None:
     """`count` as a percentage of `total`, to one decimal; None over nothing."""
     return round(100.0 * count / total, 1) if total else None
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`count word`, the word in the plural unless the count is one ("1 crash", "2 crashes")."""
+    if count == 1:
+        return f"{count} {word}"
+    if words is None:
+        words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count} {words}"
 
 
 def _members(groups: Iterable[FailureGroup]) -> int:

@@ -7,6 +7,14 @@ last; those are the model's frames when the tail holds them. Otherwise the inner
 is neither torch, the standard library nor triagebot's own sweep is. The compiler's frame is the
 innermost frame of torch outside `torch/nn/` (modules are the model's code running, not the
 compiler) before that section.
+
+Most crashes under Dynamo raise from the same few frames of its own machinery (`torch/_dynamo`,
+fake tensors in `torch/_subclasses`, symbolic shapes in `torch/fx`), whatever the bug; grouping
+by those alone merges distinct bugs, as OSS-Fuzz found when the top frames of its crashes were
+framework code. So a pattern also names the operation's frame: from the innermost outwards, the
+first frame outside that machinery (a decomposition, a meta function, a lowering), looked for
+only below the frame where Dynamo steps through the model's bytecode. None there means Dynamo
+gave up on the model's own code: the model frame is the place.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from triagebot.results import CrashPattern, Frame, ModelResult
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
 _MARKS = re.compile(r"^[\s^~]*$")  # the carets under a source line
-_USER_CODE = "from user code:"
+USER_CODE = "from user code:"
 # A resumed frame is named after the function it resumes: torch_dynamo_resume_in_forward_at_42.
 _RESUMED = re.compile(r"^torch_dynamo_resume_in_(?P<function>\w+?)_at_\d+$")
 # Where a path is cut so that it reads the same on every machine: from the package on.
@@ -26,6 +34,20 @@ _ROOTS = ("site-packages/", "dist-packages/")
 _OWN_PACKAGES = ("torch/", "triagebot/", "typing_extensions", "pydantic/", "_pytest/", "pluggy/")
 _MODEL_PACKAGES = ("triagebot/corpus/sentinels",)  # triagebot's own model code: the sentinels
 _NOT_COMPILER = ("torch/nn/", "torch/utils/_contextlib", "torch/utils/_python_dispatch")
+# Dynamo's machinery, which every crash under it passes through, and the plumbing between
+# operators (dispatch, decorators): neither is the operation the compiler was running.
+_MACHINERY = ("torch/_dynamo/", "torch/_subclasses/", "torch/fx/", "torch/_ops.py", "torch/utils/")
+_MACHINERY += ("torch/_utils_internal.py", "torch/_compile.py", "torch/_library/")
+# Where Dynamo steps through the model's bytecode: frames further out are its driver.
+_TRACER = "torch/_dynamo/symbolic_convert.py"
+# A message's own list of the user frames (Dynamo's data-dependent errors), before it repeats
+# them after `from user code:`.
+USER_STACK = "User Stack (most recent call last):"
+# Dynamo's data-dependent errors end their `Caused by:` line with the torch frame that guarded:
+# `Caused by: x.tolist()  # modeling.py:1016 in forward (_refs/__init__.py:4264 in unbind)`.
+_CAUSED_BY = re.compile(
+    r"^Caused by: .*\((?P<file>[\w/.]+\.py):(?P<line>\d+) in (?P<function>\w+)\)\s*$", re.M
+)
 
 
 def short_path(path: str) -> str:
@@ -53,7 +75,11 @@ def parse_frames(text: str) -> tuple[list[Frame], list[Frame]]:
     current = stack
     lines = text.splitlines()
     for index, line in enumerate(lines):
-        if line.strip() == _USER_CODE:
+        if line.strip() == USER_CODE:
+            user.clear()  # the message's own list, if any, is the same frames again
+            current = user
+            continue
+        if line.strip() == USER_STACK:
             current = user
             continue
         found = _FRAME.match(line)
@@ -85,26 +111,52 @@ def _is_compiler(frame: Frame) -> bool:
     return frame.file.startswith("torch/") and not frame.file.startswith(_NOT_COMPILER)
 
 
-def pattern_of(traceback: str | None) -> tuple[Frame | None, Frame | None]:
-    """(the innermost model frame, the innermost compiler frame) of one traceback tail."""
+def _operation(stack: Sequence[Frame]) -> Frame | None:
+    """The innermost torch frame outside Dynamo's machinery, below the frame where Dynamo steps
+    through the model's code; None when there is none (Dynamo gave up on the model's code)."""
+    for frame in reversed(stack):
+        if frame.file.startswith(_TRACER) or not frame.file.startswith("torch/"):
+            return None
+        if not frame.file.startswith(_MACHINERY) and _is_compiler(frame):
+            return frame
+    return None
+
+
+def _caused_by(text: str) -> Frame | None:
+    """The torch frame Dynamo names on its `Caused by:` line, when it is an operation's: a tail cut
+    above the compiler's frames still says where the guard was met."""
+    found = _CAUSED_BY.search(text)
+    if not found:
+        return None
+    frame = Frame(file="torch/" + found["file"], line=int(found["line"]), function=found["function"])
+    return None if frame.file.startswith(_MACHINERY) else frame
+
+
+def pattern_of(traceback: str | None) -> CrashPattern:
+    """The model frame, the operation's frame and the compiler's frame of one traceback tail
+    (`models` left empty)."""
     if not traceback:
-        return None, None
+        return CrashPattern()
     stack, user = parse_frames(traceback)
     model = next((frame for frame in reversed(user) if _is_model_code(frame)), None)
     if model is None:
         model = next((frame for frame in reversed(stack) if _is_model_code(frame)), None)
     compiler = next((frame for frame in reversed(stack) if _is_compiler(frame)), None)
-    return model, compiler
+    operation = _operation(stack) or _caused_by(traceback)
+    return CrashPattern(model_frame=model, operation_frame=operation, compiler_frame=compiler)
 
 
-def _same_place(one: Frame | None, other: Frame | None) -> bool:
-    """Two model frames are the same pattern when their source lines match (copied code in two
-    families is one pattern), or, without source, the same function of the same file."""
-    if one is None or other is None:
-        return one is other
-    if one.source and other.source:
-        return one.source == other.source
-    return (one.file, one.function) == (other.file, other.function)
+def _place(frame: Frame | None, by_source: bool) -> str | None:
+    if frame is None:
+        return None
+    return frame.source if by_source and frame.source else f"{frame.file} in {frame.function}"
+
+
+def pattern_key(pattern: CrashPattern) -> tuple[str | None, str | None]:
+    """What makes two crashes one pattern: the same model code (its source line, so that code
+    copied into two families is one pattern; without source, the same function of the same file)
+    reaching the same operation of torch (its function)."""
+    return _place(pattern.model_frame, True), _place(pattern.operation_frame, False)
 
 
 def crash_patterns(
@@ -118,15 +170,14 @@ def crash_patterns(
         outcome = result.outcomes.get(config) if result is not None else None
         if outcome is None or not outcome.traceback:
             continue
-        model_frame, compiler_frame = pattern_of(outcome.traceback)
-        if model_frame is None and compiler_frame is None:
+        found = pattern_of(outcome.traceback)
+        if found.model_frame is None and found.compiler_frame is None:
             continue  # a tail too short to show either: it says nothing about the pattern
         for pattern in patterns:
-            if _same_place(pattern.model_frame, model_frame):
+            if pattern_key(pattern) == pattern_key(found):
                 pattern.models.append(model)
                 break
         else:
-            patterns.append(
-                CrashPattern(model_frame=model_frame, compiler_frame=compiler_frame, models=[model])
-            )
+            found.models.append(model)
+            patterns.append(found)
     return patterns

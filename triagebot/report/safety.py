@@ -19,7 +19,10 @@ or inject HTML. Shapes:
 - `compare_link(url)`: a link to a GitHub commit range (`.../compare/A...B`), a code span
   for anything else;
 - `issue_reference(number, repo, local)`: the one cross-link the bot means to make to an
-  upstream issue: `#N` in the repository itself, `OWNER/NAME#N` from another.
+  upstream issue: `#N` in the repository itself, `OWNER/NAME#N` from another;
+- for the site's HTML: `breakable(name)`, a name that wraps only after its underscores
+  (`capture_<wbr>scalar_<wbr>outputs`), and `code_spans(text)`, words whose backticks become
+  `<code>`, as Markdown would show them.
 
 Inside code spans and fences GitHub neither pings nor links nor reads HTML; markup that could
 still fool a reader of the raw text (`<!--`, `-->`, `<details>`, `</summary>`, ...) gets a
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import html
 import re
+
+from markupsafe import Markup
 
 MAX_INLINE = 200
 ZERO_WIDTH = "\u200b"
@@ -90,6 +95,19 @@ def html_text(text: object, limit: int = MAX_INLINE) -> str:
     """One line of text inside raw HTML (a `<summary>`), where Markdown escapes would show: HTML
     escaped, mentions, references and bare URLs defused."""
     return _defused(html.escape(one_line(text, limit), quote=True))
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def breakable(name: object) -> Markup:
+    """`name`, HTML escaped, that a narrow cell wraps after an underscore, never inside a word."""
+    return Markup(html.escape(str(name), quote=True).replace("_", "_<wbr>"))
+
+
+def code_spans(text: object) -> Markup:
+    """Words for a page, HTML escaped, each `span` in backticks shown as code, not as backticks."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", html.escape(str(text), quote=True)))
 
 
 def tail(text: object, lines: int = 30, limit: int = 4_000) -> str:

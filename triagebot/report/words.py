@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from triagebot.analysis.figures import share
+from triagebot.analysis.figures import plural, share
 from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
@@ -50,6 +50,10 @@ RULE = (
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
 
+CRASH_TO_BENEFIT = "Crash-to-benefit ratio"
+"""The name of a flag's confirmed crashes per model it helps (`FlagStats.crash_to_benefit`), as the
+hand-written reports named it: the issue and the site say it in these words."""
+
 VERDICT_ROWS = {
     "crashes": "Crashes (confirmed)",
     "wrong_results": "Wrong results (confirmed)",
@@ -66,15 +70,6 @@ def percent(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.0f}%" if value == int(value) else f"{value:.1f}%"
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """`count word`, the word in the plural unless the count is one ("1 crash", "2 crashes")."""
-    if count == 1:
-        return f"{count} {word}"
-    if words is None:
-        words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{count} {words}"
 
 
 def population(figures: FlagFigures) -> str:

@@ -24,11 +24,15 @@ class Frame(Record):
 
 class CrashPattern(Record):
     """Where a crash starts in the code, read from a traceback: the innermost frame in model code
-    (what triggers it: an `.item()`, a `nonzero`, a `split` by a tensor's values) and the
-    innermost frame of the compiler (where torch gives up); `models`: the members of the group
-    whose tracebacks show this model frame."""
+    (what triggers it: an `.item()`, a `nonzero`, a `split` by a tensor's values), the torch
+    operation it reached, and the innermost frame of the compiler (where torch gives up);
+    `models`: the members of the group whose tracebacks show this model frame and operation."""
 
     model_frame: Frame | None = None  # None: the stored tail holds no frame of model code
+    # The torch code the model's operation ran when the compiler gave up (a decomposition, a meta
+    # function, a lowering): the innermost frame outside Dynamo, fake tensors and FX. None: Dynamo
+    # gave up on the model's code itself, or the stored tail holds no such frame.
+    operation_frame: Frame | None = None
     compiler_frame: Frame | None = None  # None: the stored tail holds no compiler frame
     models: list[str] = Field(default_factory=list)
 

@@ -107,7 +107,9 @@ class Outcome(Record):
     error_type: str | None = None  # exception class name, or SIGSEGV / Timeout / ...
     error: str | None = None  # first line of the message
     signature: str | None = None  # normalised error, groups one bug across models
-    traceback: str | None = None  # tail of the traceback
+    # What a crash keeps of its traceback (`sweep.tracebacks`): the compiler's innermost frames,
+    # the exception line, Dynamo's user frames once; a lost run's, the tail of its child's log.
+    traceback: str | None = None
     seconds: float = 0.0  # wall time of the whole run
     stage_seconds: dict[str, float] = Field(default_factory=dict)  # build, eager, compile
     # Where a run that gave no result (timeout, signal) was: build, eager or compile. None for

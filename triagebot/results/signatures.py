@@ -12,6 +12,8 @@ _SIGNATURE_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     # A FakeTensor repr carries sizes and strides of one model's tensor, not of the bug.
     (re.compile(r"FakeTensor\((?:[^()]|\([^()]*\))*\)"), "FakeTensor(...)"),
+    # So do the (stride, storage offset) printed after it, symbolic ones too: ((Max(1, s35 + u0), 1), 0).
+    (re.compile(r"(FakeTensor\(\.\.\.\)) \((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"), r"\1 (...)"),
     (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.\-<>]+)+\.py"), "<file>"),
     (re.compile(r"\bline \d+"), "line ?"),
     (re.compile(r"\bu\d+\b"), "u*"),  # unbacked symbols: u0, u12
@@ -47,6 +49,14 @@ def _user_function(message: str) -> str | None:
     return resumed.group("function") if resumed else function
 
 
+def normalised(text: str) -> str:
+    """`text` with what differs between models and runs of one bug dropped (the rules above); a
+    signature normalised again is the same signature."""
+    for pattern, replacement in _SIGNATURE_RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
 def error_signature(error_type: str, message: str) -> str:
     """A normalised `Type: first line [in function]` that groups one bug across models and nightlies.
 
@@ -67,9 +77,7 @@ def error_signature(error_type: str, message: str) -> str:
             else:
                 first_line = lines[index + 1]
             break
-    for pattern, replacement in _SIGNATURE_RULES:
-        first_line = pattern.sub(replacement, first_line)
-    signature = f"{error_type}: {first_line.strip()}"[:300]
+    signature = f"{error_type}: {normalised(first_line)}"[:300]
     function = _user_function(message)
     return f"{signature} [in {function}]" if function else signature
 

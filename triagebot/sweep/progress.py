@@ -21,6 +21,7 @@ import rich.progress
 from rich.console import Console
 from rich.markup import escape
 
+from triagebot.analysis.figures import plural
 from triagebot.results import SKIPPED_RUN, RunRecord, Status
 from triagebot.sweep.summary import engine_error_line
 
@@ -60,7 +61,7 @@ class NullProgress:
 
 
 def describe(record: RunRecord) -> str:
-    """One run in a few words: `ok, 2 graphs, 5 ops` or `crash: GuardOnDataDependentSymNode`."""
+    """One run in a few words: `ok, 1 graph, 5 ops, 1 break reason`, `crash: KeyError`."""
     outcome = record.outcome
     if outcome.status == Status.skipped:
         return f"skipped: {SKIPPED_RUN}"
@@ -69,9 +70,10 @@ def describe(record: RunRecord) -> str:
     if outcome.status == Status.ok:
         if outcome.graphs is None:
             return "ok"
-        breaks = f", {len(outcome.break_reasons)} break reasons" if outcome.break_reasons else ""
+        breaks = f", {plural(len(outcome.break_reasons), 'break reason')}" if outcome.break_reasons else ""
         wrong = ", WRONG RESULT" if outcome.mismatched else ""
-        return f"ok, {outcome.graphs} graphs, {outcome.ops} ops{breaks}{wrong}"
+        ops = f", {plural(outcome.ops, 'op')}" if outcome.ops is not None else ""
+        return f"ok, {plural(outcome.graphs, 'graph')}{ops}{breaks}{wrong}"
     return f"{outcome.status.value}: {outcome.error_type}"
 
 

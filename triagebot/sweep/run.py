@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,13 +34,7 @@ from triagebot.sweep.backend import CountingBackend, backend_settings, counting_
 from triagebot.sweep.calls import Call, first_line, seeded_call
 from triagebot.sweep.judge import judge
 from triagebot.sweep.recompiles import second_call
-
-TRACEBACK_LINES = 30
-TRACEBACK_CHARS = 4000
-
-
-def tail(text: str, lines: int = TRACEBACK_LINES, chars: int = TRACEBACK_CHARS) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+from triagebot.sweep.tracebacks import stored_traceback
 
 
 class _Stages:
@@ -76,7 +69,7 @@ def _failure(status: Status, error: BaseException) -> Outcome:
         error_type=error_type,
         error=first_line(message),
         signature=error_signature(error_type, message),
-        traceback=tail("".join(traceback.format_exception(error))),
+        traceback=stored_traceback(error),
     )
 
 

@@ -16,6 +16,8 @@
 
   /* --- charts -------------------------------------------------------------------------------- */
 
+  function bySeries(a, b) { return a.datasetIndex - b.datasetIndex; }
+
   function drawCharts() {
     var canvases = document.querySelectorAll("canvas[data-chart]");
     if (!canvases.length) { return; }
@@ -36,10 +38,12 @@
         var repeat = kind ? (kindsSeen[kind] = (kindsSeen[kind] || 0) + 1) - 1 : index;
         return {
           label: entry[0], data: entry[1], borderColor: colour, backgroundColor: colour,
-          /* Lines that coincide stay told apart: later ones dashed, earlier points larger. */
+          /* Lines that coincide stay told apart: later ones dashed, earlier points larger and
+           * drawn first (Chart.js draws the lowest `order` last, on top), so that a later, smaller
+           * point (a wrong result) shows on an earlier, larger one (a crash) at the same value. */
           borderWidth: 2, borderDash: DASHES[repeat % DASHES.length],
           pointRadius: spec.labels.length > 40 ? 0 : Math.max(2, 5 - index), pointHoverRadius: 5,
-          spanGaps: false, tension: 0
+          order: spec.series.length - index, spanGaps: false, tension: 0
         };
       });
       var chart = new Chart(canvas, {
@@ -51,8 +55,9 @@
           maintainAspectRatio: false,
           interaction: { mode: "index", intersect: false },
           plugins: {
-            legend: { display: true, position: "bottom", labels: { usePointStyle: true } },
-            tooltip: { enabled: true }
+            /* `order` sorts the legend and the tooltip too: they keep the series' own order. */
+            legend: { display: true, position: "bottom", labels: { usePointStyle: true, sort: bySeries } },
+            tooltip: { enabled: true, itemSort: bySeries }
           },
           scales: {
             x: { title: { display: true, text: spec.x }, ticks: { autoSkip: true, maxRotation: 50, minRotation: 0 } },
@@ -252,7 +257,7 @@
       var values = graphs ? [row.old, row.new] : [row.old, row.new, row.oldSignature || "", row.newSignature || ""];
       values.forEach(function (value, i) {
         var cell = tr.insertCell();
-        cell.textContent = value === null ? "" : value;
+        cell.textContent = value === null ? "" : (!graphs && i < 2 && settings.effectWords[value]) || value;
         if (graphs) { cell.className = "n"; cell.dataset.value = value === null ? "" : value; }
         if (!graphs && i > 1 && value) { cell.textContent = ""; cell.appendChild(element("code", value)); }
       });

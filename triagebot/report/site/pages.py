@@ -17,7 +17,7 @@ from triagebot.analysis.compact import NightData
 from triagebot.analysis.diff import COMPARE_URL
 from triagebot.analysis.effects import RAN_EFFECTS
 from triagebot.report import links
-from triagebot.report.render import environment
+from triagebot.report.render import EFFECT_LABELS, environment
 from triagebot.report.site.charts import flag_chart, index_charts, model_charts
 from triagebot.report.site.data import (
     Groups,
@@ -207,6 +207,7 @@ def _compare_view(
             "compareUrl": COMPARE_URL,  # the commit range, as `analysis.diff` links it
             "ran": sorted(effect.value for effect in RAN_EFFECTS),
             "crash": Effect.crashes.value,
+            "effectWords": EFFECT_LABELS,  # what the tables say for each effect
             "baseline": BASELINE,
             "nights": [
                 {

@@ -1,0 +1,147 @@
+"""How well crash groups match bugs: pairwise precision and recall against a hand-labelled set.
+
+    python bench/grouping.py extract SNAPSHOT [--labels FILE] [--out FILE]
+    python bench/grouping.py measure [FILE]
+
+`extract` lists every crashing run of SNAPSHOT (a snapshot or a sweep stream; the first run of
+each (model, config), no confirmation or ladder rung) as a row of the labelled set: model,
+config, exception type, first line, signature, pattern (`analysis.frames.pattern_key` of its
+stored traceback) and `label`, the bug it is, which a person writes; labels already in `--labels`
+are kept by (model, config). `measure` prints how the crash groups (one per signature) and the
+groups split by pattern match the labels, over pairs of runs: precision, of the pairs a grouping
+puts together, the share that are one bug; recall, of the pairs that are one bug, the share it
+puts together. The labelled set of the whole corpus's night is `tests/data/crash-labels.json`;
+`tests/test_grouping.py` computes its figures and checks the README's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from triagebot.analysis.frames import pattern_key, pattern_of
+from triagebot.pipeline import is_stream, read_input
+from triagebot.results import Outcome, Status
+from triagebot.results.signatures import normalised
+from triagebot.sweep.stream import read_stream
+
+LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "crash-labels.json"
+
+Row = dict[str, str | None]
+
+
+def _runs(path: Path) -> list[tuple[str, str, Outcome]]:
+    """(model, config, outcome) of each first run: a stream's as far as it goes, so that a night
+    still sweeping can be labelled, or a snapshot's."""
+    if is_stream(path):
+        _, records = read_stream(path)
+        return [(r.model, r.config, r.outcome) for r in records if r.attempt == 0 and r.backend is None]
+    snapshot = read_input(path, reproductions=False)
+    return [
+        (result.model, config, outcome)
+        for result in snapshot.results
+        for config, outcome in result.outcomes.items()
+    ]
+
+
+def crashing_rows(path: str | Path) -> list[Row]:
+    """The crashing runs of a snapshot or stream, as rows of the labelled set (no labels)."""
+    rows = []
+    for model, config, outcome in _runs(Path(path)):
+        if outcome.status != Status.crash:
+            continue
+        model_place, operation = pattern_key(pattern_of(outcome.traceback))
+        rows.append(
+            {
+                "model": model,
+                "config": config,
+                "error_type": outcome.error_type,
+                "error": outcome.error,
+                "signature": outcome.signature,
+                "pattern": " via ".join(part for part in (model_place, operation) if part) or None,
+                "label": None,
+            }
+        )
+    return sorted(rows, key=lambda row: (row["signature"] or "", row["model"], row["config"]))
+
+
+def pairwise(rows: Sequence[Row], key: Callable[[Row], object]) -> tuple[float | None, float | None]:
+    """(precision, recall) of grouping `rows` by `key` against their labels, over pairs of rows;
+    None where there is no pair to judge."""
+    together = same_bug = both = 0
+    for one, other in itertools.combinations(rows, 2):
+        grouped = key(one) == key(other)
+        labelled = one["label"] == other["label"]
+        together += grouped
+        same_bug += labelled
+        both += grouped and labelled
+    return (both / together if together else None, both / same_bug if same_bug else None)
+
+
+GROUPINGS: dict[str, Callable[[Row], object]] = {
+    "signature as stored": lambda row: row["signature"],
+    "signature": lambda row: normalised(row["signature"] or ""),
+    "signature and pattern": lambda row: (normalised(row["signature"] or ""), row["pattern"]),
+}
+"""The groupings measured: the crash groups as the night's sweep signed them, as the signature's
+rules sign them now (the stored signature normalised again), and each split by its patterns."""
+
+
+def measure(rows: Sequence[Row]) -> dict[str, tuple[float | None, float | None]]:
+    unlabelled = [f"{row['model']} [{row['config']}]" for row in rows if not row["label"]]
+    if unlabelled:
+        raise SystemExit(f"rows without a label: {', '.join(unlabelled)}")
+    return {name: pairwise(rows, key) for name, key in GROUPINGS.items()}
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def summary(rows: Sequence[Row]) -> str:
+    """The figures in one sentence, as the README states them."""
+    figures = measure(rows)
+    parts = [
+        f"by {name} ({len({GROUPINGS[name](row) for row in rows})} groups), precision "
+        f"{_percent(precision)} and recall {_percent(recall)}"
+        for name, (precision, recall) in figures.items()
+    ]
+    bugs = len({row["label"] for row in rows})
+    return f"{len(rows)} crashing runs, {bugs} bugs: " + "; ".join(parts) + "."
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    extract = commands.add_parser("extract", help="the crashing runs of a snapshot or stream, as rows")
+    extract.add_argument("snapshot")
+    extract.add_argument("--labels", type=Path, help="a labelled set whose labels are kept")
+    extract.add_argument("--out", type=Path, help="where to write the rows (default: standard output)")
+    measured = commands.add_parser("measure", help="precision and recall against the labels")
+    measured.add_argument("labels", type=Path, nargs="?", default=LABELS)
+    arguments = parser.parse_args(argv)
+    if arguments.command == "extract":
+        rows = crashing_rows(arguments.snapshot)
+        if arguments.labels:
+            known = {
+                (row["model"], row["config"]): row["label"]
+                for row in json.loads(arguments.labels.read_text())
+            }
+            for row in rows:
+                row["label"] = known.get((row["model"], row["config"]))
+        text = json.dumps(rows, indent=1) + "\n"
+        if arguments.out:
+            arguments.out.write_text(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    print(summary(json.loads(arguments.labels.read_text())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
