@@ -503,9 +503,16 @@ def seasons(paths: Sequence[Path]) -> list[list[Snapshot]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("snapshots", nargs="*", type=Path, default=list(DEFAULT_SNAPSHOTS))
-    parser.add_argument("--nights", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "snapshots",
+        nargs="*",
+        type=Path,
+        default=list(DEFAULT_SNAPSHOTS),
+        help="swept snapshots to replay, one season per corpus (default: the committed smoke night "
+        "and the two 2.12 nightlies of tests/data)",
+    )
+    parser.add_argument("--nights", type=int, default=60, help="nightlies in a season (default: 60)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the season's noise (default: 0)")
     parser.add_argument(
         "--out",
         type=Path,
