@@ -482,7 +482,11 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
         ["AliasingCustomOp"],
         "AOTAutograd",
     )
-    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {"aot_eager": "crash", injected: "crash"}
+    assert flag_stats(snap, "dynamic").crash_groups[0].ladder == {
+        COUNTING_BACKEND: "crash",
+        "aot_eager": "crash",
+        injected: "crash",
+    }
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
     again = run_sweep(
         SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
