@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from triagebot.analysis.frames import pattern_key, pattern_of
+from triagebot.errors import TriagebotError
 from triagebot.pipeline import is_stream, read_input
 from triagebot.results import Outcome, Status
 from triagebot.results.signatures import normalised
@@ -114,23 +115,43 @@ def summary(rows: Sequence[Row]) -> str:
     return f"{len(rows)} crashing runs, {bugs} bugs: " + "; ".join(parts) + "."
 
 
+def read_labels(path: Path) -> list[Row]:
+    """A labelled set (a JSON list of rows); `TriagebotError` in one line when it is none."""
+    try:
+        rows = json.loads(path.read_text())
+    except OSError as error:
+        raise TriagebotError(f"{path}: cannot read: {error.strerror}") from None
+    except ValueError as error:
+        raise TriagebotError(f"{path}: not JSON: {error}") from None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) and "label" in row for row in rows):
+        raise TriagebotError(f"{path}: not a labelled set (a JSON list of rows, each with a label)")
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except TriagebotError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     extract = commands.add_parser("extract", help="the crashing runs of a snapshot or stream, as rows")
-    extract.add_argument("snapshot")
+    extract.add_argument("snapshot", help="a snapshot or a sweep's stream (.jsonl)")
     extract.add_argument("--labels", type=Path, help="a labelled set whose labels are kept")
     extract.add_argument("--out", type=Path, help="where to write the rows (default: standard output)")
     measured = commands.add_parser("measure", help="precision and recall against the labels")
-    measured.add_argument("labels", type=Path, nargs="?", default=LABELS)
+    measured.add_argument(
+        "labels", type=Path, nargs="?", default=LABELS, help=f"the labelled set (default: {LABELS.name})"
+    )
     arguments = parser.parse_args(argv)
     if arguments.command == "extract":
         rows = crashing_rows(arguments.snapshot)
         if arguments.labels:
-            known = {
-                (row["model"], row["config"]): row["label"]
-                for row in json.loads(arguments.labels.read_text())
-            }
+            known = {(row["model"], row["config"]): row["label"] for row in read_labels(arguments.labels)}
             for row in rows:
                 row["label"] = known.get((row["model"], row["config"]))
         text = json.dumps(rows, indent=1) + "\n"
@@ -139,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             sys.stdout.write(text)
         return 0
-    print(summary(json.loads(arguments.labels.read_text())))
+    print(summary(read_labels(arguments.labels)))
     return 0
 
 
