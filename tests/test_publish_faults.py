@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,8 +125,8 @@ def test_a_night_older_than_a_published_one_is_set_aside_never_published():
 def test_two_publish_commands_at_once_open_each_issue_once(fake, tmp_path):
     store = LocalStore(tmp_path / "store")
     store.put(N1)
-    # Opening an issue takes a second: without a lock both would look, find none, and open one.
-    fake.inject("POST", r"/issues$", "slow", seconds=1.0, times=10)
+    # Opening an issue takes seconds: without a lock both would look, find none, and open one.
+    fake.inject("POST", r"/issues$", "slow", seconds=3.0, times=10)
     env = {
         **os.environ,
         "GITHUB_API_URL": fake.base_url,
@@ -143,20 +144,29 @@ def test_two_publish_commands_at_once_open_each_issue_once(fake, tmp_path):
         "--store",
         str(store.path),
     ]
-    both = [
-        subprocess.Popen(
+
+    def start(name: str) -> subprocess.Popen:
+        return subprocess.Popen(
             [*command, "--out", str(tmp_path / name)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for name in ("one", "two")
-    ]
+
+    # The second starts once the first holds the lock (its pid written in it), so that it meets
+    # the lock held however long each takes to start.
+    first = start("one")
+    lock = store.path / f".publish-{REPO.replace('/', '--')}.lock"
+    deadline = time.monotonic() + 120
+    while not (lock.is_file() and lock.read_text().strip() == f"pid {first.pid}"):
+        assert first.poll() is None and time.monotonic() < deadline, "the first publisher never took the lock"
+        time.sleep(0.05)
+    both = [first, start("two")]
     results = [process.communicate(timeout=300) for process in both]
     assert [process.returncode for process in both] == [0, 0], results
     assert len(fake.issues(REPO)) == 1
-    assert any("publishing to pytorch/pytorch is in use by pid" in err for _, err in results)
+    assert "publishing to pytorch/pytorch is in use by pid" in results[1][1]
     assert states(store) == {N1.key: "published"}
 
 
