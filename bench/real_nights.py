@@ -212,6 +212,105 @@ def sweep(work: Path, build: Build, train: Train) -> Path:
     return snapshot
 
 
+TOKEN = "bot-token"  # the fake GitHub's bot
+REPO = "pytorch/pytorch"
+
+
+def train_config(train: Train) -> str:
+    """The train's triagebot.toml: the defaults (the flags and sweep its nights ran with), the
+    tracker on the fake's repository with the health issue and the rubric's labels, the store
+    keyed as the train needs; no search of the upstream repository (the fake has none of its
+    issues)."""
+    return (
+        f'[tracker]\nrepo = "{REPO}"\nmax_writes = 500\nhealth_issue = true\ntriage_labels = true\n'
+        "upstream_searches_per_night = 0\n\n"
+        f'[store]\nkey = "{train.key}"\n'
+    )
+
+
+def github_state(fake) -> dict:
+    """What the fake GitHub holds: every issue (state, title, labels, body) and comment."""
+    repo = fake.repos[REPO]
+    issues = [
+        {
+            "number": number,
+            "title": issue["title"],
+            "state": issue["state"],
+            "labels": sorted(label["name"] for label in issue.get("labels", [])),
+            "body": issue.get("body") or "",
+        }
+        for number, issue in sorted(repo.issues.items())
+    ]
+    comments = [
+        {"id": comment_id, "issue": comment["_issue"], "body": comment.get("body") or ""}
+        for comment_id, comment in sorted(repo.comments.items())
+    ]
+    return {"issues": issues, "comments": comments}
+
+
+def replay(work: Path, train: Train) -> None:
+    """`train`'s nights published in order to a fresh store and a fresh fake GitHub, as the
+    scheduled workflow publishes them; what GitHub held after each night in `github.json`."""
+    sys.path.insert(0, str(ROOT / "tests"))  # the project's fake GitHub
+    from fakegithub import FakeGitHub
+
+    folder = work / "trains" / train.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "triagebot.toml").write_text(train_config(train), encoding="utf-8")
+    fake = FakeGitHub(repo=REPO)
+    fake.start()
+    nights = []
+    try:
+        for build in train.builds:
+            snapshot = night_folder(work, build, train) / "snapshot.json"
+            if not snapshot.is_file():
+                raise SystemExit(
+                    f"real-nights: no night of {build.describe()} on {train.selection}: run `sweep` first"
+                )
+            out = folder / build.name
+            out.mkdir()
+            writes = len(fake.writes)
+            cost = triagebot(
+                environment(build),
+                [
+                    "run",
+                    "--snapshot",
+                    str(snapshot),
+                    "--store",
+                    "store",
+                    "--out",
+                    str(out),
+                    "--token",
+                    TOKEN,
+                    "--repo",
+                    REPO,
+                ],
+                cwd=folder,
+                log=out / "log.txt",
+                extra_env={"GITHUB_API_URL": fake.base_url},
+            )
+            state = github_state(fake)
+            nights.append(
+                {
+                    "build": build.name,
+                    "exit": cost["exit"],
+                    "wall_seconds": cost["wall_seconds"],
+                    "writes": [list(write) for write in fake.writes[writes:]],
+                    **state,
+                }
+            )
+            say(
+                f"{train.name}: {build.describe()} published (exit {cost['exit']}, "
+                f"{len(fake.writes) - writes} writes)"
+            )
+            if cost["exit"] != 0:
+                raise SystemExit(f"real-nights: publishing {build.describe()} failed: see {out / 'log.txt'}")
+    finally:
+        fake.stop()
+        (folder / "github.json").write_text(json.dumps(nights, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -231,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         for train in trains:
             for build in train.builds:
                 sweep(options.work, build, train)
+    elif options.step == "replay":
+        for train in trains:
+            replay(options.work, train)
     return 0
 
 

@@ -134,6 +134,12 @@ def index(tmp_path_factory):
             for version in ("5.22.0", "5.23.0", "5.24.0", "5.25.0")
         ]
         server.pypi_style("/simple", "transformers", releases)
+        # torch releases as PyPI lists them (no local label), the first bad in the middle
+        torch_releases = [
+            torch_wheel(wheels, version, mode)
+            for version, mode in (("2.13.0", "good"), ("2.14.0", "bad"), ("2.14.1", "bad"))
+        ]
+        server.pypi_style("/simple", "torch", torch_releases)
         yield server
 
 
@@ -276,6 +282,42 @@ def test_transformers_releases_are_bisected_when_torch_did_not_change(index, env
     assert (answer.last_good, answer.first_bad) == ("5.23.0", "5.24.0")
     assert answer.compare_url == "https://github.com/huggingface/transformers/compare/v5.23.0...v5.24.0"
     assert describe(answer)[0] == "first bad transformers release: 5.24.0; last good: 5.23.0"
+
+
+def release_bisector(server: IndexServer, envs: EnvironmentCache) -> Bisector:
+    """Torch releases and transformers releases, both from the PyPI-style index."""
+    policy = RetryPolicy(attempts=2, backoff=0.0, timeout=10.0)
+    pypi = PackageIndex(f"{server.url}/simple", policy=policy)
+    return Bisector(pypi, pypi, envs, Target(), torch_releases=True, say=lambda line: None)
+
+
+def test_torch_releases_are_bisected_from_a_release_index_the_swept_variant_standing_for_its_release(
+    index, envs
+):
+    # The nights swept 2.13.0+cpu (PyTorch's CPU index); PyPI lists that release as 2.13.0.
+    request = BisectRequest(reproduction(), "2.13.0+cpu", "2.14.1", pinned={"transformers": "5.22.0"})
+    answer = release_bisector(index, envs).bisect(request)
+    assert (answer.good, answer.bad, answer.last_good, answer.first_bad) == (
+        "2.13.0",
+        "2.14.1",
+        "2.13.0",
+        "2.14.0",
+    )
+    assert answer.conclusive and answer.torch_releases
+    assert answer.compare_url and git_hash("2.14.0") in answer.compare_url
+    assert describe(answer)[0] == "first bad torch release: 2.14.0; last good: 2.13.0"
+
+
+def test_a_transformers_bisection_holds_the_index_build_of_the_swept_torch(index, envs):
+    good = Environment(torch_version="2.13.0+cpu", torch_git_version="c" * 40, transformers_version="5.22.0")
+    bad = good.model_copy(update={"transformers_version": "5.25.0"})
+    request = request_between(
+        good, bad, reproduction(call="transformers.run_model()", extra="import transformers")
+    )
+    answer = release_bisector(index, envs).bisect(request)
+    assert answer.pinned == {"torch": "2.13.0"}  # PyPI's build of the release swept as 2.13.0+cpu
+    assert (answer.last_good, answer.first_bad) == ("5.23.0", "5.24.0")
+    assert request.pinned == {"torch": "2.13.0+cpu"}  # the caller's request is left as it was
 
 
 def test_requests_between_sweeps_hold_transformers_and_refuse_when_nothing_changed():

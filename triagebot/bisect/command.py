@@ -36,6 +36,8 @@ class BisectOptions:
     transformers: str | None = None  # transformers to hold while torch moves
     variant: str = "cu128"
     index: str = NIGHTLY_INDEX
+    # torch releases on `pypi`'s index (2.13.0, 2.14.0, ...) instead of the nightlies of `index`
+    releases: bool = False
     pypi: str = PYPI_INDEX
     python: str | None = None
     platforms: list[str] | None = None
@@ -85,7 +87,10 @@ def bisect_all(
     found: list[Bisection] = []
     started = time.monotonic()
     envs = EnvironmentCache(options.cache, installer=installer, say=say)
-    with nightly_index(options.variant, options.index) as torch_index, PackageIndex(options.pypi) as releases:
+    torch_builds = (
+        PackageIndex(options.pypi) if options.releases else nightly_index(options.variant, options.index)
+    )
+    with torch_builds as torch_index, PackageIndex(options.pypi) as releases:
         for done, request in enumerate(requests):
             left = options.budget - (time.monotonic() - started)
             if left <= 0:
@@ -99,6 +104,7 @@ def bisect_all(
                 runs=options.runs,
                 timeout=options.timeout,
                 budget=left,
+                torch_releases=options.releases,
                 say=say,
             )
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from packaging.version import Version
@@ -65,13 +65,14 @@ class Bisector:
     """The machinery one bisection needs: the two indexes, the environment cache, the target
     interpreter and platform, runs per good verdict, a time limit per run and the budget."""
 
-    torch_index: PackageIndex  # torch builds (the nightly index of one variant)
+    torch_index: PackageIndex  # torch builds (the nightly index of one variant, or releases)
     releases: PackageIndex  # transformers releases (PyPI)
     envs: EnvironmentCache
     target: Target = field(default_factory=Target)
     runs: int = 3
     timeout: float = 600.0
     budget: float = 3600.0
+    torch_releases: bool = False  # `torch_index` lists releases, not nightlies
     clock: Callable[[], float] = time.monotonic
     say: Callable[[str], None] = print
 
@@ -87,6 +88,9 @@ class Bisector:
             raise BisectError("a transformers bisection needs the torch build to hold (pinned torch)")
         index = self.torch_index if request.axis == "torch" else self.releases
         builds = index.builds(request.axis, self.target)
+        if request.axis == "transformers":  # the torch held is the index's build of that version
+            held = resolve_end(self.torch_index.builds("torch", self.target), request.pinned["torch"], "held")
+            request = replace(request, pinned={**request.pinned, "torch": held.version})
         good, bad = resolve_end(builds, request.good, "good"), resolve_end(builds, request.bad, "bad")
         if Version(good.version) >= Version(bad.version):
             raise BisectError(f"the good end {good.version} is not older than the bad end {bad.version}")
@@ -161,6 +165,7 @@ class Bisector:
             pinned=dict(request.pinned),
             index=(self.torch_index if request.axis == "torch" else self.releases).url,
             installer=self.envs.installer.name,
+            torch_releases=self.torch_releases,
             conclusive=search.conclusive,
             stopped=search.stopped,
             runs=self.runs,
@@ -208,6 +213,11 @@ def resolve_end(builds: Sequence[Wheel], text: str, which: str) -> Wheel:
         found = Version(build.version)
         if found == wanted or (not wanted.local and found.public == wanted.public):
             return build
+    # A build of another variant than the one swept (2.13.0+cpu swept, PyPI's 2.13.0 on the
+    # index): the same release, so the same commit, stands for it.
+    public = [build for build in builds if Version(build.version).public == wanted.public]
+    if public:
+        return public[0]
     raise BisectError(
         f"{project} {text} (the {which} end) is not on the index for this platform; the nightly index "
         "keeps only its newest builds"
@@ -220,7 +230,7 @@ def describe(bisection: Bisection) -> list[str]:
     installed = [f"builds installed with {b.installer}"] if b.installer else []
     if b.last_good is None or b.first_bad is None:
         return [f"no answer between {b.good} and {b.bad}: {b.stopped}", *installed]
-    subject = "nightly" if b.axis == "torch" else "transformers release"
+    subject = b.subject
     if b.conclusive:
         lines = [f"first bad {subject}: {b.first_bad}; last good: {b.last_good}"]
     else:

@@ -129,6 +129,13 @@ InstallerOption = Annotated[
         help="What installs the builds (default auto: uv where one is found, pip otherwise).",
     ),
 ]
+Releases = Annotated[
+    bool,
+    typer.Option(
+        "--releases",
+        help="Bisect torch releases on the --pypi index (2.13.0, 2.14.0, ...) instead of nightlies.",
+    ),
+]
 Pypi = Annotated[
     str | None, typer.Option("--pypi", metavar="URL", help="transformers' index (default: PyPI).")
 ]
@@ -216,6 +223,7 @@ def bisect(
     again: Again = False,
     variant: VariantOption = "cu128",
     index: IndexOption = None,
+    releases: Releases = False,
     pypi: Pypi = None,
     python: PythonOption = None,
     platform: PlatformOption = None,
@@ -255,6 +263,7 @@ def bisect(
         transformers=transformers_version,
         variant=variant,
         index=index or NIGHTLY_INDEX,
+        releases=releases,
         pypi=pypi or PYPI_INDEX,
         python=python,
         platforms=split_names(platform),

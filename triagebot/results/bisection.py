@@ -70,6 +70,8 @@ class Bisection(Record):
     # {"torch": "2.12.0.dev20260408+cu128"} for a transformers one.
     pinned: dict[str, str] = Field(default_factory=dict)
     index: str  # the index the builds came from
+    # A torch bisection over releases (2.13.0, 2.14.0, ...) rather than nightlies
+    torch_releases: bool = False
     installer: str = ""  # what installed them: "uv" or "pip" ("" in answers stored before it was kept)
     # The answer: the newest build seen good and the oldest seen bad. Adjacent (apart from
     # `skipped`) when `conclusive`; narrowed as far as the budget allowed otherwise.
@@ -86,6 +88,13 @@ class Bisection(Record):
     probes: list[Probe] = Field(default_factory=list)  # in the order they were made
     seconds: float = 0.0
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def subject(self) -> str:
+        """What a build of this bisection is, as its answer names the first bad one."""
+        if self.axis == "transformers":
+            return "transformers release"
+        return "torch release" if self.torch_releases else "nightly"
 
     @property
     def flaky(self) -> list[Probe]:
