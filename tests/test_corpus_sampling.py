@@ -50,6 +50,44 @@ def test_same_seed_same_sample_whatever_the_input_order():
     assert [s.model for s in other] != [s.model for s in first]
 
 
+def _members(specs: list[ModelSpec]) -> dict[str, set[str]]:
+    by_stratum: dict[str, set[str]] = {stratum: set() for stratum in SIZES}
+    for spec in specs:
+        by_stratum[spec.stratum].add(spec.model)
+    return by_stratum
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("change", ["added", "removed"])
+def test_one_model_more_or_less_in_the_corpus_changes_at_most_one_member_of_its_stratum(seed, change):
+    specs = corpus()
+    if change == "added":
+        changed = [*specs, ModelSpec(model="vision_other-new", stratum="vision_other")]
+    else:
+        changed = [spec for spec in specs if spec.model != "vision_other-17"]
+    before, _ = sample(specs, 25, seed=seed)
+    after, _ = sample(changed, 25, seed=seed)
+    old, new = _members(before), _members(after)
+    for stratum in SIZES:
+        # Members beyond the stratum's change of size: one in, one out at most, and only in
+        # the stratum that gained or lost the model.
+        swapped = len(old[stratum] ^ new[stratum]) - abs(len(new[stratum]) - len(old[stratum]))
+        assert swapped <= (2 if stratum == "vision_other" else 0), stratum
+
+
+def test_the_draw_is_pinned():
+    # A model's rank is sha256 of (seed, stratum, name): the same on every machine, Python
+    # and run, so a seed names the same sample in a year.
+    chosen, _ = sample(corpus(), 5, seed=7)
+    assert [spec.model for spec in chosen] == [
+        "decoder_llm-11",
+        "decoder_llm-15",
+        "vision_other-19",
+        "vision_other-27",
+        "vl_multimodal-17",
+    ]
+
+
 def test_configured_strata_override_proportions():
     chosen, selection = sample(corpus(), 0, seed=1, strata={"encoder_decoder": 5, "decoder_llm": 1})
     assert selection.strata == {"decoder_llm": 1, "encoder_decoder": 5}

@@ -348,3 +348,29 @@ def test_a_repro_builds_only_the_input_kinds_it_has_and_decodes_only_a_tagged_co
     assert "from_dict(decode(CONFIG))" in mistral  # its config holds a dict with integer keys
     assert "CountingBackend()" in mistral  # a crash's script still counts graphs, as bisection reads
     ast.parse(mistral)
+
+
+def on_the_cpu(snapshot, cuda_version: str | None):
+    """`snapshot` as swept on the CPU, by a CUDA build of torch (`cuda_version`) or a CPU build."""
+    swept = {"device": "cpu", "gpu_name": None, "cuda_version": cuda_version}
+    if cuda_version:
+        swept["torch_version"] = "2.14.1+cu130"
+    return snapshot.model_copy(update={"environment": snapshot.environment.model_copy(update=swept)})
+
+
+def test_a_cuda_build_swept_on_the_cpu_says_so_wherever_the_environment_is_named() -> None:
+    tonight = fixture_night(on_the_cpu(NEW, "13.0"))
+    body, summary = issue_body(tonight, DYNAMIC), nightly_summary(tonight)
+    assert "- **Device**: cpu (torch built for CUDA 13.0)\n" in body
+    assert "Measured on the CPU only, with torch built for CUDA 13.0: nothing here ran on a GPU" in body
+    assert "on cpu (torch built for CUDA 13.0): counting backend: crashed" in body  # where it lives
+    assert "torch `2.14.1+cu130` (`f0e1d2c3b4a5`), cpu (torch built for CUDA 13.0).\n" in summary
+
+
+def test_a_cpu_build_on_the_cpu_reads_as_before() -> None:
+    tonight = fixture_night(on_the_cpu(NEW, None))
+    body, summary = issue_body(tonight, DYNAMIC), nightly_summary(tonight)
+    assert "- **Device**: cpu\n" in body
+    assert "Measured on the CPU only: nothing here ran on a GPU" in body
+    assert "CUDA 13" not in body + summary and "torch built for" not in body + summary
+    assert "(`f0e1d2c3b4a5`), cpu.\n" in summary

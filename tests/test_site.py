@@ -25,7 +25,7 @@ from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links, words
 from triagebot.results import Effect, Snapshot
-from triagebot.store import LocalStore, write_snapshot
+from triagebot.store import LocalStore, read_snapshot, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD, NEW, THIRD = (snapshot.key for snapshot in nightlies())
@@ -305,6 +305,33 @@ def test_the_compare_pages_hold_the_diff_and_its_commit_range(site: Path):
     assert f"https://github.com/pytorch/pytorch/compare/{old_git}...{new_git}" in text
     fixed = re.search(rf'id="{DYNAMIC}-fixed".*?</table>', text, re.S)
     assert fixed and "T5ForConditionalGeneration" in fixed[0]
+
+
+def test_a_cuda_build_swept_on_the_cpu_says_so_on_its_pages(tmp_path: Path):
+    store = LocalStore(tmp_path / "store")
+    *earlier, newest = nightlies()
+    on_the_cpu = newest.environment.model_copy(
+        update={"device": "cpu", "gpu_name": None, "cuda_version": "13.0"}
+    )
+    for snapshot in [*earlier, newest.model_copy(update={"environment": on_the_cpu})]:
+        store.put(snapshot)
+    build_site(store, tmp_path / "site")
+    said = "cpu (torch built for CUDA 13.0)"
+    assert f" on {said},\n" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    flag_page = (tmp_path / "site" / links.flag_page(DYNAMIC)).read_text(encoding="utf-8")
+    assert "Measured on the CPU only, with torch built for CUDA 13.0: nothing here ran on a GPU" in flag_page
+    assert f"GPT2LMHeadModel on {said}: counting backend: crashed" in flag_page  # where it lives
+
+
+def test_the_ladder_sentence_names_the_bare_device_whatever_the_build(tmp_path: Path):
+    # The ladder's rungs depend on the device alone (Inductor compiles C++ on the CPU).
+    smoke = read_snapshot(ROOT / "tests" / "data" / "smoke-2.13.0+cpu.json")
+    cuda_wheel = smoke.environment.model_copy(update={"cuda_version": "13.0"})
+    store = LocalStore(tmp_path / "store")
+    store.put(smoke.model_copy(update={"environment": cuda_wheel}))
+    build_site(store, tmp_path / "site")
+    flag_page = (tmp_path / "site" / links.flag_page(SCALAR)).read_text(encoding="utf-8")
+    assert "climbed the backend ladder under the flag on cpu (counting → aot_eager)." in flag_page
 
 
 # --- building again, and from what ---------------------------------------------------------------

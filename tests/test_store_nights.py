@@ -15,6 +15,7 @@ from triagebot.errors import PipelineError, StoreError
 from triagebot.pipeline import RunOptions, night_of, run
 from triagebot.results import BASELINE, CorpusSelection, Night, RunRecord, Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
+from triagebot.store.selection import comparable
 from triagebot.sweep.stream import StreamWriter, merge, read_stream
 
 MODELS = ["A", "B", "C"]
@@ -78,6 +79,25 @@ def test_a_diff_compares_like_with_like_and_says_with_which():
     drawn = CorpusSelection(name="transformers", sample=2, seed=0, models=["X", "Y"])
     sampled = snapshot([result("X", ok(1), {SCALAR: ok(1)})], key="2.12.0.dev20260411", git="e", corpus=drawn)
     assert night_of(sampled, store, Config()).previous_key is None
+
+
+def test_a_sample_whose_strata_moved_with_the_corpus_is_still_compared():
+    # A release added a model to vision_other, whose proportional share took a draw from decoder_llm.
+    before = CorpusSelection(
+        name="transformers",
+        sample=3,
+        seed=0,
+        strata={"decoder_llm": 2, "vision_other": 1},
+        models=["A", "B", "V"],
+    )
+    moved = {"decoder_llm": 1, "vision_other": 2}
+    assert comparable(before, before.model_copy(update={"strata": moved, "models": ["A", "V", "W"]}))
+    # Configured strata of other sizes draw other models: not the same sample.
+    other = before.model_copy(update={"strata": {"vision_other": 3}, "models": ["V", "W", "X"]})
+    assert not comparable(before, other)
+    # The same strata drawn compare whatever the models (a draw of an earlier sampling rule).
+    assert comparable(before, before.model_copy(update={"models": ["C", "D", "W"]}))
+    assert not comparable(before, before.model_copy(update={"seed": 1}))
 
 
 class FlagSweeper:

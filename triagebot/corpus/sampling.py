@@ -1,16 +1,22 @@
 """Stratified random samples of the corpus: same seed, same sample, always.
 
 Stratum sizes are proportional to the strata's shares of the candidates (largest remainder,
-ties broken by stratum name), unless configured per stratum. Candidates are sorted by name
-before drawing, and each stratum draws from its own `random.Random` seeded by the seed and
-the stratum name, so the sample does not depend on the order the catalog lists models in,
-nor on which other strata exist.
+ties broken by stratum name), unless configured per stratum. Each stratum keeps its k models
+of smallest rank, a model's rank being a hash of (seed, stratum, model name) (bottom-k, or
+consistent, sampling). A model's rank depends on nothing but its own name, so the sample does
+not depend on the order the catalog lists models in, nor on which other strata exist, and a
+corpus that gains or loses one model (a new transformers release) changes at most one member
+of that model's stratum, besides the stratum's size moving by one under proportional
+allocation: nights of the same sample on neighbouring releases sweep the same models.
+
+Samples drawn before bottom-k ranks (each stratum shuffled by its own `random.Random`) differ
+from today's for the same seed. A stored snapshot keeps its drawn model list, so its nights
+still load and compare; only a new draw of an old seed picks other models.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Iterable, Mapping
 
 from triagebot.errors import SelectionError
@@ -46,9 +52,14 @@ def allocate(sizes: Mapping[str, int], total: int) -> dict[str, int]:
     return counts
 
 
-def _stratum_rng(seed: int, stratum: str) -> random.Random:
-    digest = hashlib.sha256(f"{seed}:{stratum}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+def rank(seed: int, stratum: str, model: str) -> bytes:
+    """Where `model` stands in its stratum's draw: the smallest ranks are sampled."""
+    return hashlib.sha256(f"{seed}:{stratum}:{model}".encode()).digest()
+
+
+def bottom_k(members: Iterable[ModelSpec], k: int, seed: int, stratum: str) -> list[ModelSpec]:
+    """The `k` members of `stratum` of smallest rank."""
+    return sorted(members, key=lambda spec: rank(seed, stratum, spec.model))[:k]
 
 
 def sample(
@@ -80,7 +91,7 @@ def sample(
         counts = allocate({stratum: len(members) for stratum, members in by_stratum.items()}, n)
     chosen: list[ModelSpec] = []
     for stratum in sorted(counts):
-        chosen.extend(_stratum_rng(seed, stratum).sample(by_stratum[stratum], counts[stratum]))
+        chosen.extend(bottom_k(by_stratum[stratum], counts[stratum], seed, stratum))
     chosen.sort(key=lambda spec: (spec.stratum, spec.model))
     selection = CorpusSelection(
         name=corpus,

@@ -7,6 +7,8 @@ lives in these words, so that no two of them can disagree.
   skipped) or "testable models";
 - `of(count, figures)`: "1 of 11 models it could affect (9.1%)", a share always beside its
   denominator;
+- `device(environment)`: where a night ran ("cpu", "cuda (NVIDIA H100, CUDA 12.8)"), and
+  `measured_on(environment)`: what a verdict measured on the CPU does not cover;
 - `reach(group)` and `checked(group, device)`: where a crash group fails beyond the counting
   backend ("also aot_eager", "Dynamo (counting backend) only", "not checked") and on which
   backends and device its first model was run; `recurred(group)`: how often an intermittent
@@ -295,11 +297,33 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
 
 
+def _cuda_build_on_cpu(environment: Environment) -> str | None:
+    """ "torch built for CUDA 13.0" when a CUDA build of torch ran on the CPU (a CUDA wheel
+    imports and compiles on a machine without a GPU); None for a CPU build or on a GPU."""
+    if environment.device != "cpu" or not environment.cuda_version:
+        return None
+    return f"torch built for CUDA {environment.cuda_version}"
+
+
+def device(environment: Environment) -> str:
+    """The device a night ran on, as every surface names it: "cpu", "cpu (torch built for CUDA
+    13.0)", "cuda (NVIDIA H100, CUDA 12.8)". Snapshots recorded before the CUDA version was kept
+    on the CPU too read "cpu"."""
+    details = [_cuda_build_on_cpu(environment)]
+    if environment.device == "cuda":
+        cuda = f"CUDA {environment.cuda_version}" if environment.cuda_version else None
+        details = [environment.gpu_name, cuda]
+    said = [detail for detail in details if detail]
+    return f"{environment.device} ({', '.join(said)})" if said else environment.device
+
+
 def measured_on(environment: Environment) -> str | None:
     """What a verdict measured on the CPU alone does not cover; None on a GPU."""
     if environment.device != "cpu":
         return None
-    return "Measured on the CPU only: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
+    build = _cuda_build_on_cpu(environment)
+    where = f"the CPU only, with {build}" if build else "the CPU only"
+    return f"Measured on {where}: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
 
 
 def verdict_word(verdict: FlagVerdict) -> str:

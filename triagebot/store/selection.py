@@ -10,6 +10,10 @@ A diff compares a night with the newest earlier one of a comparable selection (`
 the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
 the larger model list in common, so that a one-model rerun is never the "previous night" of a
 whole-corpus sweep, while a corpus that gained a few models with a new transformers still is.
+A sample of the same seed and size compares when its strata drew as many models each, or when
+they did not but at least half its models are in common: a stratum's share of a proportional
+sample moves with the corpus (one model more in a stratum can move a model of the sample from
+another), and that night is still the same sample.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from triagebot.results import CorpusSelection, Snapshot
 
 _DRAWN = ("name", "seed", "sample", "strata", "only_breaking_in")
 """The fields of a `CorpusSelection` that say how its models were drawn (all but the list)."""
+_STRATA = frozenset({"strata"})
 
 
 def describe(snapshot: Snapshot) -> str:
@@ -34,8 +39,8 @@ def describe(snapshot: Snapshot) -> str:
     )
 
 
-def _drawn(selection: CorpusSelection) -> dict:
-    return selection.model_dump(include=set(_DRAWN))
+def _drawn(selection: CorpusSelection, exclude: frozenset[str] = frozenset()) -> dict:
+    return selection.model_dump(include=set(_DRAWN) - exclude)
 
 
 def same_selection(a: CorpusSelection, b: CorpusSelection) -> bool:
@@ -45,9 +50,9 @@ def same_selection(a: CorpusSelection, b: CorpusSelection) -> bool:
 
 def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
     """Whether nights of `a` and `b` compare like with like (see the module docstring)."""
-    if _drawn(a) != _drawn(b):
+    if _drawn(a, exclude=_STRATA) != _drawn(b, exclude=_STRATA):
         return False
-    if a.sample is not None:
+    if a.sample is not None and a.strata == b.strata:
         return True  # the same draw; its models move only with the corpus
     larger = max(len(set(a.models)), len(set(b.models)))
     return larger == 0 or len(set(a.models) & set(b.models)) * 2 >= larger

@@ -20,14 +20,13 @@ def _version(package: str) -> str:
 def detect_environment(device: str) -> Environment:
     """The environment of this process for a sweep on `device` ("cpu" or "cuda").
 
-    transformers' version is read from its metadata, not by importing it. On "cuda" the GPU's
+    transformers' version is read from its metadata, not by importing it. `cuda_version` is
+    the CUDA that torch was built for (None for a CPU build) whatever the device: a CUDA wheel
+    also imports and compiles on the CPU, and a night swept so says so. On "cuda" the GPU's
     name is queried, which initialises CUDA in the calling process: the sweep calls this in a
     forked child (the probe), never in the warm parent it forks from.
     """
-    gpu_name = cuda_version = None
-    if device == "cuda":
-        cuda_version = torch.version.cuda
-        gpu_name = torch.cuda.get_device_name(0)
+    gpu_name = torch.cuda.get_device_name(0) if device == "cuda" else None
     return Environment(
         torch_version=torch.__version__,
         torch_git_version=getattr(torch.version, "git_version", "") or "",
@@ -36,5 +35,5 @@ def detect_environment(device: str) -> Environment:
         platform=platform.platform(),
         device=device,
         gpu_name=gpu_name,
-        cuda_version=cuda_version,
+        cuda_version=torch.version.cuda,
     )
