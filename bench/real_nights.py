@@ -223,8 +223,8 @@ def train_config(train: Train) -> str:
     issues)."""
     return (
         f'[tracker]\nrepo = "{REPO}"\nmax_writes = 500\nhealth_issue = true\ntriage_labels = true\n'
-        "upstream_searches_per_night = 0\n\n"
-        f'[store]\nkey = "{train.key}"\n'
+        "upstream_searches_per_night = 0\n"
+        + (f'\n[store]\nkey = "{train.key}"\n' if train.key != "torch" else "")
     )
 
 
@@ -311,11 +311,293 @@ def replay(work: Path, train: Train) -> None:
         (folder / "github.json").write_text(json.dumps(nights, indent=1) + "\n", encoding="utf-8")
 
 
+# --- What the replay found: one record, from which docs/real-nights.md is rendered.
+
+RECORD = ROOT / "bench" / "data" / "real-nights.json"
+DOCUMENT = ROOT / "docs" / "real-nights.md"
+TEMPLATE = "real-nights.md.j2"  # beside this file
+SHOWN = 12  # rows of a long list the document shows; the record keeps every one
+
+
+def change_row(change) -> dict:
+    return change.model_dump(mode="json", exclude={"stratum"})
+
+
+def baseline_moves(old, new) -> dict:
+    """What moved at baseline between two snapshots, model by model (those in both): builds
+    gained or lost, break reasons that changed."""
+    from triagebot.results import BASELINE
+
+    before = {result.model: result.outcomes.get(BASELINE) for result in old.results}
+    built, unbuilt, reasons = [], [], []
+    for result in new.results:
+        was, now = before.get(result.model), result.outcomes.get(BASELINE)
+        if was is None or now is None:
+            continue
+        if was.status != now.status and "ok" in (was.status, now.status):
+            row = {
+                "model": result.model,
+                "old": str(was.status),
+                "new": str(now.status),
+                "error": now.error or was.error,
+            }
+            (built if now.status == "ok" else unbuilt).append(row)
+        elif was.status == now.status == "ok" and sorted(set(was.break_reasons)) != sorted(
+            set(now.break_reasons)
+        ):
+            gone = sorted(set(was.break_reasons) - set(now.break_reasons))
+            came = sorted(set(now.break_reasons) - set(was.break_reasons))
+            reasons.append({"model": result.model, "gone": gone, "new": came})
+    return {"now_runs": built, "no_longer_runs": unbuilt, "break_reasons": reasons}
+
+
+def published(previous: dict | None, now: dict) -> dict:
+    """What one night did on GitHub: issues opened, closed and reopened, comments posted (each
+    notice by its kind), from what the fake held before and after it."""
+    from triagebot.report.markers import find_flag, find_notice
+
+    before = {issue["number"]: issue for issue in (previous or {"issues": []})["issues"]}
+    seen = {comment["id"] for comment in (previous or {"comments": []})["comments"]}
+    issues = {"opened": [], "closed": [], "reopened": [], "edited": []}
+    for issue in now["issues"]:
+        was = before.get(issue["number"])
+        name = find_flag(issue["body"]) or issue["title"]
+        row = {"number": issue["number"], "what": name, "title": issue["title"], "labels": issue["labels"]}
+        if was is None:
+            issues["opened"].append(row)
+            if issue["state"] == "closed":
+                issues["closed"].append(row)
+        elif was["state"] != issue["state"]:
+            issues["closed" if issue["state"] == "closed" else "reopened"].append(row)
+        elif was["body"] != issue["body"]:
+            issues["edited"].append(row)
+    notices = []
+    for comment in now["comments"]:
+        if comment["id"] in seen:
+            continue
+        notice = find_notice(comment["body"])
+        notices.append(
+            {
+                "issue": comment["issue"],
+                "kind": notice.kind if notice else "comment",
+                "flag": notice.flag if notice else None,
+                "characters": len(comment["body"]),
+            }
+        )
+    return {**issues, "notices": notices, "writes": len(now["writes"])}
+
+
+def collect(work: Path, trains: list[Train]) -> dict:
+    """The record of the replay: each build and what its night cost, each train's nights with
+    what changed from the night before, what was published, the checks and the bisections."""
+    from triagebot.results import Night
+    from triagebot.store import read_snapshot
+
+    record: dict = {"builds": {}, "trains": []}
+    for train in trains:
+        github = json.loads((work / "trains" / train.name / "github.json").read_text(encoding="utf-8"))
+        nights, previous_state, previous_snapshot = [], None, None
+        for build, state in zip(train.builds, github, strict=True):
+            folder = work / "trains" / train.name / build.name
+            snapshot = read_snapshot(night_folder(work, build, train) / "snapshot.json")
+            night = Night.model_validate_json((folder / "report" / "night.json").read_text(encoding="utf-8"))
+            environment = snapshot.environment
+            cost = json.loads((night_folder(work, build, train) / "cost.json").read_text(encoding="utf-8"))
+            cost["models"] = len(snapshot.results)
+            record["builds"].setdefault(
+                build.name,
+                {
+                    "torch": environment.torch_version,
+                    "git": environment.torch_git_version,
+                    "transformers": environment.transformers_version,
+                    "cuda": environment.cuda_version,
+                    "device": environment.device,
+                    "costs": {},
+                },
+            )["costs"][train.selection] = cost
+            entry = {
+                "build": build.name,
+                "key": night.key,
+                "models": len(snapshot.results),
+                "previous": night.previous_key,
+                "flags": {},
+                "published": published(previous_state, state),
+            }
+            for flag, tonight in night.flags.items():
+                from triagebot.report import words
+
+                diff = tonight.diff
+                entry["flags"][flag] = {
+                    "headline": words.headline(tonight.figures),
+                    "verdict": words.verdict_word(tonight.verdict),
+                    "groups": len(tonight.stats.crash_groups),
+                    "news": None
+                    if tonight.news is None
+                    else {
+                        "new": [change_row(c) for c in tonight.news.new],
+                        "fixed": [change_row(c) for c in tonight.news.fixed],
+                    },
+                    "diff": None
+                    if diff is None
+                    else {
+                        name: [change_row(c) for c in getattr(diff, name)]
+                        for name in (
+                            "newly_crashing",
+                            "newly_wrong",
+                            "fixed",
+                            "signature_changes",
+                            "graph_changes",
+                            "effect_changes",
+                            "removed",
+                        )
+                    },
+                }
+            if previous_snapshot is not None and night.diff is not None:
+                entry["baseline"] = {
+                    "graph_changes": [change_row(c) for c in night.diff.baseline_graph_changes],
+                    "models_added": night.diff.models_added,
+                    "models_removed": night.diff.models_removed,
+                    **baseline_moves(previous_snapshot, snapshot),
+                }
+            nights.append(entry)
+            previous_state, previous_snapshot = state, snapshot
+        record["trains"].append(
+            {"name": train.name, "selection": train.selection, "key": train.key, "nights": nights}
+        )
+    for name in ("checks", "bisections"):
+        kept = work / f"{name}.json"
+        record[name] = json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else []
+    return record
+
+
+CHECKED_PER_PAIR = 24  # models rerun per pair of nights at most
+
+
+def claims(record: dict) -> list[dict]:
+    """What each pair of nights claimed changed: every model a notice named, and every model
+    the diff listed as newly crashing, newly wrong or fixed (the issue shows them), per flag."""
+    found = []
+    for train in record["trains"]:
+        for previous, night in zip(train["nights"], train["nights"][1:], strict=False):
+            pair = []
+            for flag, state in night["flags"].items():
+                said = {}
+                for kind, rows in (
+                    ("new crash", (state["news"] or {}).get("new", [])),
+                    ("fixed", (state["news"] or {}).get("fixed", [])),
+                ):
+                    for row in rows:
+                        said[row["model"]] = f"{kind} notice"
+                for kind, name in (
+                    ("new crash", "newly_crashing"),
+                    ("wrong result", "newly_wrong"),
+                    ("fixed", "fixed"),
+                ):
+                    for row in (state["diff"] or {}).get(name, []):
+                        said.setdefault(row["model"], kind)
+                pair += [
+                    {
+                        "train": train["name"],
+                        "before_build": previous["build"],
+                        "now_build": night["build"],
+                        "selection": train["selection"],
+                        "flag": flag,
+                        "model": model,
+                        "kind": kind,
+                    }
+                    for model, kind in sorted(said.items())
+                ]
+            found += pair[:CHECKED_PER_PAIR]
+    return found
+
+
+def outcome_of(snapshot, model: str, flag: str) -> str:
+    """A model's run under a flag, in a few words: `crash: Signature...`, `ok`, `skipped`, ..."""
+    for result in snapshot.results:
+        if result.model == model:
+            outcome = result.outcomes.get(flag)
+            if outcome is None:
+                return "not run"
+            if outcome.status == "crash":
+                return f"crash: {(outcome.signature or outcome.error or '')[:100]}"
+            wrong = outcome.accuracy is not None and outcome.accuracy.matches is False
+            return f"{outcome.status}{', wrong result' if wrong else ''}"
+    return "not in the corpus"
+
+
+def check(work: Path) -> None:
+    """Every claim of the replay rerun: each model swept again alone under its flag on both
+    builds (one sweep per build and flag), and whether what the night said held."""
+    from triagebot.pipeline.inputs import read_input
+
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
+    found = claims(record)
+    by_build: dict[tuple[str, str], set[str]] = {}
+    for claim in found:
+        for side in ("before_build", "now_build"):
+            by_build.setdefault((claim[side], claim["flag"]), set()).add(claim["model"])
+    reruns = {}
+    for (name, flag), models in sorted(by_build.items()):
+        build = next(b for train in TRAINS.values() for b in train.builds if b.name == name)
+        folder = work / "checks" / name / flag
+        stream = folder / "sweep.jsonl"
+        if not stream.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            say(f"rerunning {len(models)} model(s) under {flag} on {build.describe()}")
+            triagebot(
+                environment(build),
+                [
+                    "sweep",
+                    "--corpus",
+                    "transformers",
+                    "--models",
+                    ",".join(sorted(models)),
+                    "--flags",
+                    flag,
+                    "--out",
+                    str(stream),
+                    "--force",
+                ],
+                cwd=folder,
+                log=folder / "log.txt",
+            )
+        reruns[(name, flag)] = read_input(stream)
+    checked = []
+    for claim in found:
+        before = outcome_of(reruns[(claim["before_build"], claim["flag"])], claim["model"], claim["flag"])
+        now = outcome_of(reruns[(claim["now_build"], claim["flag"])], claim["model"], claim["flag"])
+        crashed_before, crashes_now = before.startswith("crash"), now.startswith("crash")
+        real = {
+            "fixed": crashed_before and not crashes_now,
+            "wrong result": "wrong result" in now and "wrong result" not in before,
+        }.get(claim["kind"].removesuffix(" notice"), crashes_now and not crashed_before)
+        checked.append({**claim, "before": before, "now": now, "real": real})
+    (work / "checks.json").write_text(json.dumps(checked, indent=1) + "\n", encoding="utf-8")
+    say(f"{len(checked)} claim(s) rerun: {sum(not c['real'] for c in checked)} did not hold")
+
+
+def render(record: dict) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters["blank"] = lambda value: "" if value is None else value
+    environment.filters["mib"] = lambda size: f"{size / 2**20:,.0f} MiB"
+    environment.filters["gib"] = lambda size: f"{size / 2**30:.1f} GiB"
+    environment.filters["minutes"] = lambda seconds: f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+    return environment.get_template(TEMPLATE).render(record=record, shown=SHOWN, trains=TRAINS)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("step", choices=["sweep", "replay", "render"])
+    parser.add_argument("step", choices=["sweep", "replay", "check", "render"])
     parser.add_argument("--work", type=Path, default=WORK, help="where nights, trains and stores are kept")
     parser.add_argument(
         "--trains", default=",".join(TRAINS), help=f"which trains, in order (of {', '.join(TRAINS)})"
@@ -333,6 +615,18 @@ def main(argv: list[str] | None = None) -> int:
     elif options.step == "replay":
         for train in trains:
             replay(options.work, train)
+        RECORD.parent.mkdir(parents=True, exist_ok=True)
+        RECORD.write_text(json.dumps(collect(options.work, trains), indent=1) + "\n", encoding="utf-8")
+        say(f"the replay's record: {RECORD}")
+    elif options.step == "check":
+        check(options.work)
+        record = json.loads(RECORD.read_text(encoding="utf-8"))
+        record["checks"] = json.loads((options.work / "checks.json").read_text(encoding="utf-8"))
+        RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    elif options.step == "render":
+        record = json.loads(RECORD.read_text(encoding="utf-8"))
+        DOCUMENT.write_text(render(record), encoding="utf-8")
+        say(f"rendered {DOCUMENT}")
     return 0
 
 
