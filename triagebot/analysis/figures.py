@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from triagebot.results import Effect, FailureGroup, FlagDiff, FlagFigures, FlagStats, FlagVerdict, VerdictLine
+from triagebot.results import (
+    COUNTING_BACKEND,
+    Effect,
+    FailureGroup,
+    FlagDiff,
+    FlagFigures,
+    FlagStats,
+    FlagVerdict,
+    VerdictLine,
+)
 
 # What blocks a flag from being on by default, and what only stands beside the verdict.
 BLOCKING = ("crashes", "wrong_results", "ladder_failures")
@@ -77,8 +86,8 @@ def flag_figures(
         engine_errors=counts.get(Effect.engine_error, 0),
         crashes=counts.get(Effect.crashes, 0),
         crash_errors=len(groups),
-        crashes_reachable=_members(group for group in groups if group.reach not in (None, "counting")),
-        crashes_counting_only=_members(group for group in groups if group.reach == "counting"),
+        crashes_reachable=_members(group for group in groups if group.reach not in (None, COUNTING_BACKEND)),
+        crashes_counting_only=_members(group for group in groups if group.reach == COUNTING_BACKEND),
         crashes_unchecked=_members(group for group in groups if group.reach is None),
         new_crashes=sum(len(group.new) for group in groups),
         new_errors=_names(group for group in groups if group.new),
