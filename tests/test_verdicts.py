@@ -34,6 +34,7 @@ from triagebot.results import (
     Snapshot,
     Status,
     UnreachedPair,
+    VerdictRow,
 )
 from triagebot.store import LocalStore
 
@@ -373,6 +374,15 @@ def test_the_verdict_is_one_rule(counts, ready, blocking):
     decided = verdict(figures(**counts))
     assert decided.ready is ready
     assert [line.what for line in decided.blockers] == blocking
+
+
+def test_a_verdict_weighs_every_row_of_the_table_in_its_order_when_everything_was_checked():
+    checked = verdict(figures(laddered=1, recompile_checked=1, engine_errors=1))
+    assert [line.what for line in checked.lines] == list(VerdictRow)
+    assert [line.what.label for line in checked.lines][:2] == [
+        "Wrong results (confirmed)",
+        "Crashes (confirmed)",
+    ]
 
 
 def test_a_flag_run_on_nothing_it_could_affect_is_not_ready():

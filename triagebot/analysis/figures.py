@@ -25,10 +25,8 @@ from triagebot.results import (
     FlagStats,
     FlagVerdict,
     VerdictLine,
+    VerdictRow,
 )
-
-# What blocks a flag from being on by default, and what only stands beside the verdict.
-BLOCKING = ("crashes", "wrong_results", "ladder_failures")
 
 
 def share(count: int, total: int) -> float | None:
@@ -112,17 +110,17 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
     row for each thing it weighed: what was not checked tonight (outputs, the ladder, second
     shapes) and engine errors when there are none have no row."""
     counted = {
-        "wrong_results": figures.wrong if figures.outputs_checked else None,
-        "crashes": figures.crashes,
-        "ladder_failures": figures.ladder_failures if figures.laddered else None,
-        "recompile_more": figures.recompile_more if figures.recompile_checked else None,
-        "more_graphs": figures.hurt,
-        "engine_errors": figures.engine_errors or None,
-        "helped": figures.helped,
+        VerdictRow.wrong_results: figures.wrong if figures.outputs_checked else None,
+        VerdictRow.crashes: figures.crashes,
+        VerdictRow.ladder_failures: figures.ladder_failures if figures.laddered else None,
+        VerdictRow.recompile_more: figures.recompile_more if figures.recompile_checked else None,
+        VerdictRow.more_graphs: figures.hurt,
+        VerdictRow.engine_errors: figures.engine_errors or None,
+        VerdictRow.helped: figures.helped,
     }
     lines = [
-        VerdictLine(what=what, models=models, blocks=what in BLOCKING and models > 0)  # type: ignore[arg-type]
-        for what, models in counted.items()
-        if models is not None
+        VerdictLine(what=row, models=models, blocks=row.blocks and models > 0)
+        for row in VerdictRow  # the table's order
+        if (models := counted[row]) is not None
     ]
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

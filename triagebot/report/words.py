@@ -37,6 +37,7 @@ from triagebot.results import (
     FlagVerdict,
     LadderRow,
     Reduction,
+    VerdictRow,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -53,17 +54,6 @@ RULE = (
 CRASH_TO_BENEFIT = "Crash-to-benefit ratio"
 """The name of a flag's confirmed crashes per model it helps (`FlagStats.crash_to_benefit`), as the
 hand-written reports named it: the issue and the site say it in these words."""
-
-VERDICT_ROWS = {
-    "crashes": "Crashes (confirmed)",
-    "wrong_results": "Wrong results (confirmed)",
-    "ladder_failures": "Failures on the backend ladder, not at baseline",
-    "recompile_more": "More recompiles",
-    "more_graphs": "More graphs",
-    "engine_errors": "Engine errors (the flag untested there)",
-    "helped": "Fewer graphs (helped)",
-}
-"""A verdict's rows, by `VerdictLine.what`."""
 
 
 def percent(value: float | None) -> str:
@@ -103,12 +93,12 @@ def not_run(ladder: Sequence[str]) -> list[str]:
     return [backend for backend in USER_BACKENDS if backend not in ladder]
 
 
-def verdict_share(what: str, models: int, figures: FlagFigures) -> str:
+def verdict_share(what: VerdictRow, models: int, figures: FlagFigures) -> str:
     """A verdict row's count with its denominator: recompiles over the models called on a
     second shape, engine errors and ladder failures as counts, the rest over the population."""
-    if what == "recompile_more":
+    if what == VerdictRow.recompile_more:
         return of_recompiled(models, figures) if figures.recompile_checked else "not checked"
-    if what in ("engine_errors", "ladder_failures"):
+    if what in (VerdictRow.engine_errors, VerdictRow.ladder_failures):
         return plural(models, "model")
     return of(models, figures)
 

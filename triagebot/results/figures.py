@@ -4,7 +4,7 @@ where in the code each crash starts (the innermost model and compiler frames).""
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
 
 from pydantic import Field
 
@@ -74,19 +74,36 @@ class FlagFigures(Record):
     newly_fixed: int = 0  # crashed in the previous nightly, run now
 
 
+class VerdictRow(StrEnum):
+    """The rows of a verdict's table, in its order: each names the `FlagFigures` count it shows
+    (`analysis.verdict` counts them), says what the table calls it (`label`), and whether a model
+    counted there blocks the flag from being on by default (`blocks`); what does not block stands
+    beside the verdict, to be weighed against the models it helps."""
+
+    label: str
+    blocks: bool
+
+    def __new__(cls, name: str, label: str, blocks: bool) -> VerdictRow:
+        row = str.__new__(cls, name)
+        row._value_ = name
+        row.label = label
+        row.blocks = blocks
+        return row
+
+    wrong_results = "wrong_results", "Wrong results (confirmed)", True
+    crashes = "crashes", "Crashes (confirmed)", True
+    ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
+    recompile_more = "recompile_more", "More recompiles", False
+    more_graphs = "more_graphs", "More graphs", False
+    engine_errors = "engine_errors", "Engine errors (the flag untested there)", False
+    helped = "helped", "Fewer graphs (helped)", False
+
+
 class VerdictLine(Record):
     """One row of a verdict's table: what stands in the way (or what the flag buys), how many
     models, and whether it blocks turning the flag on by default."""
 
-    what: Literal[
-        "crashes",
-        "wrong_results",
-        "ladder_failures",
-        "recompile_more",
-        "more_graphs",
-        "engine_errors",
-        "helped",
-    ]
+    what: VerdictRow
     models: int
     blocks: bool
 
