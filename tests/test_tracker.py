@@ -82,7 +82,7 @@ def test_should_be_open_needs_close_after_clean_snapshots():
 def test_a_wrong_result_is_a_failure_to_closing_as_a_crash_is():
     trend = [
         TrendPoint(key="a", crashes=1, helps=0),
-        TrendPoint(key="b", crashes=0, helps=0, wrong=2),
+        TrendPoint(key="b", crashes=0, helps=0, wrong_results=2),
         TrendPoint(key="c", crashes=0, helps=0),
     ]
     failures = closing.failures_per_nightly(FlagNight.model_construct(trend=trend))

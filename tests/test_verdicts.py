@@ -318,7 +318,10 @@ def test_the_headline_names_errors_while_they_fit():
     assert words.headline(many) == f"9 models crash ({'E' * 80} and 2 more)"
     huge = many.model_copy(update={"errors": ["E" * 200, "F" * 200]})
     assert words.headline(huge) == f"9 models crash ({'E' * 80} and 1 more)"
-    assert words.headline(FlagFigures(flag=SCALAR, swept=1, wrong=1)) == "no model crashes, 1 wrong result"
+    assert (
+        words.headline(FlagFigures(flag=SCALAR, swept=1, wrong_results=1))
+        == "no model crashes, 1 wrong result"
+    )
 
 
 def test_a_title_names_an_error_in_plain_letters_whatever_the_snapshot_says():
@@ -364,9 +367,19 @@ def figures(**counts) -> FlagFigures:
     ("counts", "ready", "blocking"),
     [
         ({"helped": 3}, True, []),
-        ({"helped": 3, "hurt": 2, "recompile_checked": 4, "recompile_more": 1, "engine_errors": 1}, True, []),
+        (
+            {
+                "helped": 3,
+                "increases_graphs": 2,
+                "recompile_checked": 4,
+                "recompile_more": 1,
+                "engine_errors": 1,
+            },
+            True,
+            [],
+        ),
         ({"helped": 3, "crashes": 1}, False, ["crashes"]),
-        ({"wrong": 1}, False, ["wrong_results"]),
+        ({"wrong_results": 1}, False, ["wrong_results"]),
         ({"helped": 3, "laddered": 3, "ladder_failures": 1}, False, ["ladder_failures"]),
     ],
 )

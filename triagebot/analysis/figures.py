@@ -92,9 +92,9 @@ def flag_figures(
         errors=_names(groups),
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
-        wrong=counts.get(Effect.wrong_result, 0),
+        wrong_results=counts.get(Effect.wrong_result, 0),
         helped=counts.get(Effect.reduces_graphs, 0),
-        hurt=counts.get(Effect.increases_graphs, 0),
+        increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
         laddered=len(stats.ladder_rows),
         ladder_failures=_ladder_failures(stats),
@@ -109,18 +109,15 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
     """Whether the flag is ready to be on by default (the rule is the module docstring's), with a
     row for each thing it weighed: what was not checked tonight (outputs, the ladder, second
     shapes) and engine errors when there are none have no row."""
-    counted = {
-        VerdictRow.wrong_results: figures.wrong if figures.outputs_checked else None,
-        VerdictRow.crashes: figures.crashes,
-        VerdictRow.ladder_failures: figures.ladder_failures if figures.laddered else None,
-        VerdictRow.recompile_more: figures.recompile_more if figures.recompile_checked else None,
-        VerdictRow.more_graphs: figures.hurt,
-        VerdictRow.engine_errors: figures.engine_errors or None,
-        VerdictRow.helped: figures.helped,
+    unweighed = {  # rows with nothing to weigh tonight: a check not made, or no engine error
+        VerdictRow.wrong_results: not figures.outputs_checked,
+        VerdictRow.ladder_failures: not figures.laddered,
+        VerdictRow.recompile_more: not figures.recompile_checked,
+        VerdictRow.engine_errors: not figures.engine_errors,
     }
-    lines = [
-        VerdictLine(what=row, models=models, blocks=row.blocks and models > 0)
-        for row in VerdictRow  # the table's order
-        if (models := counted[row]) is not None
-    ]
+    lines = []
+    for row in VerdictRow:  # in the table's order, each row counting the figure of its name
+        if not unweighed.get(row, False):
+            models = getattr(figures, row)
+            lines.append(VerdictLine(what=row, models=models, blocks=row.blocks and models > 0))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

@@ -280,5 +280,5 @@ def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
         helps=counts.get(Effect.reduces_graphs, 0),
         flaky=counts.get(Effect.flaky, 0),
         testable=_testable(counts),
-        wrong=counts.get(Effect.wrong_result, 0),
+        wrong_results=counts.get(Effect.wrong_result, 0),
     )

@@ -273,14 +273,14 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
         return "the flag was not run on any model it could affect."
     parts = [
         _crash_clause(figures, groups) if figures.crashes else "no model crashes",
-        plural(figures.wrong, "wrong result") if figures.outputs_checked else "outputs not compared",
+        plural(figures.wrong_results, "wrong result") if figures.outputs_checked else "outputs not compared",
     ]
     if figures.ladder_failures:
         parts.append(plural(figures.ladder_failures, "model fails", "models fail") + " on the backend ladder")
     if figures.recompile_checked:
         parts.append(plural(figures.recompile_more, "model recompiles", "models recompile") + " more")
-    if figures.hurt:
-        parts.append(plural(figures.hurt, "model has", "models have") + " more graphs")
+    if figures.increases_graphs:
+        parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
 
@@ -308,7 +308,7 @@ def headline(figures: FlagFigures) -> str:
     """What the title says of a flag: "15 models crash, 2 new (PendingUnbackedSymbolNotFound)".
     It names as many errors as fit in `HEADLINE_LIMIT` characters (GitHub cuts a title at 256),
     then says how many more."""
-    wrong = f", {plural(figures.wrong, 'wrong result')}" if figures.wrong else ""
+    wrong = f", {plural(figures.wrong_results, 'wrong result')}" if figures.wrong_results else ""
     if not figures.crashes:
         return "no model crashes" + wrong
     text = plural(figures.crashes, "model crashes", "models crash")
@@ -329,7 +329,7 @@ def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
     return {
         "flag": figures.flag,
         "crashes": figures.crashes,
-        "wrong": figures.wrong,
+        "wrong": figures.wrong_results,
         "testable": figures.testable,
         "affectable": figures.affectable,
         "flaky": figures.flaky,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from triagebot.results.base import Record
+from triagebot.results.base import Record, formerly
 from triagebot.results.runs import When
 
 
@@ -41,8 +41,9 @@ class FlagFigures(Record):
     """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
     body, the step summary, the report folder and every page of the site print these and no
     others. Each share is over the denominator named beside it: `affectable` (the models the
-    flag could affect: testable, less those skipped) for crashes, wrong results, helped and hurt
-    models; `recompile_checked` for recompile changes."""
+    flag could affect: testable, less those skipped) for crashes, wrong results and the models
+    with fewer or more graphs; `recompile_checked` for recompile changes. A count of an effect's
+    models is named for the effect (`Effect.wrong_result`: `wrong_results`)."""
 
     flag: str
     when: When = "always"
@@ -62,9 +63,9 @@ class FlagFigures(Record):
     errors: list[str] = Field(default_factory=list)  # every confirmed crash group's error name, largest first
     flaky: int = 0
     outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
-    wrong: int = 0  # confirmed wrong results
+    wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed
     helped: int = 0  # fewer graphs
-    hurt: int = 0  # more graphs
+    increases_graphs: int = Field(0, validation_alias=formerly("increases_graphs", "hurt"))  # more graphs
     fixes: int = 0  # a baseline crash the flag runs through
     laddered: int = 0  # models that climbed the backend ladder under the flag
     ladder_failures: int = 0  # models failing under the flag on a ladder rung their baseline passes
@@ -94,7 +95,7 @@ class VerdictRow(StrEnum):
     crashes = "crashes", "Crashes (confirmed)", True
     ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
     recompile_more = "recompile_more", "More recompiles", False
-    more_graphs = "more_graphs", "More graphs", False
+    increases_graphs = "increases_graphs", "More graphs", False
     engine_errors = "engine_errors", "Engine errors (the flag untested there)", False
     helped = "helped", "Fewer graphs (helped)", False
 
@@ -106,6 +107,12 @@ class VerdictLine(Record):
     what: VerdictRow
     models: int
     blocks: bool
+
+    @field_validator("what", mode="before")
+    @classmethod
+    def _formerly(cls, what: object) -> object:
+        # The row's name before it took its effect's (`Effect.increases_graphs`), in a stored night.json.
+        return VerdictRow.increases_graphs if what == "more_graphs" else what
 
 
 class FlagVerdict(Record):

@@ -84,7 +84,7 @@ def state_notices(night: Night, flag: str, state: FlagNight) -> list[TrackerNoti
         flag=flag,
         key=night.key,
         crashes=state.crashes,
-        wrong=state.wrong,
+        wrong_results=state.wrong_results,
     )
     return [
         TrackerNotice(kind="close", marker=close, body=close_body),
