@@ -42,8 +42,7 @@ class FlagFigures(Record):
     body, the step summary, the report folder and every page of the site print these and no
     others. Each share is over the denominator named beside it: `affectable` (the models the
     flag could affect: testable, less those skipped) for crashes, wrong results and the models
-    with fewer or more graphs; `recompile_checked` for recompile changes. A count of an effect's
-    models is named for the effect (`Effect.wrong_result`: `wrong_results`)."""
+    with fewer or more graphs; `recompile_checked` for recompile changes."""
 
     flag: str
     when: When = "always"
@@ -63,7 +62,7 @@ class FlagFigures(Record):
     errors: list[str] = Field(default_factory=list)  # every confirmed crash group's error name, largest first
     flaky: int = 0
     outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
-    wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed
+    wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed ones
     helped: int = 0  # fewer graphs
     increases_graphs: int = Field(0, validation_alias=formerly("increases_graphs", "hurt"))  # more graphs
     fixes: int = 0  # a baseline crash the flag runs through
