@@ -130,7 +130,7 @@ def test_a_night_with_engine_errors_says_nothing_fixed_and_keeps_the_issue_open(
     state = tonight.flags[SCALAR]
     assert state.recurrence.states == {"Bert": STEADY + "??"}
     assert state.news.fixed == [] and report.fixed_notice(tonight, SCALAR) is None
-    assert closing.should_be_open([point.failures for point in state.trend], 2, state.recurrence)
+    assert closing.should_be_open(closing.failures_per_nightly(state), 2, state.recurrence)
 
 
 def test_an_intermittent_group_shows_its_rate_and_a_returning_crash_is_no_news():

@@ -446,7 +446,7 @@ def test_the_index_answers_at_a_glance_on_a_1280_pixel_screen(visit, screenshots
             link = row.locator("td.diff a", has_text=change.model)
             assert link.get_attribute("href") == links.model_page(change.model)
         checked = state.figures.outputs_checked  # the fixture's sweep compared no outputs
-        wrong = words.of(state.figures.wrong, state.figures) if checked else "not checked"
+        wrong = words.of(state.figures.wrong_results, state.figures) if checked else "not checked"
         assert row.locator("td.wrong").inner_text() == wrong
     assert "GPT2LMHeadModel" in page.page.locator(f'#flag-table tr[data-flag="{DYNAMIC}"]').inner_text()
     page.shot(screenshots, "index-at-a-glance")

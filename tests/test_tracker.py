@@ -11,7 +11,7 @@ from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
 from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker, notice_marker
-from triagebot.results import Night, Snapshot, TrackedIssue
+from triagebot.results import FlagNight, Night, Snapshot, TrackedIssue, TrendPoint
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
 from triagebot.tracker.github import GitHubError, GitHubFault, RetryPolicy, connect
@@ -77,6 +77,17 @@ def test_should_be_open_needs_close_after_clean_snapshots():
     assert not closing.should_be_open([0], 2)
     assert not closing.should_be_open([2, 0], 1)
     assert closing.clean_streak([1, 0, 0]) == 2
+
+
+def test_a_wrong_result_is_a_failure_to_closing_as_a_crash_is():
+    trend = [
+        TrendPoint(key="a", crashes=1, helps=0),
+        TrendPoint(key="b", crashes=0, helps=0, wrong_results=2),
+        TrendPoint(key="c", crashes=0, helps=0),
+    ]
+    failures = closing.failures_per_nightly(FlagNight.model_construct(trend=trend))
+    assert failures == [1, 2, 0]
+    assert closing.should_be_open(failures, 2) and closing.clean_streak(failures) == 1
 
 
 def test_cc_routes_by_signature_and_never_ccs_author_twice():

@@ -34,6 +34,7 @@ from triagebot.results import (
     Snapshot,
     Status,
     UnreachedPair,
+    VerdictRow,
 )
 from triagebot.store import LocalStore
 
@@ -317,7 +318,10 @@ def test_the_headline_names_errors_while_they_fit():
     assert words.headline(many) == f"9 models crash ({'E' * 80} and 2 more)"
     huge = many.model_copy(update={"errors": ["E" * 200, "F" * 200]})
     assert words.headline(huge) == f"9 models crash ({'E' * 80} and 1 more)"
-    assert words.headline(FlagFigures(flag=SCALAR, swept=1, wrong=1)) == "no model crashes, 1 wrong result"
+    assert (
+        words.headline(FlagFigures(flag=SCALAR, swept=1, wrong_results=1))
+        == "no model crashes, 1 wrong result"
+    )
 
 
 def test_a_title_names_an_error_in_plain_letters_whatever_the_snapshot_says():
@@ -363,9 +367,19 @@ def figures(**counts) -> FlagFigures:
     ("counts", "ready", "blocking"),
     [
         ({"helped": 3}, True, []),
-        ({"helped": 3, "hurt": 2, "recompile_checked": 4, "recompile_more": 1, "engine_errors": 1}, True, []),
+        (
+            {
+                "helped": 3,
+                "increases_graphs": 2,
+                "recompile_checked": 4,
+                "recompile_more": 1,
+                "engine_errors": 1,
+            },
+            True,
+            [],
+        ),
         ({"helped": 3, "crashes": 1}, False, ["crashes"]),
-        ({"wrong": 1}, False, ["wrong_results"]),
+        ({"wrong_results": 1}, False, ["wrong_results"]),
         ({"helped": 3, "laddered": 3, "ladder_failures": 1}, False, ["ladder_failures"]),
     ],
 )
@@ -373,6 +387,15 @@ def test_the_verdict_is_one_rule(counts, ready, blocking):
     decided = verdict(figures(**counts))
     assert decided.ready is ready
     assert [line.what for line in decided.blockers] == blocking
+
+
+def test_a_verdict_weighs_every_row_of_the_table_in_its_order_when_everything_was_checked():
+    checked = verdict(figures(laddered=1, recompile_checked=1, engine_errors=1))
+    assert [line.what for line in checked.lines] == list(VerdictRow)
+    assert [line.what.label for line in checked.lines][:2] == [
+        "Wrong results (confirmed)",
+        "Crashes (confirmed)",
+    ]
 
 
 def test_a_flag_run_on_nothing_it_could_affect_is_not_ready():

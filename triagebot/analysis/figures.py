@@ -16,10 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from triagebot.results import Effect, FailureGroup, FlagDiff, FlagFigures, FlagStats, FlagVerdict, VerdictLine
-
-# What blocks a flag from being on by default, and what only stands beside the verdict.
-BLOCKING = ("crashes", "wrong_results", "ladder_failures")
+from triagebot.results import (
+    COUNTING_BACKEND,
+    Effect,
+    FailureGroup,
+    FlagDiff,
+    FlagFigures,
+    FlagStats,
+    FlagVerdict,
+    VerdictLine,
+    VerdictRow,
+)
 
 
 def share(count: int, total: int) -> float | None:
@@ -77,17 +84,17 @@ def flag_figures(
         engine_errors=counts.get(Effect.engine_error, 0),
         crashes=counts.get(Effect.crashes, 0),
         crash_errors=len(groups),
-        crashes_reachable=_members(group for group in groups if group.reach not in (None, "counting")),
-        crashes_counting_only=_members(group for group in groups if group.reach == "counting"),
+        crashes_reachable=_members(group for group in groups if group.reach not in (None, COUNTING_BACKEND)),
+        crashes_counting_only=_members(group for group in groups if group.reach == COUNTING_BACKEND),
         crashes_unchecked=_members(group for group in groups if group.reach is None),
         new_crashes=sum(len(group.new) for group in groups),
         new_errors=_names(group for group in groups if group.new),
         errors=_names(groups),
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
-        wrong=counts.get(Effect.wrong_result, 0),
+        wrong_results=counts.get(Effect.wrong_result, 0),
         helped=counts.get(Effect.reduces_graphs, 0),
-        hurt=counts.get(Effect.increases_graphs, 0),
+        increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
         laddered=len(stats.ladder_rows),
         ladder_failures=_ladder_failures(stats),
@@ -102,18 +109,15 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
     """Whether the flag is ready to be on by default (the rule is the module docstring's), with a
     row for each thing it weighed: what was not checked tonight (outputs, the ladder, second
     shapes) and engine errors when there are none have no row."""
-    counted = {
-        "wrong_results": figures.wrong if figures.outputs_checked else None,
-        "crashes": figures.crashes,
-        "ladder_failures": figures.ladder_failures if figures.laddered else None,
-        "recompile_more": figures.recompile_more if figures.recompile_checked else None,
-        "more_graphs": figures.hurt,
-        "engine_errors": figures.engine_errors or None,
-        "helped": figures.helped,
+    unweighed = {  # rows with nothing to weigh tonight: a check not made, or no engine error
+        VerdictRow.wrong_results: not figures.outputs_checked,
+        VerdictRow.ladder_failures: not figures.laddered,
+        VerdictRow.recompile_more: not figures.recompile_checked,
+        VerdictRow.engine_errors: not figures.engine_errors,
     }
-    lines = [
-        VerdictLine(what=what, models=models, blocks=what in BLOCKING and models > 0)  # type: ignore[arg-type]
-        for what, models in counted.items()
-        if models is not None
-    ]
+    lines = []
+    for row in VerdictRow:  # in the table's order, each row counting the figure of its name
+        if not unweighed.get(row, False):
+            models = getattr(figures, row)
+            lines.append(VerdictLine(what=row, models=models, blocks=row.blocks and models > 0))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

@@ -381,7 +381,7 @@ def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, l
         # The ladder stops at the first failure: the backends above it were not run, and say so.
         return failed, unchecked
     clean = any(rungs.get(backend) == "ok" for backend in backends)
-    return ("counting" if clean else None), unchecked
+    return (COUNTING_BACKEND if clean else None), unchecked
 
 
 def failing_backends(rungs: Mapping[str, str], order: Sequence[str]) -> list[str]:

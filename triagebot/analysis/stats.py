@@ -21,6 +21,7 @@ from triagebot.analysis.ladder import (
     why_not_run,
 )
 from triagebot.results import (
+    COUNTING_BACKEND,
     Accuracy,
     Effect,
     FailureGroup,
@@ -207,7 +208,7 @@ def reachable_first(group: FailureGroup) -> tuple[int, int, str]:
     """The order of a flag's crash groups: those that fail under a backend users run too first,
     then those no backend was run for, then those of the counting backend only; largest first
     within each."""
-    rank = 2 if group.reach == "counting" else 1 if group.reach is None else 0
+    rank = 2 if group.reach == COUNTING_BACKEND else 1 if group.reach is None else 0
     return (rank, -len(group.models), group.signature)
 
 
@@ -279,5 +280,5 @@ def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
         helps=counts.get(Effect.reduces_graphs, 0),
         flaky=counts.get(Effect.flaky, 0),
         testable=_testable(counts),
-        wrong=counts.get(Effect.wrong_result, 0),
+        wrong_results=counts.get(Effect.wrong_result, 0),
     )

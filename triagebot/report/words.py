@@ -39,6 +39,7 @@ from triagebot.results import (
     FlagVerdict,
     LadderRow,
     Reduction,
+    VerdictRow,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -55,17 +56,6 @@ RULE = (
 CRASH_TO_BENEFIT = "Crash-to-benefit ratio"
 """The name of a flag's confirmed crashes per model it helps (`FlagStats.crash_to_benefit`), as the
 hand-written reports named it: the issue and the site say it in these words."""
-
-VERDICT_ROWS = {
-    "crashes": "Crashes (confirmed)",
-    "wrong_results": "Wrong results (confirmed)",
-    "ladder_failures": "Failures on the backend ladder, not at baseline",
-    "recompile_more": "More recompiles",
-    "more_graphs": "More graphs",
-    "engine_errors": "Engine errors (the flag untested there)",
-    "helped": "Fewer graphs (helped)",
-}
-"""A verdict's rows, by `VerdictLine.what`."""
 
 
 def percent(value: float | None) -> str:
@@ -105,12 +95,12 @@ def not_run(ladder: Sequence[str]) -> list[str]:
     return [backend for backend in USER_BACKENDS if backend not in ladder]
 
 
-def verdict_share(what: str, models: int, figures: FlagFigures) -> str:
+def verdict_share(what: VerdictRow, models: int, figures: FlagFigures) -> str:
     """A verdict row's count with its denominator: recompiles over the models called on a
     second shape, engine errors and ladder failures as counts, the rest over the population."""
-    if what == "recompile_more":
+    if what == VerdictRow.recompile_more:
         return of_recompiled(models, figures) if figures.recompile_checked else "not checked"
-    if what in ("engine_errors", "ladder_failures"):
+    if what in (VerdictRow.engine_errors, VerdictRow.ladder_failures):
         return plural(models, "model")
     return of(models, figures)
 
@@ -285,14 +275,14 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
         return "the flag was not run on any model it could affect."
     parts = [
         _crash_clause(figures, groups) if figures.crashes else "no model crashes",
-        plural(figures.wrong, "wrong result") if figures.outputs_checked else "outputs not compared",
+        plural(figures.wrong_results, "wrong result") if figures.outputs_checked else "outputs not compared",
     ]
     if figures.ladder_failures:
         parts.append(plural(figures.ladder_failures, "model fails", "models fail") + " on the backend ladder")
     if figures.recompile_checked:
         parts.append(plural(figures.recompile_more, "model recompiles", "models recompile") + " more")
-    if figures.hurt:
-        parts.append(plural(figures.hurt, "model has", "models have") + " more graphs")
+    if figures.increases_graphs:
+        parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
 
@@ -342,7 +332,7 @@ def headline(figures: FlagFigures) -> str:
     """What the title says of a flag: "15 models crash, 2 new (PendingUnbackedSymbolNotFound)".
     It names as many errors as fit in `HEADLINE_LIMIT` characters (GitHub cuts a title at 256),
     then says how many more."""
-    wrong = f", {plural(figures.wrong, 'wrong result')}" if figures.wrong else ""
+    wrong = f", {plural(figures.wrong_results, 'wrong result')}" if figures.wrong_results else ""
     if not figures.crashes:
         return "no model crashes" + wrong
     text = plural(figures.crashes, "model crashes", "models crash")
@@ -363,7 +353,7 @@ def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
     return {
         "flag": figures.flag,
         "crashes": figures.crashes,
-        "wrong": figures.wrong,
+        "wrong": figures.wrong_results,
         "testable": figures.testable,
         "affectable": figures.affectable,
         "flaky": figures.flaky,

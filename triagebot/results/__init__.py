@@ -26,6 +26,7 @@ from triagebot.results.figures import (
     FlagVerdict,
     Frame,
     VerdictLine,
+    VerdictRow,
 )
 from triagebot.results.night import (
     BreakReasonChange,
@@ -185,6 +186,7 @@ __all__ = [
     "UpstreamSearch",
     "Verdict",
     "VerdictLine",
+    "VerdictRow",
     "Wheel",
     "When",
     "default_when",

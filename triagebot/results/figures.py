@@ -4,11 +4,11 @@ where in the code each crash starts (the innermost model and compiler frames).""
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from triagebot.results.base import Record
+from triagebot.results.base import Record, formerly
 from triagebot.results.runs import When
 
 
@@ -41,8 +41,8 @@ class FlagFigures(Record):
     """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
     body, the step summary, the report folder and every page of the site print these and no
     others. Each share is over the denominator named beside it: `affectable` (the models the
-    flag could affect: testable, less those skipped) for crashes, wrong results, helped and hurt
-    models; `recompile_checked` for recompile changes."""
+    flag could affect: testable, less those skipped) for crashes, wrong results and the models
+    with fewer or more graphs; `recompile_checked` for recompile changes."""
 
     flag: str
     when: When = "always"
@@ -62,9 +62,9 @@ class FlagFigures(Record):
     errors: list[str] = Field(default_factory=list)  # every confirmed crash group's error name, largest first
     flaky: int = 0
     outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
-    wrong: int = 0  # confirmed wrong results
+    wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed ones
     helped: int = 0  # fewer graphs
-    hurt: int = 0  # more graphs
+    increases_graphs: int = Field(0, validation_alias=formerly("increases_graphs", "hurt"))  # more graphs
     fixes: int = 0  # a baseline crash the flag runs through
     laddered: int = 0  # models that climbed the backend ladder under the flag
     ladder_failures: int = 0  # models failing under the flag on a ladder rung their baseline passes
@@ -74,21 +74,44 @@ class FlagFigures(Record):
     newly_fixed: int = 0  # crashed in the previous nightly, run now
 
 
+class VerdictRow(StrEnum):
+    """The rows of a verdict's table, in its order: each names the `FlagFigures` count it shows
+    (`analysis.verdict` counts them), says what the table calls it (`label`), and whether a model
+    counted there blocks the flag from being on by default (`blocks`); what does not block stands
+    beside the verdict, to be weighed against the models it helps."""
+
+    label: str
+    blocks: bool
+
+    def __new__(cls, name: str, label: str, blocks: bool) -> VerdictRow:
+        row = str.__new__(cls, name)
+        row._value_ = name
+        row.label = label
+        row.blocks = blocks
+        return row
+
+    wrong_results = "wrong_results", "Wrong results (confirmed)", True
+    crashes = "crashes", "Crashes (confirmed)", True
+    ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
+    recompile_more = "recompile_more", "More recompiles", False
+    increases_graphs = "increases_graphs", "More graphs", False
+    engine_errors = "engine_errors", "Engine errors (the flag untested there)", False
+    helped = "helped", "Fewer graphs (helped)", False
+
+
 class VerdictLine(Record):
     """One row of a verdict's table: what stands in the way (or what the flag buys), how many
     models, and whether it blocks turning the flag on by default."""
 
-    what: Literal[
-        "crashes",
-        "wrong_results",
-        "ladder_failures",
-        "recompile_more",
-        "more_graphs",
-        "engine_errors",
-        "helped",
-    ]
+    what: VerdictRow
     models: int
     blocks: bool
+
+    @field_validator("what", mode="before")
+    @classmethod
+    def _formerly(cls, what: object) -> object:
+        # The row's name before it took its effect's (`Effect.increases_graphs`), in a stored night.json.
+        return VerdictRow.increases_graphs if what == "more_graphs" else what
 
 
 class FlagVerdict(Record):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
-from triagebot.results.base import Record
+from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
 from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
 from triagebot.results.runs import Environment, Snapshot, When
@@ -307,12 +307,12 @@ class TrendPoint(Record):
     helps: int  # models with fewer graphs
     flaky: int = 0
     testable: int = 0
-    wrong: int = 0  # confirmed wrong results
+    wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed
 
     @property
     def failures(self) -> int:
         """Confirmed crashes and wrong results: what keeps a tracking issue open."""
-        return self.crashes + self.wrong
+        return self.crashes + self.wrong_results
 
 
 class Recurrence(Record):
@@ -484,7 +484,7 @@ class FlagNight(Record):
         return self.stats.counts.get(Effect.crashes, 0)
 
     @property
-    def wrong(self) -> int:
+    def wrong_results(self) -> int:
         """Confirmed wrong results (worse than crashes: they keep the issue open too)."""
         return self.stats.counts.get(Effect.wrong_result, 0)
 

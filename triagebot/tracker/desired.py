@@ -39,14 +39,15 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
 def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIssue:
     """`flag`'s tracking issue: open while its trend has confirmed crashes or wrong results."""
     state = night.flags[flag]
-    failures = [point.failures for point in state.trend]  # confirmed crashes and wrong results
     return TrackedIssue(
         flag=flag,
         marker=flag_marker(flag),
         title=title_for(settings, state.figures, night.key),
         body=report.issue_body(night, flag),
         labels=flag_labels(state, settings),
-        open=closing.should_be_open(failures, settings.close_after, state.recurrence),
+        open=closing.should_be_open(
+            closing.failures_per_nightly(state), settings.close_after, state.recurrence
+        ),
         notices=flag_notices(night, flag),
     )
 

@@ -69,11 +69,14 @@ def change_notices(night: Night, flag: str) -> list[TrackerNotice]:
 
 def state_notices(night: Night, flag: str, state: FlagNight) -> list[TrackerNotice]:
     """The close and reopen comments (the plan posts one only when the issue changes state)."""
-    failures = [point.failures for point in state.trend]  # confirmed crashes and wrong results
     close = state_marker("close", flag, night.key)
     reopen = state_marker("reopen", flag, night.key)
     close_body = render(
-        "tracker-close.md.j2", marker=close, flag=flag, key=night.key, streak=closing.clean_streak(failures)
+        "tracker-close.md.j2",
+        marker=close,
+        flag=flag,
+        key=night.key,
+        streak=closing.clean_streak(closing.failures_per_nightly(state)),
     )
     reopen_body = render(
         "tracker-reopen.md.j2",
@@ -81,7 +84,7 @@ def state_notices(night: Night, flag: str, state: FlagNight) -> list[TrackerNoti
         flag=flag,
         key=night.key,
         crashes=state.crashes,
-        wrong=state.wrong,
+        wrong_results=state.wrong_results,
     )
     return [
         TrackerNotice(kind="close", marker=close, body=close_body),

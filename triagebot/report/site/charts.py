@@ -80,7 +80,7 @@ def flag_chart(view: FlagNight) -> Chart:
         {
             "confirmed crashes": [point.crashes for point in view.trend],
             "fewer graphs": [point.helps for point in view.trend],
-            "wrong results": [point.wrong for point in view.trend],
+            "wrong results": [point.wrong_results for point in view.trend],
             "flaky": [point.flaky for point in view.trend],
         },
         "models",
