@@ -191,6 +191,51 @@ def test_a_model_page_run_carries_the_recompiles_of_its_second_shape():
     assert others and all(run.recompiles is None for run in others)
 
 
+def _history_headings(text: str) -> tuple[list[str], list[str]]:
+    """A model page's history table: the colspan of each config's group, and the headings under them."""
+    head = re.search(r'<table id="history".*?<thead>(.*?)</thead>', text, re.S)
+    assert head, "no history table"
+    groups = re.findall(r'<th colspan="(\d+)" class="group">', head[1])
+    under = re.findall(r"<th>([^<]*)</th>", head[1].split("</tr>")[1])
+    return groups, under
+
+
+def test_a_model_pages_history_has_the_declared_columns_and_an_optional_one_only_where_recorded(
+    tmp_path: Path,
+):
+    """The history's columns are `Run`'s fields with a heading (`RUN_FIELDS`); recompiles, an
+    optional one, only on the page of a model some nightly recorded them for, and a change of it
+    is a change like any other."""
+    from triagebot.analysis.compact import RUN_FIELDS
+    from triagebot.results import BASELINE, RecompileCheck
+
+    *earlier, newest = nightlies()
+    newest = newest.model_copy(deep=True)
+    recorded = newest.results[0]
+    recorded.outcomes[BASELINE].recompile = RecompileCheck(
+        change="sequence 8 -> 12", status="ok", recompiles=2
+    )
+    other = next(
+        result.model for result in newest.results[1:] if len(result.outcomes) == len(recorded.outcomes)
+    )
+    store = LocalStore(tmp_path / "store")
+    for snapshot in [*earlier, newest]:
+        store.put(snapshot)
+    build_site(store, tmp_path / "site")
+
+    every = [field.heading for field in RUN_FIELDS if field.heading]
+    always = [field.heading for field in RUN_FIELDS if field.heading and not field.optional]
+    assert "Recompiles" in every and "Recompiles" not in always
+    configs = len(recorded.outcomes)
+    text = (tmp_path / "site" / links.model_page(recorded.model)).read_text(encoding="utf-8")
+    assert _history_headings(text) == ([str(len(every))] * configs, every * configs)
+    assert "(status, graphs, ops, recompiles, error or effect)" in text
+    assert f"{BASELINE} recompiles: none → <strong>2</strong>" in text
+    text = (tmp_path / "site" / links.model_page(other)).read_text(encoding="utf-8")
+    assert _history_headings(text) == ([str(len(always))] * configs, always * configs)
+    assert "(status, graphs, ops, error or effect)" in text
+
+
 # --- what the site holds -----------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from triagebot.report.site.data import (
     ModelNightRow,
     break_reason_changes,
     crash_group_links,
+    history_columns,
     model_row,
     model_spans,
     run_columns,
@@ -157,8 +158,6 @@ def _model_page(
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
-    columns = run_columns(rows, configs)
-    recompiles = any(value is not None for values in columns["recompiles"].values() for value in values)
     changed = [entry for entry in rows if entry.changes]
     pages.write(
         links.model_page(model),
@@ -173,8 +172,8 @@ def _model_page(
         tonight=tonight,
         first_change=changed[0] if changed else None,
         changes=len(changed),
-        recompiles=recompiles,
-        charts=model_charts([entry.night.key for entry in rows], columns),
+        columns=history_columns(rows),
+        charts=model_charts([entry.night.key for entry in rows], run_columns(rows, configs)),
         bisections=bisections,
     )
 
