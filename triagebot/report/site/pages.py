@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from triagebot.analysis.compact import NightData
+from triagebot.analysis.compact import ModelNight, NightData, Run
 from triagebot.analysis.diff import COMPARE_URL
 from triagebot.analysis.effects import RAN_EFFECTS
 from triagebot.report import links
@@ -208,6 +208,7 @@ def _compare_view(
             "crash": Effect.crashes.value,
             "effectWords": EFFECT_LABELS,  # what the tables say for each effect
             "baseline": BASELINE,
+            "fields": {"model": list(ModelNight._fields), "run": list(Run._fields)},  # a data file's arrays
             "nights": [
                 {
                     "key": nightly.key,
