@@ -229,11 +229,11 @@ def test_a_model_pages_history_has_the_declared_columns_and_an_optional_one_only
     configs = len(recorded.outcomes)
     text = (tmp_path / "site" / links.model_page(recorded.model)).read_text(encoding="utf-8")
     assert _history_headings(text) == ([str(len(every))] * configs, every * configs)
-    assert "(status, graphs, ops, recompiles, error or effect)" in text
+    assert f"({', '.join(heading.lower() for heading in every)}, error or effect)" in text
     assert f"{BASELINE} recompiles: none → <strong>2</strong>" in text
     text = (tmp_path / "site" / links.model_page(other)).read_text(encoding="utf-8")
     assert _history_headings(text) == ([str(len(always))] * configs, always * configs)
-    assert "(status, graphs, ops, error or effect)" in text
+    assert f"({', '.join(heading.lower() for heading in always)}, error or effect)" in text
 
 
 # --- what the site holds -----------------------------------------------------------------------------
