@@ -112,6 +112,7 @@ def _declared_fields() -> tuple[RunField, ...]:
 
 RUN_FIELDS = _declared_fields()
 """Every field of `Run`, in its order, with how it is read and shown."""
+_SIGNATURE_FIELDS = [index for index, field in enumerate(RUN_FIELDS) if field.shown == "signature"]
 
 
 class ModelNight(NamedTuple):
@@ -154,10 +155,11 @@ class NightData(NightSummary):
 
     def values(self, run: Run) -> tuple[Any, ...]:
         """`run`'s fields as a model page shows them: its signature as text."""
-        return tuple(
-            self.signatures[value] if field.shown == "signature" and value is not None else value
-            for field, value in zip(RUN_FIELDS, run, strict=True)
-        )
+        values = list(run)
+        for index in _SIGNATURE_FIELDS:
+            if values[index] is not None:
+                values[index] = self.signatures[values[index]]
+        return tuple(values)
 
 
 def fingerprint(data: bytes) -> str:
@@ -178,15 +180,13 @@ def _compact(
     configs = [BASELINE, *flags]
     signatures: dict[str, int] = {}
 
-    def stored(field: RunField, value: Any) -> Any:
-        if field.shown != "signature":
-            return value
-        return signatures.setdefault(value, len(signatures)) if value else None
-
     def compact(result: ModelResult, config: str) -> Run | None:
         if config not in result.outcomes:
             return None
-        return Run(*(stored(field, field.value(result, config)) for field in RUN_FIELDS))
+        values = [field.value(result, config) for field in RUN_FIELDS]
+        for index in _SIGNATURE_FIELDS:  # kept once per nightly (`NightData.values` reads them back)
+            values[index] = signatures.setdefault(values[index], len(signatures)) if values[index] else None
+        return Run(*values)
 
     effects: dict[tuple[str, str], Effect] = {(row.model, row.flag): row.effect for row in rows}
     models = [
