@@ -14,13 +14,22 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Annotated, NamedTuple
 
 import pytest
 
 from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff, history
-from triagebot.analysis.compact import night_data, night_script, read_night_data
+from triagebot.analysis.compact import (
+    RUN_FIELDS,
+    Run,
+    RunField,
+    declared_fields,
+    night_data,
+    night_script,
+    read_night_data,
+)
 from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links, words
@@ -191,6 +200,17 @@ def test_a_model_page_run_carries_the_recompiles_of_its_second_shape():
     assert others and all(run.recompiles is None for run in others)
 
 
+def test_a_field_of_the_history_declared_without_its_run_field_is_said_at_import():
+    assert [field.name for field in RUN_FIELDS] == list(Run._fields)
+
+    class Forgotten(NamedTuple):
+        status: Annotated[str, RunField("status", "Status")]
+        breaks: int | None = None
+
+    with pytest.raises(TypeError, match=r"Forgotten\.breaks needs one RunField"):
+        declared_fields(Forgotten)
+
+
 def _history_headings(text: str) -> tuple[list[str], list[str]]:
     """A model page's history table: the colspan of each config's group, and the headings under them."""
     head = re.search(r'<table id="history".*?<thead>(.*?)</thead>', text, re.S)
@@ -206,7 +226,6 @@ def test_a_model_pages_history_has_the_declared_columns_and_an_optional_one_only
     """The history's columns are `Run`'s fields with a heading (`RUN_FIELDS`); recompiles, an
     optional one, only on the page of a model some nightly recorded them for, and a change of it
     is a change like any other."""
-    from triagebot.analysis.compact import RUN_FIELDS
     from triagebot.results import BASELINE, RecompileCheck
 
     *earlier, newest = nightlies()

@@ -99,18 +99,20 @@ class Run(NamedTuple):
     recompiles: Annotated[int | None, RunField("count", "Recompiles", optional=True, read=_recompiles)] = None
 
 
-def _declared_fields() -> tuple[RunField, ...]:
-    hints = get_type_hints(Run, include_extras=True)
+def declared_fields(record: Any) -> tuple[RunField, ...]:
+    """The `RunField` of each field of `record` (a NamedTuple), in order, named; a field declared
+    without exactly one is a mistake in the code, said when the module is imported."""
+    hints = get_type_hints(record, include_extras=True)
     fields = []
-    for name in Run._fields:
+    for name in record._fields:
         declared = [meta for meta in getattr(hints[name], "__metadata__", ()) if isinstance(meta, RunField)]
         if len(declared) != 1:
-            raise TypeError(f"Run.{name} is declared without its RunField: Annotated[type, RunField(...)]")
+            raise TypeError(f"{record.__name__}.{name} needs one RunField: Annotated[type, RunField(...)]")
         fields.append(replace(declared[0], name=name))
     return tuple(fields)
 
 
-RUN_FIELDS = _declared_fields()
+RUN_FIELDS = declared_fields(Run)
 """Every field of `Run`, in its order, with how it is read and shown."""
 _SIGNATURE_FIELDS = [index for index, field in enumerate(RUN_FIELDS) if field.shown == "signature"]
 
