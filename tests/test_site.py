@@ -14,13 +14,22 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Annotated, NamedTuple
 
 import pytest
 
 from tests.sitestore import HOSTILE, HOSTILE_ERROR, THIRD_KEY, make_store, nightlies
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff, history
-from triagebot.analysis.compact import night_data, night_script, read_night_data
+from triagebot.analysis.compact import (
+    RUN_FIELDS,
+    Run,
+    RunField,
+    declared_fields,
+    night_data,
+    night_script,
+    read_night_data,
+)
 from triagebot.config import Config, pages_url, parse_config, with_site_url
 from triagebot.errors import SiteError
 from triagebot.report import links, words
@@ -189,6 +198,61 @@ def test_a_model_page_run_carries_the_recompiles_of_its_second_shape():
     assert runs[first.model][data.config_index[BASELINE]].recompiles == 2
     others = [run for row in data.models if row.model != first.model for run in row.runs if run is not None]
     assert others and all(run.recompiles is None for run in others)
+
+
+def test_a_field_of_the_history_declared_without_its_run_field_is_said_at_import():
+    assert [field.name for field in RUN_FIELDS] == list(Run._fields)
+
+    class Forgotten(NamedTuple):
+        status: Annotated[str, RunField("status", "Status")]
+        breaks: int | None = None
+
+    with pytest.raises(TypeError, match=r"Forgotten\.breaks needs one RunField"):
+        declared_fields(Forgotten)
+
+
+def _history_headings(text: str) -> tuple[list[str], list[str]]:
+    """A model page's history table: the colspan of each config's group, and the headings under them."""
+    head = re.search(r'<table id="history".*?<thead>(.*?)</thead>', text, re.S)
+    assert head, "no history table"
+    groups = re.findall(r'<th colspan="(\d+)" class="group">', head[1])
+    under = re.findall(r"<th>([^<]*)</th>", head[1].split("</tr>")[1])
+    return groups, under
+
+
+def test_a_model_pages_history_has_the_declared_columns_and_an_optional_one_only_where_recorded(
+    tmp_path: Path,
+):
+    """The history's columns are `Run`'s fields with a heading (`RUN_FIELDS`); recompiles, an
+    optional one, only on the page of a model some nightly recorded them for, and a change of it
+    is a change like any other."""
+    from triagebot.results import BASELINE, RecompileCheck
+
+    *earlier, newest = nightlies()
+    newest = newest.model_copy(deep=True)
+    recorded = newest.results[0]
+    recorded.outcomes[BASELINE].recompile = RecompileCheck(
+        change="sequence 8 -> 12", status="ok", recompiles=2
+    )
+    other = next(
+        result.model for result in newest.results[1:] if len(result.outcomes) == len(recorded.outcomes)
+    )
+    store = LocalStore(tmp_path / "store")
+    for snapshot in [*earlier, newest]:
+        store.put(snapshot)
+    build_site(store, tmp_path / "site")
+
+    every = [field.heading for field in RUN_FIELDS if field.heading]
+    always = [field.heading for field in RUN_FIELDS if field.heading and not field.optional]
+    assert "Recompiles" in every and "Recompiles" not in always
+    configs = len(recorded.outcomes)
+    text = (tmp_path / "site" / links.model_page(recorded.model)).read_text(encoding="utf-8")
+    assert _history_headings(text) == ([str(len(every))] * configs, every * configs)
+    assert f"({', '.join(heading.lower() for heading in every)}, error or effect)" in text
+    assert f"{BASELINE} recompiles: none → <strong>2</strong>" in text
+    text = (tmp_path / "site" / links.model_page(other)).read_text(encoding="utf-8")
+    assert _history_headings(text) == ([str(len(always))] * configs, always * configs)
+    assert f"({', '.join(heading.lower() for heading in always)}, error or effect)" in text
 
 
 # --- what the site holds -----------------------------------------------------------------------------

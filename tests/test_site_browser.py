@@ -15,6 +15,7 @@ Without Chromium or Playwright the tests are skipped with the reason, except whe
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from datetime import datetime, timedelta
@@ -392,6 +393,41 @@ def test_comparing_in_the_browser_agrees_with_triagebots_diff(visit, pair: tuple
     for flag, moved in expected.flags.items():
         for kind in ("newly_crashing", "fixed", "signature_changes", "effect_changes", "graph_changes"):
             assert found["flags"][flag][kind] == sorted(c.model for c in getattr(moved, kind)), (flag, kind)
+    assert page.errors == []
+
+
+REORDERED = """async ([old, now]) => {
+  const a = await triagebotSite.load(old), b = await triagebotSite.load(now);
+  const fields = triagebotSite.settings.fields, given = {model: fields.model, run: fields.run};
+  const asGiven = JSON.stringify(triagebotSite.compare(a, b));
+  // The same nightlies with every model's and every run's array in the opposite order, and the
+  // names the page gives for them reversed alike.
+  const reverse = data => ({...data, models: data.models.map(values => {
+    const row = Object.fromEntries(given.model.map((name, i) => [name, values[i]]));
+    row.runs = row.runs.map(run => run && [...run].reverse());
+    return given.model.map(name => row[name]).reverse();
+  })});
+  fields.model = [...given.model].reverse();
+  fields.run = [...given.run].reverse();
+  const reversed = JSON.stringify(triagebotSite.compare(reverse(a), reverse(b)));
+  Object.assign(fields, given);
+  return [asGiven, reversed];
+}"""
+
+
+def test_the_compare_view_reads_a_data_files_arrays_by_the_names_the_page_gives(visit):
+    """The data files keep `ModelNight` and `Run` as arrays; the compare view reads them by the
+    field names the page's settings list (from their one declaration), not by position."""
+    old, new = nightlies()[0], nightlies()[2]
+    page = visit(links.COMPARE)
+    as_given, reversed_ = page.page.evaluate(REORDERED, [old.key, new.key])
+    assert as_given == reversed_
+    # Not an empty comparison: it reads graphs and signatures out of the runs.
+    result, expected = json.loads(as_given), diff(old, new)
+    assert [row["model"] for row in result["baseline"]] == [c.model for c in expected.baseline_graph_changes]
+    moved = [(c.model, c.old_signature, c.new_signature) for c in expected.flags[DYNAMIC].signature_changes]
+    found = result["flags"][DYNAMIC]["signature_changes"]
+    assert moved and [(row["model"], row["oldSignature"], row["newSignature"]) for row in found] == moved
     assert page.errors == []
 
 

@@ -3,9 +3,14 @@ dashboard site read of it, instead of the snapshot.
 
 A `NightData` is a `results.NightSummary` (key, created, environment, trend and crash signatures
 per flag, health points), so a night's history can be read from these records, with what the
-site adds: every model's status, graphs, ops, recompiles and signature under every config,
-every flag's effect on it, the nightly's most common break reasons and its diff against the
-nightly before it.
+site adds: every model's run under every config (`Run`: status, graphs, ops, signature,
+recompiles), every flag's effect on it, the nightly's most common break reasons and its diff
+against the nightly before it.
+
+`Run` is the one declaration of a model page's history: each field says how it is read from a
+run and how the page shows it (`RunField`), and the site's pages, its comparisons and the
+compare view's script (which reads the data file's arrays by the names `RUN_FIELDS` gives it)
+all follow it.
 
 - `night_data(snapshot, previous, ...)`: an earlier nightly's data, from its snapshot (classified
   here, once, and diffed against the nightly before it with the rows of both);
@@ -20,10 +25,11 @@ nightly before it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_type_hints
 
 from pydantic import Field, ValidationError
 
@@ -48,14 +54,67 @@ from triagebot.results import (
 FORMAT = 3  # 3: each flag's crashing models (`NightSummary.crashing`), for first sightings
 
 
-class Run(NamedTuple):
-    """One (model, config) run in compact form; a JSON array on disk."""
+def _recompiles(result: ModelResult, config: str) -> int | None:
+    """Frames recompiled when `result`'s model was called again on a second shape under `config`
+    (None: no second call was made, or it crashed)."""
+    run = recompile_run(result, config)
+    check = run.recompile if run is not None else None
+    return check.recompiles if check is not None and check.status == "ok" else None
 
-    status: Status
-    graphs: int | None = None
-    ops: int | None = None
-    signature: int | None = None  # index into `NightData.signatures`
-    recompiles: int | None = None  # frames a second input shape recompiled (None: no second call)
+
+@dataclass(frozen=True)
+class RunField:
+    """How one field of `Run` is read from a run and shown on a model page, declared beside it.
+
+    `shown`: "status", the run's status (a badge, "no run" when there is none); "count", a number
+    a run has only while it runs (a run that starts or stops running gains or loses it, and its
+    status says so); "signature", the crash's signature, kept once per nightly
+    (`NightData.signatures`) and shown as the status's title and in the page's list of errors.
+    `heading`: its column on a model page (None: none of its own); `optional`: a column only on
+    the pages of models some nightly recorded it for. `read`: its value from a model's result
+    under a config that ran (None: the outcome's field of the same name)."""
+
+    shown: Literal["status", "count", "signature"] = "count"
+    heading: str | None = None
+    optional: bool = False
+    read: Callable[[ModelResult, str], Any] | None = None
+    name: str = ""  # the field's name in `Run`, filled in by `RUN_FIELDS`
+
+    def value(self, result: ModelResult, config: str) -> Any:
+        if self.read is not None:
+            return self.read(result, config)
+        return getattr(result.outcomes[config], self.name)
+
+
+class Run(NamedTuple):
+    """One (model, config) run in compact form, one field per fact a model page's history shows:
+    a JSON array on disk, in this order. A field added here is read, compared, stored and shown
+    by what its `RunField` says (and `FORMAT` moves, so that older data files are made again)."""
+
+    status: Annotated[Status, RunField("status", "Status")]
+    graphs: Annotated[int | None, RunField("count", "Graphs")] = None
+    ops: Annotated[int | None, RunField("count", "Ops")] = None
+    signature: Annotated[int | None, RunField("signature")] = None  # index into `NightData.signatures`
+    # frames a second input shape recompiled (None: no second call)
+    recompiles: Annotated[int | None, RunField("count", "Recompiles", optional=True, read=_recompiles)] = None
+
+
+def declared_fields(record: Any) -> tuple[RunField, ...]:
+    """The `RunField` of each field of `record` (a NamedTuple), in order, named; a field declared
+    without exactly one is a mistake in the code, said when the module is imported."""
+    hints = get_type_hints(record, include_extras=True)
+    fields = []
+    for name in record._fields:
+        declared = [meta for meta in getattr(hints[name], "__metadata__", ()) if isinstance(meta, RunField)]
+        if len(declared) != 1:
+            raise TypeError(f"{record.__name__}.{name} needs one RunField: Annotated[type, RunField(...)]")
+        fields.append(replace(declared[0], name=name))
+    return tuple(fields)
+
+
+RUN_FIELDS = declared_fields(Run)
+"""Every field of `Run`, in its order, with how it is read and shown."""
+_SIGNATURE_FIELDS = [index for index, field in enumerate(RUN_FIELDS) if field.shown == "signature"]
 
 
 class ModelNight(NamedTuple):
@@ -96,17 +155,17 @@ class NightData(NightSummary):
     def signature(self, run: Run | None) -> str | None:
         return self.signatures[run.signature] if run is not None and run.signature is not None else None
 
+    def values(self, run: Run) -> tuple[Any, ...]:
+        """`run`'s fields as a model page shows them: its signature as text."""
+        values = list(run)
+        for index in _SIGNATURE_FIELDS:
+            if values[index] is not None:
+                values[index] = self.signatures[values[index]]
+        return tuple(values)
+
 
 def fingerprint(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _recompiles(result: ModelResult, config: str) -> int | None:
-    """Frames recompiled when `result`'s model was called again on a second shape under `config`
-    (None: no second call was made, or it crashed)."""
-    run = recompile_run(result, config)
-    check = run.recompile if run is not None else None
-    return check.recompiles if check is not None and check.status == "ok" else None
 
 
 def _compact(
@@ -124,11 +183,12 @@ def _compact(
     signatures: dict[str, int] = {}
 
     def compact(result: ModelResult, config: str) -> Run | None:
-        outcome = result.outcomes.get(config)
-        if outcome is None:
+        if config not in result.outcomes:
             return None
-        index = signatures.setdefault(outcome.signature, len(signatures)) if outcome.signature else None
-        return Run(outcome.status, outcome.graphs, outcome.ops, index, _recompiles(result, config))
+        values = [field.value(result, config) for field in RUN_FIELDS]
+        for index in _SIGNATURE_FIELDS:  # kept once per nightly (`NightData.values` reads them back)
+            values[index] = signatures.setdefault(values[index], len(signatures)) if values[index] else None
+        return Run(*values)
 
     effects: dict[tuple[str, str], Effect] = {(row.model, row.flag): row.effect for row in rows}
     models = [

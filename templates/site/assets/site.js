@@ -169,24 +169,36 @@
     });
   }
 
-  function indexNight(data) {
-    var configs = ["baseline"].concat(Object.keys(data.flags));
-    var models = {};
-    data.models.forEach(function (row) {
-      var runs = {}, effects = {};
-      configs.forEach(function (config, i) { runs[config] = row[2][i]; });
-      Object.keys(data.flags).forEach(function (flag, i) { effects[flag] = row[3][i]; });
-      models[row[0]] = { model: row[0], stratum: row[1], runs: runs, effects: effects };
+  /* A data file keeps each model and each of its runs as an array (`ModelNight`, `Run` in
+   * analysis/compact.py); the page's settings name their fields in order (`fields`). */
+  function named(names, values) {
+    var record = {};
+    names.forEach(function (name, i) { record[name] = values[i]; });
+    return record;
+  }
+
+  function indexNight(data, settings) {
+    var configs = [settings.baseline].concat(Object.keys(data.flags));
+    var models = {}, order = [];
+    data.models.forEach(function (values) {
+      var row = named(settings.fields.model, values), runs = {}, effects = {};
+      configs.forEach(function (config, i) {
+        var run = row.runs[i];
+        runs[config] = run ? named(settings.fields.run, run) : run;
+      });
+      Object.keys(data.flags).forEach(function (flag, i) { effects[flag] = row.effects[i]; });
+      models[row.model] = { model: row.model, stratum: row.stratum, runs: runs, effects: effects };
+      order.push(row.model);
     });
-    return { data: data, order: data.models.map(function (row) { return row[0]; }), models: models };
+    return { data: data, order: order, models: models };
   }
 
   function signatureOf(night, run) {
-    return run && run[3] !== null && run[3] !== undefined ? night.data.signatures[run[3]] : null;
+    return run && run.signature !== null && run.signature !== undefined ? night.data.signatures[run.signature] : null;
   }
 
   function compareNights(oldData, newData, settings) {
-    var before = indexNight(oldData), after = indexNight(newData);
+    var before = indexNight(oldData, settings), after = indexNight(newData, settings);
     var ran = settings.ran, crash = settings.crash;
     var result = {
       added: [], removed: [], baseline: [], flags: {},
@@ -197,8 +209,8 @@
     var common = after.order.filter(function (model) { return before.models[model]; });
     var graphChange = function (model, config) {
       var a = before.models[model].runs[config], b = after.models[model].runs[config];
-      if (!a || !b || a[0] !== "ok" || b[0] !== "ok" || a[1] === b[1]) { return null; }
-      return { model: model, stratum: after.models[model].stratum, old: a[1], new: b[1] };
+      if (!a || !b || a.status !== "ok" || b.status !== "ok" || a.graphs === b.graphs) { return null; }
+      return { model: model, stratum: after.models[model].stratum, old: a.graphs, new: b.graphs };
     };
     common.forEach(function (model) {
       var change = graphChange(model, settings.baseline);

@@ -12,8 +12,8 @@ file to a writer (`writer`: a folder, or memory for tests), under the names of `
   effect, signature and model name), crash groups with their repros, models helped; its
   tracking issue;
 - `models/<model>.html`: one model's status, graphs, ops (and recompiles, once recorded) under
-  every config, night by night, with the first nightly where anything changed; `models.html`
-  lists them;
+  every config, night by night, with the first nightly where anything changed (its columns are
+  the fields `analysis.compact.Run` declares); `models.html` lists them;
 - `compare/<old>...<new>.html`: the diff of each pair of consecutive nightlies, with its commit
   range; `compare.html` picks any two nightlies (consecutive ones open their page, any other
   pair is compared in the browser from the two nightlies' `data/nights/<key>.js`);

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from triagebot.analysis.breaks import SHOWN_BREAK_REASONS
-from triagebot.analysis.compact import ModelNight, NightData, Run
+from triagebot.analysis.compact import RUN_FIELDS, ModelNight, NightData, Run, RunField
 from triagebot.report import links
 from triagebot.results import BASELINE, BreakReasonCount, Night
 
@@ -24,7 +24,7 @@ from triagebot.results import BASELINE, BreakReasonCount, Night
 
 class Difference(NamedTuple):
     what: str  # a config or flag name, or "corpus"
-    field: str  # status, graphs, ops, signature, recompiles, effect, present
+    field: str  # a field of `Run` (`RUN_FIELDS`), effect, or present
     old: Any
     new: Any
 
@@ -38,15 +38,8 @@ class ModelNightRow(NamedTuple):
 
 
 def _run_fields(night: NightData, run: Run | None) -> dict[str, Any]:
-    if run is None:
-        return {"status": None}
-    return {
-        "status": run.status,
-        "graphs": run.graphs,
-        "ops": run.ops,
-        "signature": night.signature(run),
-        "recompiles": run.recompiles,
-    }
+    """field name -> its value as shown (nothing for no run)."""
+    return dict(zip(Run._fields, night.values(run), strict=True)) if run is not None else {}
 
 
 def differences(
@@ -57,14 +50,14 @@ def differences(
     old_runs = dict(zip(old_night.configs, old.runs, strict=True))
     for config, run in zip(new_night.configs, new.runs, strict=True):
         before, after = _run_fields(old_night, old_runs.get(config)), _run_fields(new_night, run)
-        for field in ("status", "graphs", "ops", "signature", "recompiles"):
-            old_value, new_value = before.get(field), after.get(field)
+        for field in RUN_FIELDS:
+            old_value, new_value = before.get(field.name), after.get(field.name)
             if old_value == new_value:
                 continue
             # A run that starts or stops running loses or gains its counts: the status says it.
-            implied = field in ("graphs", "ops", "recompiles") and None in (old_value, new_value)
+            implied = field.shown == "count" and None in (old_value, new_value)
             if not (implied and before.get("status") != after.get("status")):
-                found.append(Difference(config, field, old_value, new_value))
+                found.append(Difference(config, field.name, old_value, new_value))
     old_effects = dict(zip(old_night.flags, old.effects, strict=True))
     for flag, effect in zip(new_night.flags, new.effects, strict=True):
         if old_effects.get(flag) != effect:
@@ -74,10 +67,7 @@ def differences(
 
 def _state(night: NightData, shape: tuple, row: ModelNight) -> tuple:
     """Everything `differences` compares, as one value: equal states have no difference."""
-    runs = tuple(
-        None if run is None else (run.status, run.graphs, run.ops, night.signature(run), run.recompiles)
-        for run in row.runs
-    )
+    runs = tuple(None if run is None else night.values(run) for run in row.runs)
     return (shape, runs, tuple(row.effects))
 
 
@@ -121,10 +111,7 @@ class Cell(NamedTuple):
     """One config's run in a model page's row."""
 
     config: str
-    status: str
-    graphs: int | None
-    ops: int | None
-    recompiles: int | None
+    values: dict[str, Any]  # field of `Run` -> its value as shown
     error: str | None  # the crash signature
     group: str | None  # its crash group's page and anchor, when the flag page lists one
 
@@ -182,8 +169,24 @@ def run_cells(entry: ModelNightRow, configs: list[str], groups: Groups) -> list[
             continue
         error = night.signature(run)
         group = groups.get((config, row.model)) if error else None
-        cells.append(Cell(config, run.status.value, run.graphs, run.ops, run.recompiles, error, group))
+        cells.append(Cell(config, _run_fields(night, run), error, group))
     return cells
+
+
+def history_columns(rows: list[ModelNightRow]) -> list[RunField]:
+    """The fields of `Run` a model page shows a column of, in order: those with a heading, an
+    optional one only when some nightly of `rows` recorded it."""
+
+    def recorded(name: str) -> bool:
+        return any(
+            run is not None and getattr(run, name) is not None for entry in rows for run in entry.row.runs
+        )
+
+    return [
+        field
+        for field in RUN_FIELDS
+        if field.heading is not None and (not field.optional or recorded(field.name))
+    ]
 
 
 class ModelRow(NamedTuple):
@@ -214,8 +217,9 @@ def model_row(model: str, entry: ModelNightRow, flags: list[str]) -> ModelRow:
 
 
 def run_columns(rows: list[ModelNightRow], configs: list[str]) -> dict[str, dict[str, list[Any]]]:
-    """field (graphs, ops, recompiles) -> config -> one value per nightly of `rows` (None: no run)."""
-    fields = ("graphs", "ops", "recompiles")
+    """field (each count of `Run`: graphs, ops, ...) -> config -> one value per nightly of `rows`
+    (None: no run)."""
+    fields = [field.name for field in RUN_FIELDS if field.shown == "count"]
     found: dict[str, dict[str, list[Any]]] = {field: {config: [] for config in configs} for field in fields}
     for entry in rows:
         where, runs = entry.night.config_index, entry.row.runs

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from triagebot.analysis.compact import NightData
+from triagebot.analysis.compact import ModelNight, NightData, Run
 from triagebot.analysis.diff import COMPARE_URL
 from triagebot.analysis.effects import RAN_EFFECTS
 from triagebot.report import links
@@ -24,6 +24,7 @@ from triagebot.report.site.data import (
     ModelNightRow,
     break_reason_changes,
     crash_group_links,
+    history_columns,
     model_row,
     model_spans,
     run_columns,
@@ -157,8 +158,6 @@ def _model_page(
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
-    columns = run_columns(rows, configs)
-    recompiles = any(value is not None for values in columns["recompiles"].values() for value in values)
     changed = [entry for entry in rows if entry.changes]
     pages.write(
         links.model_page(model),
@@ -173,8 +172,8 @@ def _model_page(
         tonight=tonight,
         first_change=changed[0] if changed else None,
         changes=len(changed),
-        recompiles=recompiles,
-        charts=model_charts([entry.night.key for entry in rows], columns),
+        columns=history_columns(rows),
+        charts=model_charts([entry.night.key for entry in rows], run_columns(rows, configs)),
         bisections=bisections,
     )
 
@@ -209,6 +208,7 @@ def _compare_view(
             "crash": Effect.crashes.value,
             "effectWords": EFFECT_LABELS,  # what the tables say for each effect
             "baseline": BASELINE,
+            "fields": {"model": list(ModelNight._fields), "run": list(Run._fields)},  # a data file's arrays
             "nights": [
                 {
                     "key": nightly.key,
