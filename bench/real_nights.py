@@ -182,11 +182,45 @@ def night_folder(work: Path, build: Build, train: Train) -> Path:
     return work / "sweeps" / build.name / train.selection
 
 
+def derive_sample(whole: Path, folder: Path, sample: int) -> None:
+    """The night of a stratified sample, taken from the same build's whole-corpus night: the
+    sample `run --sample` draws (the one function that draws it, on the whole night's specs,
+    which are the corpus), with those models' runs and reproductions. The runs are the whole
+    night's; what the ladder climbed was chosen among the whole corpus's pairs."""
+    from triagebot.corpus.sampling import sample as draw
+    from triagebot.store import read_snapshot, write_snapshot
+
+    night = read_snapshot(whole / "snapshot.json")
+    specs = [result.spec for result in night.results]
+    if any(spec is None for spec in specs):
+        raise SystemExit(f"real-nights: {whole} has models without their spec: cannot draw a sample from it")
+    chosen, selection = draw(specs, sample, seed=SEED, corpus=night.corpus.name)
+    models = {spec.model for spec in chosen}
+    derived = night.model_copy(
+        update={
+            "corpus": selection,
+            "results": [result for result in night.results if result.model in models],
+            "reproductions": [repro for repro in night.reproductions if repro.model in models],
+        }
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    write_snapshot(derived, folder / "snapshot.json")
+    cost = json.loads((whole / "cost.json").read_text(encoding="utf-8"))
+    cost |= {"derived_from": "whole", "snapshot_bytes": (folder / "snapshot.json").stat().st_size}
+    (folder / "cost.json").write_text(json.dumps(cost, indent=1) + "\n", encoding="utf-8")
+
+
 def sweep(work: Path, build: Build, train: Train) -> Path:
-    """`build`'s default night on `train`'s selection, swept once: its snapshot's path."""
+    """`build`'s default night on `train`'s selection, swept once: its snapshot's path. A
+    sample of a build whose whole-corpus night exists is taken from that night."""
     folder = night_folder(work, build, train)
     snapshot = folder / "snapshot.json"
     if snapshot.is_file() and (folder / "cost.json").is_file():
+        return snapshot
+    whole = work / "sweeps" / build.name / "whole"
+    if train.sample is not None and (whole / "cost.json").is_file():
+        say(f"{build.describe()}: {train.selection} taken from its whole-corpus night")
+        derive_sample(whole, folder, train.sample)
         return snapshot
     python = environment(build)
     folder.mkdir(parents=True, exist_ok=True)
