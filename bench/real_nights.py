@@ -504,6 +504,96 @@ def collect(work: Path, trains: list[Train]) -> dict:
     return record
 
 
+BISECT_ENVIRONMENTS = ENVIRONMENTS / "bisect"
+
+
+def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[str]) -> None:
+    """A real bisection between two of `train`'s nights (`triagebot bisect GOOD BAD` with
+    `arguments`: the model and flag, over torch releases from PyPI or transformers releases),
+    each probe installing its release from the package index; the answer kept in the train's
+    store as the workflow's keep job keeps it, and in `bisections.json` with what each probe
+    took (seconds, and the disk of each environment it made)."""
+    from triagebot.results import Bisection
+    from triagebot.store import LocalStore, keep_bisections_in
+
+    folder = work / "trains" / train.name
+    store = LocalStore(folder / "store")
+    stored = [snapshot for key in store.keys() if (snapshot := store.readable(key)) is not None]  # noqa: SIM118
+    ends = []
+    for build in (good, bad):
+        snapshot = next(
+            (
+                night
+                for night in stored
+                if night.environment.torch_version.split("+")[0] == build.torch
+                and night.environment.transformers_version == build.transformers
+            ),
+            None,
+        )
+        if snapshot is None:
+            raise SystemExit(
+                f"real-nights: the {train.name} train's store has no night of {build.describe()}"
+            )
+        ends.append(snapshot.key)
+    answers = folder / "bisections" / f"{good.name}..{bad.name}"
+    shutil.rmtree(answers, ignore_errors=True)
+    before = set(BISECT_ENVIRONMENTS.glob("*")) if BISECT_ENVIRONMENTS.is_dir() else set()
+    releases = ["--releases"] if good.torch != bad.torch else []
+    say(f"bisecting {' '.join(arguments)} between {good.describe()} and {bad.describe()}")
+    cost = triagebot(
+        Path(sys.executable),
+        [
+            "bisect",
+            *ends,
+            *releases,
+            *arguments,
+            "--store",
+            "store",
+            "--cache",
+            str(BISECT_ENVIRONMENTS),
+            "--installer",
+            "pip",
+            "--out",
+            str(answers),
+        ],
+        cwd=folder,
+        log=folder / f"bisect-{good.name}..{bad.name}.log",
+    )
+    made = sorted(set(BISECT_ENVIRONMENTS.glob("*")) - before)
+    kept = keep_bisections_in(store, answers) if answers.is_dir() else []
+    found = [
+        Bisection.model_validate_json(path.read_text(encoding="utf-8"))
+        for path in sorted(answers.glob("*.json"))
+    ]
+    if cost["exit"] != 0 or not found:
+        raise SystemExit(
+            f"real-nights: the bisection failed: see {folder / f'bisect-{good.name}..{bad.name}.log'}"
+        )
+    from triagebot.bisect import describe
+
+    listed = work / "bisections.json"
+    record = json.loads(listed.read_text(encoding="utf-8")) if listed.is_file() else []
+    for answer in found:
+        record.append(
+            {
+                "train": train.name,
+                "model": answer.model,
+                "flag": answer.flag,
+                "subject": answer.subject,
+                "signature": answer.signature,
+                "answer": "; ".join(describe(answer)),
+                "probes": [probe.model_dump(mode="json") for probe in answer.probes],
+                "cost": f"{cost['wall_seconds']:.0f} s in all ({cost['cpu_seconds']:.0f} CPU s); "
+                f"{len(made)} environment(s) made: "
+                + ", ".join(
+                    f"{env.name.rsplit('_', 1)[0]} ({folder_size(env) / 2**30:.1f} GiB)" for env in made
+                ),
+            }
+        )
+    listed.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    say(f"bisected: {record[-1]['answer']} ({len(kept)} kept in the store)")
+
+
 CHECKED_PER_PAIR = 24  # models rerun per pair of nights at most
 
 
@@ -629,9 +719,22 @@ def render(record: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("step", choices=["sweep", "replay", "check", "render"])
+    parser.add_argument("step", choices=["sweep", "replay", "check", "bisect", "render"])
+    parser.add_argument(
+        "--between",
+        nargs=2,
+        metavar=("GOOD", "BAD"),
+        type=int,
+        default=(1, 3),
+        help="bisect: the train's nights (1-based) whose builds are the ends (default: 1 3)",
+    )
+    parser.add_argument(
+        "bisect_arguments",
+        nargs="*",
+        help="bisect: what `triagebot bisect` is given besides the ends (--model M --flag F ...), after `--`",
+    )
     parser.add_argument("--work", type=Path, default=WORK, help="where nights, trains and stores are kept")
     parser.add_argument(
         "--trains", default=",".join(TRAINS), help=f"which trains, in order (of {', '.join(TRAINS)})"
@@ -652,6 +755,12 @@ def main(argv: list[str] | None = None) -> int:
         RECORD.parent.mkdir(parents=True, exist_ok=True)
         RECORD.write_text(json.dumps(collect(options.work, trains), indent=1) + "\n", encoding="utf-8")
         say(f"the replay's record: {RECORD}")
+    elif options.step == "bisect":
+        if len(trains) != 1:
+            parser.error("bisect: name one train with --trains")
+        train = trains[0]
+        first, last = (train.builds[number - 1] for number in options.between)
+        bisect(options.work, train, first, last, options.bisect_arguments)
     elif options.step == "check":
         check(options.work)
         record = json.loads(RECORD.read_text(encoding="utf-8"))
