@@ -649,6 +649,18 @@ def outcome_of(snapshot, model: str, flag: str) -> str:
     return "not in the corpus"
 
 
+def held(kind: str, before: str, now: str) -> bool:
+    """Whether a claim of `kind` (new crash, fixed, wrong result; or the notice of one) is what
+    the reruns saw: `before` and `now` are `outcome_of` the model on the two builds."""
+    crashed, crashes = before.startswith("crash"), now.startswith("crash")
+    claim = kind.removesuffix(" notice")
+    if claim == "fixed":
+        return crashed and not crashes
+    if claim == "wrong result":
+        return "wrong result" in now and "wrong result" not in before
+    return crashes and not crashed
+
+
 def check(work: Path) -> None:
     """Every claim of the replay rerun: each model swept again alone under its flag on both
     builds (one sweep per build and flag), and whether what the night said held."""
@@ -690,12 +702,7 @@ def check(work: Path) -> None:
     for claim in found:
         before = outcome_of(reruns[(claim["before_build"], claim["flag"])], claim["model"], claim["flag"])
         now = outcome_of(reruns[(claim["now_build"], claim["flag"])], claim["model"], claim["flag"])
-        crashed_before, crashes_now = before.startswith("crash"), now.startswith("crash")
-        real = {
-            "fixed": crashed_before and not crashes_now,
-            "wrong result": "wrong result" in now and "wrong result" not in before,
-        }.get(claim["kind"].removesuffix(" notice"), crashes_now and not crashed_before)
-        checked.append({**claim, "before": before, "now": now, "real": real})
+        checked.append({**claim, "before": before, "now": now, "real": held(claim["kind"], before, now)})
     (work / "checks.json").write_text(json.dumps(checked, indent=1) + "\n", encoding="utf-8")
     say(f"{len(checked)} claim(s) rerun: {sum(not c['real'] for c in checked)} did not hold")
 
@@ -709,6 +716,11 @@ def render(record: dict) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+    )
+    # A table cell of untrusted text (an error message): one line, its pipes escaped.
+    environment.filters["cell"] = lambda text: " ".join(str(text or "").split()).replace("|", "\\|")
+    environment.filters["said"] = lambda value: (
+        value.replace("_", " ") if str(value).isidentifier() else value
     )
     environment.filters["blank"] = lambda value: "" if value is None else value
     environment.filters["mib"] = lambda size: f"{size / 2**20:,.0f} MiB"
