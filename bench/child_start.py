@@ -26,14 +26,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triagebot.corpus import load_corpus  # noqa: E402
-from triagebot.sweep.pool import Pool, Task  # noqa: E402
+from triagebot.results import BASELINE  # noqa: E402
+from triagebot.sweep.pool import Pool  # noqa: E402
+from triagebot.sweep.tasks import RunKey, run_task  # noqa: E402
 
 
-def measure(spec, device: str, tasks: int, jobs: int, prestart: int, compile: bool) -> dict:
-    payload = {"spec": spec.model_dump(mode="json"), "patch": {}, "compile": compile}
-    work = [Task(key=i, payload=payload, spec=spec) for i in range(tasks)]
+def measure(spec, device: str, tasks: int, jobs: int, prestart: int, eager_only: bool) -> dict:
+    task = run_task(RunKey(spec.model, BASELINE), spec, {}, eager_only=eager_only)
+    work = [task] * tasks
     with Pool(device=device, jobs=jobs, timeout=300, warm_compile=True, prestart=prestart) as pool:
-        list(pool.run([Task(key="warm", payload=payload, spec=spec)]))  # the parent is up
+        list(pool.run([task]))  # the parent is up
         start = time.perf_counter()
         results = list(pool.run(work))
         wall = time.perf_counter() - start
@@ -70,9 +72,7 @@ def main() -> None:
     spec = next(s for s in load_corpus("sentinels") if s.model == args.model)
     rows = {}
     for prestart in (0, 1):
-        rows[prestart] = row = measure(
-            spec, args.device, args.tasks, args.jobs, prestart, not args.eager_only
-        )
+        rows[prestart] = row = measure(spec, args.device, args.tasks, args.jobs, prestart, args.eager_only)
         print(
             f"prestart={prestart}: {row['wall']:.2f} s for {args.tasks} tasks on {args.jobs} workers, "
             f"{1000 * row['per_task']:.0f} ms per task (run itself {1000 * row['run_seconds']:.0f} ms); "

@@ -144,8 +144,8 @@ def side_by_side(
 ) -> int:
     from triagebot.config import DEFAULT_FLAGS
     from triagebot.corpus.hf import spec_for
-    from triagebot.sweep import read_stream, run_sweep
-    from triagebot.sweep.pool import start_parent
+    from triagebot.results import Check
+    from triagebot.sweep import SweepPlan, read_stream, run_sweep, start_parent
 
     start_parent()
     before = _before_configs(before_path)
@@ -155,8 +155,7 @@ def side_by_side(
     for model in changed:
         old = spec_for(model).model_copy(update={"model": model + BEFORE, "config": before[model]})
         specs += [old, spec_for(model)]
-    checks = {"accuracy": True, "recompiles": False}
-    run_sweep(
+    plan = SweepPlan(
         specs,
         DEFAULT_FLAGS,
         out,
@@ -164,9 +163,10 @@ def side_by_side(
         device="cpu",
         jobs=jobs,
         timeout=timeout,
-        checks=checks,
+        checks=frozenset({Check.accuracy}),
         resume=resume,
     )
+    run_sweep(plan)
     _, records = read_stream(out)
     return report(records, changed)
 

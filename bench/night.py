@@ -138,7 +138,7 @@ def claim_lines(night: str, config: Config, records: Sequence[RunRecord]) -> lis
     """Where the night's records break what its config claims, a line each (at most five runs
     named): a run that ran without the checks `[sweep]` asks of every run, or with others; a
     ladder rung in a night that climbs none. [] when it made the runs it claims."""
-    asked = tuple(name for name, on in checks_for(config.sweep).items() if on)
+    asked = tuple(sorted(checks_for(config.sweep)))
     wrong = [
         f"{model} {run_config}: checks {', '.join(made) or 'none'}, asked {', '.join(asked) or 'none'}"
         for model, run_config, status, made in runs_made(records)

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triagebot.config import DEFAULT_FLAGS, Config, parse_config  # noqa: E402
-from triagebot.results import BASELINE, InputSpec, ModelSpec  # noqa: E402
+from triagebot.results import BASELINE, Check, InputSpec, ModelSpec  # noqa: E402
 from triagebot.sweep.plan import checks_for  # noqa: E402
 from triagebot.sweep.summary import RunMade  # noqa: E402
 
@@ -150,7 +150,7 @@ def settings(ladder: bool = False) -> Config:
     return parse_config(config_text(ladder), "sweep_overhead.py")
 
 
-def checks() -> dict[str, bool]:
+def checks() -> frozenset[Check]:
     """What every run of (b) and (c) checks: what (a)'s sweep asks of each of its runs."""
     return checks_for(settings().sweep)
 
@@ -234,7 +234,6 @@ sys.path.insert(0, sys.argv[2])
 import sweep_overhead as bench
 import triagebot.sweep.warm
 from triagebot.sweep.run import run_one
-from triagebot.sweep.summary import checks_made
 checks = bench.checks()
 runs = [(s, c, p) for s in bench.specs() for c, p in bench._configs().items()]
 run_one(runs[0][0], runs[0][2], "cpu", fresh=True, checks=checks)  # untimed warm-up
@@ -243,7 +242,7 @@ for spec, config, patch in runs:
     outcome, _ = run_one(spec, patch, "cpu", fresh=True, checks=checks)
     for stage, seconds in outcome.stage_seconds.items():
         stages[stage] = stages.get(stage, 0.0) + seconds
-    made.append([spec.model, config, outcome.status.value, checks_made(outcome)])
+    made.append([spec.model, config, outcome.status.value, outcome.checks_made])
 print(json.dumps({"stages": stages, "made": made}))
 """
 # A run's seconds, stage by stage: the float64 reference is timed within `accuracy` as well.
@@ -272,18 +271,18 @@ def _made(run: list) -> RunMade:
 # (c): a fresh interpreter per run, `jobs` at a time.
 _NAIVE = """
 import json, sys
-from triagebot.results import ModelSpec
+from triagebot.results import Check, ModelSpec
 from triagebot.sweep.run import run_one
-from triagebot.sweep.summary import checks_made
 spec = ModelSpec.model_validate_json(sys.argv[1])
-outcome, _ = run_one(spec, json.loads(sys.argv[2]), "cpu", checks=json.loads(sys.argv[3]))
-print(json.dumps([outcome.status.value, checks_made(outcome)]))
+checks = [Check(name) for name in json.loads(sys.argv[3])]
+outcome, _ = run_one(spec, json.loads(sys.argv[2]), "cpu", checks=checks)
+print(json.dumps([outcome.status.value, outcome.checks_made]))
 """
 
 
 def way_c(chosen: list[ModelSpec], jobs: int) -> tuple[float, list[RunMade]]:
     runs = [(s, c, p) for s in chosen for c, p in _configs().items()]
-    checked = json.dumps(checks())
+    checked = json.dumps(sorted(checks()))
 
     def one(run) -> RunMade:
         spec, config, patch = run

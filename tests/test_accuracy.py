@@ -11,13 +11,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from triagebot.corpus import load_corpus  # noqa: E402
-from triagebot.results import Accuracy, Status  # noqa: E402
+from triagebot.results import Accuracy, Check, Status  # noqa: E402
 from triagebot.sweep import accuracy  # noqa: E402
 from triagebot.sweep.run import run_one  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
-CHECKS = {"accuracy": True, "recompiles": True}
+CHECKS = {Check.accuracy, Check.recompiles}
 
 
 class Cache:
@@ -101,7 +101,7 @@ def test_a_backend_that_perturbs_one_output_is_caught():
     spec = sentinel("Plain")
     right, _ = run_one(spec, {}, "cpu", fresh=True, checks=CHECKS)
     assert right.status == Status.ok and right.accuracy.verdict == Accuracy.match
-    wrong, _ = run_one(spec, {}, "cpu", fresh=True, backend=perturb_one_output, checks={"accuracy": True})
+    wrong, _ = run_one(spec, {}, "cpu", fresh=True, backend=perturb_one_output, checks={Check.accuracy})
     assert wrong.status == Status.ok and wrong.graphs == 1
     assert wrong.accuracy.verdict == Accuracy.mismatch and wrong.mismatched and wrong.suspect
     assert wrong.accuracy.where == "output" and "largest difference 1" in wrong.accuracy.detail

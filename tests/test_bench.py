@@ -20,6 +20,7 @@ from triagebot.results import (
     BASELINE,
     Accuracy,
     AccuracyCheck,
+    Check,
     ModelSpec,
     Outcome,
     RunRecord,
@@ -260,7 +261,7 @@ def test_the_overhead_benchmarks_sweep_makes_the_runs_of_the_other_two_ways_with
     assert (sweep.confirm, sweep.backends, sweep.recompiles, sweep.accuracy) == (0, [], "none", True)
     assert ladder_for(sweep, []) is None and ladder_for(overhead.settings(ladder=True).sweep, []) is not None
     assert all(flag.when == "always" for flag in overhead.settings().flags.values())
-    assert overhead.checks() == {"accuracy": True, "recompiles": False}  # what (b) and (c) ask
+    assert overhead.checks() == {Check.accuracy}  # what (b) and (c) ask
     assert list(overhead._configs()) == [BASELINE, *DEFAULT_FLAGS]
 
     ok = Outcome(status=Status.ok, graphs=1, accuracy=MATCHED)

@@ -32,8 +32,7 @@ def test_a_sweep_of_corpus_models_records_graph_counts(tmp_path, monkeypatch):
 
     def spy(pool, task):
         if task.kind == "run":
-            model, config, _ = task.key
-            started.append((model, config, bool(task.payload["spec"]["inputs"])))
+            started.append((task.key.model, task.key.config, bool(task.request.spec.inputs)))
         return start(pool, task)
 
     monkeypatch.setattr(Pool, "_start", spy)

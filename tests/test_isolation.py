@@ -20,7 +20,8 @@ from triagebot.corpus import UnknownCorpus, load_corpus
 from triagebot.results import BASELINE, Outcome
 from triagebot.sweep import SweepPlan, run_sweep
 from triagebot.sweep import parent as parent_module
-from triagebot.sweep.pool import Pool, Task
+from triagebot.sweep.pool import Pool
+from triagebot.sweep.tasks import RunKey, Task, run_task
 
 pytestmark = pytest.mark.torch
 
@@ -100,15 +101,8 @@ def test_warm_path_records_equal_fresh_interpreters_run_by_run(tmp_path):
 
 def test_warm_parent_forks_with_one_thread_and_no_cuda():
     specs = [s for s in load_corpus("sentinels") if s.model == "ItemBreak"]
-    tasks = [Task(key="probe", kind="probe", payload={"device": "cpu", "flags": {}})]
-    tasks += [
-        Task(
-            key=i,
-            payload={"spec": specs[0].model_dump(mode="json"), "patch": {}, "compile": True},
-            spec=specs[0],
-        )
-        for i in range(2)
-    ]
+    tasks = [Task(probe={"device": "cpu", "flags": {}})]
+    tasks += [run_task(RunKey(specs[0].model, BASELINE), specs[0], {}) for _ in range(2)]
     parent_module.stop_parent()  # a parent of its own, started for a sweep: with its warm-up compile
     with Pool(device="cpu", jobs=2, timeout=120, warm_compile=True) as pool:
         results = list(pool.run(tasks))

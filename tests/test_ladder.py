@@ -11,6 +11,7 @@ from triagebot.results import (
     COUNTING_BACKEND,
     Accuracy,
     AccuracyCheck,
+    Check,
     CorpusSelection,
     Environment,
     ModelResult,
@@ -26,6 +27,7 @@ from triagebot.sweep.climb import _Climber
 from triagebot.sweep.ladder import Climbs, Ladder, Rungs, plan_climbs, to_climb
 from triagebot.sweep.progress import NullProgress
 from triagebot.sweep.stream import still_unreached
+from triagebot.sweep.tasks import RunKey, RunRequest
 
 FLAG = "capture_scalar_outputs"
 CPU = Rungs([COUNTING_BACKEND, "aot_eager", "inductor"], frozenset({"inductor"}))
@@ -120,19 +122,19 @@ class Keep:
         self.progress = Drops()
 
 
-def climber(todo, through=(), confirm=0) -> _Climber:
+def climber(todo, through=(), confirm=0, checks=()) -> _Climber:
     spec = ModelSpec(model="m")
     results = {"m": ModelResult(model="m", outcomes={BASELINE: ok(), FLAG: ok()}, spec=spec)}
-    return _Climber(
-        Climbs(todo=todo, through=set(through)), results, {BASELINE: {}, FLAG: {}}, {"m": 1.0}, 0.0, confirm
-    )
+    configs = {BASELINE: {}, FLAG: {FLAG: True}}
+    climbs = Climbs(todo=todo, through=set(through))
+    return _Climber(climbs, results, configs, {"m": 1.0}, 0.0, confirm, checks)
 
 
 def finish(
     climbing: _Climber, config: str, rung: str, outcome: Outcome, budget: float | None, keep: Keep
 ) -> None:
     task = climbing.tasks.popleft()
-    assert task.key == ("m", config, 0, rung)
+    assert task.key == RunKey("m", config, 0, rung)
     record = RunRecord(model="m", config=config, outcome=outcome, backend=rung)
     climbing.done(record, budget, keep)
 
@@ -145,6 +147,18 @@ def test_a_rung_that_no_longer_fits_what_is_left_of_the_budget_is_not_run():
     finish(climbing, BASELINE, COUNTING_BACKEND, ok(8.5), 10.0, keep)  # estimated 2.5, took 8.5
     assert not climbing.tasks and keep.progress.dropped == 1
     assert climbing.cut == [UnreachedPair(model="m", config=BASELINE, rungs=["aot_eager"], bound="seconds")]
+
+
+def test_each_rung_asks_its_child_for_the_sweeps_checks_the_counting_rung_for_a_second_shape_too():
+    keep = Keep()
+    spec, accuracy = ModelSpec(model="m"), frozenset({Check.accuracy})
+    climbing = climber({("m", FLAG): [COUNTING_BACKEND, "aot_eager"]}, checks=accuracy)
+    climbing.fill(1, None, keep)
+    assert climbing.tasks[0].request == RunRequest(spec, {FLAG: True}, accuracy | {Check.recompiles})
+    finish(climbing, FLAG, COUNTING_BACKEND, ok(), None, keep)
+    assert climbing.tasks[0].request == RunRequest(spec, {FLAG: True}, accuracy, backend="aot_eager")
+    record = RunKey("m", FLAG, 0, "aot_eager").record(ok(), ModelSpec(model="m"))
+    assert (record.config, record.attempt, record.backend) == (FLAG, 0, "aot_eager")
 
 
 def test_a_failure_stops_a_pair_but_not_a_representative_and_reserves_its_confirmations():

@@ -17,8 +17,9 @@ from triagebot.sweep import SweepPlan, run_sweep
 from triagebot.sweep import pool as pool_module
 from triagebot.sweep import resources as resources_module
 from triagebot.sweep.parent import parent_pid
-from triagebot.sweep.pool import Pool, Task
+from triagebot.sweep.pool import Pool
 from triagebot.sweep.resources import auto_jobs, available_cpus, cgroup_cpu_limit
+from triagebot.sweep.tasks import RunKey, Task, run_task
 
 
 def _write(path, text):
@@ -99,8 +100,7 @@ def test_a_sweep_with_auto_jobs_uses_the_cores_it_has(tmp_path):
 
 def _tasks(model: str, count: int) -> list[Task]:
     spec = next(s for s in load_corpus("sentinels") if s.model == model)
-    payload = {"spec": spec.model_dump(mode="json"), "patch": {}, "compile": True}
-    return [Task(key=i, payload=payload, spec=spec) for i in range(count)]
+    return [run_task(RunKey(spec.model, BASELINE), spec, {}) for _ in range(count)]
 
 
 def _children_of(parent: int) -> set[int]:

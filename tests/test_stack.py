@@ -19,6 +19,7 @@ from triagebot.results import (
     COUNTING_BACKEND,
     Accuracy,
     AccuracyCheck,
+    Check,
     Effect,
     InputSpec,
     ModelResult,
@@ -31,6 +32,7 @@ from triagebot.tracker.desired import HEALTH, desired_issues
 
 FLAGS = flag_patches(FLAG)
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+ACCURACY = frozenset({Check.accuracy})  # what a sweep checks here
 
 
 # --- records -----------------------------------------------------------------------------------
@@ -445,7 +447,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
     )
     options = dict(corpus="sentinels", device="cpu", jobs=2, timeout=120, confirm=1)
     out = tmp_path / "sweep.jsonl"
-    run_sweep(SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, **options))
+    run_sweep(SweepPlan(specs, flags, out, checks=ACCURACY, ladder=ladder, **options))
     header, records = read_stream(out)
     assert (header.checks, header.ladder) == (["accuracy"], [COUNTING_BACKEND, "aot_eager", injected])
     snap = merge([out])
@@ -488,9 +490,7 @@ def test_a_sweep_judges_outputs_confirms_wrong_results_and_climbs_the_ladder(tmp
         injected: "crash",
     }
     # Resumed, the whole sweep (ladder and its confirmations included) is already done.
-    again = run_sweep(
-        SweepPlan(specs, flags, out, checks={"accuracy": True}, ladder=ladder, resume=True, **options)
-    )
+    again = run_sweep(SweepPlan(specs, flags, out, checks=ACCURACY, ladder=ladder, resume=True, **options))
     assert again.ran == 0 and len(read_stream(out)[1]) == len(records)
 
 

@@ -34,6 +34,7 @@ from triagebot.sweep import (
 )
 from triagebot.sweep import pool as pool_module
 from triagebot.sweep.parent import parent_pid
+from triagebot.sweep.tasks import RunKey, run_task
 
 pytestmark = pytest.mark.torch
 
@@ -565,9 +566,7 @@ def test_confirm_crashes_appends_more_attempts_to_a_stream(full, tmp_path):
 
 def test_a_dead_warm_parent_is_started_again():
     spec = sentinels(["Plain"])[0]
-    task = pool_module.Task(
-        key=0, payload={"spec": spec.model_dump(mode="json"), "patch": {}, "compile": True}
-    )
+    task = run_task(RunKey(spec.model, BASELINE), spec, {})
     with pool_module.Pool(jobs=1, timeout=60) as pool:
         assert [r.outcome.status for r in pool.run([task])] == [Status.ok]
         os.kill(parent_pid(), signal.SIGKILL)
@@ -585,7 +584,7 @@ def _spy_starts(monkeypatch) -> list[tuple[str, str, int]]:
 
     def spy(pool, task):
         if task.kind == "run":
-            started.append(task.key)
+            started.append((task.key.model, task.key.config, task.key.attempt))
         return start(pool, task)
 
     monkeypatch.setattr(pool_module.Pool, "_start", spy)
@@ -721,10 +720,10 @@ def test_a_flag_run_that_cannot_rebuild_its_baselines_model_is_an_engine_error(t
 
     task = schedule.run_task
 
-    def broken(spec, config, patch, attempt=0, compile=True):
-        if config != BASELINE:
+    def broken(key, spec, *args, **options):
+        if key.config != BASELINE:
             spec = spec.model_copy(update={"class_path": "triagebot.corpus.sentinels:Missing"})
-        return task(spec, config, patch, attempt, compile)
+        return task(key, spec, *args, **options)
 
     monkeypatch.setattr(schedule, "run_task", broken)
     log = tmp_path / "progress.log"

@@ -69,6 +69,15 @@ class Accuracy(StrEnum):
     nondeterministic = "nondeterministic"  # two eager runs already differ: not judged
 
 
+class Check(StrEnum):
+    """What a run may check beyond counting its graphs: what a sweep asks of its runs, and what
+    its header and snapshot say every run checked. Each check's result is a field of `Outcome`
+    (`Outcome.checks_made`)."""
+
+    accuracy = "accuracy"  # the compiled outputs against eager's (`AccuracyCheck`)
+    recompiles = "recompiles"  # a second call on another input shape (`RecompileCheck`)
+
+
 class AccuracyCheck(Record):
     """The compiled outputs against the eager ones (`triagebot.sweep.accuracy` has the rules)."""
 
@@ -132,6 +141,12 @@ class Outcome(Record):
     def suspect(self) -> bool:
         """A crash or a wrong result: what confirmation reruns are for."""
         return self.status == Status.crash or self.mismatched
+
+    @property
+    def checks_made(self) -> list[Check]:
+        """The checks this run made, sorted: those whose result it holds."""
+        results = {Check.accuracy: self.accuracy, Check.recompiles: self.recompile}
+        return sorted(check for check, result in results.items() if result is not None)
 
     @property
     def untestable(self) -> bool:
@@ -291,7 +306,7 @@ class SweepHeader(Record):
     corpus: CorpusSelection
     shard: str | None = None  # "i/n"
     started: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    checks: list[Check] = Field(default_factory=list)  # what every run checked, sorted
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order (empty: no ladder)
 
 
@@ -368,7 +383,7 @@ class Snapshot(Record):
     corpus: CorpusSelection
     results: list[ModelResult]
     reproductions: list[Reproduction] = Field(default_factory=list)
-    checks: list[str] = Field(default_factory=list)  # checks of every run: "accuracy", "recompiles"
+    checks: list[Check] = Field(default_factory=list)  # what every run checked, sorted
     # The backend ladder's rungs, in order: `counting` (the recompile check on the ladder's
     # selection) and the backends (aot_eager, inductor); empty when no ladder ran.
     ladder: list[str] = Field(default_factory=list)

@@ -3,10 +3,10 @@
 Importing this package does not import torch; the children and the warm parent do. The driver's
 side: `plan` (a `SweepPlan`, and `plan_for` from `triagebot.toml`), `engine` (`run_sweep`,
 `confirm_crashes`, `check_models`), `schedule` (which runs, in what order), `ladder` and `climb`
-(the backend ladder), `pool` (the parent's loop), `parent` (the warm parent), `resources`
-(workers, threads, memory), `lost` (a child that gave no result), `stream` (the JSON Lines stream
-and `merge`) and `keeper` (where each record goes), `progress` and `summary` (what a person
-sees), `command` (`triagebot sweep`). The
+(the backend ladder), `tasks` (what a child is handed: a run's key and request), `pool` (the
+parent's loop), `parent` (the warm parent), `resources` (workers, threads, memory), `lost` (a
+child that gave no result), `stream` (the JSON Lines stream and `merge`) and `keeper` (where each
+record goes), `progress` and `summary` (what a person sees), `command` (`triagebot sweep`). The
 child's side, torch imported: `worker` (one task), `run` (one run), `backend` (the counting
 backend), `judge` and `accuracy` (is the answer right), `recompiles` and `shapes` (the second
 call), `calls`, `validation` (the probe), `environment`; `warm` is the parent's preload.

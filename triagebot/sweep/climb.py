@@ -13,11 +13,13 @@ sweep finishes its ladder too: a pair resumes at its first missing rung.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from typing import Any
 
 from triagebot.results import (
     BASELINE,
     COUNTING_BACKEND,
+    Check,
     ModelResult,
     ModelSpec,
     RunRecord,
@@ -26,25 +28,30 @@ from triagebot.results import (
 )
 from triagebot.sweep.keeper import Keeper
 from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, estimate, failed, plan_climbs
-from triagebot.sweep.pool import Pool, Result, Task
+from triagebot.sweep.pool import Pool, Result
 from triagebot.sweep.stream import model_results
+from triagebot.sweep.tasks import RunKey, Task, run_task
 
 
-def rung_task(spec: ModelSpec, config: str, patch: dict[str, Any], rung: str, attempt: int = 0) -> Task:
-    payload: dict[str, Any] = {"spec": spec.model_dump(mode="json"), "patch": patch, "compile": True}
+def rung_task(
+    spec: ModelSpec,
+    config: str,
+    patch: dict[str, Any],
+    rung: str,
+    checks: Collection[Check],
+    attempt: int = 0,
+) -> Task:
+    """A rung's run: the counting rung makes the second-shape call beside the sweep's `checks`;
+    a backend's rung compiles with that backend."""
+    key = RunKey(spec.model, config, attempt, rung)
     if rung == COUNTING_BACKEND:
-        payload["checks"] = {"recompiles": True}
-    else:
-        payload["backend"] = rung
-    return Task(key=(spec.model, config, attempt, rung), payload=payload, spec=spec)
+        return run_task(key, spec, patch, {*checks, Check.recompiles})
+    return run_task(key, spec, patch, checks, backend=rung)
 
 
 def rung_record(result: Result) -> RunRecord:
-    model, config, attempt, rung = result.task.key
-    assert result.outcome is not None
-    return RunRecord(
-        model=model, config=config, attempt=attempt, outcome=result.outcome, spec=result.spec, backend=rung
-    )
+    assert result.task.key is not None and result.outcome is not None
+    return result.task.key.record(result.outcome, result.spec)
 
 
 def confirmed_by_the_sweep(result: ModelResult | None, record: RunRecord) -> bool:
@@ -83,6 +90,7 @@ class _Climber:
         seconds: dict[str, float],
         spent: float,
         confirm: int,
+        checks: Collection[Check],
     ) -> None:
         self.pending = deque(climbs.todo.items())  # pairs not started, with their rungs
         self.rest: dict[Pair, list[str]] = {}  # a started pair's rungs after the one queued
@@ -92,6 +100,7 @@ class _Climber:
         self.seconds = seconds  # each model's longest run in the sweep
         self.spent = spent
         self.confirm = confirm
+        self.checks = checks  # what every run of the sweep checks
         self.through = climbs.through
         self.cut: list[UnreachedPair] = []
         self.tasks: deque[Task] = deque()
@@ -126,7 +135,7 @@ class _Climber:
             return
         spec = self.results[model].spec
         assert spec is not None
-        task = rung_task(spec, config, self.configs[config], rungs[0])
+        task = rung_task(spec, config, self.configs[config], rungs[0], self.checks)
         self.tasks.appendleft(task) if front else self.tasks.append(task)
         self.rest[pair], self.running[pair] = rungs[1:], cost
 
@@ -137,11 +146,18 @@ def longest_run(result: ModelResult) -> float:
 
 
 def run_ladder(
-    pool: Pool, keep: Keeper, ladder: Ladder, rungs: Rungs, flags: dict[str, dict[str, Any]], confirm: int
+    pool: Pool,
+    keep: Keeper,
+    ladder: Ladder,
+    rungs: Rungs,
+    flags: dict[str, dict[str, Any]],
+    confirm: int,
+    checks: Collection[Check],
 ) -> None:
     """Climb the chosen pairs within the ladder's bounds, appending each record through `keep`,
     then confirm its failures. `keep.records`: the stream so far (counting runs, and ladder runs
-    of an interrupted sweep, which are kept: a pair resumes at its first missing rung)."""
+    of an interrupted sweep, which are kept: a pair resumes at its first missing rung). `checks`:
+    what every run of the sweep checks."""
     if not rungs.order:
         return
     configs = {BASELINE: {}, **flags}
@@ -159,13 +175,13 @@ def run_ladder(
     climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, climbed)
     keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
     spent = sum(r.outcome.seconds for r in climbed.values())
-    climber = _Climber(climbs, results, configs, seconds, spent, confirm)
+    climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks)
     climber.fill(pool.jobs, ladder.max_seconds, keep)
     for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
         climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
         climber.fill(pool.jobs, ladder.max_seconds, keep)
     keep.unreached(climbs.unreached + climber.cut)
-    _confirm(pool, keep, results, configs, confirm)
+    _confirm(pool, keep, results, configs, confirm, checks)
 
 
 def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
@@ -180,12 +196,17 @@ def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
 
 
 def _confirm(
-    pool: Pool, keep: Keeper, results: dict[str, ModelResult], configs: dict[str, dict[str, Any]], count: int
+    pool: Pool,
+    keep: Keeper,
+    results: dict[str, ModelResult],
+    configs: dict[str, dict[str, Any]],
+    count: int,
+    checks: Collection[Check],
 ) -> None:
     """Run every ladder failure that needs it (`needs_confirming`) again, `count` times."""
     done = {(r.model, r.config, r.backend, r.attempt) for r in keep.records if r.backend}
     tasks = [
-        rung_task(spec, r.config, configs[r.config], r.backend, attempt)
+        rung_task(spec, r.config, configs[r.config], r.backend, checks, attempt)
         for r in list(keep.records)
         if r.backend and r.attempt == 0 and r.config in configs and needs_confirming(results.get(r.model), r)
         for spec in [results[r.model].spec if r.model in results else r.spec]

@@ -5,23 +5,24 @@ stream's crashes and checking models eagerly."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from triagebot.config import Jobs
 from triagebot.errors import SweepError
-from triagebot.results import BASELINE, Environment, ModelSpec, RunRecord, SweepHeader
+from triagebot.results import BASELINE, Check, Environment, ModelSpec, RunRecord, SweepHeader
 from triagebot.sweep.climb import run_ladder
 from triagebot.sweep.keeper import Keeper
 from triagebot.sweep.ladder import Rungs
 from triagebot.sweep.parent import preload_modules
 from triagebot.sweep.plan import SweepPlan
-from triagebot.sweep.pool import Pool, Task
+from triagebot.sweep.pool import Pool
 from triagebot.sweep.progress import NullProgress, Progress
-from triagebot.sweep.schedule import CHECK_CONFIG, Schedule, longest_first, run_record, run_task
+from triagebot.sweep.schedule import CHECK_CONFIG, Schedule, longest_first, run_record
 from triagebot.sweep.stream import StreamWriter, read_stream, run_key
+from triagebot.sweep.tasks import RunKey, Task, run_task
 
 
 @dataclass
@@ -47,7 +48,7 @@ def probe(
     backend against Dynamo's registry, before any model runs (`validation`). Also returns
     whether a C++ compiler was found (Inductor's, on the CPU)."""
     payload = {"device": device, "flags": flags, "backends": backends or []}
-    result = pool.call(Task(key="probe", kind="probe", payload=payload), timeout=300)
+    result = pool.call(Task(probe=payload), timeout=300)
     message = result.message
     if not message or "environment" not in message:
         cause = result.outcome.error if result.outcome else (message or {}).get("error", "no reply")
@@ -68,7 +69,6 @@ def _pool(plan: SweepPlan) -> Pool:
         memory_limit_gb=plan.memory_limit_gb,
         preload=preload_modules(plan.specs),
         warm_compile=True,
-        checks=dict(plan.checks),
     )
 
 
@@ -79,7 +79,7 @@ def _header(plan: SweepPlan, environment: Environment, rungs: Rungs | None) -> S
         when={name: flag.when for name, flag in plan.settings.items()},
         corpus=plan.selection,
         shard=plan.shard,
-        checks=sorted(name for name, on in plan.checks.items() if on),
+        checks=sorted(plan.checks),
         ladder=rungs.order if rungs else [],
     )
 
@@ -109,9 +109,9 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
         try:
             _sweep(plan, pool, keep)
             if plan.confirm:
-                _confirm(pool, keep, plan.patches, plan.confirm)
+                _confirm(pool, keep, plan.patches, plan.confirm, plan.checks)
             if ladder is not None and rungs is not None:
-                run_ladder(pool, keep, ladder, rungs, plan.patches, plan.confirm)
+                run_ladder(pool, keep, ladder, rungs, plan.patches, plan.confirm, plan.checks)
         finally:
             writer.close()
             progress.close()
@@ -123,7 +123,7 @@ def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
     """The counting runs: every baseline, then each model's flags as its baseline finishes."""
     first = [r for r in keep.records if r.attempt == 0 and r.backend is None]
     keep.progress.phase("sweep", len(plan.specs) * (1 + len(plan.flags)), recorded=first)
-    schedule = Schedule(plan.specs, plan.settings, first)
+    schedule = Schedule(plan.specs, plan.settings, first, plan.checks)
     schedule.start(longest_first(plan.specs, plan.costs), {r.model: r for r in first if r.config == BASELINE})
     for record in schedule.take_copies():
         keep(record)
@@ -135,13 +135,16 @@ def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
                 keep(copy)
 
 
-def _confirm(pool: Pool, keep: Keeper, flags: dict[str, dict[str, Any]], count: int) -> None:
-    """Rerun every crash and every wrong result `count` times. Only those: a skipped run, an
-    engine error, a timeout or a signal is never rerun."""
+def _confirm(
+    pool: Pool, keep: Keeper, flags: dict[str, dict[str, Any]], count: int, checks: Collection[Check]
+) -> None:
+    """Rerun every crash and every wrong result `count` times, each making `checks` (what every
+    run of the sweep checks). Only those: a skipped run, an engine error, a timeout or a signal
+    is never rerun."""
     done = {run_key(r) for r in keep.records if r.backend is None}
     configs = {BASELINE: {}, **flags}
     tasks = [
-        run_task(r.spec, r.config, configs[r.config], attempt)
+        run_task(RunKey(r.model, r.config, attempt), r.spec, configs[r.config], checks)
         for r in keep.records
         if r.attempt == 0 and r.backend is None and r.outcome.suspect and r.spec and r.config in configs
         for attempt in range(1, count + 1)
@@ -174,7 +177,6 @@ def confirm_crashes(
         timeout=timeout,
         memory_limit_gb=memory_limit_gb,
         preload=preload_modules(specs),
-        checks=dict.fromkeys(header.checks, True),
     ) as pool:
         environment, _ = probe(pool, header.environment.device, header.flags)
         if not environment.same_build(header.environment):
@@ -185,7 +187,7 @@ def confirm_crashes(
         writer, records = StreamWriter.resume(path, header)
         before = len(records)
         try:
-            _confirm(pool, Keeper(writer, records, progress), header.flags, count)
+            _confirm(pool, Keeper(writer, records, progress), header.flags, count, header.checks)
         finally:
             writer.close()
             progress.close()
@@ -217,7 +219,7 @@ def check_models(
             pool.use_device(device)
         progress.phase("check", len(specs))
         try:
-            tasks = (run_task(spec, CHECK_CONFIG, {}, compile=False) for spec in specs)
+            tasks = (run_task(RunKey(spec.model, CHECK_CONFIG), spec, {}, eager_only=True) for spec in specs)
             for result in pool.run(tasks):
                 record = run_record(result)
                 progress.update(record)

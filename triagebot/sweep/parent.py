@@ -7,7 +7,7 @@ intra-op thread pool when it forks. Each run is a child of it: isolation costs a
 interpreter start. The sweep's driver (this process) imports no torch at all.
 
 `start_parent()` starts it before the models are known (its imports then overlap with loading
-the corpus); `ensure_parent(classes, compile)` sends it the classes to warm up, or (re)starts it
+the corpus); `ensure_parent(classes, warm_compile)` sends it the classes to warm up, or (re)starts it
 with them.
 """
 
@@ -48,7 +48,7 @@ def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
 def start_parent() -> None:
     """Start the warm parent now, before the models are known, so that its imports overlap
     with the caller's own work (loading a corpus). It waits for its model classes on a FIFO
-    once its generic warm-up is done; `ensure_parent(classes, compile)` sends them."""
+    once its generic warm-up is done; `ensure_parent(classes, warm_compile)` sends them."""
     global _fifo, _preloaded
     pid = parent_pid()
     if pid is not None and _alive(pid):
@@ -73,10 +73,10 @@ def _drop_fifo(folder: str, path: str, fd: int) -> None:
         os.rmdir(folder)
 
 
-def ensure_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
+def ensure_parent(classes: Iterable[str] = (), warm_compile: bool = False) -> int:
     """Start the warm parent (or restart it when it lacks some of `classes`); returns its pid.
 
-    `compile`: whether the parent compiles a tiny model before it forks (a sweep's children
+    `warm_compile`: whether the parent compiles a tiny model before it forks (a sweep's children
     compile; an eager-only check's do not).
     The request reaches `triagebot.sweep.warm` through the parent's environment (WARM_REQUEST),
     or through its FIFO when it was started early by `start_parent`. A parent that died is
@@ -86,11 +86,11 @@ def ensure_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
     wanted = frozenset(classes)
     pid = parent_pid()
     alive = pid is not None and _alive(pid)
-    if pid is not None and not alive and compile:
+    if pid is not None and not alive and warm_compile:
         _warm_compile_crashed = True
-    compile = compile and not _warm_compile_crashed
+    warm_compile = warm_compile and not _warm_compile_crashed
     if alive and _fifo is not None:
-        _send(_fifo[1], _warm_request(wanted, compile) + "\n")
+        _send(_fifo[1], _warm_request(wanted, warm_compile) + "\n")
         _fifo, _preloaded = None, wanted
         return pid
     if alive and _preloaded is not None and wanted <= _preloaded:
@@ -98,12 +98,12 @@ def ensure_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
     if pid is not None:
         stop_parent()
     wanted = wanted | (_preloaded or frozenset())
-    _spawn({WARM_REQUEST: _warm_request(wanted, compile)})
+    _spawn({WARM_REQUEST: _warm_request(wanted, warm_compile)})
     _fifo, _preloaded = None, wanted
     return _FORKSERVER._forkserver_pid
 
 
-def restart_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
+def restart_parent(classes: Iterable[str] = (), warm_compile: bool = False) -> int:
     """Start a warm parent in place of one that stopped answering (killed by the OOM killer, or
     still dying): it is ended and reaped first, so that it is never taken for alive."""
     pid = parent_pid()
@@ -112,11 +112,11 @@ def restart_parent(classes: Iterable[str] = (), compile: bool = False) -> int:
             os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
-    return ensure_parent(classes, compile)
+    return ensure_parent(classes, warm_compile)
 
 
-def _warm_request(classes: Iterable[str], compile: bool) -> str:
-    return json.dumps({"classes": sorted(classes), "compile": compile})
+def _warm_request(classes: Iterable[str], warm_compile: bool) -> str:
+    return json.dumps({"classes": sorted(classes), "compile": warm_compile})
 
 
 def stop_parent() -> None:

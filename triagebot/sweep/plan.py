@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from triagebot.analysis import ladder_pairs
 from triagebot.config import Config, Jobs, SweepSettings
 from triagebot.corpus.sampling import sample
 from triagebot.corpus.selection import Selected
-from triagebot.results import CorpusSelection, FlagSettings, ModelSpec
+from triagebot.results import Check, CorpusSelection, FlagSettings, ModelSpec
 from triagebot.sweep.ladder import Ladder
 
 Flags = Mapping[str, FlagSettings | dict[str, Any]]
@@ -61,7 +61,7 @@ class SweepPlan:
     shard: str | None = None
     confirm: int = 0
     costs: Mapping[str, float] | None = None
-    checks: Mapping[str, bool] = field(default_factory=dict)
+    checks: frozenset[Check] = frozenset()
     ladder: Ladder | None = None
 
     @property
@@ -111,9 +111,10 @@ def plan_for(config: Config, selected: Selected, out: str | Path, *, resume: boo
     )
 
 
-def checks_for(settings: SweepSettings) -> dict[str, bool]:
+def checks_for(settings: SweepSettings) -> frozenset[Check]:
     """What every run of the sweep checks."""
-    return {"accuracy": settings.accuracy, "recompiles": settings.recompiles == "all"}
+    asked = {Check.accuracy: settings.accuracy, Check.recompiles: settings.recompiles == "all"}
+    return frozenset(check for check, on in asked.items() if on)
 
 
 def ladder_for(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int = 0) -> Ladder | None:

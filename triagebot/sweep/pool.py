@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from triagebot.config import Jobs
@@ -38,6 +38,7 @@ from triagebot.sweep.resources import (
     resident_bytes,
     threads_per_worker,
 )
+from triagebot.sweep.tasks import Task
 
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
 # Children forked ahead of need, per device. On CUDA a child's start includes initialising CUDA,
@@ -60,16 +61,6 @@ def _standby_entry(tasks: Any, conn: Any, settings: dict[str, Any]) -> None:
     from triagebot.sweep import worker  # as in `_child_entry`
 
     worker.standby_main(tasks, conn, settings)
-
-
-@dataclass
-class Task:
-    """One unit of work for a child: a (model, config) run, or the environment probe."""
-
-    key: Any
-    kind: str = "run"
-    payload: dict[str, Any] = field(default_factory=dict)
-    spec: ModelSpec | None = None
 
 
 @dataclass
@@ -114,10 +105,8 @@ class Pool:
         warm_compile: bool = False,
         threads: int | None = None,
         prestart: int | None = None,
-        checks: dict[str, bool] | None = None,
     ) -> None:
         self.device = device
-        self.checks = dict(checks or {})  # what every run checks (`run.run_one`'s checks)
         self.auto = jobs == "auto"
         self.cpus = available_cpus()
         self.timeout = timeout
@@ -163,7 +152,6 @@ class Pool:
             "memory_bytes": self.memory_bytes,
             "gpu_fraction": gpu_fraction(self.jobs) if self.device == "cuda" else None,
             "log": log,
-            "checks": self.checks,
         }
 
     def call(self, task: Task, timeout: float | None = None) -> Result:
@@ -204,7 +192,7 @@ class Pool:
         reader, writer = CONTEXT.Pipe(duplex=False)
         log = self._new_log()
         start = time.monotonic()
-        process = self._fork(_child_entry, (writer, task.kind, task.payload, self.settings(log)))
+        process = self._fork(_child_entry, (writer, task.kind, task.message(), self.settings(log)))
         writer.close()
         return _Running(task, process, reader, log, start, start + self.timeout)
 
@@ -239,7 +227,7 @@ class Pool:
             child = self._standby.popleft()
             if child.process.exitcode is None:
                 try:
-                    child.tasks.send((task.kind, task.payload))
+                    child.tasks.send((task.kind, task.message()))
                 except OSError:
                     pass
                 else:

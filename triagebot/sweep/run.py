@@ -5,7 +5,7 @@
 parent (`worker.child_main`); the benchmark's lower bound and the fresh-interpreter check call
 it in-process (`fresh=True` resets Dynamo first).
 
-With `checks` (what the sweep asks every run to check):
+With `checks` (`Check`s: what the sweep asks every run to check):
 - `accuracy`: the compiled outputs are compared with the eager run's (reseeded before each call,
   as every call is); a comparison that fails or is borderline runs eager again and judges in
   full (`judge`); two eager runs that differ make the model nondeterministic, not judged.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from triagebot import corpus
-from triagebot.results import Accuracy, ModelSpec, Outcome, Status, error_signature
+from triagebot.results import Accuracy, Check, ModelSpec, Outcome, Status, error_signature
 from triagebot.sweep.backend import CountingBackend, backend_settings, counting_backend
 from triagebot.sweep.calls import Call, first_line, seeded_call
 from triagebot.sweep.judge import judge
@@ -78,19 +78,19 @@ def run_one(
     patch: dict[str, Any] | None,
     device: str,
     *,
-    compile: bool = True,
+    eager_only: bool = False,
     fresh: bool = False,
     mark: Callable[[str], Any] | None = None,
     backend: str | Callable[..., Any] | None = None,
-    checks: dict[str, bool] | None = None,
+    checks: Collection[Check] = (),
 ) -> tuple[Outcome, ModelSpec]:
-    """Build, run eagerly, then (unless `compile` is False) compile and run under `patch`.
+    """Build, run eagerly, then (unless `eager_only`) compile and run under `patch`.
 
     Returns the outcome and the spec as completed by the build. `mark(stage)` is called as each
     stage starts (the pool's children log it, so that a timeout or a signal names its stage).
     `fresh=True` clears Dynamo's caches and counters first, for runs that share a process.
     `backend`: a ladder backend (a name or a callable) behind the graph counter; None counts only.
-    `checks`: `{"accuracy": bool, "recompiles": bool}` (see the module docstring); none by default.
+    `checks`: the checks to make (see the module docstring); none by default.
     """
     stages = _Stages(mark)
     if fresh:
@@ -108,9 +108,9 @@ def run_one(
                 expected = run.call(run.model, run.inputs)
         except Exception as error:
             return stages.finish(_failure(Status.eager_error, error)), run.spec
-        if not compile:
+        if eager_only:
             return stages.finish(Outcome(status=Status.ok)), run.spec
-        outcome = _compiled(run, expected, patch, backend, checks or {}, stages)
+        outcome = _compiled(run, expected, patch, backend, checks, stages)
     return stages.finish(outcome), run.spec
 
 
@@ -130,11 +130,11 @@ def _compiled(
     expected: Any,
     patch: dict[str, Any] | None,
     backend: str | Callable[..., Any] | None,
-    checks: dict[str, bool],
+    checks: Collection[Check],
     stages: _Stages,
 ) -> Outcome:
     """Compile and call the model under `patch`, then make the checks asked for."""
-    judged = bool(checks.get("accuracy"))
+    judged = Check.accuracy in checks
     counting = counting_backend(backend)
     try:
         with stages.timed("compile", marked=True), backend_settings(backend, judged):
@@ -144,7 +144,7 @@ def _compiled(
     outcome = _counted(counting)
     if judged:
         outcome.accuracy = judge(run.model, run.inputs, expected, got, run.call, timed=stages.timed)
-    if checks.get("recompiles") and backend is None:
+    if Check.recompiles in checks and backend is None:
         with stages.timed("recompile", marked=True):
             steady = outcome.accuracy is not None and outcome.accuracy.verdict != Accuracy.nondeterministic
             outcome.recompile, second = second_call(

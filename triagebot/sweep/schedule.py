@@ -4,11 +4,21 @@ its baseline finishes (to the front of the queue), a flag's run skipped where it
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from triagebot.results import BASELINE, FlagSettings, ModelSpec, Outcome, RunRecord, Status, named_in_break
-from triagebot.sweep.pool import Result, Task
+from triagebot.results import (
+    BASELINE,
+    Check,
+    FlagSettings,
+    ModelSpec,
+    Outcome,
+    RunRecord,
+    Status,
+    named_in_break,
+)
+from triagebot.sweep.pool import Result
+from triagebot.sweep.tasks import RunKey, Task, run_task
 
 CHECK_CONFIG = "eager"
 """`RunRecord.config` of a check-mode record (build and eager run only)."""
@@ -40,28 +50,16 @@ def longest_first(specs: Sequence[ModelSpec], costs: Mapping[str, float] | None)
     return unknown + known
 
 
-def run_task(
-    spec: ModelSpec, config: str, patch: dict[str, Any], attempt: int = 0, compile: bool = True
-) -> Task:
-    """The task of one counting run (`attempt` > 0: a confirmation rerun)."""
-    return Task(
-        key=(spec.model, config, attempt),
-        payload={"spec": spec.model_dump(mode="json"), "patch": patch, "compile": compile},
-        spec=spec,
-    )
-
-
 def run_record(result: Result) -> RunRecord:
     """A finished run's record. A flag run or a confirmation rerun is made only when its baseline
     built and ran eagerly, with the spec that baseline completed: if it cannot do the same, the
     sweep failed to rebuild the model, an `engine_error` (its error and traceback kept), never
     an untestable model."""
-    model, config, attempt = result.task.key
-    outcome = result.outcome
-    assert outcome is not None
-    if config != CHECK_CONFIG and (config != BASELINE or attempt > 0) and outcome.untestable:
+    key, outcome = result.task.key, result.outcome
+    assert key is not None and outcome is not None
+    if key.config != CHECK_CONFIG and (key.config != BASELINE or key.attempt > 0) and outcome.untestable:
         outcome = outcome.model_copy(update={"status": Status.engine_error})
-    return RunRecord(model=model, config=config, attempt=attempt, outcome=outcome, spec=result.spec)
+    return key.record(outcome, result.spec)
 
 
 class Schedule:
@@ -73,10 +71,15 @@ class Schedule:
     on the model (`can_matter`) gets a `skipped` record, made here: no child is forked for it."""
 
     def __init__(
-        self, specs: Sequence[ModelSpec], flags: dict[str, FlagSettings], recorded: Sequence[RunRecord]
+        self,
+        specs: Sequence[ModelSpec],
+        flags: dict[str, FlagSettings],
+        recorded: Sequence[RunRecord],
+        checks: Collection[Check],
     ) -> None:
         self.specs = {spec.model: spec for spec in specs}
         self.flags = flags
+        self.checks = checks  # what every run checks
         self.recorded = {(r.model, r.config) for r in recorded}
         self.tasks: deque[Task] = deque()
         self.copies: list[RunRecord] = []
@@ -87,7 +90,7 @@ class Schedule:
             if spec.model in baselines:
                 self.after_baseline(baselines[spec.model])
             else:
-                self.tasks.append(run_task(spec, BASELINE, {}))
+                self.tasks.append(self._task(spec, BASELINE, {}))
 
     def after_baseline(self, baseline: RunRecord) -> None:
         spec = baseline.spec or self.specs[baseline.model]
@@ -102,7 +105,10 @@ class Schedule:
             if flag not in run
         ]
         # to the front: a model's runs stay together, and its flags start while it is fresh
-        self.tasks.extendleft(run_task(spec, flag, self.flags[flag].patch) for flag in reversed(run))
+        self.tasks.extendleft(self._task(spec, flag, self.flags[flag].patch) for flag in reversed(run))
+
+    def _task(self, spec: ModelSpec, config: str, patch: dict[str, Any]) -> Task:
+        return run_task(RunKey(spec.model, config), spec, patch, self.checks)
 
     def take_copies(self) -> list[RunRecord]:
         copies, self.copies = self.copies, []

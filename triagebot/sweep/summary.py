@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from triagebot.corpus.shrink.families import why_slow
-from triagebot.results import BASELINE, SKIPPED_RUN, Outcome, RunRecord, Status
+from triagebot.results import BASELINE, SKIPPED_RUN, RunRecord, Status
 
 
 def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
@@ -171,14 +171,6 @@ def run_seconds(record: RunRecord) -> float:
     return 0.0 if copied(record) else record.outcome.seconds
 
 
-def checks_made(outcome: Outcome) -> list[str]:
-    """The checks a run made beyond counting its graphs, in `plan.checks_for`'s names:
-    `accuracy` (its outputs judged against eager's), `recompiles` (a second call on another
-    shape)."""
-    made = {"accuracy": outcome.accuracy, "recompiles": outcome.recompile}
-    return [name for name, check in made.items() if check is not None]
-
-
 RunMade = tuple[str, str, str, tuple[str, ...]]
 """One run as two ways of making a list of runs compare it: model, config, status, checks made."""
 
@@ -187,7 +179,7 @@ def runs_made(records: Sequence[RunRecord]) -> list[RunMade]:
     """The sweep's own runs (neither a crash's confirmation nor a ladder rung), sorted, each with
     its status and the checks it made: what another way of making the same runs must match."""
     return sorted(
-        (r.model, r.config, r.outcome.status.value, tuple(checks_made(r.outcome)))
+        (r.model, r.config, r.outcome.status.value, tuple(r.outcome.checks_made))
         for r in records
         if r.attempt == 0 and r.backend is None
     )

@@ -20,12 +20,12 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from triagebot.results import ModelSpec
 from triagebot.sweep import validation
 from triagebot.sweep.calls import first_line
 from triagebot.sweep.lost import stage_line
 from triagebot.sweep.resources import limit_address_space
 from triagebot.sweep.run import run_one
+from triagebot.sweep.tasks import RunRequest
 
 
 def _fork_state() -> dict[str, Any]:
@@ -120,16 +120,18 @@ def child_main(
 
 
 def _run(payload: dict[str, Any], settings: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
-    """A run's reply: its outcome, the spec its build completed, how the child started."""
+    """A run (`payload`: a `RunRequest`'s message) and its reply: its outcome, the spec its build
+    completed, how the child started."""
     if settings["device"] == "cuda":
         _start_cuda(settings, start)
+    request = RunRequest.from_message(payload)
     outcome, spec = run_one(
-        ModelSpec.model_validate(payload["spec"]),
-        payload["patch"],
+        request.spec,
+        request.patch,
         settings["device"],
-        compile=payload["compile"],
+        eager_only=request.eager_only,
         mark=_mark,
-        backend=payload.get("backend"),
-        checks={**settings.get("checks", {}), **payload.get("checks", {})},
+        backend=request.backend,
+        checks=request.checks,
     )
     return {"outcome": outcome.model_dump(mode="json"), "spec": spec.model_dump(mode="json"), "start": start}
