@@ -16,7 +16,8 @@ BASELINE = "baseline"
 
 
 class Environment(Record):
-    """Where a sweep ran. Two environments with the same `torch_git_version` are one build."""
+    """Where a sweep ran. A build is torch and transformers: two environments are one build when
+    their torch is one (`same_torch`) and so is their transformers, where both name one."""
 
     torch_version: str
     torch_git_version: str = ""
@@ -28,9 +29,24 @@ class Environment(Record):
     cuda_version: str | None = None
 
     def same_build(self, other: Environment) -> bool:
+        return self.same_torch(other) and self.same_transformers(other)
+
+    def build_name(self) -> str:
+        """The build in a message: `torch 2.13.0+cpu, transformers 5.23.0`."""
+        transformers = f", transformers {self.transformers_version}" if self.transformers_version else ""
+        return f"torch {self.torch_version}{transformers}"
+
+    def same_torch(self, other: Environment) -> bool:
+        """One torch build: the same git hash, or the same version where either has no hash."""
         if self.torch_git_version and other.torch_git_version:
             return self.torch_git_version == other.torch_git_version
         return self.torch_version == other.torch_version
+
+    def same_transformers(self, other: Environment) -> bool:
+        """The same transformers, as far as both say: a snapshot made before environments
+        recorded it is taken to have any."""
+        mine, theirs = self.transformers_version, other.transformers_version
+        return not (mine and theirs) or mine == theirs
 
 
 class Status(StrEnum):

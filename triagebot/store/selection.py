@@ -2,9 +2,10 @@
 can be compared (like with like).
 
 The store keeps one snapshot per key (the torch version). A stored snapshot is replaced only by
-one of the same build and the same selection (corpus, sample, seed, strata, models) whose flags
-include every stored flag with the same patch: a sweep of the same night again, or that night
-with a flag added. Anything else would lose a night and is refused (`replacement_problem`).
+one of the same build (torch and transformers) and the same selection (corpus, sample, seed,
+strata, models) whose flags include every stored flag with the same patch: a sweep of the same
+night again, or that night with a flag added. Anything else would lose a night and is refused
+(`replacement_problem`).
 
 A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
 the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
@@ -27,7 +28,10 @@ def describe(snapshot: Snapshot) -> str:
     if corpus.only_breaking_in:
         drawn += f" breaking in {corpus.only_breaking_in}"
     flags = ", ".join(snapshot.flags) or "none"
-    build = snapshot.environment.torch_git_version[:12] or "no git hash"
+    environment = snapshot.environment
+    build = environment.torch_git_version[:12] or "no git hash"
+    if environment.transformers_version:
+        build += f", transformers {environment.transformers_version}"
     return (
         f"{snapshot.key} ({build}): corpus {corpus.name!r}{drawn}, "
         f"{len(snapshot.results)} models, flags {flags}"
@@ -55,8 +59,13 @@ def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
 
 def replacement_problem(stored: Snapshot, new: Snapshot) -> str | None:
     """Why `new` may not replace `stored` (the snapshot under its key), or None when it may."""
-    if not new.environment.same_build(stored.environment):
+    if not new.environment.same_torch(stored.environment):
         return "it is of another build"
+    if not new.environment.same_transformers(stored.environment):
+        return (
+            f"it is of transformers {new.environment.transformers_version}, the stored one of "
+            f"transformers {stored.environment.transformers_version}"
+        )
     if not same_selection(stored.corpus, new.corpus):
         return "it sweeps another selection"
     dropped = [flag for flag in stored.flags if new.flags.get(flag) != stored.flags[flag]]
