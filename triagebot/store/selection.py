@@ -1,11 +1,11 @@
 """Which snapshots belong together: the same night (one build, one selection), and nights that
 can be compared (like with like).
 
-The store keeps one snapshot per key (the torch version). A stored snapshot is replaced only by
-one of the same build (torch and transformers) and the same selection (corpus, sample, seed,
-strata, models) whose flags include every stored flag with the same patch: a sweep of the same
-night again, or that night with a flag added. Anything else would lose a night and is refused
-(`replacement_problem`).
+The store keeps one snapshot per key (`[store] key`: the torch version, or torch and
+transformers). A stored snapshot is replaced only by one of the same build (torch and
+transformers) and the same selection (corpus, sample, seed, strata, models) whose flags
+include every stored flag with the same patch: a sweep of the same night again, or that night
+with a flag added. Anything else would lose a night and is refused (`replacement_problem`).
 
 A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
 the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
@@ -64,7 +64,8 @@ def replacement_problem(stored: Snapshot, new: Snapshot) -> str | None:
     if not new.environment.same_transformers(stored.environment):
         return (
             f"it is of transformers {new.environment.transformers_version}, the stored one of "
-            f"transformers {stored.environment.transformers_version}"
+            f"transformers {stored.environment.transformers_version} (with [store] key = "
+            '"torch+transformers" each has a key of its own)'
         )
     if not same_selection(stored.corpus, new.corpus):
         return "it sweeps another selection"
