@@ -12,14 +12,17 @@ import pytest
 from builders import SCALAR, ok, result
 from builders import snapshot as built
 
-from triagebot.config import Config, parse_config
+from triagebot.analysis import night as analyse
+from triagebot.config import Config, TrackerSettings, parse_config
 from triagebot.errors import ConfigError, PipelineError, StoreError
 from triagebot.pipeline import RunOptions, already_swept, installed_build, run, sweep_need
 from triagebot.pipeline.inputs import out_of_order, read_input
 from triagebot.report.markers import notice_marker
+from triagebot.report.words import key_words
 from triagebot.results import Environment, Night, RunRecord, Snapshot, SweepHeader, snapshot_key
 from triagebot.store import LocalStore, MemoryStore, check_key, key_order, write_snapshot
 from triagebot.sweep.stream import StreamWriter, merge
+from triagebot.tracker.desired import title_for
 
 TORCH, GIT = "2.13.0+cpu", "cf30153c4c13"
 BY_TRANSFORMERS = parse_config('[store]\nkey = "torch+transformers"\n')
@@ -86,6 +89,14 @@ def test_the_key_names_torch_and_transformers_when_configured():
     assert snapshot_key(build(""), "torch+transformers") == TORCH  # nothing to add
     with pytest.raises(ConfigError, match=r"store\.key"):
         parse_config('[store]\nkey = "transformers"\n')
+
+
+def test_a_title_says_a_key_of_torch_and_transformers_in_words():
+    settings = TrackerSettings(title="{flag} on {key}: {crashes} crashing")
+    tonight = analyse(night("5.23.0", key=f"{TORCH}_transformers-5.23.0"))
+    title = title_for(settings, tonight.flags[SCALAR].figures, tonight.key)
+    assert title == f"{SCALAR} on 2.13.0+cpu with transformers 5.23.0: 0 crashing"
+    assert key_words(TORCH) == TORCH  # a key of torch alone, as before
 
 
 def test_key_order_is_torch_then_transformers():
