@@ -168,6 +168,18 @@ def test_run_check_answers_per_transformers_with_the_transformers_key():
     assert already_swept(store, Environment(torch_version=TORCH), "torch+transformers") is not None
 
 
+def test_run_check_prints_sweep_per_transformers(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github-output"))
+    store = MemoryStore([night("5.22.0", key=f"{TORCH}_transformers-5.22.0")])
+    answers = {}
+    for transformers in ("5.22.0", "5.23.0"):
+        printed: list[str] = []
+        config, installed = BY_TRANSFORMERS.with_flags([SCALAR]), build(transformers)
+        run(config, RunOptions(check_only=True), store=store, build=installed, say=printed.append, **stages())
+        answers[transformers] = printed[0]
+    assert answers == {"5.22.0": "sweep=false", "5.23.0": "sweep=true"}
+
+
 def test_the_default_key_says_why_another_transformers_is_not_swept():
     store = MemoryStore([night("5.22.0")])
 
