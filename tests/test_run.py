@@ -228,8 +228,8 @@ def test_publishing_is_real_only_with_a_token_and_a_repo(tmp_path: Path):
 def test_build_identity_falls_back_to_the_version_without_a_git_hash():
     local = snapshot("2.13.0+cpu", "")
     store = MemoryStore([local])
-    assert already_swept(store, Environment(torch_version="2.13.0+cpu")) == "2.13.0+cpu"
-    assert already_swept(store, Environment(torch_version="2.13.1+cpu")) is None
+    assert already_swept(store, Environment(torch_version="2.13.0+cpu"), "torch") == "2.13.0+cpu"
+    assert already_swept(store, Environment(torch_version="2.13.1+cpu"), "torch") is None
 
 
 @pytest.mark.parametrize("swept", [True, False])

@@ -59,7 +59,7 @@ def test_put_get_order_and_previous(store) -> None:
     assert store.get(NEW.key) == NEW
     assert store.latest_before(NEW.key) == OLD
     assert store.latest_before(OLD.key) is None
-    assert store.find_build(OLD.environment.torch_git_version) == OLD.key
+    assert store.find_build(OLD.environment, "torch") == OLD.key
     assert diff(store.get(OLD.key), store.get(NEW.key)).models_added == ["GPT2LMHeadModel"]
 
 
@@ -249,7 +249,7 @@ def test_readers_of_history_skip_a_corrupt_snapshot_with_a_warning(tmp_path) -> 
     assert [s.key for s in store.history()] == [OLD.key, NEW.key]
     assert store.latest_before(NEW.key) == OLD
     assert store.latest() == NEW
-    assert store.find_build(NEW.environment.torch_git_version) == NEW.key
+    assert store.find_build(NEW.environment, "torch") == NEW.key
     assert len(warnings) == 2  # each bad file once, however often it is met
     assert any(f"{middle}.json: not UTF-8" in w and w.endswith("skipped") for w in warnings)
     (tmp_path / f"{NEW.key}.json").write_text("{}")

@@ -31,7 +31,8 @@ Public API, for report/, tracker/ and cli:
   where it fails beyond the counting backend (`ladder.reach`), both on every crash group.
 - `diff(old, new) -> SnapshotDiff`: per flag newly crashing, fixed, signature changes, graph
   changes and other effect changes; baseline graph changes; models and flags added or
-  removed; `same_build` (one torch git hash: not news); `compare_url`, the pytorch commit range.
+  removed; `same_build` (one torch git hash and one transformers: not news); `compare_url`,
+  the pytorch commit range.
 - Error signatures are `triagebot.results.error_signature` (shared with the sweep).
 - The backend ladder (`ladder`): `ladder_pairs(results, flags, sample)` (what climbs it),
   `lives_in(rung)`; `flag_stats` fills each flag's wrong-result groups, nondeterministic models,

@@ -43,7 +43,7 @@ def request_between(good: Environment, bad: Environment, reproduction: Reproduct
     two torch builds, torch nightlies are bisected with transformers held at the good sweep's
     version; when the torch build did not change but transformers did, transformers releases
     are bisected under the bad sweep's torch."""
-    if good.same_build(bad):
+    if good.same_torch(bad):
         if not good.transformers_version or good.transformers_version == bad.transformers_version:
             raise BisectError(
                 f"torch {bad.torch_version} and transformers {bad.transformers_version or '?'} are the "

@@ -94,7 +94,8 @@ def run(
         bisections=bisections,
     )
     if snapshot is not None:
-        pipeline.read_input(snapshot)  # a bad file or key is refused before anything is created
+        # A bad file or key is refused before anything is created.
+        pipeline.read_input(snapshot, settings.store.key)
     snapshots = open_store(settings.store)
     stages = pipeline.default_stages(settings, snapshots, split_names(models))
     # Two runs on one store take turns (the second says so and waits); --check only reads.

@@ -110,13 +110,14 @@ def sweep(
     )
 
 
-def merge(shards: Streams, out: SnapshotOut) -> None:
-    """Join the shard streams of one sweep into one snapshot.
+@configured()
+def merge(settings: Config, shards: Streams, out: SnapshotOut, config: ConfigOption = None) -> None:
+    """Join the shard streams of one sweep into one snapshot, keyed as `[store] key` names it.
 
     Streams of other sweeps (another build, flag set or corpus) are refused."""
     from triagebot.sweep import merge as merge_streams  # start-up cost: see the module
 
-    snapshot = merge_streams(shards)
+    snapshot = merge_streams(shards, settings.store.key)
     write_snapshot(snapshot, out)
     print(f"snapshot {snapshot.key}: {len(snapshot.results)} models from {len(shards)} streams -> {out}")
 
@@ -140,8 +141,9 @@ def reproduce(
     snapshots = Snapshots(settings.store)
     earlier = snapshots.get(previous) if previous else newest_stored(snapshots)
     bounds = reduce_bounds(settings, timeout)
+    lanes = script_lanes(settings)
     path, current = reproduce_file(
-        snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier, lanes=script_lanes(settings)
+        snapshot, out, timeout=timeout, bounds=bounds, earlier=earlier, lanes=lanes, scheme=settings.store.key
     )
     verified = sum(repro.verified for repro in current.reproductions)
     reduced = sum(bool(repro.reduction and repro.reduction.steps) for repro in current.reproductions)

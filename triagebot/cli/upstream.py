@@ -179,7 +179,10 @@ def nightly(
             builds,
             target,
             # Stored, and with every configured flag: a flag added since is swept on it.
-            lambda found: already_swept(stored, Environment(torch_version=found), settings.flags),
+            # The index says no transformers: under "torch+transformers", a night of any is stored.
+            lambda found: already_swept(
+                stored, Environment(torch_version=found), settings.store.key, settings.flags
+            ),
             version=version,
             force=force,
         )

@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, UsageError, unknown
-from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, people_only
+from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, KeyScheme, people_only
 
 # Both act only where Dynamo would otherwise break the graph, and its reason for such a break
 # names them: their runs are skipped on models none of whose baseline breaks names them.
@@ -192,6 +192,9 @@ class StoreSettings(Section):
     path: str = ".triagebot/snapshots"
     branch: str | None = None  # git data branch, e.g. "triagebot-data"; None: local folder only
     remote: str = "origin"
+    # What names a night: "torch" (the nightly stream), or "torch+transformers" for nights of one
+    # torch under several transformers releases (`results.snapshot_key`).
+    key: KeyScheme = "torch"
 
 
 class CcRoute(Section):

@@ -3,8 +3,8 @@
 - `inputs`: what a night starts from: the installed build (`installed_build`, read in a child
   process so that torch is never imported here), whether the store has it (`already_swept`)
   and what a night must sweep of it (`sweep_need`: the build, or only the flags it lacks),
-  the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key), and
-  `out_of_order`.
+  the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key, keyed as
+  `[store] key` names its night), and `out_of_order`.
 - `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
 - `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`, `reduce_bounds`,

@@ -18,18 +18,21 @@ from triagebot.analysis import flag_stats
 from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
 from triagebot.pipeline.night import night_of
-from triagebot.results import Environment, Night, Snapshot
+from triagebot.results import Environment, KeyScheme, Night, Snapshot, keyed
 from triagebot.store import Store, StoreError, check_key, key_order, open_store, read_snapshot
 
 _BUILD_PROBE = (
     "import json, importlib.metadata as m, torch;"
+    "t = [d.version for d in m.distributions(name='transformers')];"
     "print(json.dumps({'torch_version': torch.__version__,"
-    " 'torch_git_version': getattr(torch.version, 'git_version', '') or ''}))"
+    " 'torch_git_version': getattr(torch.version, 'git_version', '') or '',"
+    " 'transformers_version': t[0] if t else ''}))"
 )
 
 
 def installed_build(python: str = sys.executable) -> Environment:
-    """The torch this interpreter would sweep: version and git hash, read in a child process."""
+    """The build this interpreter would sweep: torch's version and git hash, and transformers'
+    version (from its metadata, not imported), read in a child process."""
     try:
         probe = subprocess.run(
             [python, "-c", _BUILD_PROBE], capture_output=True, text=True, timeout=300, check=False
@@ -42,12 +45,13 @@ def installed_build(python: str = sys.executable) -> Environment:
     return Environment.model_validate(json.loads(probe.stdout))
 
 
-def already_swept(store: Store, build: Environment, flags: Iterable[str] = ()) -> str | None:
-    """The key of a stored snapshot of `build` (same git hash, or the same version when the hash
-    is unknown: a local build) that ran every one of `flags`."""
-    found = store.find_build(build.torch_git_version)
-    if found is None and not build.torch_git_version and build.torch_version in store:
-        found = build.torch_version
+def already_swept(
+    store: Store, build: Environment, scheme: KeyScheme, flags: Iterable[str] = ()
+) -> str | None:
+    """The key of a stored night of `build` where `scheme` names the nights (`Store.find_build`:
+    the same git hash, or the same version when the hash is unknown, a local build; and with
+    "torch+transformers", the same transformers) that ran every one of `flags`."""
+    found = store.find_build(build, scheme)
     wanted = list(flags)
     if found is not None and wanted:
         stored = store.readable(found)
@@ -75,13 +79,25 @@ class SweepNeed:
 def sweep_need(store: Store, build: Environment, config: Config, *, force: bool = False) -> SweepNeed:
     """Whether `build` needs a sweep under `config` (see `SweepNeed`): not stored, or stored
     without a configured flag, or `force`; the one rule of `run` and `run --check`."""
+    scheme = config.store.key
     name = f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'})"
-    existing = already_swept(store, build)
+    if scheme != "torch" and build.transformers_version:
+        name += f" with transformers {build.transformers_version}"
+    existing = already_swept(store, build, scheme)
     if force:
         return SweepNeed(True, f"{name}: --force sweeps it again", existing)
     if existing is None:
         return SweepNeed(True, f"{name} is not in the store")
     stored = store.get(existing)
+    if not stored.environment.same_transformers(build):  # nights named by torch alone
+        return SweepNeed(
+            False,
+            f"{name} was swept as snapshot {existing} with transformers "
+            f"{stored.environment.transformers_version}, not the installed {build.transformers_version}, "
+            'and the store names a night by torch alone: [store] key = "torch+transformers" keeps a '
+            "night per transformers",
+            existing,
+        )
     missing = tuple(flag for flag in config.flags if flag not in stored.flags)
     if missing and stored.corpus.name != config.sweep.corpus:
         return SweepNeed(
@@ -110,10 +126,11 @@ def is_stream(path: Path) -> bool:
         raise StoreError(f"{path}: cannot read: {error.strerror}") from None
 
 
-def read_input(path: str | Path, *, reproductions: bool = True) -> Snapshot:
+def read_input(path: str | Path, scheme: KeyScheme | None = None, *, reproductions: bool = True) -> Snapshot:
     """A snapshot file, or a sweep's JSON Lines stream merged into one (a `.jsonl` file, or any
-    file whose first line is a sweep header). Its key and flag names are checked, since both
-    end up in file names and in the hidden markers of issues.
+    file whose first line is a sweep header), keyed as `scheme` (`[store] key`) names its night
+    (None: a file's own key, a stream's torch version). Its key and flag names are checked, since
+    both end up in file names and in the hidden markers of issues.
 
     A stream holds no reproductions (`triagebot reproduce` adds them): where the command renders
     them (`reproductions`), a stream with a group to reproduce is refused, naming the file it
@@ -124,6 +141,8 @@ def read_input(path: str | Path, *, reproductions: bool = True) -> Snapshot:
     path = Path(path)
     stream = is_stream(path)
     snapshot = merge([path]) if stream else read_snapshot(path)
+    if scheme is not None:
+        snapshot = keyed(snapshot, scheme)
     try:
         check_key(snapshot.key)
     except StoreError as error:
@@ -174,7 +193,7 @@ class Snapshots:
     def get(self, where: str | Path) -> Snapshot:
         path = Path(where)
         if path.is_file():
-            return read_input(path, reproductions=self.reproductions)
+            return read_input(path, self.settings.key, reproductions=self.reproductions)
         if path.exists():
             raise StoreError(f"{where}: not a snapshot file (a folder?)")
         key = str(where)
@@ -197,9 +216,9 @@ class Snapshots:
 
 
 def out_of_order(old: Snapshot, new: Snapshot) -> bool:
-    """Whether `old` is the newer of the two: a later torch version, or, when the keys say
+    """Whether `old` is the newer of the two: a later torch (then transformers) version, or, when the keys say
     nothing (the same version, or keys that are not versions), created later."""
     old_order, new_order = key_order(old.key), key_order(new.key)
-    if old_order[0] == new_order[0] == 0 and old_order[1:4] != new_order[1:4]:
+    if old_order[0] == new_order[0] == 0 and old_order[1:5] != new_order[1:5]:
         return old_order > new_order
     return old.created > new.created

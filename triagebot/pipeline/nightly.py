@@ -46,7 +46,7 @@ from triagebot.pipeline.publishing import (
 )
 from triagebot.pipeline.sweeping import sweep_configured, sweep_flags, with_stored_flags
 from triagebot.report import write_report
-from triagebot.results import Environment, Night, Snapshot
+from triagebot.results import Environment, Night, Snapshot, snapshot_key
 from triagebot.store import Store, StoreError, keep_bisections_in, open_store, write_snapshot
 from triagebot.tracker.actions import step_summary, write_outputs
 
@@ -100,7 +100,8 @@ def run(
 ) -> RunReport:
     """One night's work; see the module docstring. Returns where everything went."""
     store = store if store is not None else open_store(config.store)
-    given = read_input(options.snapshot) if options.snapshot is not None else None
+    scheme = config.store.key
+    given = read_input(options.snapshot, scheme) if options.snapshot is not None else None
     if build is None:
         build = given.environment if given is not None else installed_build()
     if given is None:  # a misspelt corpus is an error whether or not this build needs a sweep
@@ -113,7 +114,7 @@ def run(
     if writes_github(config, options.token, options.dry_run):  # refused before a sweep, not after it
         config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus)
 
-    out = options.out or Path(".triagebot") / "runs" / (given.key if given else build.torch_version)
+    out = options.out or Path(".triagebot") / "runs" / (given.key if given else snapshot_key(build, scheme))
     out.mkdir(parents=True, exist_ok=True)
     if given is not None:
         snapshot = with_stored_flags(store, given)

@@ -22,7 +22,7 @@ from triagebot.errors import PipelineError, StoreError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reduce import Bounds, reduce_reproductions
 from triagebot.reproduce import reproduce
-from triagebot.results import BASELINE, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
+from triagebot.results import BASELINE, KeyScheme, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
 from triagebot.store import Store, write_snapshot
 from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
@@ -50,7 +50,7 @@ def sweep_configured(
     for line in sweep_figures(result.new_records, result.jobs, result.seconds).lines():
         print(line)  # as `triagebot sweep` closes: wall against its bound, stages, the slow tail
     return with_reproductions(
-        merge([result.path]),
+        merge([result.path], config.store.key),
         timeout=config.sweep.timeout,
         bounds=reduce_bounds(config),
         earlier=newest_stored(snapshots),
@@ -117,13 +117,14 @@ def reproduce_file(
     bounds: Bounds | None = None,
     earlier: Snapshot | None = None,
     lanes: int = 1,
+    scheme: KeyScheme | None = None,
 ) -> tuple[Path, Snapshot]:
-    """`triagebot reproduce`: the snapshot (or stream) at `path` with its reproductions, reduced
-    within `bounds` (`earlier`'s reductions tried first), `lanes` scripts at once, written to
-    `out`, else in place (a stream's as a snapshot beside it, FILE.json)."""
-    current = with_reproductions(
-        read_input(path, reproductions=False), timeout=timeout, bounds=bounds, earlier=earlier, lanes=lanes
-    )
+    """`triagebot reproduce`: the snapshot (or stream) at `path`, keyed as `scheme` names its
+    night (`read_input`), with its reproductions, reduced within `bounds` (`earlier`'s reductions
+    tried first), `lanes` scripts at once, written to `out`, else in place (a stream's as a
+    snapshot beside it, FILE.json)."""
+    snapshot = read_input(path, scheme, reproductions=False)
+    current = with_reproductions(snapshot, timeout=timeout, bounds=bounds, earlier=earlier, lanes=lanes)
     target = out or (path.with_suffix(".json") if is_stream(path) else path)
     return write_snapshot(current, target), current
 

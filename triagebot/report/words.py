@@ -14,7 +14,8 @@ lives in these words, so that no two of them can disagree.
   backends and device its first model was run; `recurred(group)`: how often an intermittent
   one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
-- `headline(figures)` and `title_values(figures, key)`: what the issue title says.
+- `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
+  issue title says.
 
 Everything returned is plain text: the caller escapes it for Markdown or HTML. Error names come
 from `analysis` (`[A-Za-z0-9_]` only); nothing else here is untrusted.
@@ -40,6 +41,7 @@ from triagebot.results import (
     LadderRow,
     Reduction,
     VerdictRow,
+    key_versions,
 )
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
@@ -360,5 +362,12 @@ def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
         "helps": figures.helped,
         "new": figures.new_crashes,
         "headline": headline(figures),
-        "key": key,
+        "key": key_words(key),
     }
+
+
+def key_words(key: str) -> str:
+    """A snapshot key as a title says it: `2.13.0+cpu`, or `2.13.0+cpu with transformers 5.23.0`
+    for a key that names transformers too (`[store] key = "torch+transformers"`)."""
+    torch, transformers = key_versions(key)
+    return f"{torch} with transformers {transformers}" if transformers else torch

@@ -288,7 +288,7 @@ class CorpusHealth(Record):
     key: str
     previous_key: str | None = None
     compare_url: str | None = None  # the commit range since the previous nightly
-    same_build: bool = False  # the previous nightly is the same torch build: nothing here is news
+    same_build: bool = False  # the previous nightly is the same build (torch and transformers): not news
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
     trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
@@ -425,7 +425,7 @@ class SnapshotDiff(Record):
     new_key: str
     old_git_version: str = ""
     new_git_version: str = ""
-    same_build: bool = False  # the same torch build: nothing here is news
+    same_build: bool = False  # the same build (torch and transformers): nothing here is news
     compare_url: str | None = None
     models_added: list[str] = Field(default_factory=list)
     models_removed: list[str] = Field(default_factory=list)

@@ -16,7 +16,8 @@ BASELINE = "baseline"
 
 
 class Environment(Record):
-    """Where a sweep ran. Two environments with the same `torch_git_version` are one build."""
+    """Where a sweep ran. A build is torch and transformers: two environments are one build when
+    their torch is one (`same_torch`) and so is their transformers, where both name one."""
 
     torch_version: str
     torch_git_version: str = ""
@@ -28,9 +29,51 @@ class Environment(Record):
     cuda_version: str | None = None
 
     def same_build(self, other: Environment) -> bool:
+        return self.same_torch(other) and self.same_transformers(other)
+
+    def build_name(self) -> str:
+        """The build in a message: `torch 2.13.0+cpu, transformers 5.23.0`."""
+        transformers = f", transformers {self.transformers_version}" if self.transformers_version else ""
+        return f"torch {self.torch_version}{transformers}"
+
+    def same_torch(self, other: Environment) -> bool:
+        """One torch build: the same git hash, or the same version where either has no hash."""
         if self.torch_git_version and other.torch_git_version:
             return self.torch_git_version == other.torch_git_version
         return self.torch_version == other.torch_version
+
+    def same_transformers(self, other: Environment) -> bool:
+        """The same transformers, as far as both say: a snapshot made before environments
+        recorded it is taken to have any."""
+        mine, theirs = self.transformers_version, other.transformers_version
+        return not (mine and theirs) or mine == theirs
+
+
+KeyScheme = Literal["torch", "torch+transformers"]
+"""What names a night in the store (`[store] key`): its torch version (the nightly stream, one
+night per torch), or its torch and transformers versions (one torch under several transformers)."""
+
+_TRANSFORMERS_IN_KEY = "_transformers-"
+
+
+def snapshot_key(environment: Environment, scheme: KeyScheme) -> str:
+    """The key that names a night of `environment` under `scheme`: `2.13.0+cpu`, or
+    `2.13.0+cpu_transformers-5.23.0` (the torch version alone where transformers is unknown)."""
+    if scheme == "torch" or not environment.transformers_version:
+        return environment.torch_version
+    return f"{environment.torch_version}{_TRANSFORMERS_IN_KEY}{environment.transformers_version}"
+
+
+def key_versions(key: str) -> tuple[str, str | None]:
+    """A key's torch version and its transformers version (None in a key of torch alone)."""
+    torch, named, transformers = key.partition(_TRANSFORMERS_IN_KEY)
+    return torch, transformers if named else None
+
+
+def same_night(stored: Environment, build: Environment, scheme: KeyScheme) -> bool:
+    """Whether a night of `build` is the night swept in `stored` where `scheme` names the nights:
+    the same torch, and, where nights are named by transformers too, the same transformers."""
+    return stored.same_torch(build) and (scheme == "torch" or stored.same_transformers(build))
 
 
 class Status(StrEnum):
@@ -374,7 +417,7 @@ class Reproduction(Record):
 class Snapshot(Record):
     """One sweep of one build: the unit that is stored, diffed and published."""
 
-    key: str  # the torch version, e.g. 2.12.0.dev20260408+cu128
+    key: str  # `snapshot_key`: 2.12.0.dev20260408+cu128, or 2.13.0+cpu_transformers-5.23.0
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
     environment: Environment
     flags: dict[str, dict[str, Any]]  # flag name -> torch._dynamo.config patch
@@ -403,3 +446,9 @@ class Snapshot(Record):
             + sum(outcome.seconds for rungs in result.ladder.values() for outcome in rungs.values())
             for result in self.results
         }
+
+
+def keyed(snapshot: Snapshot, scheme: KeyScheme) -> Snapshot:
+    """`snapshot` under the key `scheme` gives its environment (`snapshot_key`)."""
+    key = snapshot_key(snapshot.environment, scheme)
+    return snapshot if snapshot.key == key else snapshot.model_copy(update={"key": key})

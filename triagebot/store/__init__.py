@@ -2,13 +2,15 @@
 
 Public API, for cli and tracker:
 
-- `Store`: `put(snapshot) -> bool` (stores it, or replaces the same night: one build, one
-  selection, its flags and more; anything else is a StoreError and the stored night is kept;
-  False when a snapshot of the same torch git hash is already stored under another key: the
-  same build, not news), `check_put(snapshot)` (that refusal, storing nothing),
-  `previous_of(snapshot)` (the night a diff compares it with: like with like), `get(key)`,
-  `keys()` (oldest build first, torch version order), `latest()`, `latest_before(key)` (skips
-  the same build), `history(until, limit)` (oldest first), `find_build(git_hash)`, `key in store`;
+- `Store`: `put(snapshot) -> bool` (stores it, or replaces the same night: one build, torch
+  and transformers, one selection, its flags and more; anything else, a night of another
+  transformers included, is a StoreError and the stored night is kept; False when a snapshot of
+  the same build is already stored under another key: not news), `check_put(snapshot)` (that
+  refusal, storing nothing), `previous_of(snapshot)` (the night a diff compares it with: like
+  with like), `get(key)`, `keys()` (oldest build first: torch version order, then transformers
+  version order, `key_order`), `latest()`, `latest_before(key)` (skips the same build),
+  `history(until, limit)` (oldest first), `find_build(build, scheme)` (the stored night of a
+  build where `[store] key` is `scheme`), `key in store`;
   `path_of(key)`: the file it keeps a snapshot in (None in memory), `location`: its folder.
   Readers of history skip a snapshot that cannot be read, with a warning; `get` names it.
   `records(folder, kind)` / `put_records(folder, {name: record})`: the tracker's memory (which

@@ -24,7 +24,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from triagebot.errors import StoreError
-from triagebot.results import Snapshot
+from triagebot.results import Environment, KeyScheme, Snapshot, key_versions, same_night
 from triagebot.store.selection import comparable, describe, replacement_problem
 
 R = TypeVar("R", bound=BaseModel)
@@ -56,13 +56,24 @@ def warn(message: str) -> None:
 
 
 def key_order(key: str) -> tuple:
-    """Sort key for torch versions: 2.12.0.dev20260408+cu128 < 2.12.0rc1 < 2.12.0 < 2.12.1.
+    """Sort key for snapshot keys: by torch version (2.12.0.dev20260408+cu128 < 2.12.0rc1 <
+    2.12.0 < 2.12.1), then by transformers version where the key names one
+    (`2.13.0+cpu_transformers-5.9.0` < `..._transformers-5.10.0`; a key of torch alone first).
 
     Keys that are not versions sort after every version, by name.
     """
-    match = _DEV.match(key)
+    torch, transformers = key_versions(key)
+    order = _version_order(torch)
+    if order is None:
+        return (1, (), 0, 0, (), key)
+    return (0, *order, _version_order(transformers or "") or (), key)
+
+
+def _version_order(version: str) -> tuple[tuple[int, ...], int, int] | None:
+    """(release, stage, number) of a version, None when it is not one."""
+    match = _DEV.match(version)
     if not match:
-        return (1, (), 0, 0, 0, key)
+        return None
     release = tuple(int(part) for part in match["release"].split("."))
     # A dev build comes before any pre-release and release of its version; a release last.
     if match["dev"] is not None:
@@ -71,7 +82,7 @@ def key_order(key: str) -> tuple:
         stage, number = 1 + ["a", "b", "rc"].index(match["pre"]), int(match["pre_n"])
     else:
         stage, number = 4, 0
-    return (0, release, stage, number, 0, key)
+    return release, stage, number
 
 
 def read_text(path: str | Path) -> str:
@@ -174,7 +185,8 @@ def file_lock(path: Path, what: str, say: Callable[[str], None] = warn) -> Itera
 
 
 class Store(ABC):
-    """Snapshots keyed by torch version. The store is the source of truth that issues derive from.
+    """Snapshots keyed by torch version, or by torch and transformers versions
+    (`results.snapshot_key`). The store is the source of truth that issues derive from.
 
     Backends implement `_write`, `_read` and `_keys` for snapshots and `_write_records`,
     `_read_records` for the tracker's records; ordering, build identity and skipping unreadable
@@ -228,10 +240,11 @@ class Store(ABC):
     def put(self, snapshot: Snapshot) -> bool:
         """Store `snapshot`, or replace the one under its key when that is the same night
         (`selection.replacement_problem`; anything else is a StoreError, and the stored night is
-        kept); True when it is news, False when another stored key has the same torch git hash
-        (the same build under another name: nothing changed)."""
+        kept); True when it is news, False when another stored key has the same build, torch and
+        transformers (the same build under another name: nothing changed)."""
         self.check_put(snapshot)
-        same = self.find_build(snapshot.environment.torch_git_version)
+        # One build is torch and transformers, whichever of them names the nights.
+        same = self.find_build(snapshot.environment, "torch+transformers")
         self._write(snapshot)
         return same is None or same == snapshot.key
 
@@ -334,13 +347,13 @@ class Store(ABC):
             snapshots = snapshots[-limit:] if limit > 0 else []
         return snapshots
 
-    def find_build(self, git_version: str) -> str | None:
-        """The key of the first readable snapshot built from torch commit `git_version`, if any."""
-        if not git_version:
-            return None
+    def find_build(self, build: Environment, scheme: KeyScheme) -> str | None:
+        """The key of the first readable snapshot of `build`'s night where `scheme` names the
+        nights (`results.same_night`): its torch (by git hash; by version where either has none),
+        and, with "torch+transformers", its transformers where both name one."""
         for key in self.keys():
             snapshot = self.readable(key)
-            if snapshot is not None and snapshot.environment.torch_git_version == git_version:
+            if snapshot is not None and same_night(snapshot.environment, build, scheme):
                 return key
         return None
 

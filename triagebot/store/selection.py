@@ -1,8 +1,9 @@
 """Which snapshots belong together: the same night (one build, one selection), and nights that
 can be compared (like with like).
 
-The store keeps one snapshot per key (the torch version). A stored snapshot is replaced only by
-one of the same build and the same selection (corpus, sample, seed, strata, models) whose flags
+The store keeps one snapshot per key (`[store] key`: the torch version, or torch and
+transformers). A stored snapshot is replaced only by one of the same build (torch and
+transformers) and the same selection (corpus, sample, seed, strata, models) whose flags
 include every stored flag with the same patch: a sweep of the same night again, or that night
 with a flag added. Anything else would lose a night and is refused (`replacement_problem`).
 
@@ -32,7 +33,10 @@ def describe(snapshot: Snapshot) -> str:
     if corpus.only_breaking_in:
         drawn += f" breaking in {corpus.only_breaking_in}"
     flags = ", ".join(snapshot.flags) or "none"
-    build = snapshot.environment.torch_git_version[:12] or "no git hash"
+    environment = snapshot.environment
+    build = environment.torch_git_version[:12] or "no git hash"
+    if environment.transformers_version:
+        build += f", transformers {environment.transformers_version}"
     return (
         f"{snapshot.key} ({build}): corpus {corpus.name!r}{drawn}, "
         f"{len(snapshot.results)} models, flags {flags}"
@@ -60,8 +64,14 @@ def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
 
 def replacement_problem(stored: Snapshot, new: Snapshot) -> str | None:
     """Why `new` may not replace `stored` (the snapshot under its key), or None when it may."""
-    if not new.environment.same_build(stored.environment):
+    if not new.environment.same_torch(stored.environment):
         return "it is of another build"
+    if not new.environment.same_transformers(stored.environment):
+        return (
+            f"it is of transformers {new.environment.transformers_version}, the stored one of "
+            f"transformers {stored.environment.transformers_version} (with [store] key = "
+            '"torch+transformers" each has a key of its own)'
+        )
     if not same_selection(stored.corpus, new.corpus):
         return "it sweeps another selection"
     dropped = [flag for flag in stored.flags if new.flags.get(flag) != stored.flags[flag]]

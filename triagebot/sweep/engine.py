@@ -181,8 +181,8 @@ def confirm_crashes(
         environment, _ = probe(pool, header.environment.device, header.flags)
         if not environment.same_build(header.environment):
             raise SweepError(
-                f"cannot confirm {path}: it was swept with torch {header.environment.torch_version}, "
-                f"this is {environment.torch_version}"
+                f"cannot confirm {path}: it was swept with {header.environment.build_name()}, "
+                f"this is {environment.build_name()}"
             )
         writer, records = StreamWriter.resume(path, header)
         before = len(records)

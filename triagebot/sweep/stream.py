@@ -18,6 +18,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from triagebot.errors import StreamError
 from triagebot.results import (
     BASELINE,
+    KeyScheme,
     ModelResult,
     ModelSpec,
     Record,
@@ -26,6 +27,7 @@ from triagebot.results import (
     SweepHeader,
     UnreachedPair,
     When,
+    snapshot_key,
 )
 
 _LINE = TypeAdapter(Annotated[RunRecord | UnreachedPair, Field(discriminator="kind")])
@@ -195,8 +197,9 @@ def _best_spec(records: list[RunRecord]) -> ModelSpec | None:
     return built[0] if built else next((r.spec for r in records if r.spec), None)
 
 
-def merge(paths: Sequence[str | Path]) -> Snapshot:
-    """Join shard streams (or one whole stream) into a Snapshot keyed by the torch version.
+def merge(paths: Sequence[str | Path], scheme: KeyScheme = "torch") -> Snapshot:
+    """Join shard streams (or one whole stream) into a Snapshot keyed as `scheme` (`[store] key`)
+    names its night (`snapshot_key`; by default the torch version, as the nightly stream does).
 
     Refuses streams from different environments, flag sets or corpora, a shard given twice, a
     model in two streams, and a stream with a model that lacks a run of some config.
@@ -219,7 +222,7 @@ def merge(paths: Sequence[str | Path]) -> Snapshot:
         unreached.extend(stream.unreached)
     order = [m for m in first.corpus.models if m in owner] + sorted(set(owner) - set(first.corpus.models))
     return Snapshot(
-        key=first.environment.torch_version,
+        key=snapshot_key(first.environment, scheme),
         created=max(stream.header.started for _, stream in streams),
         environment=first.environment,
         flags=first.flags,
