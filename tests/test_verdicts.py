@@ -237,6 +237,21 @@ def test_where_a_group_lives_says_why_a_backend_was_not_run():
     )
 
 
+def test_where_a_wrong_result_lives_says_each_rung_in_the_same_words():
+    wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
+    model = result(
+        "Wrong",
+        ok(2, ["item"]),
+        {SCALAR: wrong},
+        ladder={SCALAR: {COUNTING_BACKEND: wrong, "aot_eager": wrong}},
+    )
+    snap = builders.snapshot([model], ladder=[COUNTING_BACKEND, "aot_eager"], checks=["accuracy"])
+    [group] = flag_stats(snap, SCALAR).wrong_result_groups
+    assert words.checked(group, "cpu").startswith(
+        "Wrong on cpu: counting backend: gave a wrong result; aot_eager: gave a wrong result"
+    )
+
+
 def test_a_group_failing_under_aot_eager_and_inductor_says_both():
     failing = crash("BackendCompilerFailed", "GuardOnDataDependentSymNode: Could not guard")
     group_model = with_ladder(
