@@ -337,6 +337,21 @@ def test_a_wrong_result_repro_is_short_and_compiles_with_the_eager_backend() -> 
     ast.parse(script)
 
 
+def test_an_inlined_module_keeps_only_the_imports_it_uses_or_may_need_for_their_effect() -> None:
+    from triagebot.store import read_snapshot
+
+    smoke = read_snapshot(SMOKE)
+    script = repro_script(smoke, SCALAR, "WrongUnderScalarCapture", wrong=True)
+    # The sentinels' shared header imports os, signal and time; this sentinel uses none of them.
+    assert "import os" not in script and "import signal" not in script and "import time" not in script
+    assert "import torch\nfrom torch import nn\n" in script
+    spec = smoke.result("WrongUnderScalarCapture").spec
+    spec.code = "import json\nimport triagebot_ops  # registers an operator\n" + spec.code
+    script = repro_script(smoke, SCALAR, "WrongUnderScalarCapture", wrong=True)
+    assert "import json" not in script and "import triagebot_ops  # registers an operator" in script
+    ast.parse(script)
+
+
 def test_a_repro_builds_only_the_input_kinds_it_has_and_decodes_only_a_tagged_config() -> None:
     from triagebot.store import read_snapshot
 

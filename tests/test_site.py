@@ -738,5 +738,5 @@ def test_pages_say_words_not_markdown_or_enum_names(which: str, request):
         assert "Crashes per model helped" not in text, path.name  # the figure has one name
     if which == "first_night":  # the smoke night skips runs and helps models
         html = (built / links.flag_page(SCALAR)).read_text(encoding="utf-8")
-        assert "(<code>when = &quot;graph_breaks&quot;</code>)" in html
+        assert "(<code>when = &quot;named_in_breaks&quot;</code>)" in html
         assert f"{words.CRASH_TO_BENEFIT}: 0.12 (1 crash for 8 models helped)" in Prose(html).text

@@ -238,6 +238,21 @@ def test_where_a_group_lives_says_why_a_backend_was_not_run():
     )
 
 
+def test_where_a_wrong_result_lives_says_each_rung_in_the_same_words():
+    wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
+    model = result(
+        "Wrong",
+        ok(2, ["item"]),
+        {SCALAR: wrong},
+        ladder={SCALAR: {COUNTING_BACKEND: wrong, "aot_eager": wrong}},
+    )
+    snap = builders.snapshot([model], ladder=[COUNTING_BACKEND, "aot_eager"], checks=["accuracy"])
+    [group] = flag_stats(snap, SCALAR).wrong_result_groups
+    assert words.checked(group, "cpu").startswith(
+        "Wrong on cpu: counting backend: gave a wrong result; aot_eager: gave a wrong result"
+    )
+
+
 def test_a_group_failing_under_aot_eager_and_inductor_says_both():
     failing = crash("BackendCompilerFailed", "GuardOnDataDependentSymNode: Could not guard")
     group_model = with_ladder(
@@ -586,7 +601,7 @@ def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_
     ladder = page.split('<h2 id="ladder">On the backend ladder tonight</h2>', 1)[1].split("</table>")[0]
     assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder
     assert "under aot_eager it compiles to 12 graphs (18 at baseline)" in page
-    assert "for users of aot_eager the flag helps this model" in page
+    assert "for users of aot_eager and inductor the flag helps this model" in page
     # The flag page's group says the other half too; its verdict says where it was measured, and
     # links the rule the index says once.
     flag_page = (tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8")

@@ -185,8 +185,8 @@ class WrongUnderScalarCapture(nn.Module):
     """Computes differently once compiled under `capture_scalar_outputs`, by construction: a
     stand-in for a miscompile a flag causes, so that detecting, confirming and reproducing a
     wrong result is exercised end to end. Right at baseline and under other flags. Its `.item()`
-    breaks the graph unless the flag is set, so that a flag that runs only where Dynamo breaks
-    (`when = "graph_breaks"`) runs on it."""
+    breaks the graph unless the flag is set, with a reason that names the flag's setting, so that
+    the flag runs on it where it runs only on such models (`when = "named_in_breaks"`)."""
 
     def forward(self, x):
         scale = x.abs().sum().item()

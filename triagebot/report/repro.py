@@ -16,6 +16,7 @@ beyond the model's build, not the sweep's whole comparison. Running and verifyin
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Any
 
 from triagebot.errors import ReproError
@@ -26,19 +27,53 @@ from triagebot.results import BASELINE, WRONG_RESULT, Outcome, Snapshot
 TAGS = frozenset({"$tuple", "$float", "$dict"})
 
 
-def _bound_imports(code: str) -> set[str]:
-    """Names the top-level imports of `code` bind (`import torch` binds torch)."""
+def _parsed(code: str) -> ast.Module:
     try:
-        tree = ast.parse(code)
+        return ast.parse(code)
     except SyntaxError as error:
         raise ReproError(f"the inlined source does not parse: {error.msg} (line {error.lineno})") from None
-    bound = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            bound.update(alias.asname or alias.name for alias in node.names)
-    return bound
+
+
+def _names_bound(node: ast.stmt) -> set[str]:
+    """Names a top-level statement binds by importing (`import torch.nn` binds torch); none for
+    any other statement."""
+    if isinstance(node, ast.Import):
+        return {(alias.asname or alias.name).partition(".")[0] for alias in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {alias.asname or alias.name for alias in node.names}
+    return set()
+
+
+def _bound_imports(code: str) -> set[str]:
+    """Names the top-level imports of `code` bind (`import torch` binds torch)."""
+    return {name for node in _parsed(code).body for name in _names_bound(node)}
+
+
+def _unused_stdlib_import(node: ast.stmt, used: set[str]) -> bool:
+    """Whether `node` imports from the standard library only names nothing uses. Only the
+    standard library's: another package's import may be made for what importing it does."""
+    modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+    if isinstance(node, ast.ImportFrom):
+        modules = [node.module or ""] if node.level == 0 else [""]
+    bound = _names_bound(node)
+    standard = all(module.partition(".")[0] in sys.stdlib_module_names for module in modules)
+    return bool(bound) and standard and not bound & used
+
+
+def _used_imports_only(code: str) -> str:
+    """`code` without the standard library's top-level imports it never uses: a sentinel's
+    module is inlined with the header its whole file shares (`os`, `signal`, `time` for the
+    sentinels that hang or die), which a reader of one sentinel's script should not wonder about."""
+    tree = _parsed(code)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    unused = {
+        number
+        for node in tree.body
+        if _unused_stdlib_import(node, used)
+        for number in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
+    kept = [line for number, line in enumerate(code.splitlines(), start=1) if number not in unused]
+    return "\n".join(kept).lstrip("\n")
 
 
 def _imports(code: str | None, path: bool) -> list[str]:
@@ -72,6 +107,7 @@ def repro_script(
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
     if spec.source == "sentinel" and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
+    code = _used_imports_only(spec.code.rstrip()) if spec.code else None
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
@@ -79,7 +115,7 @@ def repro_script(
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
-        code=spec.code.rstrip() if spec.code else None,
+        code=code,
         class_name=spec.class_path.rpartition(":")[2] or spec.model,
         class_path=spec.class_path,
         config=spec.config or {},
@@ -89,7 +125,7 @@ def repro_script(
         inputs=[item.model_dump() for item in spec.inputs],
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
         tagged=_tagged(spec.config or {}),
-        imports=_imports(spec.code, wrong and _where(outcome) != "output"),
+        imports=_imports(code, wrong and _where(outcome) != "output"),
         backend=backend,
         wrong=wrong,
         where=_where(outcome) if wrong else "",

@@ -244,7 +244,8 @@ def checked(group: FailureGroup, device: str) -> str:
         "wrong": "gave a wrong result",
         "flaky": "failed once, not again",
     }
-    parts = [f"counting backend: {'wrong result' if group.error_type == WRONG_RESULT else 'crashed'}"]
+    # The counting backend's rung in the same words as the others: a group failed there.
+    parts = [f"counting backend: {said['wrong' if group.error_type == WRONG_RESULT else 'crash']}"]
     parts += [
         f"{rung}: {said.get(word, word)}" for rung, word in group.ladder.items() if rung != COUNTING_BACKEND
     ]
