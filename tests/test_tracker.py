@@ -10,8 +10,10 @@ from builders import night_of as analysed
 from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
 from triagebot.config import CcRoute, Config, TrackerSettings
+from triagebot.config.settings import TITLE_FIELDS, TITLE_TRIAL
 from triagebot.report.markers import flag_marker, notice_marker
-from triagebot.results import Night, Snapshot, TrackedIssue
+from triagebot.report.words import title_values
+from triagebot.results import IssueTitle, Night, Snapshot, TrackedIssue
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
 from triagebot.tracker.github import GitHubError, GitHubFault, RetryPolicy, connect
@@ -100,6 +102,21 @@ def test_title_placeholders_are_filled_in():
     tonight = night_of([snapshot("k1", {})])
     settings = TrackerSettings(title="{flag} {key}: {flaky}/{helps} of {affectable}, {new} new")
     assert title_for(settings, tonight.flags[SCALAR].figures, "k1") == f"{SCALAR} k1: 0/4 of 4, 0 new"
+
+
+def test_every_placeholder_the_config_accepts_is_filled_in_from_a_night():
+    # The config's list, the values it tries a title with, and what a night fills in are one
+    # declaration: a title using every accepted placeholder is accepted and renders each one.
+    every = " ".join("{" + name + "}" for name in TITLE_FIELDS)
+    assert set(TITLE_FIELDS) == set(TITLE_TRIAL.model_dump()) == set(IssueTitle.model_fields)
+    settings = TrackerSettings(title=every)
+    figures = night_of([snapshot("k1", {SCALAR: ["Bert"]})]).flags[SCALAR].figures
+    values = title_values(figures, "k1")
+    assert set(values.model_dump()) == set(TITLE_FIELDS)
+    assert title_for(settings, figures, "k1") == " ".join(
+        str(value) for value in values.model_dump().values()
+    )
+    assert values.crashes == 1 and values.headline.startswith("1 model crashes")
 
 
 def test_scenario_across_nightlies(fake):

@@ -35,6 +35,7 @@ from triagebot.results import (
     FlagFigures,
     FlagStats,
     FlagVerdict,
+    IssueTitle,
     LadderRow,
     Reduction,
 )
@@ -334,17 +335,17 @@ def headline(figures: FlagFigures) -> str:
     return f"{text} ({listed(names, 1)}){wrong}"
 
 
-def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
+def title_values(figures: FlagFigures, key: str) -> IssueTitle:
     """The placeholders of `[tracker] title` (`config.TITLE_FIELDS`), filled in."""
-    return {
-        "flag": figures.flag,
-        "crashes": figures.crashes,
-        "wrong": figures.wrong,
-        "testable": figures.testable,
-        "affectable": figures.affectable,
-        "flaky": figures.flaky,
-        "helps": figures.helped,
-        "new": figures.new_crashes,
-        "headline": headline(figures),
-        "key": key,
-    }
+    return IssueTitle(
+        flag=figures.flag,
+        crashes=figures.crashes,
+        wrong=figures.wrong,
+        testable=figures.testable,
+        affectable=figures.affectable,
+        flaky=figures.flaky,
+        helps=figures.helped,
+        new=figures.new_crashes,
+        headline=headline(figures),
+        key=key,
+    )
