@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-from github import GithubException
+from urllib.parse import quote
 
 from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
 from triagebot.analysis.triage import failure_groups
@@ -39,7 +38,7 @@ from triagebot.errors import TrackerError
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
-from triagebot.tracker.github import GitHub
+from triagebot.tracker.github import GitHub, GitHubError
 from triagebot.tracker.gpu_caps import GPU_KINDS, Started, cap_refusal, started_before
 from triagebot.tracker.ledger import aware, now, parse_time
 
@@ -378,22 +377,17 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
     """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
     permission API (author_association alone says nothing about write access); `UNREADABLE`
     when GitHub refuses the bot the answer (a token without push access gets 403)."""
-    repo = gh.repo(repo_name)
-
-    def read() -> str:
-        try:
-            url = f"{repo.url}/collaborators/{login}/permission"
-            data = repo.requester.requestJsonAndCheck("GET", url)[1]
-        except GithubException as error:
-            if error.status == 403:  # the token may not read permissions: not the person's fault
-                return UNREADABLE
-            if error.status == 404:  # not a collaborator, or no such account
-                return "none"
-            raise
-        role = data.get("role_name") or ""
-        return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
-
-    return gh.read(read, what=f"read the permission of {login} on {repo_name}")
+    url = f"{gh.repo(repo_name).url}/collaborators/{quote(login, safe='')}/permission"
+    try:
+        data = gh.read_json(url, what=f"read the permission of {login} on {repo_name}")[1]
+    except GitHubError as error:
+        if error.status == 403:  # the token may not read permissions: not the person's fault
+            return UNREADABLE
+        if error.status == 404:  # not a collaborator, or no such account
+            return "none"
+        raise
+    role = data.get("role_name") or ""
+    return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
 
 def commands_started(gh: GitHub) -> StartedBefore:
