@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 from climain import run_main
 from fakegithub import serve
-from test_commands import REPO, command_payload, gh_for, issue_flag, stored_snapshot, tracked_issue
+from test_commands import (
+    REPO,
+    command_payload,
+    gh_for,
+    issue_flag,
+    rerun_settings,
+    stored_snapshot,
+    tracked_issue,
+)
 
 import triagebot
 from triagebot.store import LocalStore
@@ -30,14 +38,7 @@ def fake():
 
 
 def poll(gh, said: list[str], *, now: datetime = datetime(2026, 4, 10, tzinfo=UTC), **caps) -> rerun.Decision:
-    stored = stored_snapshot()
-    settings = polling.PollSettings(
-        known_models=[r.model for r in stored.results],
-        known_flags=list(stored.flags),
-        default_confirm=1,
-        stored=stored,
-        **caps,
-    )
+    settings = rerun_settings(stored_snapshot(), **caps)
     return polling.poll(
         gh,
         REPO,
@@ -134,7 +135,7 @@ def test_the_event_path_trusts_the_payloads_association(fake, monkeypatch, capsy
 
 
 def capped_poll(gh) -> rerun.Decision:
-    return poll(gh, [], now=datetime.now(UTC), gpu_per_person=1, gpu_per_day=2)
+    return poll(gh, [], now=datetime.now(UTC), gpu_commands_per_person=1, gpu_commands_per_day=2)
 
 
 def test_trust_by_association_starts_so_many_gpu_commands_a_day_and_the_refusal_says_so(fake):
