@@ -4,7 +4,7 @@
   and no `--dry-run`); otherwise the plan and bodies go to a folder.
 - `owe` / `owed`: a nightly stored to be published is owed to GitHub until its writes are done;
   the nightlies still owed.
-- `publish_night`: the real publisher of `run` and `publish`: the tracker's `publish_night`,
+- `publish_night`: the real publisher of `run` and `publish`: `publish_tracking_issues`,
   holding the store's lock on the repository's tracking state (`store.tracking_lock`), so that
   two publishers take turns and the second finds the first one's issues.
 - `publish_recorded`: one publisher call with the store's record of the night around it:
@@ -27,7 +27,7 @@ from triagebot.errors import TrackerError
 from triagebot.pipeline.night import night_of
 from triagebot.results import Night
 from triagebot.store import Store, key_order, mark_night, owed_nights, tracking_lock
-from triagebot.tracker.night import publish_night as publish_to_github
+from triagebot.tracker.night import publish_tracking_issues
 
 # night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
@@ -68,15 +68,15 @@ def publish_night(
     store: Store | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[str, Night]:
-    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night as
-    published (its issue links filled in). `store` remembers each flag's issue, and its lock
-    on the repository is held while GitHub is read and written."""
+    """Publish `night` (`tracker.night.publish_tracking_issues`): one line saying what was
+    done, and the night as published (its issue links filled in). `store` remembers each flag's
+    issue, and its lock on the repository is held while GitHub is read and written."""
     repo = config.tracker.repo
     if store is None or not writes_github(config, token, dry_run) or repo is None:
-        published = publish_to_github(night, config, token, dry_run, out, store=store, say=say)
+        published = publish_tracking_issues(night, config, token, dry_run, out, store=store, say=say)
         return published.line, published.night
     with tracking_lock(store, repo):
-        published = publish_to_github(night, config, token, dry_run, out, store=store, say=say)
+        published = publish_tracking_issues(night, config, token, dry_run, out, store=store, say=say)
     return published.line, published.night
 
 
