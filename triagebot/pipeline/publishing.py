@@ -4,9 +4,10 @@
   and no `--dry-run`); otherwise the plan and bodies go to a folder.
 - `owe` / `owed`: a nightly stored to be published is owed to GitHub until its writes are done;
   the nightlies still owed.
-- `publish_night`: the real publisher of `run` and `publish`: `publish_tracking_issues`,
-  holding the store's lock on the repository's tracking state (`store.tracking_lock`), so that
-  two publishers take turns and the second finds the first one's issues.
+- `publish_under_lock`: the real publisher of `run` and `publish`: the tracker's
+  `publish_tracking_issues`, holding the store's lock on the repository's tracking state
+  (`store.tracking_lock`), so that two publishers take turns and the second finds the first
+  one's issues.
 - `publish_recorded`: one publisher call with the store's record of the night around it:
   `pending` until every write is done, then `published`; a failure leaves it pending, with why.
 - `publish_stored`: `triagebot publish`: the two above together.
@@ -58,7 +59,7 @@ def owed_outputs(unpublished: list[str]) -> dict[str, str]:
     return {"publish": "true", "owed": unpublished[-1]} if unpublished else {}
 
 
-def publish_night(
+def publish_under_lock(
     night: Night,
     config: Config,
     token: str | None,
@@ -109,7 +110,7 @@ def publish_stored(
     night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store
 ) -> str:
     """`triagebot publish`: `night` published by the real publisher and recorded; its line."""
-    publisher = functools.partial(publish_night, store=store)
+    publisher = functools.partial(publish_under_lock, store=store)
     return publish_recorded(night, config, token, dry_run, out, publisher=publisher, store=store)[0]
 
 
