@@ -12,6 +12,7 @@ from fakegithub import serve
 from fakegithub.recorded import API_FIXTURES, WEBHOOK_FIXTURES
 from typer.testing import CliRunner
 
+from triagebot.config import Config, TrackerSettings
 from triagebot.report.markers import find_flag, flag_marker
 from triagebot.results import CorpusSelection, Snapshot
 from triagebot.store import LocalStore
@@ -150,18 +151,20 @@ def issue_flag(number: int, body: str) -> str | None:
     return find_flag(first_line(body))
 
 
-def decide(event, *, permission="admin", on_edited=False, bot="triagebot-bot", stored=None, max_models=20):
+def rerun_settings(stored: Snapshot | None = None, **tracker) -> rerun.RerunSettings:
+    """The default configuration (its flags are FLAGS, `sweep.confirm` is 1) with `tracker`'s
+    keys over its `[tracker]`, and `stored` as the newest stored nightly."""
+    return rerun.RerunSettings(Config(tracker=TrackerSettings(**tracker)), stored)
+
+
+def decide(event, *, permission="admin", bot="triagebot-bot", **settings):
+    settings.setdefault("stored", stored_snapshot())  # its models are MODELS
     return rerun.decide(
         event,
+        rerun_settings(**settings),
         bot_login=bot,
         issue_flag=issue_flag,
         permission=lambda login: permission,
-        known_models=MODELS,
-        known_flags=FLAGS,
-        default_confirm=1,
-        on_edited=on_edited,
-        max_models=max_models,
-        stored=stored,
     )
 
 
@@ -193,7 +196,7 @@ def test_decisions_on_real_payloads():
         "models": "T5Model",
         "flags": SCALAR,
         "confirm": "2",
-        "corpus": "",
+        "corpus": "smoke",  # the stored nightly's, whose models a command may name
     }
     reader = decide(rerun.read_event(command_payload("/rerun-sweep")), permission="read")
     assert reader.kind == Kind.refuse and "write access" in reader.reason
@@ -201,7 +204,7 @@ def test_decisions_on_real_payloads():
     edited = rerun.read_event(
         command_payload("/rerun-sweep models=T5Model", name="issue_comment.edited.json")
     )
-    assert decide(edited).kind == Kind.none and decide(edited, on_edited=True).kind == Kind.run
+    assert decide(edited).kind == Kind.none and decide(edited, commands_on_edited=True).kind == Kind.run
     deleted = rerun.read_event(command_payload("/rerun-sweep", name="issue_comment.deleted.json"))
     assert decide(deleted).kind == Kind.none
     own = rerun.read_event(command_payload("/rerun-sweep", author="triagebot-bot"))
@@ -234,15 +237,13 @@ def tracked_issue(fake) -> int:
 def poll(gh, ledger=None, **settings):
     from datetime import UTC, datetime
 
-    options = dict(known_models=MODELS, known_flags=FLAGS, default_confirm=1, stored=stored_snapshot())
-    options.update(settings)
     now = settings.pop("now", None) or datetime(2026, 4, 10, tzinfo=UTC)
-    options.pop("now", None)
+    settings.setdefault("stored", stored_snapshot())
     return polling.poll(
         gh,
         REPO,
         issue_flag=issue_flag,
-        settings=polling.PollSettings(**options),
+        settings=rerun_settings(**settings),
         ledger=ledger if ledger is not None else Ledger(REPO),
         now=now,
         say=lambda _: None,

@@ -20,6 +20,7 @@ from test_commands import (
     gh_for,
     issue_flag,
     poll,
+    rerun_settings,
     tracked_issue,
 )
 
@@ -95,14 +96,10 @@ def test_the_grammar_of_link_unlink_and_bisect():
 def decided(body: str, *, permission: str = "admin", snapshot: Snapshot | None = None, upstream=UPSTREAM):
     return rerun.decide(
         rerun.read_event(command_payload(body)),
+        rerun_settings(snapshot or stored(), upstream=upstream),
         bot_login="triagebot-bot",
         issue_flag=issue_flag,
         permission=lambda login: permission,
-        known_models=MODELS,
-        known_flags=FLAGS,
-        default_confirm=1,
-        stored=snapshot or stored(),
-        upstream=upstream,
     )
 
 
@@ -131,7 +128,8 @@ def test_bisect_needs_a_crash_of_the_issues_flag_with_a_verified_reproduction():
     outputs = rerun.outputs(accepted)
     assert outputs["bisect"] == "true" and outputs["run"] == "false"
     assert (outputs["models"], outputs["flags"]) == ("T5Model", SCALAR)
-    clean = decided("/rerun-sweep bisect T5Model", snapshot=stored().model_copy(update={"results": []}))
+    nothing_crashes = nightly("2.12.0.dev20260410", {}, MODELS, flags=FLAGS, corpus="smoke")
+    clean = decided("/rerun-sweep bisect T5Model", snapshot=nothing_crashes)
     assert clean.kind == Kind.refuse and "has no confirmed crash under" in clean.reason
     unverified = decided("/rerun-sweep bisect LlamaForCausalLM")
     assert unverified.kind == Kind.refuse and "no verified reproduction" in unverified.reason

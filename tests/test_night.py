@@ -49,7 +49,7 @@ def test_the_report_folder_holds_the_published_bodies_byte_for_byte(fake, tmp_pa
             cc_routes=[CcRoute(pattern="GuardOnDataDependent", people=["carol", "triagebot-bot"])],
         )
     )
-    stages = {"sweeper": None, "renderer": pipeline.render_report, "publisher": pipeline.publish_night}
+    stages = {"sweeper": None, "renderer": pipeline.render_report, "publisher": pipeline.publish_under_lock}
     store = MemoryStore([nightly(1, 0)])
     for day in (2, 3):  # a night that opens the issues, then one that edits them
         merged = write_snapshot(nightly(day, 5 * day), tmp_path / f"merged-{day}.json")
@@ -66,6 +66,21 @@ def test_the_report_folder_holds_the_published_bodies_byte_for_byte(fake, tmp_pa
     comments = fake.comments(REPO, 1)
     regression = (tmp_path / "night-3" / "report" / f"regression-{SCALAR}.md").read_text(encoding="utf-8")
     assert regression in [comment["body"] for comment in comments]
+
+
+def test_a_dry_runs_bodies_are_the_report_folders_byte_for_byte(tmp_path: Path) -> None:
+    """One writer of issue bodies: without a token, the plan's folder holds what the report
+    folder holds, each the body that would be published."""
+    stages = {"sweeper": None, "renderer": pipeline.render_report, "publisher": pipeline.publish_under_lock}
+    merged = write_snapshot(nightly(2, 10), tmp_path / "merged.json")
+    options = pipeline.RunOptions(out=tmp_path / "night", snapshot=merged)
+    config = Config(tracker=TrackerSettings(repo=REPO))
+    run = pipeline.run(config, options, store=MemoryStore([nightly(1, 0)]), say=lambda _: None, **stages)  # type: ignore[arg-type]
+    assert run.issues_dir is not None and run.reports_dir is not None
+    planned = (run.issues_dir / f"issue-{SCALAR}.md").read_text(encoding="utf-8")
+    assert planned == (run.reports_dir / f"issue-{SCALAR}.md").read_text(encoding="utf-8")
+    assert planned.startswith(markers.flag_marker(SCALAR))
+    assert "create issue for" in (run.issues_dir / "plan.txt").read_text(encoding="utf-8")
 
 
 def test_publish_with_previous_closes_by_the_history_it_diffed_against(fake, tmp_path: Path) -> None:

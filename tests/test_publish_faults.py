@@ -20,7 +20,7 @@ from test_tracker import snapshot
 
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import StoreError, TrackerError, TriagebotError
-from triagebot.pipeline import RunOptions, night_of, publish_night, publish_stored, render_report, run
+from triagebot.pipeline import RunOptions, night_of, publish_stored, publish_under_lock, render_report, run
 from triagebot.report.markers import notice_marker
 from triagebot.store import GitStore, LocalStore, MemoryStore, mark_night, owed_nights, published_nights
 from triagebot.store import lease as leases
@@ -55,7 +55,7 @@ def night_run(store, tmp_path: Path, *, snapshot=None, token="bot-token", check=
         say=(lines if lines is not None else []).append,
         sweeper=lambda *_: pytest.fail("nothing is swept here"),
         renderer=render_report,
-        publisher=functools.partial(publish_night, store=store, say=lambda _: None),
+        publisher=functools.partial(publish_under_lock, store=store, say=lambda _: None),
     )
 
 

@@ -19,6 +19,7 @@ from test_commands import (
     command_payload,
     decide,
     gh_for,
+    issue_flag,
     parse,
     poll,
     rerun_snapshot,
@@ -26,12 +27,13 @@ from test_commands import (
     tracked_issue,
 )
 
-from triagebot.config import TrackerSettings
+from triagebot.config import TrackerSettings, parse_config
 from triagebot.report.markers import result_marker
 from triagebot.results import Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
 from triagebot.tracker import answer, commands, reactions, rerun
 from triagebot.tracker.commands import Kind
+from triagebot.tracker.dispatch import CommandOptions, Step
 from triagebot.tracker.ledger import Ledger
 
 NOW = datetime.fromtimestamp(1_700_000_000, UTC)  # the fake GitHub's clock
@@ -79,8 +81,23 @@ def test_models_beyond_the_cap_are_refused_naming_the_cap():
     assert command.kind == Kind.refuse
     assert command.reason == "it names 3 models, and a rerun takes at most 2 (`tracker.rerun_max_models`)"
     assert TrackerSettings().rerun_max_models == 20
-    accepted = decide(rerun.read_event(command_payload(f"/rerun-sweep models={many}")), max_models=3)
+    accepted = decide(rerun.read_event(command_payload(f"/rerun-sweep models={many}")), rerun_max_models=3)
     assert accepted.kind == Kind.run
+
+
+def test_a_command_is_decided_under_the_configs_own_keys(tmp_path):
+    # What deciding needs is read once from triagebot.toml and the store, under the keys' names.
+    config = parse_config("[sweep]\nconfirm = 3\n[tracker]\nrerun_max_models = 1\n")
+    store = MemoryStore([stored_snapshot()])
+    step = Step(CommandOptions(), config, store, store.get, lambda _: None, lambda _: None)
+    settings = step.rerun_settings()
+    assert settings.stored is not None and settings.known_models == MODELS
+    event = rerun.read_event(command_payload("/rerun-sweep"))
+    decision = rerun.decide(
+        event, settings, bot_login="triagebot-bot", issue_flag=issue_flag, permission=lambda _: "admin"
+    )
+    assert decision.kind == Kind.run and decision.request.confirm == 3  # `sweep.confirm`
+    assert decision.request.models == ["BertModel"]  # one, `tracker.rerun_max_models`
 
 
 @pytest.mark.parametrize(
@@ -274,7 +291,7 @@ def test_polling_obeys_commands_on_edited(fake):
     fake.requests.clear()
     assert poll(gh, ledger, now=NOW).kind == Kind.none
     assert not any(path.endswith("/reactions") for _, path in fake.requests)  # not looked at again
-    assert poll(gh, Ledger(REPO), now=NOW, on_edited=True).kind == Kind.run
+    assert poll(gh, Ledger(REPO), now=NOW, commands_on_edited=True).kind == Kind.run
 
 
 def test_the_event_path_answers_a_reader_once_a_day(fake, monkeypatch, capsys, tmp_path):

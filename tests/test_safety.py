@@ -165,14 +165,14 @@ def fake():
 
 def test_a_crash_quoting_another_flags_marker_never_adopts_its_issue(fake, monkeypatch, tmp_path) -> None:
     """Two flags, two issues, whatever the crash text says, published twice."""
-    from triagebot.tracker.night import publish_night
+    from triagebot.tracker.night import publish_tracking_issues
 
     point_tracker_at(fake, monkeypatch)
     config = Config(tracker=TrackerSettings(repo="pytorch/pytorch"))
     snapshot = hostile_snapshot()
     for _ in range(2):
         night = night_of(snapshot, [snapshot], config)
-        publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
+        publish_tracking_issues(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = fake.issues("pytorch/pytorch")
     assert sorted(markers.find_flag(issue["body"]) for issue in issues) == sorted([SCALAR, DYNAMIC])
     for issue in issues:

@@ -37,9 +37,10 @@ from triagebot.results import (
 )
 from triagebot.tracker import cc
 from triagebot.tracker.desired import desired_issues, title_for
+from triagebot.tracker.destination import ConnectedView, GitHubWriter
 from triagebot.tracker.github import RetryPolicy, connect
 from triagebot.tracker.memory import night_facts
-from triagebot.tracker.publish import publish
+from triagebot.tracker.publish import plan_and_apply
 
 # the package exports the function `night`, which hides its module of the same name
 night_module = importlib.import_module("triagebot.analysis.night")
@@ -169,7 +170,9 @@ def test_the_health_issue_is_published_once_and_found_again(tmp_path: Path):
         )
         for _ in range(2):
             tonight = night_of(history, repo=REPO, health_issue=True).linked({}, author=gh.login)
-            publish(desired_issues(tonight, settings), key=tonight.key, repo=REPO, gh=gh, max_writes=50)
+            desired = desired_issues(tonight, settings)
+            github, writer = ConnectedView(gh), GitHubWriter(gh)
+            plan_and_apply(desired, key=tonight.key, repo=REPO, github=github, writer=writer, max_writes=50)
         health = [issue for issue in fake.issues(REPO) if issue["body"].startswith(HEALTH_MARKER)]
         assert len(health) == 1 and health[0]["title"].endswith("1 of 3 models compile to one graph")
         [comment] = fake.comments(REPO, health[0]["number"])

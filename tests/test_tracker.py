@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from builders import DYNAMIC, REPO, SCALAR, crash, nightly, ok
@@ -10,13 +11,16 @@ from builders import night_of as analysed
 from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
 from triagebot.config import CcRoute, Config, TrackerSettings
+from triagebot.config.settings import TITLE_FIELDS, TITLE_TRIAL
 from triagebot.report.markers import flag_marker, notice_marker
-from triagebot.results import FlagNight, Night, Snapshot, TrackedIssue, TrendPoint
+from triagebot.report.words import title_values
+from triagebot.results import FlagNight, IssueTitle, Night, Snapshot, TrackedIssue, TrendPoint
 from triagebot.tracker import cc, closing
 from triagebot.tracker.desired import desired_issues, title_for
-from triagebot.tracker.github import GitHubError, GitHubFault, RetryPolicy, connect
+from triagebot.tracker.destination import destination
+from triagebot.tracker.github import GitHub, GitHubError, GitHubFault, RetryPolicy, connect
 from triagebot.tracker.plan import Verb
-from triagebot.tracker.publish import publish
+from triagebot.tracker.publish import Publication, plan_and_apply
 from triagebot.tracker.remote import create_issue, list_bot_issues, post_comment
 
 MODELS = ["Bert", "Llama", "T5", "Whisper"]
@@ -52,6 +56,20 @@ def connected(fake: FakeGitHub, token: str = "bot-token", slept: list[float] | N
 def night_of(history: list[Snapshot], settings: TrackerSettings | None = None) -> Night:
     """The night of the newest of `history`, the rest stored, as every command builds it."""
     return analysed(history[-1], history, Config(tracker=settings or TrackerSettings()))
+
+
+def publish(
+    desired: list[TrackedIssue],
+    *,
+    gh: GitHub | None,
+    dry_run: bool = False,
+    out_dir: Path | None = None,
+    **options,
+) -> Publication:
+    """`desired` planned and applied as publishing does: through `gh` (None: GitHub unread),
+    into `out_dir` in a dry run or without `gh`."""
+    github, writer = destination(gh, dry_run=dry_run, out=out_dir or Path("unused"))  # written: GitHub
+    return plan_and_apply(desired, github=github, writer=writer, **options)
 
 
 def run(fake: FakeGitHub, history: list[Snapshot], settings: TrackerSettings | None = None, **options):
@@ -111,6 +129,21 @@ def test_title_placeholders_are_filled_in():
     tonight = night_of([snapshot("k1", {})])
     settings = TrackerSettings(title="{flag} {key}: {flaky}/{helps} of {affectable}, {new} new")
     assert title_for(settings, tonight.flags[SCALAR].figures, "k1") == f"{SCALAR} k1: 0/4 of 4, 0 new"
+
+
+def test_every_placeholder_the_config_accepts_is_filled_in_from_a_night():
+    # The config's list, the values it tries a title with, and what a night fills in are one
+    # declaration: a title using every accepted placeholder is accepted and renders each one.
+    every = " ".join("{" + name + "}" for name in TITLE_FIELDS)
+    assert set(TITLE_FIELDS) == set(TITLE_TRIAL.model_dump()) == set(IssueTitle.model_fields)
+    settings = TrackerSettings(title=every)
+    figures = night_of([snapshot("k1", {SCALAR: ["Bert"]})]).flags[SCALAR].figures
+    values = title_values(figures, "k1")
+    assert set(values.model_dump()) == set(TITLE_FIELDS)
+    assert title_for(settings, figures, "k1") == " ".join(
+        str(value) for value in values.model_dump().values()
+    )
+    assert values.crashes == 1 and values.headline.startswith("1 model crashes")
 
 
 def test_scenario_across_nightlies(fake):
@@ -227,8 +260,12 @@ def test_dry_run_and_no_token_write_files_not_github(fake, tmp_path):
     n1 = snapshot("k1", {SCALAR: ["Bert"]})
     publication = run(fake, [n1], dry_run=True, out_dir=tmp_path / "dry")
     assert fake.writes == [] and publication.github_read
-    assert (tmp_path / "dry" / f"issue-{SCALAR}.md").read_text().startswith("# [triagebot]")
-    assert "create issue for capture_scalar_outputs" in (tmp_path / "dry" / "plan.txt").read_text()
+    desired = desired_issues(night_of([n1]).linked({}, author="triagebot-bot"), TrackerSettings(repo=REPO))
+    planned = next(issue for issue in desired if issue.flag == SCALAR)
+    # The body as it would be published, byte for byte, as the report folder's; the title in the plan.
+    assert (tmp_path / "dry" / f"issue-{SCALAR}.md").read_text() == planned.body
+    plan = (tmp_path / "dry" / "plan.txt").read_text()
+    assert "create issue for capture_scalar_outputs" in plan and f"title of {SCALAR}: {planned.title}" in plan
 
     desired = desired_issues(night_of([n1]), TrackerSettings())
     offline = publish(desired, key="k1", repo=REPO, gh=None, max_writes=50, out_dir=tmp_path / "off")
@@ -330,7 +367,7 @@ def test_desired_state_is_records():
 def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch, tmp_path):
 
     from triagebot.config import Config
-    from triagebot.tracker.night import publish_night
+    from triagebot.tracker.night import publish_tracking_issues
 
     point_tracker_at(fake, monkeypatch)
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")
@@ -338,12 +375,12 @@ def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch
     config = Config(tracker=TrackerSettings(repo=REPO))
 
     night = analysed(nightly, [nightly], config)
-    publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
+    publish_tracking_issues(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     issues = {issue["body"].splitlines()[0]: issue for issue in fake.issues(REPO)}
     scalar, dynamic = issues[flag_marker(SCALAR)], issues[flag_marker(DYNAMIC)]
     assert f"https://github.example/{REPO}/issues/{dynamic['number']}" in scalar["body"]
     assert f"https://github.example/{REPO}/issues/{scalar['number']}" in dynamic["body"]
 
     writes = len(fake.writes)
-    publish_night(night, config, "bot-token", False, tmp_path, say=lambda _: None)
+    publish_tracking_issues(night, config, "bot-token", False, tmp_path, say=lambda _: None)
     assert len(fake.writes) == writes  # the links were already there: nothing to write

@@ -10,7 +10,7 @@ import socket
 import pytest
 from climain import run_main
 from fakegithub import serve
-from test_tracker import DYNAMIC, REPO, SCALAR, connected, night_of, snapshot
+from test_tracker import DYNAMIC, REPO, SCALAR, connected, night_of, publish, snapshot
 
 from triagebot import report
 from triagebot.config import TrackerSettings
@@ -18,7 +18,6 @@ from triagebot.report.markers import flag_marker
 from triagebot.store import LocalStore
 from triagebot.tracker.desired import desired_issues
 from triagebot.tracker.github import GitHubError
-from triagebot.tracker.publish import publish
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker
 from triagebot.results import IssueRecord, Snapshot
 from triagebot.store import MemoryStore
-from triagebot.tracker.night import publish_night
+from triagebot.tracker.night import publish_tracking_issues
 
 GUARD = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, 0)"
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in returned outputs"
@@ -43,7 +43,9 @@ def publish(
 ) -> str:
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
     night = night_of(nights[-1], nights[:-1], config)
-    return publish_night(night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None).line
+    return publish_tracking_issues(
+        night, config, "bot-token", False, tmp_path, store=store, say=lambda _: None
+    ).line
 
 
 def test_a_marker_quoted_in_crash_text_does_not_take_over_another_issue(fake, tmp_path):

@@ -5,13 +5,24 @@ and nobody is told they lack access when the bot could not check."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from climain import run_main
 from fakegithub import serve
-from test_commands import REPO, command_payload, gh_for, issue_flag, stored_snapshot, tracked_issue
+from test_commands import (
+    REPO,
+    command_payload,
+    gh_for,
+    issue_flag,
+    rerun_settings,
+    stored_snapshot,
+    tracked_issue,
+)
 
+import triagebot
 from triagebot.store import LocalStore
 from triagebot.tracker import polling, rerun
 from triagebot.tracker.commands import Kind
@@ -27,14 +38,7 @@ def fake():
 
 
 def poll(gh, said: list[str], *, now: datetime = datetime(2026, 4, 10, tzinfo=UTC), **caps) -> rerun.Decision:
-    stored = stored_snapshot()
-    settings = polling.PollSettings(
-        known_models=[r.model for r in stored.results],
-        known_flags=list(stored.flags),
-        default_confirm=1,
-        stored=stored,
-        **caps,
-    )
+    settings = rerun_settings(stored_snapshot(), **caps)
     return polling.poll(
         gh,
         REPO,
@@ -56,6 +60,28 @@ def test_the_fake_refuses_a_bot_without_push_access_the_permission_as_github_doe
     assert rerun.collaborator_permission(gh, REPO, "maintainer") == rerun.UNREADABLE
     fake.permissions[BOT] = "write"
     assert rerun.collaborator_permission(gh, REPO, "maintainer") == "read"
+
+
+def test_a_rate_limited_permission_read_is_waited_out_not_taken_as_unreadable(fake):
+    # A rate limit is a 403 too: the one door to GitHub waits it out, and only GitHub's answer
+    # to the permission read itself says whether the bot may read it.
+    fake.permissions.update({BOT: "write", "maintainer": "maintain"})
+    fake.inject("GET", r"/collaborators/maintainer/permission$", "secondary", retry_after=5)
+    gh = gh_for(fake)
+    assert rerun.collaborator_permission(gh, REPO, "maintainer") == "maintain"
+    assert gh.retries == 1 and gh.slept >= 5
+
+
+def test_only_the_door_to_github_reads_pygithubs_answers():
+    # GitHub's refusals become the project's errors in one place (`tracker.github`); every other
+    # module reads a `GitHubError`'s status, never PyGithub's exceptions or its requester.
+    package = Path(triagebot.__file__).parent
+    readers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if re.search(r"GithubException|\brequester\b|^(from|import) github\b", path.read_text(), re.M)
+    )
+    assert readers == ["tracker/github.py"]
 
 
 def test_a_member_is_trusted_by_association_and_the_bot_says_how(fake):
@@ -109,7 +135,7 @@ def test_the_event_path_trusts_the_payloads_association(fake, monkeypatch, capsy
 
 
 def capped_poll(gh) -> rerun.Decision:
-    return poll(gh, [], now=datetime.now(UTC), gpu_per_person=1, gpu_per_day=2)
+    return poll(gh, [], now=datetime.now(UTC), gpu_commands_per_person=1, gpu_commands_per_day=2)
 
 
 def test_trust_by_association_starts_so_many_gpu_commands_a_day_and_the_refusal_says_so(fake):

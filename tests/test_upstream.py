@@ -195,7 +195,7 @@ def publish(
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
     night = pipeline.night_of(snapshot, store, config)
     said: list[str] = []
-    published = tracker_night.publish_night(
+    published = tracker_night.publish_tracking_issues(
         night, config, "bot-token", dry_run, tmp_path / "out", store=store, say=said.append
     )
     return published, store, said

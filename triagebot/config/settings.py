@@ -17,7 +17,7 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, UsageError, unknown
-from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, KeyScheme, people_only
+from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, IssueTitle, KeyScheme, people_only
 
 # Both act only where Dynamo would otherwise break the graph, and its reason for such a break
 # names them: their runs are skipped on models none of whose baseline breaks names them.
@@ -28,19 +28,23 @@ DEFAULT_FLAGS: dict[str, FlagSettings] = {
     ),
 }
 
-TITLE_FIELDS = (
-    "flag",
-    "crashes",
-    "wrong",
-    "testable",
-    "affectable",
-    "flaky",
-    "helps",
-    "new",
-    "headline",
-    "key",
-)
+TITLE_FIELDS = tuple(IssueTitle.model_fields)
 """The placeholders `tracker.title` may use."""
+
+TITLE_TRIAL = IssueTitle(
+    flag="flag",
+    crashes=1,
+    wrong=0,
+    testable=2,
+    affectable=2,
+    flaky=0,
+    helps=0,
+    new=1,
+    headline="1 model crashes, 1 new (Error)",
+    key="2.12.0",
+)
+"""What a title is filled in with when the config is read, so that a title that cannot be
+filled in fails then, not at publish time after the night's sweep."""
 
 GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9_.-]+)?$")
 """A GitHub login, or an org/team."""
@@ -284,20 +288,8 @@ class TrackerSettings(Section):
             if name not in TITLE_FIELDS:
                 known = ", ".join("{" + field + "}" for field in TITLE_FIELDS)
                 raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
-        example = dict(
-            flag="flag",
-            crashes=1,
-            wrong=0,
-            testable=2,
-            affectable=2,
-            flaky=0,
-            helps=0,
-            new=1,
-            headline="1 model crashes, 1 new (Error)",
-            key="2.12.0",
-        )
         try:
-            title.format(**example)
+            title.format(**TITLE_TRIAL.model_dump())
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
             raise ValueError(f"{title!r} cannot be filled in: {error}") from None
         return title

@@ -13,7 +13,7 @@
 - `outputs`: what a night leaves behind: `RunReport`, the diff and summary files, the step
   summary (`summary_markdown`, written by `tracker.actions`), the site
   (`SiteStage` in `run`, `build_site` for `triagebot site`) and the lines printed.
-- `publishing`: what counts as published: `publish_night` (the real publisher, under the
+- `publishing`: what counts as published: `publish_under_lock` (the real publisher, under the
   store's lock on the repository), `publish_recorded` (pending until every write is done),
   `publish_owed` (what an earlier run stored but could not publish), `owed` and `owed_outputs`
   (which nights wait, as step outputs), `writes_github`.
@@ -57,10 +57,10 @@ _MODULES = {
     "publishing": (
         "owed",
         "owed_outputs",
-        "publish_night",
         "publish_owed",
         "publish_recorded",
         "publish_stored",
+        "publish_under_lock",
         "writes_github",
     ),
     "nightly": ("RunOptions", "default_stages", "render_report", "run"),

@@ -39,9 +39,9 @@ from triagebot.pipeline.publishing import (
     owe,
     owed,
     owed_outputs,
-    publish_night,
     publish_owed,
     publish_recorded,
+    publish_under_lock,
     writes_github,
 )
 from triagebot.pipeline.sweeping import sweep_configured, sweep_flags, with_stored_flags
@@ -82,7 +82,7 @@ def default_stages(config: Config, store: Store, models: list[str] | None = None
     def sweeper(settings: Config, work: Path, resume: bool) -> Snapshot:
         return sweep_configured(settings, models, work, store, resume=resume)
 
-    publisher = functools.partial(publish_night, store=store)  # the store remembers the issues
+    publisher = functools.partial(publish_under_lock, store=store)  # the store remembers the issues
     return {"sweeper": sweeper, "renderer": render_report, "publisher": publisher, "site": SiteStage()}
 
 

@@ -4,9 +4,10 @@
   and no `--dry-run`); otherwise the plan and bodies go to a folder.
 - `owe` / `owed`: a nightly stored to be published is owed to GitHub until its writes are done;
   the nightlies still owed.
-- `publish_night`: the real publisher of `run` and `publish`: the tracker's `publish_night`,
-  holding the store's lock on the repository's tracking state (`store.tracking_lock`), so that
-  two publishers take turns and the second finds the first one's issues.
+- `publish_under_lock`: the real publisher of `run` and `publish`: the tracker's
+  `publish_tracking_issues`, holding the store's lock on the repository's tracking state
+  (`store.tracking_lock`), so that two publishers take turns and the second finds the first
+  one's issues.
 - `publish_recorded`: one publisher call with the store's record of the night around it:
   `pending` until every write is done, then `published`; a failure leaves it pending, with why.
 - `publish_stored`: `triagebot publish`: the two above together.
@@ -27,7 +28,7 @@ from triagebot.errors import TrackerError
 from triagebot.pipeline.night import night_of
 from triagebot.results import Night
 from triagebot.store import Store, key_order, mark_night, owed_nights, tracking_lock
-from triagebot.tracker.night import publish_night as publish_to_github
+from triagebot.tracker.night import publish_tracking_issues
 
 # night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
@@ -58,7 +59,7 @@ def owed_outputs(unpublished: list[str]) -> dict[str, str]:
     return {"publish": "true", "owed": unpublished[-1]} if unpublished else {}
 
 
-def publish_night(
+def publish_under_lock(
     night: Night,
     config: Config,
     token: str | None,
@@ -68,15 +69,15 @@ def publish_night(
     store: Store | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[str, Night]:
-    """Publish `night` (`tracker.publish_night`): one line saying what was done, and the night as
-    published (its issue links filled in). `store` remembers each flag's issue, and its lock
-    on the repository is held while GitHub is read and written."""
+    """Publish `night` (`tracker.night.publish_tracking_issues`): one line saying what was
+    done, and the night as published (its issue links filled in). `store` remembers each flag's
+    issue, and its lock on the repository is held while GitHub is read and written."""
     repo = config.tracker.repo
     if store is None or not writes_github(config, token, dry_run) or repo is None:
-        published = publish_to_github(night, config, token, dry_run, out, store=store, say=say)
+        published = publish_tracking_issues(night, config, token, dry_run, out, store=store, say=say)
         return published.line, published.night
     with tracking_lock(store, repo):
-        published = publish_to_github(night, config, token, dry_run, out, store=store, say=say)
+        published = publish_tracking_issues(night, config, token, dry_run, out, store=store, say=say)
     return published.line, published.night
 
 
@@ -109,7 +110,7 @@ def publish_stored(
     night: Night, config: Config, token: str | None, dry_run: bool, out: Path, *, store: Store
 ) -> str:
     """`triagebot publish`: `night` published by the real publisher and recorded; its line."""
-    publisher = functools.partial(publish_night, store=store)
+    publisher = functools.partial(publish_under_lock, store=store)
     return publish_recorded(night, config, token, dry_run, out, publisher=publisher, store=store)[0]
 
 

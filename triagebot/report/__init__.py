@@ -22,6 +22,8 @@ Public API, for the tracker, the pipeline and the command line:
 - `run_summary(build, night, ...) -> str`: the step summary of `triagebot run`.
 - `write_report(night, out_dir) -> list[Path]`: all of them into a folder, with the complete
   body of every flag whose published body had to be shortened (`issue-FLAG.full.md`).
+- `write_files(out_dir, files)`: texts into a folder as they are, the one writer of issue bodies
+  to a folder (`issue_file(flag)`: the report folder's and a dry run's, each the body as published).
 - `bounded(template, **context)`: any comment template rendered within GitHub's limit (`fit`).
 - `repro.repro_script`: the text of a reproduction script; `markers`; `safety` (the one escaper);
   `words`: the words every surface says a night's numbers in (a share beside its denominator,
@@ -36,10 +38,12 @@ from triagebot.report.bodies import (
     fixed_notice,
     full_name,
     issue_body,
+    issue_file,
     issue_rendering,
     nightly_summary,
     regression_notice,
     run_summary,
+    write_files,
     write_report,
 )
 from triagebot.report.fit import GITHUB_LIMIT, bounded
@@ -53,6 +57,7 @@ __all__ = [
     "full_name",
     "health_body",
     "issue_body",
+    "issue_file",
     "issue_rendering",
     "markers",
     "nightly_summary",
@@ -60,5 +65,6 @@ __all__ = [
     "run_summary",
     "safety",
     "words",
+    "write_files",
     "write_report",
 ]

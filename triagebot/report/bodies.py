@@ -15,6 +15,25 @@ from triagebot.report.render import render
 from triagebot.results import Environment, FirstBuild, FlagNight, Night
 
 
+def issue_file(flag: str) -> str:
+    """The file of `flag`'s issue body in a folder (the report folder, a dry run's)."""
+    return f"issue-{flag}.md"
+
+
+def write_files(out_dir: str | Path, files: dict[str, str]) -> list[Path]:
+    """Write each text of `files` (name -> text) into `out_dir` as it is; the paths written.
+    Issue bodies go through here, as `issue_file`, byte for byte as published: a reader of a
+    folder expects the issue's body, not a rendering of it."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def full_name(flag: str) -> str:
     """The report folder's file with `flag`'s complete body, when the published one is shortened."""
     return f"issue-{flag}.full.md"
@@ -144,12 +163,10 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     any), regression-baseline.md (models whose baseline graph count rose, when any), summary.md
     and night.json (the record they were all rendered from); returns the paths written. The
     dashboard is the site (`triagebot site`), which summary.md points to."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     for flag in night.flags:
         body, detail = issue_rendering(night, flag)
-        files[f"issue-{flag}.md"] = body
+        files[issue_file(flag)] = body
         if detail != FULL:
             files[full_name(flag)] = render("issue.md.j2", detail=FULL, **_issue_context(night, flag))
         for name, notice in (
@@ -163,9 +180,4 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
         files[REGRESSION_FILE] = regressed
     files["summary.md"] = nightly_summary(night)
     files["night.json"] = night.model_dump_json(indent=1) + "\n"
-    written = []
-    for name, text in files.items():
-        path = out / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    return write_files(out_dir, files)

@@ -38,6 +38,7 @@ from triagebot.results import (
     FlagFigures,
     FlagStats,
     FlagVerdict,
+    IssueTitle,
     LadderRow,
     Reduction,
     VerdictRow,
@@ -351,20 +352,20 @@ def headline(figures: FlagFigures) -> str:
     return f"{text} ({listed(names, 1)}){wrong}"
 
 
-def title_values(figures: FlagFigures, key: str) -> dict[str, object]:
+def title_values(figures: FlagFigures, key: str) -> IssueTitle:
     """The placeholders of `[tracker] title` (`config.TITLE_FIELDS`), filled in."""
-    return {
-        "flag": figures.flag,
-        "crashes": figures.crashes,
-        "wrong": figures.wrong_results,
-        "testable": figures.testable,
-        "affectable": figures.affectable,
-        "flaky": figures.flaky,
-        "helps": figures.helped,
-        "new": figures.new_crashes,
-        "headline": headline(figures),
-        "key": key_words(key),
-    }
+    return IssueTitle(
+        flag=figures.flag,
+        crashes=figures.crashes,
+        wrong=figures.wrong_results,
+        testable=figures.testable,
+        affectable=figures.affectable,
+        flaky=figures.flaky,
+        helps=figures.helped,
+        new=figures.new_crashes,
+        headline=headline(figures),
+        key=key_words(key),
+    )
 
 
 def key_words(key: str) -> str:

@@ -35,6 +35,23 @@ class TrackedIssue(Record):
     notices: list[TrackerNotice] = Field(default_factory=list)
 
 
+class IssueTitle(Record):
+    """What the placeholders of `[tracker] title` stand for in one flag's issue title: the one
+    declaration of their names (`config.TITLE_FIELDS`), of the values a title is tried with
+    when the config is read, and of what `report.words.title_values` fills in."""
+
+    flag: str
+    crashes: int
+    wrong: int
+    testable: int
+    affectable: int
+    flaky: int
+    helps: int
+    new: int
+    headline: str
+    key: str
+
+
 class RerunRequest(Record):
     """A checked `/rerun-sweep` command: what the sweep job may run. Never the raw comment text."""
 

@@ -4,15 +4,17 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 `[tracker]` in triagebot.toml:
 
 - `night`: publishing one night, the entry point of `publish` and of the nightly pipeline
-  (`publish_night`)
+  (`publish_tracking_issues`)
 - `desired`: the desired state of each flag's issue (title, body, labels, open), and
   `notices`: the comments each owes (fixed, regression, close, reopen)
 - `closing`: open/closed from the confirmed-crash history (`close_after`)
 - `cc`: cc lists per flag plus routing rules on crash signatures (`cc`, `cc_routes`), and the
   comment that reaches people a body edit added
-- `plan` / `remote` / `apply` / `publish`: read GitHub, plan, apply only the difference, dry
-  run, the write cap (`max_writes`) that turns a flood into one alert; a change GitHub refuses
-  (403) skips that change alone and is said once, a failed write does not stop the others
+- `plan` / `remote` / `apply` / `publish` (`plan_and_apply`): read GitHub, plan, apply only
+  the difference, the write cap (`max_writes`) that turns a flood into one alert; a change
+  GitHub refuses (403) skips that change alone and is said once, a failed write does not stop
+  the others; `destination`: GitHub read or not (the null GitHub) and the plan applied or, in
+  a dry run, written to a folder, on one path
 - `memory`: what the store remembers of each flag's issue (its number first, then its marker),
   and the labels GitHub refused to set
 - `watchdog`: no nightly stored for `stale_after_days` days is said, once on an issue
@@ -23,7 +25,8 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
   decides), `reactions` (👀 🚀 😕 and what they say), `ledger` and
   `polling` (commands read by polling, `commands_on_edited`), `answer` (the rerun's answer),
   `dispatch` (the `command` subcommand: one step per option, in one table)
-- `github`: the PyGithub connection with retries, rate limits and injectable sleep;
+- `github`: the PyGithub connection with retries, rate limits and injectable sleep, the one
+  module that reads PyGithub's exceptions (each becomes a `GitHubError`);
   `actions`: what GitHub Actions hands a step (token, outputs file, server and run addresses)
 - `render`: the bot's own comments, through the report package's escaper and size bound
 - markers of every kind live in `report.markers`

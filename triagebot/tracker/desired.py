@@ -24,7 +24,7 @@ from triagebot.tracker.notices import flag_notices, health_notices
 def title_for(settings: TrackerSettings, figures: FlagFigures, key: str) -> str:
     """`tracker.title` filled in from the flag's figures, in the report's words (its
     placeholders were checked when the config was read)."""
-    return settings.title.format(**title_values(figures, key))
+    return settings.title.format(**title_values(figures, key).model_dump())
 
 
 def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue]:

@@ -39,7 +39,7 @@ from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
 from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
-from triagebot.tracker.polling import PollSettings, poll
+from triagebot.tracker.polling import poll
 from triagebot.tracker.remote import first_line
 from triagebot.tracker.respond import answered_today, respond
 from triagebot.tracker.upstream_memory import keep_pin
@@ -92,22 +92,9 @@ class Step:
         self.say("\n".join(f"{key}={value}" for key, value in values.items()))
         write_outputs(values, self.options.output)
 
-    def poll_settings(self) -> PollSettings:
-        stored = self.store.latest()
-        tracker = self.settings.tracker
-        return PollSettings(
-            # The models a command may name: those of the newest stored sweep (no corpus import here).
-            known_models=[result.model for result in stored.results] if stored else [],
-            known_flags=list(self.settings.flags),
-            default_confirm=self.settings.sweep.confirm,
-            on_edited=tracker.commands_on_edited,
-            max_models=tracker.rerun_max_models,
-            max_writes=tracker.max_writes,
-            stored=stored,
-            upstream=tracker.upstream,
-            gpu_per_person=tracker.gpu_commands_per_person,
-            gpu_per_day=tracker.gpu_commands_per_day,
-        )
+    def rerun_settings(self) -> rerun.RerunSettings:
+        """What deciding on a command needs: the configuration and the newest stored nightly."""
+        return rerun.RerunSettings(self.settings, self.store.latest())
 
 
 def issue_flags(store, repo: str) -> rerun.IssueFlag:
@@ -130,7 +117,7 @@ def from_event(step: Step) -> None:
         step.emit(rerun.Decision(Kind.none))
         return
     gh = connect(step.options.token) if step.options.token else None
-    settings = step.poll_settings()
+    settings = step.rerun_settings()
 
     def permission(login: str) -> str:
         return rerun.collaborator_permission(gh, event.repo, login) if gh is not None else "unknown"
@@ -138,12 +125,13 @@ def from_event(step: Step) -> None:
     login = gh.login if gh is not None else ACTIONS_BOT_LOGIN
     flag_of = issue_flags(step.store, event.repo)
     started = rerun.commands_started(gh) if gh is not None else None
-    decision = rerun.decide_for(
+    decision = rerun.decide(
         event, settings, bot_login=login, issue_flag=flag_of, permission=permission, started=started
     )
     if gh is not None:
         quiet = decision.limited and answered_today(gh, event)
-        respond(gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
+        max_models = settings.tracker.rerun_max_models
+        respond(gh, event, decision, settings.known_flags, max_models=max_models, quiet=quiet)
     elif decision.kind != Kind.none:
         step.warn("no token: the command was neither checked nor answered on GitHub")
     if decision.note:
@@ -158,7 +146,7 @@ def from_poll(step: Step) -> None:
     gh = step.connect("--poll")
     repo = step.repo or ""
     ledger = Ledger.load(step.store, repo)
-    settings = step.poll_settings()
+    settings = step.rerun_settings()
     try:
         decision = poll(
             gh,

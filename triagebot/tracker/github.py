@@ -16,7 +16,8 @@ through `GitHub.read` or `GitHub.write` instead, which:
 - turn every failure into a `GitHubError` (a `TrackerError`): one line naming the operation
   and the issue, then what GitHub answered, e.g. "edit body of pytorch/pytorch#123: GitHub
   answered 422: body is too long (maximum is 65536 characters)". No PyGithub or HTTP
-  exception leaves this module; callers that expect an answer (a 404, a 422) read `status`.
+  exception leaves this module, and no other module reads PyGithub's exceptions: callers that
+  expect a refusal (a 403, a 404, a 422) read the error's `status` and `answer`.
 
 `sleep` and `clock` are injected, so tests run every fault without waiting.
 """
@@ -52,11 +53,13 @@ CONNECTION_ERRORS = (
 
 
 class GitHubError(TrackerError):
-    """GitHub refused or failed an operation; `status` is its HTTP answer (None: no answer)."""
+    """GitHub refused or failed an operation; `status` is its HTTP answer (None: no answer) and
+    `answer` GitHub's own message, for a caller that expects a refusal (a 403, a 404, a 422)."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, answer: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.answer = answer
 
 
 class GitHubFault(GitHubError):
@@ -71,6 +74,11 @@ class WriteBudgetExceeded(TrackerError):
 def _one_line(text: object, limit: int = 300) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def github_message(error: GithubException) -> str:
+    """The `message` of GitHub's answer ("Resource not accessible by integration"), or ""."""
+    return str(error.data.get("message") or "") if isinstance(error.data, dict) else ""
 
 
 def describe(error: GithubException) -> str:
@@ -153,6 +161,12 @@ class GitHub:
     def repo(self, full_name: str) -> Any:
         return self.client.get_repo(full_name)  # lazy: the client is built with lazy=True
 
+    def read_json(self, url: str, *, what: str, parameters: dict[str, Any] | None = None) -> tuple[dict, Any]:
+        """GET an API address PyGithub has no object for (a search, a collaborator's
+        permission): the answer's headers and JSON, read as every other read is."""
+        requester = self.client.requester
+        return self.read(lambda: requester.requestJsonAndCheck("GET", url, parameters=parameters), what=what)
+
     def read(self, call: Callable[[], T], *, what: str = "read from GitHub", fresh: bool = False) -> T:
         """Run a read (listings included: the whole listing is fetched again on a retry).
         `what` names the operation and its issue in the error, should it fail."""
@@ -216,7 +230,9 @@ class GitHub:
                     if not_found < self.policy.not_found_attempts:
                         wait, reason = self._backoff(attempt), "not found yet after create"
                 if wait is None:
-                    raise GitHubError(f"{what}: {describe(error)}", error.status) from None
+                    raise GitHubError(
+                        f"{what}: {describe(error)}", error.status, github_message(error)
+                    ) from None
                 reason = reason or describe(error)
                 if error.status >= 500:
                     reason = describe(error)
@@ -245,7 +261,7 @@ class GitHub:
             return self._backoff(attempt), f"HTTP {status}"
         if status not in (403, 429):
             return None, ""
-        message = str((error.data or {}).get("message", "")) if isinstance(error.data, dict) else ""
+        message = github_message(error)
         if "retry-after" in headers:
             wait = retry_after(headers["retry-after"], self.clock())
             if wait is None:  # unreadable: as if GitHub had sent none
@@ -267,16 +283,14 @@ def bot_login(connection: GitHub, base_url: str) -> str:
     """The login the token writes as. An Actions `GITHUB_TOKEN` is refused on /user (403,
     "Resource not accessible by integration"): everything it writes is by github-actions[bot]."""
 
-    def read_login() -> str:
-        try:
-            return connection.client.get_user().login
-        except GithubException as error:
-            message = str(error.data.get("message", "")) if isinstance(error.data, dict) else ""
-            if error.status == 403 and "not accessible by integration" in message.lower():
-                return ACTIONS_BOT_LOGIN
-            raise
-
-    return connection.read(read_login, what=f"read the token's login from {base_url}")
+    try:
+        return connection.read(
+            lambda: connection.client.get_user().login, what=f"read the token's login from {base_url}"
+        )
+    except GitHubError as error:
+        if error.status == 403 and "not accessible by integration" in error.answer.lower():
+            return ACTIONS_BOT_LOGIN
+        raise
 
 
 def connect(

@@ -1,11 +1,12 @@
 """Publishing one night: the `publish` command's and the nightly pipeline's entry point.
 
-connect (with a token and a repository) -> find each flag's issue (the store's memory, then
-markers) -> link the night to those issues -> search the upstream repository's issues for its
-failure groups (`upstream`, once per night and signature) -> its desired issues (`desired`) ->
-plan and apply (`publish`) -> link the issues opened just now from their siblings -> remember
-(`memory`) -> one line saying what was done. Without a token or a repository, or with `dry_run`, GitHub is
-not written: the plan and bodies go to a folder.
+`publish_tracking_issues`: connect (with a token and a repository) -> find each flag's issue
+(the store's memory, then markers) -> link the night to those issues -> search the upstream
+repository's issues for its failure groups (`upstream`, once per night and signature) -> its
+desired issues (`desired`) -> plan and apply (`publish.plan_and_apply`) -> link the issues
+opened just now from their siblings -> remember (`memory`) -> one line saying what was done.
+Without a token or a repository, or with `dry_run`, GitHub is not written: the plan and bodies
+go to a folder (`destination`: the same path, another writer).
 """
 
 from __future__ import annotations
@@ -14,19 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from triagebot.analysis.triage import with_searches
-from triagebot.config import Config, TrackerSettings
+from triagebot.config import Config
 from triagebot.errors import TrackerError
-from triagebot.results import Night, TrackedIssue
+from triagebot.results import Night
 from triagebot.tracker.actions import issue_url
 from triagebot.tracker.desired import desired_issues
-from triagebot.tracker.github import GitHub, connect
+from triagebot.tracker.destination import destination
+from triagebot.tracker.github import connect
 from triagebot.tracker.memory import IssueMemory, night_facts
 from triagebot.tracker.plan import Verb
-from triagebot.tracker.publish import Publication, publish, relink_bodies
-from triagebot.tracker.remote import tracked_issue_numbers
-from triagebot.tracker.upstream import search_night
-from triagebot.tracker.upstream_memory import keep_searches, stored_searches
+from triagebot.tracker.publish import Publication, plan_and_apply
 
 
 class PublishIncomplete(TrackerError):
@@ -44,7 +42,7 @@ class Published:
     night: Night
 
 
-def publish_night(
+def publish_tracking_issues(
     night: Night,
     config: Config,
     token: str | None,
@@ -63,75 +61,52 @@ def publish_night(
     is said, and `PublishIncomplete` says how many."""
     repo = repo or config.tracker.repo or ""
     cap = max_writes if max_writes is not None else config.tracker.max_writes
-    gh = connect(token) if token and repo else None
+    github, writer = destination(connect(token) if token and repo else None, dry_run=dry_run, out=out_dir)
     memory = IssueMemory.load(store, repo) if repo else IssueMemory(repo)
-    remembered = memory.numbers(list(night.flags))
-    numbers = tracked_issue_numbers(gh, repo, night.flags, remembered) if gh else {}
-    current = linked(night, repo, numbers, gh)
-    if gh is not None and config.tracker.upstream:
-        current = searched(current, gh, config.tracker, numbers, store, keep=not dry_run, say=say)
+    numbers = github.numbers(repo, night.flags, memory.numbers(list(night.flags)))
+    current = linked(night, repo, numbers, github.login)
+    current = github.searched(current, config.tracker, numbers, store, keep=writer.writes_github, say=say)
     desired = desired_issues(current, config.tracker)
-    publication = publish(
+    publication = plan_and_apply(
         desired,
         key=night.key,
         repo=repo or "(no repository)",
-        gh=gh,
+        github=github,
+        writer=writer,
         max_writes=cap,
-        dry_run=dry_run,
-        out_dir=out_dir,
         memory=memory,
-        facts=night_facts(current, config.tracker, author=gh.login if gh else None),
+        facts=night_facts(current, config.tracker, author=github.login),
     )
     failures = [missing.reason for missing in publication.failed]
     opened = opened_now(publication)
-    if gh is not None and opened:
-        current, relinked, not_relinked = relink(
-            gh, repo, current, {**numbers, **opened}, desired, config.tracker
+    if opened:
+        # Issues opened just now were not linked from their siblings' bodies: link them in this
+        # run, by number (a fresh listing may not show them yet), so the next run writes nothing.
+        numbers = {**numbers, **opened}
+        current = linked(current, repo, numbers, github.login)
+        relinked, not_relinked = writer.edit_bodies(
+            repo, desired, desired_issues(current, config.tracker), numbers
         )
         failures += not_relinked
         say(f"linked {relinked} issue(s) to the ones opened now")
-    written = gh is not None and not dry_run
-    if written:
-        memory.save(store)
+    writer.keep(memory, store)
     return outcome(
-        publication, current, failures, repo=repo, written=written, cap=cap, out_dir=out_dir, say=say
-    )
-
-
-def linked(night: Night, repo: str, numbers: dict[str, int], gh: GitHub | None) -> Night:
-    """`night` with the addresses of its flags' issues, and the bot left out of its cc lines."""
-    urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
-    return night.linked(urls, author=gh.login if gh else None)
-
-
-def searched(
-    night: Night,
-    gh: GitHub,
-    settings: TrackerSettings,
-    numbers: dict[str, int],
-    store,
-    *,
-    keep: bool,
-    say: Callable[[str], None],
-) -> Night:
-    """`night` with tonight's searches of the upstream repository's issues for its failure
-    groups: made once per night and signature, kept in `store` when `keep` (not in a dry run)."""
-    upstream = settings.upstream or ""
-    own = list(numbers.values()) if upstream == settings.repo else []
-    stored = stored_searches(store, upstream)
-    made, pace = search_night(
-        gh,
-        upstream,
-        night,
-        stored,
-        own=own,
-        cap=settings.upstream_searches_per_night,
-        keep=(lambda search: keep_searches(store, [search])) if keep else (lambda search: None),
+        publication,
+        current,
+        failures,
+        repo=repo,
+        written=writer.writes_github,
+        cap=cap,
+        out_dir=out_dir,
         say=say,
     )
-    if made:
-        say(f"searched the issues of {upstream} for {len(made)} signature(s): {pace.requests} request(s)")
-    return with_searches(night, {**stored, **{search.signature: search for search in made}})
+
+
+def linked(night: Night, repo: str, numbers: dict[str, int], author: str | None) -> Night:
+    """`night` with the addresses of its flags' issues, and the bot (`author`) left out of its
+    cc lines."""
+    urls = {flag: issue_url(repo, number) for flag, number in numbers.items()}
+    return night.linked(urls, author=author)
 
 
 def opened_now(publication: Publication) -> dict[str, int]:
@@ -141,23 +116,6 @@ def opened_now(publication: Publication) -> dict[str, int]:
         for done in publication.applied
         if done.action.verb == Verb.create and done.number
     }
-
-
-def relink(
-    gh: GitHub,
-    repo: str,
-    night: Night,
-    numbers: dict[str, int],
-    written: list[TrackedIssue],
-    settings: TrackerSettings,
-) -> tuple[Night, int, list[str]]:
-    """Issues opened just now were not linked from their siblings' bodies: link them in this
-    run, by number (a fresh listing may not show them yet), so the next run writes nothing.
-    Returns the night as published, how many bodies were edited, and the one-line reason of
-    each edit that failed."""
-    current = linked(night, repo, numbers, gh)
-    relinked, failures = relink_bodies(gh, repo, written, desired_issues(current, settings), numbers)
-    return current, relinked, failures
 
 
 def outcome(

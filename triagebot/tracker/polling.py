@@ -39,7 +39,7 @@ from triagebot.tracker.rerun import (
     RerunSettings,
     collaborator_permission,
     commands_started,
-    decide_for,
+    decide,
     polled_event,
 )
 from triagebot.tracker.respond import answers_on, respond, writes_needed
@@ -48,11 +48,6 @@ STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(START
 """The ledger's state of a command the bot has just responded to."""
 
 Answered = dict[int, tuple[str, datetime | None, bool]]  # comment id -> (state, when, whether it swept)
-
-
-@dataclass
-class PollSettings(RerunSettings):
-    max_writes: int = 50  # `tracker.max_writes`: writes one poll may make
 
 
 def edited(comment: Any) -> bool:
@@ -85,14 +80,14 @@ def poll(
     repo_name: str,
     *,
     issue_flag: IssueFlag,
-    settings: PollSettings,
+    settings: RerunSettings,
     ledger: Ledger,
     now: datetime,
     say=print,
 ) -> Decision:
     """Handle the commands not yet handled on the bot's tracking issues, oldest first; see the
     module docstring. The ledger is updated in place (the caller saves it)."""
-    gh.max_writes = gh.writes + settings.max_writes
+    gh.max_writes = gh.writes + settings.tracker.max_writes  # writes one poll may make
     round_ = PollRound(gh, repo_name, issue_flag, settings, ledger, now, say, budget=gh.max_writes)
     for issue in list_bot_issues(gh, repo_name):
         if issue_flag(issue.number, issue.body) is not None and not round_.read_issue(issue):
@@ -107,7 +102,7 @@ class PollRound:
     gh: GitHub
     repo_name: str
     issue_flag: IssueFlag
-    settings: PollSettings
+    settings: RerunSettings
     ledger: Ledger
     now: datetime
     say: Callable[[str], None]
@@ -205,12 +200,12 @@ class PollRound:
             [*self.ledger.records.values(), *answers], issue.number, base.author, posted
         )
         if self.gh.writes + writes_needed(decision, quiet) > self.budget:
-            self.say(
-                f"the write cap of {self.settings.max_writes} is reached; the rest waits for the next poll"
-            )
+            cap = self.settings.tracker.max_writes
+            self.say(f"the write cap of {cap} is reached; the rest waits for the next poll")
             return False
         settings = self.settings
-        respond(self.gh, event, decision, settings.known_flags, max_models=settings.max_models, quiet=quiet)
+        max_models = settings.tracker.rerun_max_models
+        respond(self.gh, event, decision, settings.known_flags, max_models=max_models, quiet=quiet)
         state = "quiet" if decision.limited and quiet else STATE_OF[decision.kind]
         self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind in STARTED)}))
         if decision.kind in STARTED:
@@ -222,7 +217,7 @@ class PollRound:
             return collaborator_permission(self.gh, self.repo_name, login)
 
         settings, gh = self.settings, self.gh
-        decision = decide_for(
+        decision = decide(
             event,
             settings,
             bot_login=gh.login,

@@ -1,8 +1,9 @@
 """Publishing a snapshot: desired state, GitHub's state, the plan, then only the difference.
 
-`--dry-run`, and any run without a token, prints the plan and writes the bodies to a folder
-instead of calling GitHub (without a token GitHub's state is unknown, so the plan is made
-against an empty repository). A plan with more writes than `max_writes` is not applied: one
+GitHub is read through a view and the plan goes to a writer (`destination`), whatever the run:
+`--dry-run`, and any run without a token, writes the plan and the bodies to a folder instead of
+calling GitHub (without a token GitHub's state is unknown, so the plan is made against an empty
+repository). A plan with more writes than `max_writes` is not applied: one
 alert issue, found again by its marker, says why, so a broken nightly is one alert, not a flood.
 
 Between reading GitHub and planning, the people's rules apply (`people`: an issue a person
@@ -18,16 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triagebot.errors import TrackerError
 from triagebot.report.markers import alert_marker
 from triagebot.results import TrackedIssue
 from triagebot.tracker import cc as cc_routing
-from triagebot.tracker.apply import Applied, NotApplied, apply_plan
-from triagebot.tracker.github import GitHub
+from triagebot.tracker.apply import Applied, NotApplied
+from triagebot.tracker.destination import GitHubView, PlanWriter
 from triagebot.tracker.memory import FlagFacts, IssueMemory
 from triagebot.tracker.people import respect_closer
-from triagebot.tracker.plan import Action, Plan, RemoteState, Verb, make_plan
-from triagebot.tracker.remote import operation, read_state, update_issue
+from triagebot.tracker.plan import Plan, RemoteState, Verb, make_plan
 from triagebot.tracker.render import render
 
 
@@ -70,24 +69,6 @@ def alert_issue(key: str, planned: list[str], max_writes: int, labels: list[str]
         labels=labels,
         open=True,
     )
-
-
-def write_bodies(desired: list[TrackedIssue], plan: Plan, folder: Path) -> list[Path]:
-    """The plan and every body it would write, as files for review."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = [folder / "plan.txt"]
-    files[0].write_text("\n".join(plan.describe()) + "\n", encoding="utf-8")
-    for issue in desired:
-        name = issue.flag or "alert"
-        path = folder / f"issue-{name}.md"
-        path.write_text(f"# {issue.title}\n\n{issue.body}", encoding="utf-8")
-        files.append(path)
-    for action in plan.actions:
-        if action.verb == Verb.comment and action.notice is not None:
-            path = folder / f"comment-{action.flag or 'alert'}-{action.notice.kind}.md"
-            path.write_text(action.notice.body, encoding="utf-8")
-            files.append(path)
-    return files
 
 
 def with_people(
@@ -154,30 +135,29 @@ def without_labels(desired: list[TrackedIssue], refused: set[str]) -> list[Track
     ]
 
 
-def publish(
+def plan_and_apply(
     desired: list[TrackedIssue],
     *,
     key: str,
     repo: str,
-    gh: GitHub | None,
+    github: GitHubView,
+    writer: PlanWriter,
     max_writes: int,
-    dry_run: bool = False,
-    out_dir: Path | None = None,
     memory: IssueMemory | None = None,
     facts: dict[str, FlagFacts] | None = None,
 ) -> Publication:
-    """Plan `desired` against `repo` and, unless dry (or without `gh`), apply the plan.
-    `memory`: the store's records of the issues (updated in place; the caller saves them);
-    `facts`: each flag's signatures and cc tonight, for the people's rules."""
+    """Plan `desired` against `repo` as `github` shows it and hand the plan to `writer` (see
+    `destination`: a dry run's folder, or GitHub). `memory`: the store's records of the issues
+    (updated in place; the writer keeps them); `facts`: each flag's signatures and cc tonight,
+    for the people's rules."""
     memory = memory if memory is not None else IssueMemory(repo)
     facts = facts or {}
     desired = without_labels(desired, memory.refused_labels)
     numbers = memory.numbers([issue.flag for issue in desired])
     known = {issue.marker: numbers[issue.flag] for issue in desired if issue.flag in numbers}
-    remote = read_state(gh, repo, desired, known) if gh is not None else RemoteState(issues={}, labels=None)
-    remember: dict[str, dict[str, object]] = {}
-    if gh is not None:
-        desired, remember = with_people(desired, remote, memory, facts, bot=gh.login, key=key)
+    remote = github.state(repo, desired, known)
+    # Against an unread GitHub (no issue found) the people's rules change nothing.
+    desired, remember = with_people(desired, remote, memory, facts, bot=github.login or "", key=key)
     plan = make_plan(desired, remote)
     held = False
     held_writes = 0
@@ -186,43 +166,16 @@ def publish(
         held, held_writes = True, len(plan.writes)
         # No labels on the alert: creating them would shrink the next run's plan under the cap.
         alert = alert_issue(key, [action.describe() for action in plan.writes], max_writes, [])
-        alert_remote = (
-            read_state(gh, repo, [alert]) if gh is not None else RemoteState(issues={}, labels=None)
-        )
-        desired, plan = [alert], make_plan([alert], alert_remote)
-    publication = Publication(plan, held=held, held_writes=held_writes, github_read=gh is not None)
-    if out_dir is not None and (dry_run or gh is None):
-        publication.files = write_bodies(desired, plan, out_dir)
-    if gh is not None and not dry_run:
-        # A backstop should applying ever outgrow the plan; the alert itself is always let through.
-        gh.max_writes = gh.writes + max(max_writes, len(plan.writes))
-        publication.applied, publication.not_applied = apply_plan(gh, repo, plan)
-        # A token refused more than labels (no write access at all) is a person's to fix:
-        # its labels are not set aside as refused for good.
-        if not any(missing.status == 403 for missing in publication.failed):
-            for missing in publication.refused:
-                memory.refuse_labels(missing.refused_labels, missing.reason, key)
-        if not held:
-            remember_issues(memory, tracked, remote, publication, facts, remember)
+        desired, plan = [alert], make_plan([alert], github.state(repo, [alert]))
+    publication = Publication(plan, held=held, held_writes=held_writes, github_read=github.read)
+    publication.applied, publication.not_applied, publication.files = writer.write(
+        repo, plan, desired, max_writes
+    )
+    # A token refused more than labels (no write access at all) is a person's to fix:
+    # its labels are not set aside as refused for good.
+    if not any(missing.status == 403 for missing in publication.failed):
+        for missing in publication.refused:
+            memory.refuse_labels(missing.refused_labels, missing.reason, key)
+    if not held:  # kept by the writer where GitHub was written
+        remember_issues(memory, tracked, remote, publication, facts, remember)
     return publication
-
-
-def relink_bodies(
-    gh: GitHub, repo: str, written: list[TrackedIssue], relinked: list[TrackedIssue], numbers: dict[str, int]
-) -> tuple[int, list[str]]:
-    """Edit, by number, each body that changed between `written` and `relinked`; returns how
-    many were edited and the one-line reason of each edit that failed."""
-    bodies = {issue.flag: issue.body for issue in written}
-    edits, failures = 0, []
-    for issue in relinked:
-        number = numbers.get(issue.flag)
-        if number is None or bodies.get(issue.flag) == issue.body:
-            continue
-        action = Action(Verb.edit, marker=issue.marker, flag=issue.flag, number=number, body=issue.body)
-        try:
-            update_issue(gh, repo, number, action, fresh=True, what=operation(action, repo, number))
-        except TrackerError as error:
-            failures.append(str(error))
-            continue
-        edits += 1
-    return edits, failures

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from github import GithubException
-
 from triagebot.errors import TrackerError
 from triagebot.report.markers import flag_marker
 from triagebot.results import TrackedIssue
@@ -164,11 +162,15 @@ def read_state(
             }
             remote.comments_read = True
         issues[tracked.marker] = remote
+    return RemoteState(issues=issues, labels=repository_labels(gh, repo_name))
+
+
+def repository_labels(gh: GitHub, repo_name: str) -> set[str]:
+    """The names of the repository's labels (also how a create whose answer was lost is checked)."""
     repo = gh.repo(repo_name)
-    labels = gh.read(
+    return gh.read(
         lambda: {label.name for label in repo.get_labels()}, what=f"list the labels of {repo_name}"
     )
-    return RemoteState(issues=issues, labels=labels)
 
 
 def operation(action: Action, repo_name: str, number: int | None) -> str:
@@ -220,13 +222,7 @@ def create_label(gh: GitHub, repo_name: str, name: str, what: str) -> None:
     repo = gh.repo(repo_name)
 
     def exists() -> bool | None:
-        try:
-            repo.get_label(name)
-        except GithubException as error:
-            if error.status == 404:
-                return None
-            raise
-        return True
+        return True if name in repository_labels(gh, repo_name) else None
 
     try:
         gh.write(lambda: bool(repo.create_label(name, LABEL_COLOR)), what=what, find_existing=exists)

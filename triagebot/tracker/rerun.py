@@ -25,21 +25,21 @@ a verified reproduction of its group; `link GROUP #N` a crash group of that flag
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-from github import GithubException
+from urllib.parse import quote
 
 from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
 from triagebot.analysis.triage import failure_groups
+from triagebot.config import Config, TrackerSettings
 from triagebot.errors import TrackerError
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
-from triagebot.tracker.github import GitHub
+from triagebot.tracker.github import GitHub, GitHubError
 from triagebot.tracker.gpu_caps import GPU_KINDS, Started, cap_refusal, started_before
 from triagebot.tracker.ledger import aware, now, parse_time
 
@@ -65,19 +65,27 @@ class CommentEvent:
     author_association: str = ""  # GitHub's word for the author: OWNER, MEMBER, COLLABORATOR, NONE, ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class RerunSettings:
-    """What deciding on a command takes from the configuration and the store."""
+    """What deciding on a command needs, read once per step: the configuration (its keys
+    under their own names: `tracker.rerun_max_models`, `sweep.confirm`, ...) and the newest
+    stored snapshot, what a bare command reruns."""
 
-    known_models: Collection[str]  # the models of the newest stored sweep
-    known_flags: Collection[str]
-    default_confirm: int  # `sweep.confirm`
-    on_edited: bool = False  # `tracker.commands_on_edited`
-    max_models: int = commands.MAX_MODELS  # `tracker.rerun_max_models`
-    stored: Snapshot | None = None  # the newest stored snapshot: what a bare command reruns
-    upstream: str | None = None  # `tracker.upstream`: the repository a group is pinned to
-    gpu_per_person: int = 2  # `tracker.gpu_commands_per_person` (see `gpu_caps`)
-    gpu_per_day: int = 6  # `tracker.gpu_commands_per_day`
+    config: Config
+    stored: Snapshot | None = None
+
+    @property
+    def tracker(self) -> TrackerSettings:
+        return self.config.tracker
+
+    @property
+    def known_flags(self) -> list[str]:
+        return list(self.config.flags)
+
+    @property
+    def known_models(self) -> list[str]:
+        """The models a command may name: those of the newest stored sweep."""
+        return [result.model for result in self.stored.results] if self.stored is not None else []
 
 
 # The commands that take GPU time accepted before a command (`gpu_caps.started_before`).
@@ -183,29 +191,6 @@ def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
 
 def decide(
     event: CommentEvent,
-    *,
-    bot_login: str,
-    issue_flag: IssueFlag,
-    permission: Callable[[str], str],
-    known_models: Collection[str],
-    known_flags: Collection[str],
-    default_confirm: int,
-    on_edited: bool = False,
-    max_models: int = commands.MAX_MODELS,
-    stored: Snapshot | None = None,
-    upstream: str | None = None,
-) -> Decision:
-    """What to do with one comment. `permission(login)` reads the collaborator permission;
-    it is called only for a command, so ordinary comments cost no request. `stored`: the
-    newest stored snapshot, whose crashing models a bare command reruns."""
-    settings = RerunSettings(
-        known_models, known_flags, default_confirm, on_edited, max_models, stored, upstream
-    )
-    return decide_for(event, settings, bot_login=bot_login, issue_flag=issue_flag, permission=permission)
-
-
-def decide_for(
-    event: CommentEvent,
     settings: RerunSettings,
     *,
     bot_login: str,
@@ -213,15 +198,17 @@ def decide_for(
     permission: Callable[[str], str],
     started: StartedBefore | None = None,
 ) -> Decision:
-    """`decide` under `settings`; `started(event)`: the commands that take GPU time accepted in
-    the day before `event`, read only where author_association stands in for permissions."""
-    if ignored(event, bot_login, settings.on_edited):
+    """What to do with one comment. `permission(login)` reads the collaborator permission; it
+    is called only for a command, so ordinary comments cost no request. `started(event)`: the
+    commands that take GPU time accepted in the day before `event`, read only where
+    author_association stands in for permissions."""
+    if ignored(event, bot_login, settings.tracker.commands_on_edited):
         return Decision(Kind.none)
     command = commands.parse_command(
         event.body,
         settings.known_models,
         settings.known_flags,
-        settings.max_models,
+        settings.tracker.rerun_max_models,
         known_groups=known_groups(settings.stored),
     )
     if command.kind == Kind.none:
@@ -250,7 +237,10 @@ def handle(
     if command.kind == Kind.refuse:
         return Decision(Kind.refuse, command.reason, flag, note=why)
     if why and command.kind in GPU_KINDS and started is not None:  # trusted by association only
-        capped = cap_refusal(event.author, started(event), settings.gpu_per_person, settings.gpu_per_day)
+        caps = settings.tracker
+        capped = cap_refusal(
+            event.author, started(event), caps.gpu_commands_per_person, caps.gpu_commands_per_day
+        )
         if capped is not None:
             return Decision(Kind.refuse, capped, flag, limited=True, note=why)
     decision = HANDLERS[command.kind](command, event, flag, settings)
@@ -261,7 +251,7 @@ def handle(
 def sweep_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
     """A rerun: the models named, or those crashing under `flag` in the stored snapshot."""
     stored = settings.stored
-    models = command.models or crashing_models(stored, flag, settings.max_models)[0]
+    models = command.models or crashing_models(stored, flag, settings.tracker.rerun_max_models)[0]
     if not models:
         where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
         reason = f"no model crashes under `{flag}` in {where}; name the models with models="
@@ -273,7 +263,7 @@ def sweep_request(command: Command, event: CommentEvent, flag: str, settings: Re
         requested_by=event.author,
         models=models,
         flags=command.flags or [flag],
-        confirm=settings.default_confirm if command.confirm is None else command.confirm,
+        confirm=settings.config.sweep.confirm if command.confirm is None else command.confirm,
         corpus=stored.corpus.name if stored is not None else None,
     )
     return Decision(Kind.run, flag=flag, request=request)
@@ -306,13 +296,14 @@ def bisect_request(command: Command, event: CommentEvent, flag: str, settings: R
 
 def link_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
     """A crash group of `flag`'s issue pinned to an upstream issue (`unlink`: unpinned)."""
-    if not settings.upstream:
+    upstream = settings.tracker.upstream
+    if not upstream:
         return Decision(Kind.refuse, "no upstream repository is configured (`tracker.upstream`)", flag)
     signature = command.signature or ""
     if signature not in {group.signature for group in flag_groups(settings.stored, flag)}:
         return Decision(Kind.refuse, f"that crash group is not one of this issue's (`{flag}`)", flag)
     pin = UpstreamPin(
-        repo=settings.upstream,
+        repo=upstream,
         signature=signature,
         number=command.number,
         by=event.author,
@@ -378,26 +369,21 @@ def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
     """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
     permission API (author_association alone says nothing about write access); `UNREADABLE`
     when GitHub refuses the bot the answer (a token without push access gets 403)."""
-    repo = gh.repo(repo_name)
-
-    def read() -> str:
-        try:
-            url = f"{repo.url}/collaborators/{login}/permission"
-            data = repo.requester.requestJsonAndCheck("GET", url)[1]
-        except GithubException as error:
-            if error.status == 403:  # the token may not read permissions: not the person's fault
-                return UNREADABLE
-            if error.status == 404:  # not a collaborator, or no such account
-                return "none"
-            raise
-        role = data.get("role_name") or ""
-        return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
-
-    return gh.read(read, what=f"read the permission of {login} on {repo_name}")
+    url = f"{gh.repo(repo_name).url}/collaborators/{quote(login, safe='')}/permission"
+    try:
+        data = gh.read_json(url, what=f"read the permission of {login} on {repo_name}")[1]
+    except GitHubError as error:
+        if error.status == 403:  # the token may not read permissions: not the person's fault
+            return UNREADABLE
+        if error.status == 404:  # not a collaborator, or no such account
+            return "none"
+        raise
+    role = data.get("role_name") or ""
+    return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
 
 def commands_started(gh: GitHub) -> StartedBefore:
-    """`started` for `decide_for`: read from GitHub (`gpu_caps.started_before`), on GitHub's
+    """`started` for `decide`: read from GitHub (`gpu_caps.started_before`), on GitHub's
     clock (the command's own time)."""
 
     def started(event: CommentEvent) -> list[Started]:

@@ -123,15 +123,11 @@ class Searcher:
         if wait:
             self.gh.sleep(wait)
             self.pace.waited += wait
-        requester = self.gh.client.requester
-
-        def call() -> tuple[dict[str, Any], Any]:
-            return requester.requestJsonAndCheck(
-                "GET", SEARCH_URL, parameters={"q": query, "per_page": PER_PAGE}
-            )
-
         self.pace.requests += 1
-        headers, data = self.gh.read(call, what=f"search the issues of {self.repo}")
+        parameters = {"q": query, "per_page": PER_PAGE}
+        headers, data = self.gh.read_json(
+            SEARCH_URL, parameters=parameters, what=f"search the issues of {self.repo}"
+        )
         self.pace.note(headers)
         return data if isinstance(data, dict) else {}
 
