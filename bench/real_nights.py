@@ -350,7 +350,17 @@ def replay(work: Path, train: Train) -> None:
 RECORD = ROOT / "bench" / "data" / "real-nights.json"
 DOCUMENT = ROOT / "docs" / "real-nights.md"
 TEMPLATE = "real-nights.md.j2"  # beside this file
-SHOWN = 12  # rows of a long list the document shows; the record keeps every one
+SHOWN = 12
+# The lists of a flag's diff the record keeps (results.FlagDiff)
+DIFF_LISTS = (
+    "newly_crashing",
+    "newly_wrong",
+    "fixed",
+    "signature_changes",
+    "graph_changes",
+    "effect_changes",
+    "removed",
+)  # rows of a long list the document shows; the record keeps every one
 
 
 def change_row(change) -> dict:
@@ -473,18 +483,7 @@ def collect(work: Path, trains: list[Train]) -> dict:
                     },
                     "diff": None
                     if diff is None
-                    else {
-                        name: [change_row(c) for c in getattr(diff, name)]
-                        for name in (
-                            "newly_crashing",
-                            "newly_wrong",
-                            "fixed",
-                            "signature_changes",
-                            "graph_changes",
-                            "effect_changes",
-                            "removed",
-                        )
-                    },
+                    else {name: [change_row(c) for c in getattr(diff, name)] for name in DIFF_LISTS},
                 }
             if previous_snapshot is not None and night.diff is not None:
                 entry["baseline"] = {
