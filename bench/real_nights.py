@@ -16,7 +16,7 @@ Three trains of builds, each a release train the bot meets as a run of nightlies
 from the package index: torch and transformers at their pins, with the project's own
 dependencies) and runs the default night in it (`triagebot run`, a dry run into a store of its
 own: the sweep, its confirmations, the ladder, reproductions verified and reduced), once per
-build and selection, keeping what it cost: wall time, CPU time, peak memory, disk.
+build and selection, keeping what it cost: wall time and disk.
 `replay` publishes each train in order, as the scheduled workflow does, to a local fake
 GitHub: for each build, `triagebot run --snapshot` of its night into the train's store, with
 a token, so that each night is stored, diffed against the one before and published; the
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -154,9 +153,8 @@ def triagebot(
     python: Path, arguments: list[str], *, cwd: Path, log: Path, extra_env: dict[str, str] | None = None
 ) -> dict:
     """Run `python -m triagebot ARGUMENTS` (this checkout's triagebot) with its output in `log`;
-    what it cost: wall and CPU seconds, the largest child's peak memory."""
+    its wall seconds."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra_env or {})}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with log.open("w", encoding="utf-8") as output:
         done = subprocess.run(
@@ -168,13 +166,9 @@ def triagebot(
             check=False,
         )
     wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {
         "exit": done.returncode,
         "wall_seconds": round(wall, 1),
-        "cpu_seconds": round(cpu, 1),
-        "peak_rss_mib": round(after.ru_maxrss / 1024),
     }
 
 
@@ -242,7 +236,7 @@ def sweep(work: Path, build: Build, train: Train) -> Path:
         "night_bytes": folder_size(folder),
     }
     (folder / "cost.json").write_text(json.dumps(cost, indent=1) + "\n", encoding="utf-8")
-    say(f"{build.describe()}: done in {cost['wall_seconds']:.0f} s ({cost['cpu_seconds']:.0f} CPU s)")
+    say(f"{build.describe()}: done in {cost['wall_seconds']:.0f} s")
     return snapshot
 
 
@@ -448,6 +442,7 @@ def collect(work: Path, trains: list[Train]) -> dict:
             environment = snapshot.environment
             cost = json.loads((night_folder(work, build, train) / "cost.json").read_text(encoding="utf-8"))
             cost["models"] = len(snapshot.results)
+            cost["run_seconds"] = round(sum(snapshot.model_seconds().values()))
             record["builds"].setdefault(
                 build.name,
                 {
@@ -582,7 +577,7 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
                 "signature": answer.signature,
                 "answer": "; ".join(describe(answer)),
                 "probes": [probe.model_dump(mode="json") for probe in answer.probes],
-                "cost": f"{cost['wall_seconds']:.0f} s in all ({cost['cpu_seconds']:.0f} CPU s); "
+                "cost": f"{cost['wall_seconds']:.0f} s in all; "
                 f"{len(made)} environment(s) made: "
                 + ", ".join(
                     f"{env.name.rsplit('_', 1)[0]} ({folder_size(env) / 2**30:.1f} GiB)" for env in made

@@ -118,8 +118,7 @@ def test_the_document_keeps_error_text_to_one_table_cell():
     build = {"torch": "2.13.0+cpu", "git": "a" * 40, "transformers": "5.24.0", "cuda": None, "device": "cpu"}
     cost = {
         "wall_seconds": 61.0,
-        "cpu_seconds": 100.0,
-        "peak_rss_mib": 500,
+        "run_seconds": 100.0,
         "night_bytes": 2**20,
         "environment_bytes": 2**30,
         "install_seconds": 40.0,
