@@ -299,6 +299,9 @@ def replay(work: Path, train: Train) -> None:
             out = folder / build.name
             out.mkdir()
             writes = len(fake.writes)
+            # The bisections between an earlier build and this one, kept before its night
+            found = [answers_folder(work, train, earlier, build) for earlier in train.builds]
+            bisections = next((["--bisections", str(path)] for path in found if path.is_dir()), [])
             cost = triagebot(
                 environment(build),
                 [
@@ -313,6 +316,7 @@ def replay(work: Path, train: Train) -> None:
                     TOKEN,
                     "--repo",
                     REPO,
+                    *bisections,
                 ],
                 cwd=folder,
                 log=out / "log.txt",
@@ -501,35 +505,31 @@ def collect(work: Path, trains: list[Train]) -> dict:
 BISECT_ENVIRONMENTS = ENVIRONMENTS / "bisect"
 
 
+def answers_folder(work: Path, train: Train, good: Build, bad: Build) -> Path:
+    """Where a bisection between two of `train`'s builds leaves its answers (JSON, as the
+    workflow's bisect job does), for the night of `bad` to keep (`run --bisections`)."""
+    return work / "bisections" / train.name / f"{good.name}..{bad.name}"
+
+
 def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[str]) -> None:
     """A real bisection between two of `train`'s nights (`triagebot bisect GOOD BAD` with
-    `arguments`: the model and flag, over torch releases from PyPI or transformers releases),
-    each probe installing its release from the package index; the answer kept in the train's
-    store as the workflow's keep job keeps it, and in `bisections.json` with what each probe
-    took (seconds, and the disk of each environment it made)."""
+    `arguments`: the model and flag), over torch releases or transformers releases from PyPI,
+    each probe installing its release from the package index; the answers left for the bad
+    night to keep in the train's store (as the workflow's publish job keeps the bisect job's),
+    and in `bisections.json` with what each probe took (seconds, and each environment's disk)."""
+    from triagebot.pipeline.inputs import read_input
     from triagebot.results import Bisection
-    from triagebot.store import LocalStore, keep_bisections_in
+    from triagebot.store import LocalStore
 
-    folder = work / "trains" / train.name
-    store = LocalStore(folder / "store")
-    stored = [snapshot for key in store.keys() if (snapshot := store.readable(key)) is not None]  # noqa: SIM118
+    answers = answers_folder(work, train, good, bad)
+    folder = answers.parent
+    store = LocalStore(folder / "store")  # the two ends, keyed as the train's store keys them
     ends = []
     for build in (good, bad):
-        snapshot = next(
-            (
-                night
-                for night in stored
-                if night.environment.torch_version.split("+")[0] == build.torch
-                and night.environment.transformers_version == build.transformers
-            ),
-            None,
-        )
-        if snapshot is None:
-            raise SystemExit(
-                f"real-nights: the {train.name} train's store has no night of {build.describe()}"
-            )
-        ends.append(snapshot.key)
-    answers = folder / "bisections" / f"{good.name}..{bad.name}"
+        night = read_input(night_folder(work, build, train) / "snapshot.json", scheme=train.key)
+        if night.key not in store:
+            store.put(night)
+        ends.append(night.key)
     shutil.rmtree(answers, ignore_errors=True)
     before = set(BISECT_ENVIRONMENTS.glob("*")) if BISECT_ENVIRONMENTS.is_dir() else set()
     releases = ["--releases"] if good.torch != bad.torch else []
@@ -554,7 +554,6 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
         log=folder / f"bisect-{good.name}..{bad.name}.log",
     )
     made = sorted(set(BISECT_ENVIRONMENTS.glob("*")) - before)
-    kept = keep_bisections_in(store, answers) if answers.is_dir() else []
     found = [
         Bisection.model_validate_json(path.read_text(encoding="utf-8"))
         for path in sorted(answers.glob("*.json"))
@@ -585,7 +584,9 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
             }
         )
     listed.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    say(f"bisected: {record[-1]['answer']} ({len(kept)} kept in the store)")
+    say(
+        f"bisected: {record[-1]['answer']} (kept by the night of {bad.describe()} when the train is replayed)"
+    )
 
 
 CHECKED_PER_PAIR = 24  # models rerun per pair of nights at most
