@@ -58,13 +58,12 @@ from triagebot import analysis  # noqa: E402
 from triagebot.analysis.effects import classify  # noqa: E402
 from triagebot.config import Config, parse_config  # noqa: E402
 from triagebot.errors import TriagebotError  # noqa: E402
-from triagebot.pipeline.night import with_triage  # noqa: E402
+from triagebot.pipeline.analysing import with_triage  # noqa: E402
 from triagebot.pipeline.publishing import publish_stored  # noqa: E402
 from triagebot.report.markers import find_flag, find_notice  # noqa: E402
 from triagebot.results import BASELINE, ModelResult, Night, Outcome, Snapshot, Status  # noqa: E402
 from triagebot.store import LocalStore, read_snapshot  # noqa: E402
-from triagebot.tracker import github  # noqa: E402
-from triagebot.tracker import night as tracker_night  # noqa: E402
+from triagebot.tracker import github, publish_night  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 DEFAULT_SNAPSHOTS = (
@@ -387,9 +386,9 @@ def contradictions(watch: Watch) -> int:
 def connected_to(fake: FakeGitHub) -> Iterator[None]:
     """The tracker's one door to GitHub pointed at `fake`, never sleeping between retries; as
     it was afterwards."""
-    saved = os.environ.get("GITHUB_API_URL"), tracker_night.connect
+    saved = os.environ.get("GITHUB_API_URL"), publish_night.connect
     os.environ["GITHUB_API_URL"] = fake.base_url
-    tracker_night.connect = functools.partial(  # type: ignore[assignment]
+    publish_night.connect = functools.partial(  # type: ignore[assignment]
         github.connect, sleep=lambda _: None, clock=lambda: fake.clock()
     )
     try:
@@ -399,7 +398,7 @@ def connected_to(fake: FakeGitHub) -> Iterator[None]:
             os.environ.pop("GITHUB_API_URL", None)
         else:
             os.environ["GITHUB_API_URL"] = saved[0]
-        tracker_night.connect = saved[1]  # type: ignore[assignment]
+        publish_night.connect = saved[1]  # type: ignore[assignment]
 
 
 def season_config() -> Config:

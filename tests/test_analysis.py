@@ -197,7 +197,8 @@ def test_a_history_of_summaries_gives_the_same_night() -> None:
 def test_a_night_classifies_each_snapshot_once_and_diffs_once(monkeypatch) -> None:
     import sys
 
-    diff_module, night_module = (sys.modules[f"triagebot.analysis.{name}"] for name in ("diff", "night"))
+    names = ("diff", "night_analysis")
+    diff_module, night_module = (sys.modules[f"triagebot.analysis.{name}"] for name in names)
 
     classified: list[str] = []
     real = night_module.classify

@@ -181,7 +181,7 @@ def test_the_repo_in_the_file_is_named_as_the_file_names_it(workdir, capsys):
 
 @pytest.mark.torch
 def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeypatch):
-    from triagebot.pipeline import nightly  # the module whose `run` reads the build
+    from triagebot.pipeline import run_stages  # the module whose `run` reads the build
     from triagebot.sweep import command
 
     started: list[bool] = []
@@ -191,7 +191,7 @@ def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeyp
             plan.path.write_text('{"kind":"header"}\n', encoding="utf-8")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(nightly, "installed_build", lambda: Environment(torch_version="2.13.0"))
+    monkeypatch.setattr(run_stages, "installed_build", lambda: Environment(torch_version="2.13.0"))
     monkeypatch.setattr(command, "start_parent", lambda: None)
     monkeypatch.setattr(command, "run_sweep", interrupted)
     arguments = ("run", "--corpus", "sentinels", "--store", "store", "--out", "night")
@@ -207,7 +207,7 @@ def test_ctrl_c_in_run_says_where_the_finished_runs_are(workdir, capsys, monkeyp
     def reading_the_build():
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(nightly, "installed_build", reading_the_build)
+    monkeypatch.setattr(run_stages, "installed_build", reading_the_build)
     assert triagebot(capsys, *arguments)[::2] == (130, "triagebot: interrupted\n")
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from builders import DATA, DYNAMIC, crash, ok, result, snapshot
 
-from triagebot.reduce import Bounds, reduce_reproductions
-from triagebot.reduce import night as night_module
+from triagebot.reduce import Bounds, reduce_reproductions, reductions
 from triagebot.reduce.edits import apply_edits, candidate_edits, within
 from triagebot.reduce.graph import minifier_stages, same_error
 from triagebot.reduce.search import Search, search
@@ -233,7 +232,7 @@ def test_an_earlier_nights_reduction_that_still_raises_is_kept_with_one_probe(
         probes.append(script)
         return Run("E: x" if "'image_token_id': 11" in script else "E: other", 1.5)
 
-    monkeypatch.setattr(night_module, "timed_run", run)
+    monkeypatch.setattr(reductions, "timed_run", run)
     (kept,) = reduce_reproductions(
         tonight, [repro], Bounds(60, 60), earlier=_reduced_before(repro, smaller, "2.13.0")
     )
@@ -247,9 +246,9 @@ def test_an_earlier_nights_reduction_that_still_raises_is_kept_with_one_probe(
     assert kept.reduction.steps == ["num_attention_heads 4 -> 1"]  # what the reduction changed, as found
 
     # one that no longer raises it is searched for again, from tonight's spec
-    monkeypatch.setattr(night_module, "timed_run", lambda script, python, timeout: Run("E: other", 1.0))
+    monkeypatch.setattr(reductions, "timed_run", lambda script, python, timeout: Run("E: other", 1.0))
     searched: list[ModelSpec] = []
-    monkeypatch.setattr(night_module, "_search", lambda spec, probe: searched.append(spec) or Search(spec))
+    monkeypatch.setattr(reductions, "_search", lambda spec, probe: searched.append(spec) or Search(spec))
     (again,) = reduce_reproductions(
         tonight, [repro], Bounds(60, 60), earlier=_reduced_before(repro, smaller, "2.13.0")
     )
@@ -270,7 +269,7 @@ def test_the_groups_reduced_on_an_earlier_night_go_first(monkeypatch: pytest.Mon
         order.append((reproduction.model, kept is not None and kept.kept_from == "2.12.0"))
         return reproduction
 
-    monkeypatch.setattr(night_module, "reduce_one", reduce_one)
+    monkeypatch.setattr(reductions, "reduce_one", reduce_one)
     found = reduce_reproductions(tonight, [repro(m) for m in "ABC"], Bounds(60, 600), earlier=earlier)
     assert order == [("C", True), ("A", False), ("B", False)]
     assert [r.model for r in found] == ["A", "B", "C"]  # the snapshot keeps the groups' order
@@ -290,7 +289,7 @@ def test_two_lanes_reduce_two_groups_at_once_and_keep_the_groups_order(monkeypat
             both_running.wait()
         return reproduction.model_copy(update={"script": f"reduced {reproduction.model}"})
 
-    monkeypatch.setattr(night_module, "reduce_one", reduce_one)
+    monkeypatch.setattr(reductions, "reduce_one", reduce_one)
     found = reduce_reproductions(tonight, [repro(m) for m in "ABCD"], Bounds(60, 600), lanes=2)
     assert [r.script for r in found] == ["reduced A", "reduced B", "reduced C", "reduced D"]
 

@@ -165,7 +165,7 @@ def fake():
 
 def test_a_crash_quoting_another_flags_marker_never_adopts_its_issue(fake, monkeypatch, tmp_path) -> None:
     """Two flags, two issues, whatever the crash text says, published twice."""
-    from triagebot.tracker.night import publish_tracking_issues
+    from triagebot.tracker.publish_night import publish_tracking_issues
 
     point_tracker_at(fake, monkeypatch)
     config = Config(tracker=TrackerSettings(repo="pytorch/pytorch"))

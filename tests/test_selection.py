@@ -134,7 +134,7 @@ def test_only_breaking_in_names_the_option_or_the_key():
 
 def fake_sweeps(monkeypatch) -> list[list[str]]:
     """Stand in for the engine: each sweep writes a stream of ok runs and records its models."""
-    from triagebot.pipeline import nightly  # the module whose `run` reads the build
+    from triagebot.pipeline import run_stages  # the module whose `run` reads the build
     from triagebot.sweep import command
 
     swept: list[list[str]] = []
@@ -157,7 +157,7 @@ def fake_sweeps(monkeypatch) -> list[list[str]]:
 
     monkeypatch.setattr(command, "run_sweep", run_sweep)
     monkeypatch.setattr(command, "start_parent", lambda: None)
-    monkeypatch.setattr(nightly, "installed_build", lambda: Environment(torch_version="2.13.0"))
+    monkeypatch.setattr(run_stages, "installed_build", lambda: Environment(torch_version="2.13.0"))
     return swept
 
 

@@ -570,7 +570,7 @@ class Counted:
         self.classified: list[str] = []
         self.diffed: list[tuple[str, str]] = []
         self.effects_in_diffs = 0
-        names = ("analysis.night", "analysis.stats", "analysis.compact")
+        names = ("analysis.night_analysis", "analysis.stats", "analysis.compact")
         modules = {name: sys.modules[f"triagebot.{name}"] for name in names}
         for module in modules.values():
             if hasattr(module, "classify"):

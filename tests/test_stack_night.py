@@ -5,7 +5,6 @@ inside GitHub's limit."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import builders
@@ -16,6 +15,7 @@ from fakegithub import serve
 
 from triagebot import report
 from triagebot.analysis import health as health_module
+from triagebot.analysis import night_analysis
 from triagebot.config import Config, TrackerSettings, parse_config
 from triagebot.errors import ConfigError
 from triagebot.report.fit import FULL, GITHUB_LIMIT, Detail, github_length, markdown_problems
@@ -41,9 +41,6 @@ from triagebot.tracker.destination import ConnectedView, GitHubWriter
 from triagebot.tracker.github import RetryPolicy, connect
 from triagebot.tracker.memory import night_facts
 from triagebot.tracker.publish import plan_and_apply
-
-# the package exports the function `night`, which hides its module of the same name
-night_module = importlib.import_module("triagebot.analysis.night")
 
 FLAG = "capture_scalar_outputs"
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
@@ -113,8 +110,8 @@ def night_of(history: list[Snapshot], **tracker):
 
 def test_the_health_is_computed_once_and_every_rendering_reads_it(monkeypatch, tmp_path: Path):
     computed, counted = [], []
-    health_of, numbers = night_module.health_of, health_module.numbers
-    monkeypatch.setattr(night_module, "health_of", lambda *a: computed.append(a) or health_of(*a))
+    health_of, numbers = night_analysis.health_of, health_module.numbers
+    monkeypatch.setattr(night_analysis, "health_of", lambda *a: computed.append(a) or health_of(*a))
     monkeypatch.setattr(health_module, "numbers", lambda *a: counted.append(a) or numbers(*a))
     tonight = night_of(two_nights(), health_issue=True, repo=REPO)
     assert len(computed) == 1 and tonight.health is not None

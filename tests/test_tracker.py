@@ -367,7 +367,7 @@ def test_desired_state_is_records():
 def test_new_issues_link_each_other_in_the_run_that_opens_them(fake, monkeypatch, tmp_path):
 
     from triagebot.config import Config
-    from triagebot.tracker.night import publish_tracking_issues
+    from triagebot.tracker.publish_night import publish_tracking_issues
 
     point_tracker_at(fake, monkeypatch)
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.example")

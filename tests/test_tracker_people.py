@@ -13,7 +13,7 @@ from triagebot.config import CcRoute, Config, TrackerSettings
 from triagebot.report.markers import flag_marker
 from triagebot.results import IssueRecord, Snapshot
 from triagebot.store import MemoryStore
-from triagebot.tracker.night import publish_tracking_issues
+from triagebot.tracker.publish_night import publish_tracking_issues
 
 GUARD = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u*, 0)"
 PENDING = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u*} not in returned outputs"

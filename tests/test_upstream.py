@@ -24,8 +24,7 @@ from triagebot.errors import ConfigError
 from triagebot.report.fit import markdown_problems
 from triagebot.results import FailureGroup, Snapshot, UpstreamPin, people_only, signature_id
 from triagebot.store import LocalStore
-from triagebot.tracker import github
-from triagebot.tracker import night as tracker_night
+from triagebot.tracker import github, publish_night
 from triagebot.tracker.upstream import MAX_QUERY, queries
 from triagebot.tracker.upstream_memory import stored_searches
 
@@ -171,7 +170,7 @@ def clock(fake: FakeGitHub, monkeypatch) -> Clock:
     ticking = Clock()
     fake.clock = lambda: ticking.now
     monkeypatch.setattr(
-        tracker_night,
+        publish_night,
         "connect",
         functools.partial(
             github.connect, base_url=fake.base_url, sleep=ticking.sleep, clock=lambda: ticking.now
@@ -195,7 +194,7 @@ def publish(
     config = Config(tracker=settings or TrackerSettings(repo=REPO))
     night = pipeline.night_of(snapshot, store, config)
     said: list[str] = []
-    published = tracker_night.publish_tracking_issues(
+    published = publish_night.publish_tracking_issues(
         night, config, "bot-token", dry_run, tmp_path / "out", store=store, say=said.append
     )
     return published, store, said

@@ -20,10 +20,10 @@ def point_tracker_at(fake: FakeGitHub, monkeypatch) -> None:
     commands call) reach `fake`, on its clock and without sleeping between retries."""
     import functools
 
-    from triagebot.tracker import dispatch, github, night
+    from triagebot.tracker import dispatch, github, publish_night
 
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
     fast = functools.partial(github.connect, sleep=lambda _: None, clock=lambda: fake.clock())
     # Also where it was imported by name, or those modules would keep the real one.
-    for module in (github, night, dispatch):
+    for module in (github, publish_night, dispatch):
         monkeypatch.setattr(module, "connect", fast)

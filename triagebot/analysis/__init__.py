@@ -59,7 +59,7 @@ from triagebot.analysis.effects import (
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import corpus_health
 from triagebot.analysis.ladder import ladder_pairs, lives_in
-from triagebot.analysis.night import CcRule, choose_history, night, summarise
+from triagebot.analysis.night_analysis import CcRule, choose_history, night, summarise
 from triagebot.analysis.stats import bisectable_reproduction, crash_group_of, flag_stats, trend_point
 
 __all__ = [

@@ -37,7 +37,7 @@ from triagebot.analysis.breaks import KEPT_BREAK_REASONS, top_break_reasons
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify
 from triagebot.analysis.ladder import recompile_run
-from triagebot.analysis.night import summarise
+from triagebot.analysis.night_analysis import summarise
 from triagebot.results import (
     BASELINE,
     BreakReasonCount,

@@ -35,7 +35,7 @@ from triagebot.analysis.compact import (
     night_data,
     read_night_data,
 )
-from triagebot.analysis.night import choose_history
+from triagebot.analysis.night_analysis import choose_history
 from triagebot.errors import StoreError
 from triagebot.results import ModelEffect, Night, NightSummary, Snapshot
 from triagebot.store import Store, read_snapshot

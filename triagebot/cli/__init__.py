@@ -5,7 +5,7 @@ holds no logic of its own.
   console script, `triagebot.cli:main`): one line on stderr for every error meant for a person;
 - `options`: the options several commands share, and `configured`, the one way a command reads
   triagebot.toml with its options applied over it (checked once, by `triagebot.config`);
-- one module per group of commands: `night` (run), `sweeping` (sweep, merge, reproduce),
+- one module per group of commands: `run` (run), `sweeping` (sweep, merge, reproduce),
   `reports` (effects, diff, report, site), `tracker` (publish, command), `corpus` (corpus list,
   corpus check), `settings` (config).
 

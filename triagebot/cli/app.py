@@ -15,11 +15,11 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from triagebot.cli import corpus, night, reports, settings, sweeping, tracker, upstream
+from triagebot.cli import corpus, reports, run, settings, sweeping, tracker, upstream
 from triagebot.errors import TriagebotError
 
 COMMANDS: dict[str, Callable[..., Any] | typer.Typer] = {
-    "run": night.run,
+    "run": run.run,
     "sweep": sweeping.sweep,
     "merge": sweeping.merge,
     "reproduce": sweeping.reproduce,

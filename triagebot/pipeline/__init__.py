@@ -5,7 +5,7 @@
   and what a night must sweep of it (`sweep_need`: the build, or only the flags it lacks),
   the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key, keyed as
   `[store] key` names its night), and `out_of_order`.
-- `night`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
+- `analysing`: `night_of(snapshot, store, config)`: the night analysed once against what earlier
   nights stored (`analysis.history`); `newest_night`, the one the site renders.
 - `sweeping`: `sweep_configured`, `with_reproductions`, `reproduce_file`, `reduce_bounds`,
   `script_lanes`, `newest_stored`; a flag added to the configuration swept into the stored
@@ -17,7 +17,7 @@
   store's lock on the repository), `publish_recorded` (pending until every write is done),
   `publish_owed` (what an earlier run stored but could not publish), `owed` and `owed_outputs`
   (which nights wait, as step outputs), `writes_github`.
-- `nightly`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
+- `run_stages`: `run(config, options, ...)`, `triagebot run`, with its `RunOptions` and its real
   stages (`default_stages`, `render_report`).
 
 Every name is importable from `triagebot.pipeline`; each module is imported on first use of one
@@ -41,7 +41,7 @@ _MODULES = {
         "read_input",
         "sweep_need",
     ),
-    "night": ("newest_night", "night_of"),
+    "analysing": ("newest_night", "night_of"),
     "sweeping": (
         "add_flags",
         "newest_stored",
@@ -63,7 +63,7 @@ _MODULES = {
         "publish_under_lock",
         "writes_github",
     ),
-    "nightly": ("RunOptions", "default_stages", "render_report", "run"),
+    "run_stages": ("RunOptions", "default_stages", "render_report", "run"),
 }
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = sorted(_HOME)

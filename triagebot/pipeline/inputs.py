@@ -17,7 +17,7 @@ from pathlib import Path
 from triagebot.analysis import flag_stats
 from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
-from triagebot.pipeline.night import night_of
+from triagebot.pipeline.analysing import night_of
 from triagebot.results import Environment, KeyScheme, Night, Snapshot, keyed
 from triagebot.store import Store, StoreError, check_key, key_order, open_store, read_snapshot
 

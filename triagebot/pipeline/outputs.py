@@ -10,7 +10,7 @@ from pathlib import Path
 from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
 from triagebot.errors import PipelineError, SiteError, TriagebotError
-from triagebot.pipeline.night import newest_night
+from triagebot.pipeline.analysing import newest_night
 from triagebot.report import run_summary
 from triagebot.report.site import SiteBuild, write_site
 from triagebot.results import Environment, Night

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from triagebot.config import Config
 from triagebot.errors import TrackerError
-from triagebot.pipeline.night import night_of
+from triagebot.pipeline.analysing import night_of
 from triagebot.results import Night
 from triagebot.store import Store, key_order, mark_night, owed_nights, tracking_lock
-from triagebot.tracker.night import publish_tracking_issues
+from triagebot.tracker.publish_night import publish_tracking_issues
 
 # night, config, token, dry run, folder for the plan and bodies -> (one line, the night as published)
 Publisher = Callable[[Night, Config, str | None, bool, Path], "tuple[str, Night]"]
@@ -69,7 +69,7 @@ def publish_under_lock(
     store: Store | None = None,
     say: Callable[[str], None] = print,
 ) -> tuple[str, Night]:
-    """Publish `night` (`tracker.night.publish_tracking_issues`): one line saying what was
+    """Publish `night` (`tracker.publish_night.publish_tracking_issues`): one line saying what was
     done, and the night as published (its issue links filled in). `store` remembers each flag's
     issue, and its lock on the repository is held while GitHub is read and written."""
     repo = config.tracker.repo

@@ -10,7 +10,7 @@ that runs a candidate script, as `triagebot.reproduce` runs them).
   the sub-models of a composite that can stand alone;
 - `graph.py`: the graph-level repro PyTorch's minifier writes for a failure in a backend
   (`TORCHDYNAMO_REPRO_AFTER`), verified alone;
-- `night.py`: one reproduction reduced (`reduce_one`), and all of a snapshot's within a time
+- `reductions.py`: one reproduction reduced (`reduce_one`), and all of a snapshot's within a time
   bound per group and per night (`reduce_reproductions`).
 
 The reduced script replaces `Reproduction.script` (it is verified: the run that kept it raised
@@ -18,6 +18,6 @@ the signature), and `Reproduction.reduction` records the reduced spec, the steps
 script's lines and seconds before and after; `Reproduction.graph` holds the minifier's repro.
 """
 
-from triagebot.reduce.night import Bounds, reduce_one, reduce_reproductions
+from triagebot.reduce.reductions import Bounds, reduce_one, reduce_reproductions
 
 __all__ = ["Bounds", "reduce_one", "reduce_reproductions"]

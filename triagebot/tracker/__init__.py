@@ -3,7 +3,7 @@
 One small module per behaviour, as rust-lang/triagebot's handlers, each configured by
 `[tracker]` in triagebot.toml:
 
-- `night`: publishing one night, the entry point of `publish` and of the nightly pipeline
+- `publish_night`: publishing one night, the entry point of `publish` and of the nightly pipeline
   (`publish_tracking_issues`)
 - `desired`: the desired state of each flag's issue (title, body, labels, open), and
   `notices`: the comments each owes (fixed, regression, close, reopen)

@@ -9,8 +9,8 @@ earlier run stored but could not publish, then this one (a dry run without a tok
 summary. A build the store has already is not swept again; a night of it still owed to GitHub
 is published.
 
-Each stage is a public function of its own package or module (`inputs`, `sweeping`, `night`,
-`outputs`); `run` only orders them, and a test may replace any of the stages.
+Each stage is a public function of its own package or module (`inputs`, `sweeping`,
+`analysing`, `outputs`); `run` only orders them, and a test may replace any of the stages.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
 from triagebot.corpus import check_corpus
 from triagebot.errors import PipelineError, TrackerError
+from triagebot.pipeline.analysing import night_of
 from triagebot.pipeline.inputs import SweepNeed, installed_build, read_input, sweep_need
-from triagebot.pipeline.night import night_of
 from triagebot.pipeline.outputs import (
     RunReport,
     SiteStage,
