@@ -523,24 +523,29 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
 
     answers = answers_folder(work, train, good, bad)
     folder = answers.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "triagebot.toml").write_text(train_config(train), encoding="utf-8")
     store = LocalStore(folder / "store")  # the two ends, keyed as the train's store keys them
     ends = []
     for build in (good, bad):
-        night = read_input(night_folder(work, build, train) / "snapshot.json", scheme=train.key)
+        night = read_input(sweep(work, build, train), scheme=train.key)
         if night.key not in store:
             store.put(night)
         ends.append(night.key)
     shutil.rmtree(answers, ignore_errors=True)
     before = set(BISECT_ENVIRONMENTS.glob("*")) if BISECT_ENVIRONMENTS.is_dir() else set()
-    releases = ["--releases"] if good.torch != bad.torch else []
-    say(f"bisecting {' '.join(arguments)} between {good.describe()} and {bad.describe()}")
+    # torch from the package index whichever axis moves: the swept 2.13.0+cpu is on no index here
+    asked = [*ends, *arguments] if "--model" in arguments else ["--owed", ends[1], *arguments]
+    say(
+        f"bisecting {' '.join(arguments) or 'what the night owes'} "
+        f"between {good.describe()} and {bad.describe()}"
+    )
     cost = triagebot(
         Path(sys.executable),
         [
             "bisect",
-            *ends,
-            *releases,
-            *arguments,
+            *asked,
+            "--releases",
             "--store",
             "store",
             "--cache",
