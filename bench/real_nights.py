@@ -1,8 +1,10 @@
 """Real nights: the default night on real torch and transformers releases, replayed in order.
 
-    python bench/real_nights.py sweep  [--work DIR] [--trains torch,transformers,whole]
+    python bench/real_nights.py sweep  [--work DIR] [--trains whole,transformers,torch]
+    python bench/real_nights.py bisect --trains NAME [--between 1 3] [-- --model M --flag F ...]
     python bench/real_nights.py replay [--work DIR] [--trains ...]
-    python bench/real_nights.py render [--work DIR] [--out docs/real-nights.md]
+    python bench/real_nights.py check  [--work DIR]
+    python bench/real_nights.py render
 
 Three trains of builds, each a release train the bot meets as a run of nightlies:
 
@@ -742,16 +744,15 @@ def main(argv: list[str] | None = None) -> int:
         default=(1, 3),
         help="bisect: the train's nights (1-based) whose builds are the ends (default: 1 3)",
     )
-    parser.add_argument(
-        "bisect_arguments",
-        nargs="*",
-        help="bisect: what `triagebot bisect` is given besides the ends (--model M --flag F ...), after `--`",
-    )
     parser.add_argument("--work", type=Path, default=WORK, help="where nights, trains and stores are kept")
     parser.add_argument(
         "--trains", default=",".join(TRAINS), help=f"which trains, in order (of {', '.join(TRAINS)})"
     )
-    options = parser.parse_args(argv)
+    options, rest = parser.parse_known_args(argv)
+    # bisect: what `triagebot bisect` is given besides the ends (--model M --flag F ...), after --
+    options.bisect_arguments = rest[1:] if rest[:1] == ["--"] else rest
+    if rest and options.step != "bisect":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     names = [name for name in options.trains.split(",") if name]
     unknown = [name for name in names if name not in TRAINS]
     if unknown:
