@@ -709,7 +709,14 @@ def check(work: Path) -> None:
     say(f"{len(checked)} claim(s) rerun: {sum(not c['real'] for c in checked)} did not hold")
 
 
-def render(record: dict) -> str:
+README = ROOT / "README.md"
+COST_MARKERS = (
+    "<!-- real-nights cost: rendered by bench/real_nights.py render -->",
+    "<!-- end of real-nights cost -->",
+)
+
+
+def render(record: dict, template: str = TEMPLATE) -> str:
     import jinja2
 
     environment = jinja2.Environment(
@@ -728,7 +735,18 @@ def render(record: dict) -> str:
     environment.filters["mib"] = lambda size: f"{size / 2**20:,.0f} MiB"
     environment.filters["gib"] = lambda size: f"{size / 2**30:.1f} GiB"
     environment.filters["minutes"] = lambda seconds: f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
-    return environment.get_template(TEMPLATE).render(record=record, shown=SHOWN, trains=TRAINS)
+    return environment.get_template(template).render(record=record, shown=SHOWN, trains=TRAINS)
+
+
+def with_cost(readme: str, record: dict) -> str:
+    """The README with its table of what the real nights cost rendered again between its
+    markers (the document's own table: one writer of those figures)."""
+    start, end = COST_MARKERS
+    if start not in readme or end not in readme:
+        raise SystemExit(f"real-nights: README.md has no {start} ... {end} to render the cost into")
+    before, rest = readme.split(start, 1)
+    after = rest.split(end, 1)[1]
+    return f"{before}{start}\n{render(record, 'real-nights-cost.md.j2')}{end}{after}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -782,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     elif options.step == "render":
         record = json.loads(RECORD.read_text(encoding="utf-8"))
         DOCUMENT.write_text(render(record), encoding="utf-8")
+        README.write_text(with_cost(README.read_text(encoding="utf-8"), record), encoding="utf-8")
         say(f"rendered {DOCUMENT}")
     return 0
 
