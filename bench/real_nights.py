@@ -294,10 +294,10 @@ def replay(work: Path, train: Train) -> None:
     try:
         for build in train.builds:
             snapshot = night_folder(work, build, train) / "snapshot.json"
-            if not snapshot.is_file():
-                raise SystemExit(
-                    f"real-nights: no night of {build.describe()} on {train.selection}: run `sweep` first"
-                )
+            if not snapshot.is_file():  # not swept (yet): the train goes on without it
+                say(f"{train.name}: no night of {build.describe()} on {train.selection}: left out")
+                nights.append({"build": build.name, "swept": False})
+                continue
             out = folder / build.name
             out.mkdir()
             writes = len(fake.writes)
@@ -441,7 +441,10 @@ def collect(work: Path, trains: list[Train]) -> dict:
     for train in trains:
         github = json.loads((work / "trains" / train.name / "github.json").read_text(encoding="utf-8"))
         nights, previous_state, previous_snapshot = [], None, None
-        for build, state in zip(train.builds, github, strict=True):
+        left_out = [state["build"] for state in github if state.get("swept") is False]
+        github = [state for state in github if state.get("swept") is not False]
+        swept = [build for build in train.builds if build.name not in left_out]
+        for build, state in zip(swept, github, strict=True):
             folder = work / "trains" / train.name / build.name
             snapshot = read_snapshot(night_folder(work, build, train) / "snapshot.json")
             night = Night.model_validate_json((folder / "report" / "night.json").read_text(encoding="utf-8"))
@@ -496,7 +499,13 @@ def collect(work: Path, trains: list[Train]) -> dict:
             nights.append(entry)
             previous_state, previous_snapshot = state, snapshot
         record["trains"].append(
-            {"name": train.name, "selection": train.selection, "key": train.key, "nights": nights}
+            {
+                "name": train.name,
+                "selection": train.selection,
+                "key": train.key,
+                "nights": nights,
+                "not_swept": [build.describe() for build in train.builds if build.name in left_out],
+            }
         )
     for name in ("checks", "bisections"):
         kept = work / f"{name}.json"

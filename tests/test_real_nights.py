@@ -135,6 +135,7 @@ def test_the_document_keeps_error_text_to_one_table_cell():
                 "name": "whole",
                 "selection": "whole",
                 "key": "torch",
+                "not_swept": [],
                 "nights": [
                     {
                         "build": "a",
