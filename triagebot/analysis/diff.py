@@ -9,6 +9,7 @@ from triagebot.analysis.effects import RAN_EFFECTS, model_effect
 from triagebot.results import (
     BASELINE,
     Effect,
+    Environment,
     FlagDiff,
     ModelChange,
     ModelEffect,
@@ -19,6 +20,7 @@ from triagebot.results import (
 )
 
 COMPARE_URL = "https://github.com/pytorch/pytorch/compare/{old}...{new}"
+TRANSFORMERS_COMPARE = "https://github.com/huggingface/transformers/compare/v{old}...v{new}"
 _SHA = re.compile(r"[0-9a-f]{7,40}\Z")
 
 
@@ -29,6 +31,25 @@ def compare_url(old_git_version: str, new_git_version: str) -> str | None:
     if not hashes or old_git_version == new_git_version:
         return None
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
+
+
+def moved_between(old: Environment, new: Environment) -> tuple[list[str], str | None]:
+    """What moved between two builds, in words (`torch A → B`, `transformers X → Y`), and the
+    range of changes a reader follows: torch's commit range when torch moved, else the
+    transformers releases' when only transformers did."""
+    moved = []
+    if not old.same_torch(new):
+        moved.append(f"torch {old.torch_version} → {new.torch_version}")
+    transformers_moved = bool(old.transformers_version and new.transformers_version) and (
+        old.transformers_version != new.transformers_version
+    )
+    if transformers_moved:
+        moved.append(f"transformers {old.transformers_version} → {new.transformers_version}")
+    if not old.same_torch(new):
+        return moved, compare_url(old.torch_git_version, new.torch_git_version)
+    if transformers_moved:
+        return moved, TRANSFORMERS_COMPARE.format(old=old.transformers_version, new=new.transformers_version)
+    return moved, None
 
 
 def _by_name(snapshot: Snapshot) -> dict[str, ModelResult]:
@@ -151,13 +172,15 @@ def diff(
             baseline_changes.append(change)
     shared_flags = [flag for flag in new.flags if flag in old.flags]
     removed = [model for model in old_models if model not in new_by_name]
+    moved, changes = moved_between(old.environment, new.environment)
     return SnapshotDiff(
         old_key=old.key,
         new_key=new.key,
         old_git_version=old.environment.torch_git_version,
         new_git_version=new.environment.torch_git_version,
         same_build=old.environment.same_build(new.environment),
-        compare_url=compare_url(old.environment.torch_git_version, new.environment.torch_git_version),
+        compare_url=changes,
+        moved=moved,
         models_added=[model for model in new_models if model not in old_set],
         models_removed=removed,
         baseline_graph_changes=baseline_changes,

@@ -206,6 +206,7 @@ def health_of(
         key=snapshot.key,
         previous_key=previous.key if previous is not None else None,
         compare_url=change.compare_url if change is not None else None,
+        moved=change.moved if change is not None else [],
         same_build=change.same_build if change is not None else False,
         overall=overall,
         strata=strata,

@@ -13,6 +13,7 @@ from datetime import date
 from packaging.version import Version
 
 from triagebot.analysis import compare_url
+from triagebot.analysis.diff import TRANSFORMERS_COMPARE
 from triagebot.bisect.envs import EnvironmentCache, Pin
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import Search, run_search
@@ -21,7 +22,6 @@ from triagebot.nightlies import PackageIndex, Target, version_of
 from triagebot.results import Axis, Bisection, Environment, Reproduction, Wheel
 from triagebot.store import Store, find_bisection, keep_bisection
 
-TRANSFORMERS_COMPARE = "https://github.com/huggingface/transformers/compare/v{old}...v{new}"
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 

@@ -288,6 +288,7 @@ class CorpusHealth(Record):
     key: str
     previous_key: str | None = None
     compare_url: str | None = None  # the commit range since the previous nightly
+    moved: list[str] = Field(default_factory=list)  # what moved since it (`SnapshotDiff.moved`)
     same_build: bool = False  # the previous nightly is the same build (torch and transformers): not news
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
@@ -427,6 +428,9 @@ class SnapshotDiff(Record):
     new_git_version: str = ""
     same_build: bool = False  # the same build (torch and transformers): nothing here is news
     compare_url: str | None = None
+    # What moved between the two builds, e.g. ["torch 2.13.0+cpu → 2.14.1+cu130"] or
+    # ["transformers 5.22.0 → 5.24.0"] (the torch build the same): what the changes came with
+    moved: list[str] = Field(default_factory=list)
     models_added: list[str] = Field(default_factory=list)
     models_removed: list[str] = Field(default_factory=list)
     baseline_graph_changes: list[ModelChange] = Field(default_factory=list)
