@@ -369,11 +369,11 @@ def change_row(change) -> dict:
 
 def baseline_moves(old, new) -> dict:
     """What moved at baseline between two snapshots, model by model (those in both): builds
-    gained or lost, break reasons that changed."""
+    gained or lost, the kinds of break that changed."""
     from triagebot.results import BASELINE
 
     before = {result.model: result.outcomes.get(BASELINE) for result in old.results}
-    built, unbuilt, reasons = [], [], []
+    built, unbuilt, reasons, reworded = [], [], [], 0
     for result in new.results:
         was, now = before.get(result.model), result.outcomes.get(BASELINE)
         if was is None or now is None:
@@ -386,13 +386,20 @@ def baseline_moves(old, new) -> dict:
                 "error": now.error or was.error,
             }
             (built if now.status == "ok" else unbuilt).append(row)
-        elif was.status == now.status == "ok" and sorted(set(was.break_reasons)) != sorted(
-            set(now.break_reasons)
-        ):
-            gone = sorted(set(was.break_reasons) - set(now.break_reasons))
-            came = sorted(set(now.break_reasons) - set(was.break_reasons))
+        elif was.status == now.status == "ok" and set(was.break_reasons) != set(now.break_reasons):
+            before_kinds, now_kinds = reason_kinds(was.break_reasons), reason_kinds(now.break_reasons)
+            if before_kinds == now_kinds:
+                reworded += 1
+                continue
+            gone, came = sorted(before_kinds - now_kinds), sorted(now_kinds - before_kinds)
             reasons.append({"model": result.model, "gone": gone, "new": came})
-    return {"now_runs": built, "no_longer_runs": unbuilt, "break_reasons": reasons}
+    return {"now_runs": built, "no_longer_runs": unbuilt, "break_reasons": reasons, "reworded": reworded}
+
+
+def reason_kinds(reasons: list[str]) -> set[str]:
+    """A model's break reasons by kind: the title Dynamo gives each (the words before its
+    explanation), so that a reason whose details or source line moved is the same kind."""
+    return {reason.split(" Explanation:", 1)[0].strip() for reason in reasons}
 
 
 def published(previous: dict | None, now: dict) -> dict:
