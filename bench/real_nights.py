@@ -817,6 +817,11 @@ def main(argv: list[str] | None = None) -> int:
         RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     elif options.step == "render":
         record = json.loads(RECORD.read_text(encoding="utf-8"))
+        for name in ("checks", "bisections"):  # what those steps found since the replay
+            kept = options.work / f"{name}.json"
+            if kept.is_file():
+                record[name] = json.loads(kept.read_text(encoding="utf-8"))
+        RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         DOCUMENT.write_text(render(record), encoding="utf-8")
         README.write_text(with_cost(README.read_text(encoding="utf-8"), record), encoding="utf-8")
         say(f"rendered {DOCUMENT}")
