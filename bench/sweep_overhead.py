@@ -313,7 +313,7 @@ def main() -> None:
     listed = out / "specs.json"
     listed.write_text(json.dumps([spec.model_dump(mode="json") for spec in chosen]))
     runs = len(chosen) * len(_configs())
-    checked = ", ".join(name for name, on in checks().items() if on) or "none"
+    checked = ", ".join(sorted(checks())) or "none"
     print(f"{runs} runs ({len(chosen)} models x {len(_configs())} configs), {args.jobs} workers", end="")
     print(f", checks: {checked}")
 
