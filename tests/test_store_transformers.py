@@ -256,13 +256,15 @@ def test_a_baseline_regression_that_came_with_transformers_says_so_and_links_its
     newer = built([result("M", ok(5), {SCALAR: ok(2)})], key="2.13.0+cpu_transformers-5.24.0", git=GIT)
     newer = newer.model_copy(update={"environment": build("5.24.0"), "corpus": older.corpus})
     tonight = analyse(newer, [], older)
-    assert tonight.diff.moved == ["transformers 5.22.0 → 5.24.0"]
+    assert tonight.diff.moved == ["transformers 5.22.0 → 5.24.0"] and not tonight.diff.torch_moved
+    assert tonight.health.model_code_only
     assert tonight.diff.compare_url == "https://github.com/huggingface/transformers/compare/v5.22.0...v5.24.0"
     said = baseline_regression_notice(tonight)
     assert "(transformers 5.22.0 → 5.24.0, the torch build the same): the models' own code changed" in said
     assert "Commit range: https://github.com/huggingface/transformers/compare/v5.22.0...v5.24.0" in said
     assert "a Dynamo regression" not in said and "lacks its torch git hash" not in said
-    moved, url = moved_between(build("5.24.0"), build("5.24.0", torch="2.14.1+cu130", git="d" * 12))
-    assert moved == ["torch 2.13.0+cpu → 2.14.1+cu130"] and url.startswith(
-        "https://github.com/pytorch/pytorch/compare/"
+    moved, torch_moved, url = moved_between(
+        build("5.24.0"), build("5.24.0", torch="2.14.1+cu130", git="d" * 12)
     )
+    assert moved == ["torch 2.13.0+cpu → 2.14.1+cu130"] and torch_moved
+    assert url.startswith("https://github.com/pytorch/pytorch/compare/")

@@ -33,23 +33,24 @@ def compare_url(old_git_version: str, new_git_version: str) -> str | None:
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
 
 
-def moved_between(old: Environment, new: Environment) -> tuple[list[str], str | None]:
-    """What moved between two builds, in words (`torch A → B`, `transformers X → Y`), and the
+def moved_between(old: Environment, new: Environment) -> tuple[list[str], bool, str | None]:
+    """What moved between two builds, in words (`torch A → B`, `transformers X → Y`), whether
+    torch did, and the
     range of changes a reader follows: torch's commit range when torch moved, else the
     transformers releases' when only transformers did."""
-    moved = []
-    if not old.same_torch(new):
-        moved.append(f"torch {old.torch_version} → {new.torch_version}")
+    torch_moved = not old.same_torch(new)
     transformers_moved = bool(old.transformers_version and new.transformers_version) and (
         old.transformers_version != new.transformers_version
     )
+    moved = [f"torch {old.torch_version} → {new.torch_version}"] if torch_moved else []
     if transformers_moved:
         moved.append(f"transformers {old.transformers_version} → {new.transformers_version}")
-    if not old.same_torch(new):
-        return moved, compare_url(old.torch_git_version, new.torch_git_version)
+    if torch_moved:
+        return moved, True, compare_url(old.torch_git_version, new.torch_git_version)
     if transformers_moved:
-        return moved, TRANSFORMERS_COMPARE.format(old=old.transformers_version, new=new.transformers_version)
-    return moved, None
+        changes = TRANSFORMERS_COMPARE.format(old=old.transformers_version, new=new.transformers_version)
+        return moved, False, changes
+    return moved, False, None
 
 
 def _by_name(snapshot: Snapshot) -> dict[str, ModelResult]:
@@ -172,7 +173,7 @@ def diff(
             baseline_changes.append(change)
     shared_flags = [flag for flag in new.flags if flag in old.flags]
     removed = [model for model in old_models if model not in new_by_name]
-    moved, changes = moved_between(old.environment, new.environment)
+    moved, torch_moved, changes = moved_between(old.environment, new.environment)
     return SnapshotDiff(
         old_key=old.key,
         new_key=new.key,
@@ -181,6 +182,7 @@ def diff(
         same_build=old.environment.same_build(new.environment),
         compare_url=changes,
         moved=moved,
+        torch_moved=torch_moved,
         models_added=[model for model in new_models if model not in old_set],
         models_removed=removed,
         baseline_graph_changes=baseline_changes,

@@ -289,6 +289,7 @@ class CorpusHealth(Record):
     previous_key: str | None = None
     compare_url: str | None = None  # the commit range since the previous nightly
     moved: list[str] = Field(default_factory=list)  # what moved since it (`SnapshotDiff.moved`)
+    model_code_only: bool = False  # transformers moved and the torch build did not
     same_build: bool = False  # the previous nightly is the same build (torch and transformers): not news
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
@@ -431,6 +432,7 @@ class SnapshotDiff(Record):
     # What moved between the two builds, e.g. ["torch 2.13.0+cpu → 2.14.1+cu130"] or
     # ["transformers 5.22.0 → 5.24.0"] (the torch build the same): what the changes came with
     moved: list[str] = Field(default_factory=list)
+    torch_moved: bool = True  # another torch build (False: only transformers moved, or nothing)
     models_added: list[str] = Field(default_factory=list)
     models_removed: list[str] = Field(default_factory=list)
     baseline_graph_changes: list[ModelChange] = Field(default_factory=list)
