@@ -441,6 +441,7 @@ def published(previous: dict | None, now: dict) -> dict:
 def collect(work: Path, trains: list[Train]) -> dict:
     """The record of the replay: each build and what its night cost, each train's nights with
     what changed from the night before, what was published, the checks and the bisections."""
+    from triagebot.report import words
     from triagebot.results import Night
     from triagebot.store import read_snapshot
 
@@ -479,8 +480,6 @@ def collect(work: Path, trains: list[Train]) -> dict:
                 "published": published(previous_state, state),
             }
             for flag, tonight in night.flags.items():
-                from triagebot.report import words
-
                 diff = tonight.diff
                 entry["flags"][flag] = {
                     "headline": words.headline(tonight.figures),
@@ -737,6 +736,8 @@ COST_MARKERS = (
 def render(record: dict, template: str = TEMPLATE) -> str:
     import jinja2
 
+    from triagebot.report.render import effect
+
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent),
         undefined=jinja2.StrictUndefined,
@@ -746,9 +747,7 @@ def render(record: dict, template: str = TEMPLATE) -> str:
     )
     # A table cell of untrusted text (an error message): one line, its pipes escaped.
     environment.filters["cell"] = lambda text: " ".join(str(text or "").split()).replace("|", "\\|")
-    environment.filters["said"] = lambda value: (
-        value.replace("_", " ") if str(value).isidentifier() else value
-    )
+    environment.filters["effect"] = effect  # an effect in the words the issues use
     environment.filters["blank"] = lambda value: "" if value is None else value
     environment.filters["mib"] = lambda size: f"{size / 2**20:,.0f} MiB"
     environment.filters["gib"] = lambda size: f"{size / 2**30:.1f} GiB"
