@@ -24,11 +24,21 @@ from triagebot.bisect import (
     adjacent,
     bisect_all,
     crash_request,
+    describe,
+    graph_change_request,
     owed_bisections,
     verify_requests,
 )
 from triagebot.errors import BisectError, StoreError
-from triagebot.results import BASELINE, Bisection, Environment, Reproduction, Snapshot, error_signature
+from triagebot.results import (
+    BASELINE,
+    Bisection,
+    Environment,
+    Reproduction,
+    Snapshot,
+    Verdict,
+    error_signature,
+)
 from triagebot.store import (
     GitStore,
     LocalStore,
@@ -249,6 +259,94 @@ def test_a_graph_count_script_is_verified_with_this_torch_before_it_is_bisected(
     (kept,) = verify_requests(requests, timeout=300, say=said.append)
     assert kept.reproduction.verified and "GRAPH_LIMIT = 5" in kept.reproduction.script
     assert len(said) == 1 and "not bisected" in said[0]
+
+
+def test_a_graph_count_that_fell_is_bisected_as_an_improvement():
+    before, tonight = smoke_nights(longformer_before=7)  # 7 graphs then, 6 tonight
+    request = graph_change_request(before, tonight, "LongformerModel")
+    repro = request.reproduction
+    assert request.change == "improvement" and (request.good, request.bad) == (before.key, tonight.key)
+    assert repro.signature == "FewerGraphs: LongformerModel compiles to fewer than N graphs at baseline"
+    assert "GRAPH_LIMIT = 7" in repro.script and "if backend.graphs < GRAPH_LIMIT:" in repro.script
+    compile(repro.script, "repro.py", "exec")
+    risen = graph_change_request(*smoke_nights(longformer_before=5), "LongformerModel")
+    assert risen.change == "regression" and risen.reproduction.signature.startswith("MoreGraphs:")
+    assert "if backend.graphs > GRAPH_LIMIT:" in risen.reproduction.script
+
+
+def test_a_graph_count_that_did_not_change_or_was_not_counted_has_nothing_to_bisect():
+    before, tonight = smoke_nights(longformer_before=6)
+    with pytest.raises(BisectError, match="compiles to 6 graphs at baseline in both"):
+        graph_change_request(before, tonight, "LongformerModel")
+    with pytest.raises(
+        BisectError, match=r"NoSuchModel has no baseline graph count in 2\.13\.0\.dev20260407"
+    ):
+        graph_change_request(before, tonight, "NoSuchModel")
+
+
+def test_an_improvements_answer_names_the_first_improved_build():
+    answer = Bisection(
+        axis="torch",
+        signature="FewerGraphs: LongformerModel compiles to fewer than N graphs at baseline",
+        change="improvement",
+        model="LongformerModel",
+        flag=BASELINE,
+        good="2.13.0",
+        bad="2.14.1",
+        index="https://pypi.org/simple",
+        torch_releases=True,
+        last_good="2.13.0",
+        first_bad="2.14.0",
+        conclusive=True,
+        pinned={"transformers": "5.24.0"},
+    )
+    lines = describe(answer)
+    assert lines[0] == "first improved torch release: 2.14.0; last unimproved: 2.13.0"
+    assert [answer.said(verdict) for verdict in Verdict] == ["unimproved", "improved", "skip"]
+    cut = answer.model_copy(update={"conclusive": False, "untested": 1, "stopped": "out of time"})
+    assert describe(cut)[0] == (
+        "first improved torch release between 2.13.0 (unimproved) and 2.14.0 (improved), "
+        "1 untested: out of time"
+    )
+    assert not any("bad" in line or "good" in line for line in describe(answer) + describe(cut))
+
+
+def test_bisect_graphs_asks_for_two_stored_nights_and_a_model(monkeypatch, capsys, tmp_path):
+    ran = run_main(monkeypatch, capsys, "bisect", "a", "b", "--graphs", "--store", str(tmp_path))
+    assert ran.status == 2 and "--graphs needs GOOD and BAD (stored snapshots) and --model" in ran.err
+    store = LocalStore(tmp_path / "store")
+    before, tonight = smoke_nights(longformer_before=6)
+    for snapshot in (before, tonight):
+        store.put(snapshot)
+    where = ("--model", "LongformerModel", "--store", str(tmp_path / "store"))
+    same = run_main(
+        monkeypatch,
+        capsys,
+        "bisect",
+        before.key,
+        tonight.key,
+        "--graphs",
+        "--model",
+        "LongformerModel",
+        *where,
+    )
+    assert same.status == 2 and "compiles to 6 graphs at baseline in both" in same.err
+    assert "Traceback" not in same.err and len(same.err.strip().splitlines()) == 1
+    version = run_main(monkeypatch, capsys, "bisect", "2.13.0", tonight.key, "--graphs", *where)
+    assert (
+        version.status == 2
+        and "--graphs bisects between two stored snapshots: '2.13.0' is not one" in version.err
+    )
+
+
+@pytest.mark.torch
+def test_an_improvements_script_raises_with_this_torch_where_the_count_fell():
+    before, tonight = smoke_nights(longformer_before=7)
+    request = graph_change_request(before, tonight, "LongformerModel")
+    said: list[str] = []
+    (kept,) = verify_requests([request], timeout=300, say=said.append)
+    assert kept.reproduction.verified and kept.reproduction.observed == kept.reproduction.signature
+    assert said == []
 
 
 # GitHub refuses a push made with a token that may only read; the test's data branch does too.

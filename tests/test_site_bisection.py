@@ -41,6 +41,15 @@ def test_a_bisected_crash_shows_its_first_bad_nightly_on_the_models_page(tmp_pat
         }
     )
     keep_bisection(store, graphs)
+    fewer = bisection.model_copy(
+        update={
+            "flag": BASELINE,
+            "model": "GPT2LMHeadModel",
+            "change": "improvement",
+            "signature": "FewerGraphs: GPT2LMHeadModel compiles to fewer than N graphs at baseline",
+        }
+    )
+    keep_bisection(store, fewer)
     pipeline.build_site(store, tmp_path / "site", Config(), say=lambda line: None)
     text = (tmp_path / "site" / links.model_page("ScriptyModel")).read_text(encoding="utf-8")
     assert '<section id="bisections">' in text
@@ -57,3 +66,10 @@ def test_a_bisected_crash_shows_its_first_bad_nightly_on_the_models_page(tmp_pat
     assert (
         "<strong>baseline</strong>, <code>MoreGraphs: MistralForCausalLM compiles to more than N" in mistral
     )
+    # An improvement bisected says which build first improved, not which was bad.
+    gpt2 = (tmp_path / "site" / links.model_page("GPT2LMHeadModel")).read_text(encoding="utf-8")
+    assert (
+        "first improved nightly <strong>2.12.0.dev20260406+cu128</strong>, "
+        "last unimproved 2.12.0.dev20260405+cu128" in gpt2
+    )
+    assert "first bad" not in gpt2

@@ -22,7 +22,8 @@ Public API, for cli, the workflow and `/rerun-sweep`:
   a stored nightly more than a day older); `crash_request(store, model, flag)`: the one
   `/rerun-sweep bisect MODEL` asks for (`owed`); a baseline graph-count regression is owed one
   too, with a script that counts the model's graphs, run first by `verify_requests` with the
-  night's torch (`graphs`).
+  night's torch (`graphs`); `graph_change_request(good, bad, model)`: a model's baseline graph
+  count between two sweeps, more graphs a regression and fewer an improvement (`bisect --graphs`).
 - `EnvironmentCache(root, installer=)`, `Installer` (uv or pip; `Installer.find(python, choice)`
   is the one place that chooses), `Pin`: the cached environments.
 - `run_search(Search(builds), probe)`: the search alone, for any ordered builds and probe.
@@ -42,7 +43,7 @@ from triagebot.bisect.engine import (
     resumable,
 )
 from triagebot.bisect.envs import EnvironmentCache, Installer, InstallFailed, Pin
-from triagebot.bisect.graphs import graph_count_reproduction, verify_requests
+from triagebot.bisect.graphs import graph_change_request, graph_count_reproduction, verify_requests
 from triagebot.bisect.owed import adjacent, crash_request, owed_bisections
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import OutOfTime, Search, run_search
@@ -65,6 +66,7 @@ __all__ = [
     "choose_reproduction",
     "crash_request",
     "describe",
+    "graph_change_request",
     "graph_count_reproduction",
     "owed_bisections",
     "request_between",

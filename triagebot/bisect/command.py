@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from triagebot.bisect.engine import Bisector, BisectRequest, request_between
 from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache, Installer
+from triagebot.bisect.graphs import graph_change_request, verify_requests
+from triagebot.bisect.probe import Deadline
 from triagebot.errors import BisectError, TriagebotError
 from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX, PackageIndex, Target, nightly_index
 from triagebot.results import Bisection, Reproduction, Snapshot
@@ -47,6 +49,8 @@ class BisectOptions:
     cache: Path = DEFAULT_CACHE
     installer: str = "auto"  # uv, pip, or auto: uv where one is found (`Installer.find`)
     again: bool = False
+    # `model`'s baseline graph count between the two ends (stored snapshots), not a crash
+    graphs: bool = False
 
 
 def bisect_command(
@@ -60,6 +64,8 @@ def bisect_command(
     """Bisect as `options` ask, the answer handed to `keep` (default: kept in `store`).
     `read_snapshot(where)` reads a snapshot file, stream or store key."""
     good, bad = (_snapshot_at(end, store, read_snapshot) for end in (options.good, options.bad))
+    if options.graphs:
+        return _graph_change(options, good, bad, store, say, keep)
     source = read_snapshot(options.snapshot) if options.snapshot else bad or store.latest()
     if source is None:
         raise BisectError("no snapshot to take the reproduction from: give --snapshot")
@@ -120,6 +126,35 @@ def bisect_all(
     return found
 
 
+def _graph_change(
+    options: BisectOptions,
+    good: Snapshot | None,
+    bad: Snapshot | None,
+    store: Store,
+    say: Callable[[str], None],
+    keep: Callable[[Bisection], None] | None,
+) -> Bisection:
+    """The bisection of `options.model`'s baseline graph count between two stored snapshots, its
+    script verified first with this torch within the same budget (as a night's owed ones are)."""
+    if good is None or bad is None or options.model is None:
+        missing = options.good if good is None else options.bad
+        raise BisectError(f"--graphs bisects between two stored snapshots: {missing!r} is not one")
+    request = graph_change_request(good, bad, options.model)
+    request = _with_options(options, request)
+    deadline = Deadline(options.budget)
+    verified = verify_requests([request], timeout=options.timeout, deadline=deadline, say=say)
+    if not verified:
+        raise BisectError(
+            f"the graph count of {options.model} does not show the change with the torch installed here: "
+            f"run the bisection where {bad.key}'s build is installed"
+        )
+    within = replace(options, budget=max(deadline.left(), 0.0))
+    found = bisect_all(within, verified, store, say, keep=keep)
+    if not found:
+        raise BisectError(f"the time budget of {options.budget:.0f} s ran out before the bisection began")
+    return found[0]
+
+
 def _snapshot_at(end: str, store: Store, read_snapshot: Callable[[str], Snapshot]) -> Snapshot | None:
     """The snapshot an end names (a store key or a file), or None for a version or a day."""
     if Path(end).is_file() or end in store:
@@ -145,6 +180,11 @@ def _request(
                 else held.environment.transformers_version
             )
             request.pinned = {"torch" if axis == "transformers" else "transformers": other} if other else {}
+    return _with_options(options, request)
+
+
+def _with_options(options: BisectOptions, request: BisectRequest) -> BisectRequest:
+    """`request` with what the command line holds fixed (--torch, --transformers) and --again."""
     for name, version in (("torch", options.torch), ("transformers", options.transformers)):
         if version and name != request.axis:
             request.pinned[name] = version

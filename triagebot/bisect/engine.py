@@ -19,7 +19,7 @@ from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import Search, run_search
 from triagebot.errors import BisectError
 from triagebot.nightlies import PackageIndex, Target, version_of
-from triagebot.results import Axis, Bisection, Environment, Reproduction, Wheel
+from triagebot.results import Axis, Bisection, Change, Environment, Reproduction, Verdict, Wheel
 from triagebot.store import Store, find_bisection, keep_bisection
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -28,7 +28,8 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 @dataclass
 class BisectRequest:
     """What to bisect: a verified reproduction between a build believed good and one believed
-    bad (versions, or days `YYYY-MM-DD` for nightlies), along `axis`, the rest held at `pinned`."""
+    bad (versions, or days `YYYY-MM-DD` for nightlies), along `axis`, the rest held at `pinned`;
+    `change`: whether raising it is a regression or an improvement (the words of the answer)."""
 
     reproduction: Reproduction
     good: str
@@ -36,6 +37,7 @@ class BisectRequest:
     axis: Axis = "torch"
     pinned: dict[str, str] = field(default_factory=dict)
     again: bool = False  # bisect even when the store has an answer for this range
+    change: Change = "regression"
 
 
 def request_between(good: Environment, bad: Environment, reproduction: Reproduction) -> BisectRequest:
@@ -134,6 +136,7 @@ class Bisector:
             self.runs,
             self.timeout,
             self.say,
+            request.change,
         )
         run_search(search, lambda version: prober.probe(version, self.pins(request, version)))
         spent = self.clock() - started + (earlier.seconds if earlier is not None else 0.0)
@@ -158,6 +161,7 @@ class Bisector:
         record = Bisection(
             axis=request.axis,
             signature=repro.signature,
+            change=request.change,
             model=repro.model,
             flag=repro.flag,
             good=good,
@@ -225,28 +229,29 @@ def resolve_end(builds: Sequence[Wheel], text: str, which: str) -> Wheel:
 
 
 def describe(bisection: Bisection) -> list[str]:
-    """The answer in a few lines: what is first bad, the commit range, and what to doubt."""
+    """The answer in a few lines: what is first bad (or first improved), the commit range, and
+    what to doubt."""
     b = bisection
     installed = [f"builds installed with {b.installer}"] if b.installer else []
     if b.last_good is None or b.first_bad is None:
         return [f"no answer between {b.good} and {b.bad}: {b.stopped}", *installed]
-    subject = b.subject
+    first, good, bad = b.first_label, b.said(Verdict.good), b.said(Verdict.bad)
     if b.conclusive:
-        lines = [f"first bad {subject}: {b.first_bad}; last good: {b.last_good}"]
+        lines = [f"{first} {b.subject}: {b.first_bad}; {b.last_label}: {b.last_good}"]
     else:
         lines = [
-            f"first bad {subject} between {b.last_good} (good) and {b.first_bad} (bad), "
+            f"{first} {b.subject} between {b.last_good} ({good}) and {b.first_bad} ({bad}), "
             f"{b.untested} untested: {b.stopped}"
         ]
     if b.compare_url:
         lines.append(f"changes: {b.compare_url}")
     if b.skipped:
-        lines.append(f"could not be tested, so any may be the first bad: {', '.join(b.skipped)}")
+        lines.append(f"could not be tested, so any may be the {first}: {', '.join(b.skipped)}")
     if b.flaky:
         flaky = ", ".join(probe.version for probe in b.flaky)
         lines.append(
             f"the reproduction is flaky (raised only on a rerun on {flaky}): "
-            f"a good verdict took {b.runs} clean runs"
+            f"each {good} verdict took {b.runs} clean runs"
         )
     if b.pinned:
         lines.append("held fixed: " + ", ".join(f"{name} {version}" for name, version in b.pinned.items()))

@@ -20,7 +20,7 @@ from pathlib import Path
 from triagebot.bisect.envs import EnvironmentCache, InstallFailed, Pin
 from triagebot.bisect.search import OutOfTime
 from triagebot.reproduce import run_script, scrubbed_environment
-from triagebot.results import Probe, Reproduction, Verdict
+from triagebot.results import Change, Probe, Reproduction, Verdict, verdict_word
 
 # What was installed, read in the environment itself: also the check that torch imports.
 _BUILD = (
@@ -61,12 +61,13 @@ class Prober:
     runs: int = 3
     timeout: float = 600.0  # per run of the script, and per install step
     say: Callable[[str], None] = print
+    change: Change = "regression"  # the words a verdict is said in
 
     def probe(self, version: str, pins: Sequence[Pin]) -> Probe:
         started = time.monotonic()
         found = self._verdict(version, pins)
         found.seconds = round(time.monotonic() - started, 3)
-        self.say(f"  {version}: {found.verdict.value} ({found.reason})")
+        self.say(f"  {version}: {verdict_word(self.change, found.verdict)} ({found.reason})")
         return found
 
     def _verdict(self, version: str, pins: Sequence[Pin]) -> Probe:

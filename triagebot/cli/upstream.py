@@ -121,6 +121,15 @@ Timeout = Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Pe
 Budget = Annotated[float, typer.Option("--budget", metavar="SECONDS", help="For the whole bisection.")]
 Cache = Annotated[Path, typer.Option("--cache", metavar="DIR", help="Cached environments, one per build.")]
 Again = Annotated[bool, typer.Option("--again", help="Bisect even if the store has an answer.")]
+Graphs = Annotated[
+    bool,
+    typer.Option(
+        "--graphs",
+        help="Bisect --model's baseline graph count between GOOD and BAD (stored snapshots), not a "
+        "crash: more graphs as a regression, fewer as an improvement. The script that counts them "
+        "is checked first with the torch installed here, so run it where BAD's build is.",
+    ),
+]
 InstallerOption = Annotated[
     str,
     typer.Option(
@@ -224,6 +233,7 @@ def bisect(
     cache: Cache = Path(".triagebot/envs"),
     installer: InstallerOption = "auto",
     again: Again = False,
+    graphs: Graphs = False,
     variant: VariantOption = "cu128",
     index: IndexOption = None,
     releases: Releases = False,
@@ -254,6 +264,8 @@ def bisect(
     asked = [name for name, given in (("GOOD BAD", good), ("--owed", owed), ("--crash", crash)) if given]
     if len(asked) != 1 or (good is None) != (bad is None):
         raise UsageError("give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL with --flag")
+    if graphs and (good is None or model is None):
+        raise UsageError("--graphs needs GOOD and BAD (stored snapshots) and --model")
     options = BisectOptions(
         good=good or "",
         bad=bad or "",
@@ -276,6 +288,7 @@ def bisect(
         cache=cache,
         installer=installer,
         again=again,
+        graphs=graphs,
     )
     snapshots = Snapshots(settings.store)
 

@@ -16,9 +16,11 @@ from triagebot.results.base import (
 from triagebot.results.bisection import (
     Axis,
     Bisection,
+    Change,
     Probe,
     Verdict,
     Wheel,
+    verdict_word,
 )
 from triagebot.results.figures import (
     CrashPattern,
@@ -135,6 +137,7 @@ __all__ = [
     "Bisection",
     "BreakReasonChange",
     "BreakReasonCount",
+    "Change",
     "Check",
     "CleanRung",
     "CommandRecord",
@@ -209,5 +212,6 @@ __all__ = [
     "same_night",
     "signature_id",
     "snapshot_key",
+    "verdict_word",
     "wrong_result_signature",
 ]

@@ -15,6 +15,12 @@ from triagebot.results.base import Record
 Axis = Literal["torch", "transformers"]
 """What a bisection varies: torch nightlies, or transformers releases under one torch build."""
 
+Change = Literal["regression", "improvement"]
+"""What a bisection looks for: the first build that raises the reproduction, which is a
+regression (a crash, more graphs) or an improvement (fewer graphs: the reproduction raises
+where the model got better). Its probes say good and bad either way, as git bisect's old and
+new; only the words of the answer differ (`Bisection.said`)."""
+
 
 class Wheel(Record):
     """One wheel file a package index lists for a project."""
@@ -37,6 +43,14 @@ class Verdict(StrEnum):
     # Nothing can be said: the build could not be installed or imported, the script raised
     # another error, or it outlived its time. As in cargo-bisect-rustc, never good or bad.
     skip = "skip"
+
+
+def verdict_word(change: Change, verdict: Verdict) -> str:
+    """A probe's verdict in the words of what is bisected: good and bad for a regression,
+    unimproved and improved for an improvement."""
+    if change == "improvement" and verdict != Verdict.skip:
+        return "improved" if verdict == Verdict.bad else "unimproved"
+    return verdict.value
 
 
 class Probe(Record):
@@ -62,6 +76,7 @@ class Bisection(Record):
 
     axis: Axis
     signature: str
+    change: Change = "regression"
     model: str  # the model whose verified reproduction was run
     flag: str
     good: str  # the range asked for: the version believed good ...
@@ -95,6 +110,20 @@ class Bisection(Record):
         if self.axis == "transformers":
             return "transformers release"
         return "torch release" if self.torch_releases else "nightly"
+
+    def said(self, verdict: Verdict) -> str:
+        """A probe's verdict in this bisection's words (`verdict_word`)."""
+        return verdict_word(self.change, verdict)
+
+    @property
+    def first_label(self) -> str:
+        """What the answer calls the first build that raised the reproduction: first bad."""
+        return f"first {self.said(Verdict.bad)}"
+
+    @property
+    def last_label(self) -> str:
+        """What the answer calls the newest build before it: last good."""
+        return f"last {self.said(Verdict.good)}"
 
     @property
     def flaky(self) -> list[Probe]:
