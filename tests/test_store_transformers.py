@@ -15,8 +15,9 @@ from builders import snapshot as built
 from triagebot.analysis import night as analyse
 from triagebot.config import Config, TrackerSettings, parse_config
 from triagebot.errors import ConfigError, PipelineError, StoreError
-from triagebot.pipeline import RunOptions, already_swept, installed_build, run, sweep_need
+from triagebot.pipeline import RunOptions, already_swept, build_site, installed_build, run, sweep_need
 from triagebot.pipeline.inputs import out_of_order, read_input
+from triagebot.report import links
 from triagebot.report.markers import notice_marker
 from triagebot.report.words import key_words
 from triagebot.results import Environment, Night, RunRecord, Snapshot, SweepHeader, snapshot_key
@@ -146,6 +147,20 @@ def test_a_transformers_train_on_one_torch_is_three_nights_in_order(tmp_path: Pa
     last = taken.nights[-1].diff
     assert last is not None and not last.same_build
     assert [(c.old_graphs, c.new_graphs) for c in last.flags[SCALAR].graph_changes] == [(2, 3)]
+
+
+def test_the_dashboard_says_only_transformers_moved_between_two_releases_on_one_torch(tmp_path: Path):
+    store = LocalStore(tmp_path / "store")
+    for transformers in ("5.23.0", "5.24.0"):
+        store.put(night(transformers).model_copy(update={"key": f"{TORCH}_transformers-{transformers}"}))
+    build_site(store, tmp_path / "site", BY_TRANSFORMERS, say=lambda _: None)
+    keys = store.keys()
+    page = (tmp_path / "site" / links.compare_page(*keys)).read_text(encoding="utf-8")
+    # Not an empty torch commit range: the release's changes, and whose code moved.
+    assert "Commit range" not in page
+    assert "only transformers 5.23.0 → 5.24.0" in page
+    assert 'href="https://github.com/huggingface/transformers/compare/v5.23.0...v5.24.0"' in page
+    assert "what changed is the models" in page and "own code" in page
 
 
 def test_run_check_answers_per_transformers_with_the_transformers_key():

@@ -202,7 +202,9 @@
     var ran = settings.ran, crash = settings.crash;
     var result = {
       added: [], removed: [], baseline: [], flags: {},
-      oldGit: oldData.environment.torch_git_version, newGit: newData.environment.torch_git_version
+      oldGit: oldData.environment.torch_git_version, newGit: newData.environment.torch_git_version,
+      oldTransformers: oldData.environment.transformers_version || "",
+      newTransformers: newData.environment.transformers_version || ""
     };
     after.order.forEach(function (model) { if (!before.models[model]) { result.added.push(model); } });
     before.order.forEach(function (model) { if (!after.models[model]) { result.removed.push(model); } });
@@ -283,13 +285,24 @@
     out.textContent = "";
     out.appendChild(element("h2", oldKey + " → " + newKey, { id: "compared" }));
     var range = element("p", null, { "class": "lede" });
-    if (result.oldGit && result.oldGit === result.newGit) {
-      range.textContent = "Both nightlies are the same torch build: nothing here is news.";
+    // As the pair pages say it (compare.html.j2): what moved between the two builds.
+    var transformersMoved = result.oldTransformers && result.newTransformers &&
+      result.oldTransformers !== result.newTransformers;
+    var transformers = "transformers " + result.oldTransformers + " → " + result.newTransformers;
+    if (result.oldGit && result.oldGit === result.newGit && !transformersMoved) {
+      range.textContent = "Both nightlies are the same build (torch and transformers): nothing here is news.";
+    } else if (result.oldGit && result.oldGit === result.newGit) {
+      range.appendChild(document.createTextNode("The same torch build; only " + transformers + " ("));
+      range.appendChild(element("a", "its changes", {
+        href: settings.transformersCompareUrl.replace("{old}", result.oldTransformers).replace("{new}", result.newTransformers)
+      }));
+      range.appendChild(document.createTextNode("): what changed is the models' own code."));
     } else if (result.oldGit && result.newGit) {
       range.appendChild(document.createTextNode("Commit range: "));
       range.appendChild(element("a", result.oldGit.slice(0, 12) + "…" + result.newGit.slice(0, 12), {
         href: settings.compareUrl.replace("{old}", result.oldGit).replace("{new}", result.newGit)
       }));
+      range.appendChild(document.createTextNode(transformersMoved ? "; and " + transformers + "." : "."));
     } else {
       range.textContent = "Commit range unknown: a snapshot lacks its torch git hash.";
     }

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from triagebot.analysis.compact import ModelNight, NightData, Run
-from triagebot.analysis.diff import COMPARE_URL
+from triagebot.analysis.diff import COMPARE_URL, TRANSFORMERS_COMPARE
 from triagebot.analysis.effects import RAN_EFFECTS
 from triagebot.report import links
 from triagebot.report.render import EFFECT_LABELS, environment
@@ -204,6 +204,7 @@ def _compare_view(
         "compare-any.html.j2",
         settings={
             "compareUrl": COMPARE_URL,  # the commit range, as `analysis.diff` links it
+            "transformersCompareUrl": TRANSFORMERS_COMPARE,  # a transformers release's changes
             "ran": sorted(effect.value for effect in RAN_EFFECTS),
             "crash": Effect.crashes.value,
             "effectWords": EFFECT_LABELS,  # what the tables say for each effect
