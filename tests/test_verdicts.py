@@ -328,6 +328,18 @@ def test_a_crash_is_new_tonight_per_model_and_the_title_counts_it():
     assert night(first).flags[SCALAR].figures.new_crashes == 0
 
 
+def test_a_model_that_joined_the_corpus_crashing_is_not_a_new_crash():
+    first, second = nightly(1, ["A"]), nightly(2, ["A"])
+    joined = builders.nightly(second.key, {SCALAR: {"A": pending(), "D": pending()}}, ["A", "B", "C", "D"])
+    joined = joined.model_copy(update={"created": second.created, "environment": second.environment})
+    tonight = night(joined, [first], first)
+    [group] = tonight.flags[SCALAR].stats.crash_groups
+    # D was never swept before: it crashes since tonight, but nothing it did before changed.
+    assert group.since["D"] == joined.key and group.new == []
+    assert tonight.flags[SCALAR].figures.new_crashes == 0
+    assert "new tonight" not in issue_body(tonight, SCALAR)
+
+
 def test_the_headline_names_errors_while_they_fit():
     many = FlagFigures(flag=SCALAR, swept=9, testable=9, affectable=9, crashes=9, errors=["E" * 80] * 3)
     assert words.headline(many) == f"9 models crash ({'E' * 80} and 2 more)"

@@ -183,14 +183,23 @@ def _crashing_since(flag: str, nights: Sequence[NightSummary]) -> dict[str, str]
     return since
 
 
-def _with_since(stats: FlagStats, since: dict[str, str], key: str, previous: bool) -> FlagStats:
+def _with_since(
+    stats: FlagStats, since: dict[str, str], key: str, previous: NightSummary | None
+) -> FlagStats:
     """`stats` with each crash group's members' first nightly of their current run of crashes,
-    and the members new tonight (only when there is a previous nightly to be new against)."""
+    and the members new tonight: swept in the `previous` nightly without crashing (a model that
+    joined the corpus tonight is not a new crash; a first night has none)."""
+
+    def new(model: str) -> bool:
+        if previous is None or since.get(model, key) != key:
+            return False
+        return previous.swept is None or model in previous.swept
+
     groups = [
         group.model_copy(
             update={
                 "since": {model: since.get(model, key) for model in group.models},
-                "new": [model for model in group.models if since.get(model, key) == key] if previous else [],
+                "new": [model for model in group.models if new(model)],
             }
         )
         for group in stats.crash_groups
@@ -228,7 +237,8 @@ def _flag_night(
         for signature in nightly.crash_signatures.get(flag, []):
             seen.setdefault(signature, nightly.key)
     stats = flag_stats(snapshot, flag, rows, first_seen=seen)
-    stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, previous=len(nights) > 1)
+    earlier = nights[-2] if len(nights) > 1 else None
+    stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, earlier)
     flag_change = change.flags.get(flag) if change is not None else None
     recurred = recurrence(flag, nights)
     stats = _with_recurrence(stats, recurred)
