@@ -238,6 +238,17 @@ def test_where_a_group_lives_says_why_a_backend_was_not_run():
     )
 
 
+def test_where_a_group_lives_says_its_first_model_was_not_chosen_to_climb():
+    # Another member climbed for the group (a sample taken from a whole night keeps its choices).
+    alone = result("Alone", ok(3, ["item"]), {SCALAR: pending()})
+    snap = builders.snapshot([alone], ladder=FULL_LADDER)
+    [group] = flag_stats(snap, SCALAR).crash_groups
+    assert group.not_run == {"aot_eager": "not_chosen", "inductor": "not_chosen"}
+    assert words.checked(group, "cpu").endswith(
+        "aot_eager: not run (not chosen to climb); inductor: not run (not chosen to climb)"
+    )
+
+
 def test_where_a_wrong_result_lives_says_each_rung_in_the_same_words():
     wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
     model = result(

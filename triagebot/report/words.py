@@ -183,6 +183,8 @@ NOT_RUN = {
     "after_failure": "a rung below failed",
     "failures_only": "failures only",
     "not_on_ladder": "not on tonight's ladder",
+    # Neither bounded nor after a failure: another member represented the group on the ladder
+    "not_chosen": "not chosen to climb",
 }
 
 
