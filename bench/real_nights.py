@@ -4,6 +4,7 @@
     python bench/real_nights.py bisect --trains NAME [--between 1 3] [-- --model M --flag F ...]
     python bench/real_nights.py replay [--work DIR] [--trains ...]
     python bench/real_nights.py check  [--work DIR]
+    python bench/real_nights.py pages  [--work DIR]
     python bench/real_nights.py render
 
 Three trains of builds, each a release train the bot meets as a run of nightlies:
@@ -23,7 +24,9 @@ build and selection, keeping what it cost: wall time and disk.
 GitHub: for each build, `triagebot run --snapshot` of its night into the train's store, with
 a token, so that each night is stored, diffed against the one before and published; the
 fake's issues and comments after each night are kept in `trains/NAME/github.json`.
-`render` writes `docs/real-nights.md` from the trains' stores and what GitHub was sent.
+`pages` pictures each pair of nights as the dashboard's compare page shows it (headless
+Chromium, `docs/real-nights/`). `render` writes `docs/real-nights.md` from the trains' stores
+and what GitHub was sent.
 Each step reuses what an earlier one left in `--work`; nothing here runs in CI.
 """
 
@@ -535,7 +538,6 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
     night to keep in the train's store (as the workflow's publish job keeps the bisect job's),
     and in `bisections.json` with what each probe took (seconds, and each environment's disk)."""
     from triagebot.pipeline.inputs import read_input
-    from triagebot.results import Bisection
     from triagebot.store import LocalStore
 
     answers = answers_folder(work, train, good, bad)
@@ -557,8 +559,9 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
         f"bisecting {' '.join(arguments) or 'what the night owes'} "
         f"between {good.describe()} and {bad.describe()}"
     )
+    # Run where the bad night's build is installed: a graph count's script is checked there first.
     cost = triagebot(
-        Path(sys.executable),
+        environment(bad),
         [
             "bisect",
             *asked,
@@ -576,16 +579,23 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
         log=folder / f"bisect-{good.name}..{bad.name}.log",
     )
     made = sorted(set(BISECT_ENVIRONMENTS.glob("*")) - before)
+    if cost["exit"] != 0 or not list(answers.glob("*.json")):
+        raise SystemExit(
+            f"real-nights: the bisection failed: see {folder / f'bisect-{good.name}..{bad.name}.log'}"
+        )
+    record_bisections(work, train, answers, cost["wall_seconds"], made)
+
+
+def record_bisections(work: Path, train: Train, answers: Path, wall: float, made: list[Path]) -> None:
+    """The answers in folder `answers` added to `bisections.json`, each with its probes (their
+    verdicts in its words), the bisection's wall seconds and the environments it made."""
+    from triagebot.bisect import describe
+    from triagebot.results import Bisection
+
     found = [
         Bisection.model_validate_json(path.read_text(encoding="utf-8"))
         for path in sorted(answers.glob("*.json"))
     ]
-    if cost["exit"] != 0 or not found:
-        raise SystemExit(
-            f"real-nights: the bisection failed: see {folder / f'bisect-{good.name}..{bad.name}.log'}"
-        )
-    from triagebot.bisect import describe
-
     listed = work / "bisections.json"
     record = json.loads(listed.read_text(encoding="utf-8")) if listed.is_file() else []
     for answer in found:
@@ -595,10 +605,14 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
                 "model": answer.model,
                 "flag": answer.flag,
                 "subject": answer.subject,
+                "change": answer.change,
                 "signature": answer.signature,
                 "answer": "; ".join(describe(answer)),
-                "probes": [probe.model_dump(mode="json") for probe in answer.probes],
-                "cost": f"{cost['wall_seconds']:.0f} s in all; "
+                "probes": [
+                    {**probe.model_dump(mode="json"), "verdict": answer.said(probe.verdict)}
+                    for probe in answer.probes
+                ],
+                "cost": f"{wall:.0f} s in all; "
                 f"{len(made)} environment(s) made: "
                 + ", ".join(
                     f"{env.name.rsplit('_', 1)[0]} ({folder_size(env) / 2**30:.1f} GiB)" for env in made
@@ -606,9 +620,43 @@ def bisect(work: Path, train: Train, good: Build, bad: Build, arguments: list[st
             }
         )
     listed.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    say(
-        f"bisected: {record[-1]['answer']} (kept by the night of {bad.describe()} when the train is replayed)"
-    )
+    say(f"bisected: {record[-1]['answer']} (kept by the bad night when the {train.name} train is replayed)")
+
+
+PAGES = ROOT / "docs" / "real-nights"  # each pair's compare page, as the dashboard shows it
+PAGE_WIDTH, PAGE_HEIGHT = 1280, 2000  # the top of a long page: its tables come first
+
+
+def pages(work: Path, record: dict) -> None:
+    """Each pair of a train's nights as the dashboard compares them (the compare page of the
+    train's last site, which holds every night of it), in headless Chromium at 1280 px wide, to
+    `docs/real-nights/TRAIN-N.png`; each night of the record names its picture (`page`)."""
+    sys.path.insert(0, str(ROOT / "tests"))  # the browser test's own Chromium and flags
+    from playwright.sync_api import sync_playwright
+    from test_site_browser import CHROMIUM, FLAGS
+
+    from triagebot.report import links
+
+    PAGES.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900}, device_scale_factor=1)
+        for train in record["trains"]:
+            site = work / "trains" / train["name"] / train["nights"][-1]["build"] / "site"
+            for number, night in enumerate(train["nights"][1:], start=2):
+                target = site / links.compare_page(night["previous"], night["key"])
+                if not target.is_file():
+                    raise SystemExit(f"real-nights: no compare page {target}: replay the train first")
+                page.goto(target.as_uri())
+                page.wait_for_load_state("load")
+                height = min(PAGE_HEIGHT, page.evaluate("document.documentElement.scrollHeight"))
+                page.set_viewport_size({"width": PAGE_WIDTH, "height": height})
+                picture = PAGES / f"{train['name']}-{number}.png"
+                page.screenshot(path=str(picture))
+                page.set_viewport_size({"width": PAGE_WIDTH, "height": 900})
+                night["page"] = picture.relative_to(DOCUMENT.parent).as_posix()
+                say(f"{train['name']}: {night['previous']} → {night['key']}: {picture}")
+        browser.close()
 
 
 CHECKED_PER_PAIR = 16  # claims rerun per pair of nights, beyond the notices' (all rerun)
@@ -770,7 +818,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("step", choices=["sweep", "replay", "check", "bisect", "render"])
+    parser.add_argument("step", choices=["sweep", "replay", "check", "bisect", "pages", "render"])
     parser.add_argument(
         "--between",
         nargs=2,
@@ -813,6 +861,10 @@ def main(argv: list[str] | None = None) -> int:
         check(options.work)
         record = json.loads(RECORD.read_text(encoding="utf-8"))
         record["checks"] = json.loads((options.work / "checks.json").read_text(encoding="utf-8"))
+        RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    elif options.step == "pages":
+        record = json.loads(RECORD.read_text(encoding="utf-8"))
+        pages(options.work, record)
         RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     elif options.step == "render":
         record = json.loads(RECORD.read_text(encoding="utf-8"))

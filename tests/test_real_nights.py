@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -182,3 +183,11 @@ def test_the_cost_goes_between_the_readmes_markers_and_nowhere_else():
     assert "old figures" not in written
     with pytest.raises(SystemExit, match="no <!-- real-nights cost"):
         real_nights.with_cost("no markers here", record)
+
+
+def test_every_picture_the_document_shows_is_committed_beside_it():
+    document = real_nights.DOCUMENT.read_text(encoding="utf-8")
+    pictures = re.findall(r"\]\((real-nights/[^)]+\.png)\)", document)
+    assert pictures, "the document shows no compare page"
+    missing = [name for name in pictures if not (real_nights.DOCUMENT.parent / name).is_file()]
+    assert missing == [], "python bench/real_nights.py pages"
