@@ -207,6 +207,12 @@ def test_survival_counts_every_helped_model_by_the_rungs_it_ran():
     assert "each until a rung failed" not in body
     # The empty inductor cell says why it is empty.
     assert ladder_table(body)["A"][:3] == ["ok", "ok", "not run: failures only"]
+    assert "helped models climbed it" not in body
+    # A helped model the ladder's bounds kept off it is counted as such, not silently left out.
+    unclimbed = result("D", ok(3, ["item"]), {SCALAR: ok(1)})
+    body = issue_body(night(builders.snapshot([*helped, unclimbed], ladder=FULL_LADDER)), SCALAR)
+    assert "the benefit of 3 of 3 survives every rung each ran on" in body
+    assert "3 of the 4 helped models climbed it; the others did not tonight" in body
 
 
 def test_a_rung_not_run_says_why():

@@ -33,6 +33,7 @@ from triagebot.results import (
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
+    Effect,
     Environment,
     FailureGroup,
     FlagFigures,
@@ -223,9 +224,17 @@ def survival(stats: FlagStats) -> str | None:
     if not stats.helped_laddered:
         return None
     ran = ", ".join(f"{rung}: {stats.helped_rungs.get(rung, 0) or 'none'}" for rung in stats.ladder)
+    helped = stats.counts.get(Effect.reduces_graphs, 0)
+    left = ""
+    if helped > stats.helped_laddered:  # the ladder's bounds (`ladder_seconds`, `ladder_max_pairs`)
+        left = (
+            f" {stats.helped_laddered} of the {helped} helped models climbed it; the others did not "
+            "tonight, the ladder being bounded in time and pairs."
+        )
     return (
         f"Of the helped models that climbed it, the benefit of {stats.helped_survive} of "
         f"{stats.helped_laddered} survives every rung each ran on (helped models that ran each rung: {ran})."
+        + left
     )
 
 
