@@ -610,6 +610,8 @@ def test_the_issue_names_the_unchanged_models_the_recompile_gaps_and_the_cpu_onl
     body = issue_body(night(snap), SCALAR)
     assert "No effect: `Same`." in body
     assert "; fewer: 1 of 1 model called on a second shape (100%)." in body
+    # Symbolic sizes and third-shape recompiles in words, not Python's True and None.
+    assert "| `Fewer` | fewer graphs | `batch 1 -> 2` | 3 | 1 | yes, yes | 0, 0 |" in body
     assert (
         "not in the recompile figures: `NoShape` (no second shape: inputs with different leading axes)"
         in body

@@ -176,6 +176,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
         reach=words.reach,
         recurred=words.recurred,
         checked=words.checked,
+        answer=words.answer,
         names=_marked(names),
         model=_marked(model),
         linked=linked,

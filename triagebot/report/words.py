@@ -189,6 +189,16 @@ NOT_RUN = {
 }
 
 
+def answer(value: bool | int | None) -> str:
+    """A yes-or-no or a count in a table's cell: "yes", "no", the number, or "—" when not known
+    (the call crashed, or was not made)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 def why_not_run(reason: str, cell: bool = False) -> str:
     """A rung not run, and why (`NOT_RUN`): "not run: failures only" in a table's `cell`,
     "not run (failures only)" in a sentence."""
