@@ -33,11 +33,15 @@ def compare_url(old_git_version: str, new_git_version: str) -> str | None:
     return COMPARE_URL.format(old=old_git_version, new=new_git_version)
 
 
+def transformers_compare_url(old_version: str, new_version: str) -> str:
+    """The changes between two transformers releases on GitHub."""
+    return TRANSFORMERS_COMPARE.format(old=old_version, new=new_version)
+
+
 def moved_between(old: Environment, new: Environment) -> tuple[list[str], bool, str | None]:
     """What moved between two builds, in words (`torch A → B`, `transformers X → Y`), whether
-    torch did, and the
-    range of changes a reader follows: torch's commit range when torch moved, else the
-    transformers releases' when only transformers did."""
+    torch did, and the range of changes a reader follows: torch's commit range when torch
+    moved, else the transformers releases' when only transformers did."""
     torch_moved = not old.same_torch(new)
     transformers_moved = bool(old.transformers_version and new.transformers_version) and (
         old.transformers_version != new.transformers_version
@@ -48,8 +52,7 @@ def moved_between(old: Environment, new: Environment) -> tuple[list[str], bool, 
     if torch_moved:
         return moved, True, compare_url(old.torch_git_version, new.torch_git_version)
     if transformers_moved:
-        changes = TRANSFORMERS_COMPARE.format(old=old.transformers_version, new=new.transformers_version)
-        return moved, False, changes
+        return moved, False, transformers_compare_url(old.transformers_version, new.transformers_version)
     return moved, False, None
 
 

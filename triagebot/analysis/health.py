@@ -207,7 +207,7 @@ def health_of(
         previous_key=previous.key if previous is not None else None,
         compare_url=change.compare_url if change is not None else None,
         moved=change.moved if change is not None else [],
-        model_code_only=change is not None and bool(change.moved) and not change.torch_moved,
+        model_code_only=change is not None and change.model_code_only,
         same_build=change.same_build if change is not None else False,
         overall=overall,
         strata=strata,

@@ -136,7 +136,9 @@ def _graph_change(
 ) -> Bisection:
     """The bisection of `options.model`'s baseline graph count between two stored snapshots, its
     script verified first with this torch within the same budget (as a night's owed ones are)."""
-    if good is None or bad is None or options.model is None:
+    if options.model is None:
+        raise BisectError("--graphs bisects one model's graph count: name it with --model")
+    if good is None or bad is None:
         missing = options.good if good is None else options.bad
         raise BisectError(f"--graphs bisects between two stored snapshots: {missing!r} is not one")
     request = graph_change_request(good, bad, options.model)

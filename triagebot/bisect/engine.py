@@ -13,7 +13,7 @@ from datetime import date
 from packaging.version import Version
 
 from triagebot.analysis import compare_url
-from triagebot.analysis.diff import TRANSFORMERS_COMPARE
+from triagebot.analysis.diff import transformers_compare_url
 from triagebot.bisect.envs import EnvironmentCache, Pin
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import Search, run_search
@@ -136,7 +136,7 @@ class Bisector:
             self.runs,
             self.timeout,
             self.say,
-            request.change,
+            change=request.change,
         )
         run_search(search, lambda version: prober.probe(version, self.pins(request, version)))
         spent = self.clock() - started + (earlier.seconds if earlier is not None else 0.0)
@@ -186,7 +186,7 @@ class Bisector:
             record.last_good_git, record.first_bad_git = git.get(last_good, ""), git.get(first_bad, "")
             record.compare_url = compare_url(record.last_good_git, record.first_bad_git)
         else:
-            record.compare_url = TRANSFORMERS_COMPARE.format(old=last_good, new=first_bad)
+            record.compare_url = transformers_compare_url(last_good, first_bad)
         return record
 
 

@@ -58,10 +58,14 @@ if __name__ == "__main__":
 '''
 
 
+# Each direction of a change: the error its script raises, its words, the comparison that shows it
+_DIRECTIONS = {False: (MORE_GRAPHS, "more", ">"), True: (FEWER_GRAPHS, "fewer", "<")}
+
+
 def graph_count_signature(model: str, limit: int, *, fewer: bool = False) -> str:
     """What the script of `model` raises on a build that shows the change (the count and digits
     normalised)."""
-    error, words = (FEWER_GRAPHS, "fewer") if fewer else (MORE_GRAPHS, "more")
+    error, words, _ = _DIRECTIONS[fewer]
     return error_signature(error, f"{model} compiles to {words} than {limit} graphs at baseline")
 
 
@@ -74,7 +78,7 @@ def graph_count_reproduction(
     base = repro_script(snapshot, BASELINE, model)
     if not base.endswith(_MAIN_CALL):
         raise ReproError(f"the reproduction script of {model} does not end by calling main()")
-    error, words, compare = (FEWER_GRAPHS, "fewer", "<") if fewer else (MORE_GRAPHS, "more", ">")
+    error, words, compare = _DIRECTIONS[fewer]
     count = _COUNT.format(model=model, limit=limit, error=error, words=words, compare=compare)
     return Reproduction(
         flag=BASELINE,

@@ -34,8 +34,8 @@ from triagebot.analysis import (
 )
 from triagebot.analysis.breaks import reason_lines
 from triagebot.bisect.engine import BisectRequest, request_between
-from triagebot.bisect.graphs import graph_count_reproduction
-from triagebot.errors import BisectError, ReproError
+from triagebot.bisect.graphs import graph_change_request
+from triagebot.errors import BisectError
 from triagebot.results import BASELINE, Effect, Environment, ModelChange, Snapshot
 from triagebot.store import Store, find_bisection, key_order
 
@@ -112,10 +112,9 @@ def graph_regressions(
     for members in groups.values():
         for change in members:
             try:
-                repro = graph_count_reproduction(snapshot, change.model, change.old_graphs or 0)
-            except ReproError:
+                request = graph_change_request(previous, snapshot, change.model)
+            except BisectError:
                 continue  # no spec to rebuild it from: the group's next model
-            request = request_between(previous.environment, snapshot.environment, repro)
             if not answered(store, request):
                 owed.append(request)
             break

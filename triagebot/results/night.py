@@ -441,6 +441,11 @@ class SnapshotDiff(Record):
     flags_removed: list[str] = Field(default_factory=list)
 
     @property
+    def model_code_only(self) -> bool:
+        """Transformers moved and the torch build did not: what changed is the models' own code."""
+        return bool(self.moved) and not self.torch_moved
+
+    @property
     def has_changes(self) -> bool:
         return bool(
             self.models_added
