@@ -58,6 +58,7 @@ def test_a_bisected_crash_shows_its_first_bad_nightly_on_the_models_page(tmp_pat
         in text
     )
     assert f'<a href="{compare}">the changes between them</a>' in text
+    assert "&lt;/b&gt; (the reproduction of ScriptyModel" in text  # a space before what follows
     assert "&lt;img src=x onerror=alert(...)&gt;" in text and "<img src=x" not in text
     assert "&lt;b&gt;x&lt;/b&gt;" in text
     other = (tmp_path / "site" / links.model_page("T5ForConditionalGeneration")).read_text(encoding="utf-8")
