@@ -26,6 +26,8 @@ ARG TRANSFORMERS_VERSION=5.24.0
 # Optional packages some transformers models need: timm (with a torchvision built for this torch),
 # Pillow, and natten where a wheel for this torch and Python exists.
 ARG TIMM_VERSION=1.0.31
+# The diffusers corpus's library (requirements/dev.lock pins the same one; tests/test_lock.py).
+ARG DIFFUSERS_VERSION=0.42.1
 ARG PILLOW_VERSION=13.0.0
 ARG NATTEN_VERSION=0.21.7
 # Workers of the corpus check the build runs (see the last RUN as root).
@@ -75,6 +77,10 @@ RUN if pip install --pre torchvision --constraint /opt/keep-torch.txt \
     fi \
     && { pip install --constraint /opt/keep-torch.txt --only-binary=:all: "natten==${NATTEN_VERSION}" \
          || echo "natten ${NATTEN_VERSION}: no wheel for this torch and Python"; }
+
+# diffusers needs no package built for this torch: the image always has it (`--corpus diffusers`).
+RUN pip install --constraint /opt/keep-torch.txt "diffusers==${DIFFUSERS_VERSION}" \
+    && python -c "import diffusers; print('diffusers', diffusers.__version__)"
 
 # triagebot last (the layer that changes most). The constraint pins the torch just installed,
 # so resolving triagebot's `torch>=2.6` can never replace the nightly. Installed in place

@@ -11,6 +11,9 @@ INSTALLED := $(VENV)/.installed
 # the runtime alone for the workflows' jobs that hold a token (action.yml), the dev extra too here.
 RUNTIME_LOCK := requirements/runtime.lock
 DEV_LOCK := requirements/dev.lock
+# The packages built for one torch release (torchvision), pinned to TORCH_SPEC's: the dev lock
+# takes them from here, and tests/test_lock.py checks that they match it.
+TORCH_COMPANIONS := requirements/torch-companions.txt
 # `make lock UPGRADE=transformers` moves one pinned package to its newest release (see the
 # README, "Moving transformers"); without it every pin already in the locks stays.
 UPGRADE ?=
@@ -36,7 +39,8 @@ run: $(INSTALLED)
 
 lock: $(INSTALLED)
 	$(PY) -m uv pip compile pyproject.toml $(LOCK_OPTIONS) -o $(RUNTIME_LOCK)
-	$(PY) -m uv pip compile pyproject.toml --extra dev --constraints $(RUNTIME_LOCK) $(LOCK_OPTIONS) -o $(DEV_LOCK)
+	$(PY) -m uv pip compile pyproject.toml --extra dev --extra suites --constraints $(RUNTIME_LOCK) \
+		--constraints $(TORCH_COMPANIONS) $(LOCK_OPTIONS) -o $(DEV_LOCK)
 
 # Every test: the fast tier and the slow one (whole sweeps, every model of the installed transformers).
 test: $(INSTALLED)

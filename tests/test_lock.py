@@ -59,7 +59,9 @@ def declared(*extras: str) -> list[Requirement]:
     return [Requirement(text) for text in texts if canonicalize_name(Requirement(text).name) not in EXCLUDED]
 
 
-@pytest.mark.parametrize(("lock", "extras"), [(RUNTIME, ()), (DEV, ("dev",))], ids=["runtime", "dev"])
+@pytest.mark.parametrize(
+    ("lock", "extras"), [(RUNTIME, ()), (DEV, ("dev", "suites"))], ids=["runtime", "dev"]
+)
 def test_the_lock_pins_exactly_what_pyproject_declares(lock: Path, extras: tuple[str, ...]):
     entries = pins(lock)
     assert entries, f"{lock} pins nothing"
@@ -123,3 +125,34 @@ def test_make_and_the_token_holding_jobs_install_from_the_locks_with_hashes():
             runs = [step.get("run", "") for step in steps[job]["steps"]]
             assert not any("pip install" in run for run in runs), f"{workflow} {job} installs on its own"
             assert any(step.get("uses") == "./" for step in steps[job]["steps"]), f"{workflow} {job}"
+
+
+@pytest.mark.parametrize("package", ["timm", "diffusers"])
+def test_the_image_installs_the_suites_the_dev_lock_pins(package: str):
+    (locked,) = {entry["version"] for entry in pins(DEV) if entry["name"] == package}
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    (image,) = re.findall(rf"^ARG {package.upper()}_VERSION=(\S+)$", dockerfile, flags=re.M)
+    assert Version(image) == locked, f"the image installs {package} {image}, the dev lock pins {locked}"
+    assert f'"{package}==${{{package.upper()}_VERSION}}"' in dockerfile
+
+
+def torch_minor_of_torchvision(version: Version) -> int:
+    """The torch 2.x minor a torchvision release is built for: 0.15 was torch 2.0's, and each
+    torch minor since has had the next torchvision minor (0.28 is torch 2.13's)."""
+    return version.minor - 15
+
+
+def test_the_dev_lock_pins_the_torchvision_of_the_torch_make_installs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    (torch_spec,) = re.findall(r"^TORCH_SPEC \?= torch==(\S+)$", makefile, flags=re.M)
+    torch = Version(torch_spec)
+    companions = (ROOT / "requirements" / "torch-companions.txt").read_text(encoding="utf-8")
+    (pinned,) = re.findall(r"^torchvision==(\S+)$", companions, flags=re.M)
+    (locked,) = {entry["version"] for entry in pins(DEV) if entry["name"] == "torchvision"}
+    assert locked == Version(pinned), f"dev.lock pins torchvision {locked}, torch-companions.txt {pinned}"
+    assert (torch.major, torch_minor_of_torchvision(locked)) == (2, torch.minor), (
+        f"torchvision {locked} is not built for the Makefile's torch {torch}: pip would replace torch"
+    )
+    # torch-companions.txt is what `make lock` constrains the dev lock with.
+    assert "--constraints $(TORCH_COMPANIONS)" in makefile
+    assert "TORCH_COMPANIONS := requirements/torch-companions.txt" in makefile
