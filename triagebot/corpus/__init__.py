@@ -21,12 +21,14 @@ CORPORA: dict[str, str] = {
     "sentinels": "triagebot.corpus.sentinels",
     "smoke": "triagebot.corpus.smoke",
     "transformers": "triagebot.corpus.hf",
+    "diffusers": "triagebot.corpus.diffusion",
 }
 
 # ModelSpec.source -> module with `build(spec, device) -> Built`
 BUILDERS: dict[str, str] = {
     "sentinel": "triagebot.corpus.sentinels",
     "transformers": "triagebot.corpus.hf",
+    "diffusers": "triagebot.corpus.diffusion",
 }
 
 
