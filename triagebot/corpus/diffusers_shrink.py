@@ -17,7 +17,9 @@ HEADS = 2
 HEAD_WIDTH = 8
 BLOCK_CHANNELS = 32
 NORM_GROUPS = 8
-WIDTH = 32  # text, pooled, caption and feed-forward widths
+# Text, pooled, caption and feed-forward widths: a head's width times the heads, since many
+# models project text straight into the attention's inner width.
+WIDTH = HEADS * HEAD_WIDTH
 SAMPLE_SIZE = 16
 
 _LAYER_COUNTS = (
@@ -92,7 +94,7 @@ def tiny(config: dict[str, Any]) -> dict[str, Any]:
             small[name] = _smaller(value, HEADS)
         elif name == "attention_head_dim" or name.endswith("head_dim"):
             small[name] = _smaller(value, HEAD_WIDTH)
-        elif name == "block_out_channels" and isinstance(value, tuple | list):
+        elif name in ("block_out_channels", "channels") and isinstance(value, tuple | list):
             small[name] = type(value)(BLOCK_CHANNELS for _ in value)
         elif name == "norm_num_groups" or name.endswith("norm_groups"):
             small[name] = _smaller(value, NORM_GROUPS)

@@ -13,6 +13,7 @@ models and are not listed; the exported classes that are not models to run alone
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -162,9 +163,11 @@ def candidate_inputs(
     size = int(config.get("sample_size") or SAMPLE_SIZE) if isinstance(config.get("sample_size"), int) else 16
     width = next((config[k] for k in _TEXT_WIDTHS if isinstance(config.get(k), int)), 32)
     for shape in _latent_shapes(name, int(channels), size):
-        for timestep_dtype in ("int64", "float32"):
+        for timestep_dtype, pixels in (("int64", True), ("float32", True), ("float32", False)):
+            if not pixels and "controlnet_cond" not in parameters:
+                continue
             inputs = [InputSpec(name=latent, shape=shape, dtype="float32")]
-            inputs += _conditioning(parameters, config, width, shape, timestep_dtype)
+            inputs += _conditioning(parameters, config, width, shape, timestep_dtype, pixels)
             yield inputs
 
 
@@ -174,6 +177,7 @@ def _conditioning(
     width: int,
     latent: list[int],
     dtype: str,
+    pixels: bool,
 ) -> list[InputSpec]:
     """The timestep, text states, pooled projections and position ids `forward` takes."""
     inputs = []
@@ -190,4 +194,50 @@ def _conditioning(
             inputs.append(InputSpec(name=name, shape=[tokens, 3], dtype="float32", kind="zeros"))
         elif name == "txt_ids":
             inputs.append(InputSpec(name=name, shape=[TEXT_TOKENS, 3], dtype="float32", kind="zeros"))
+        elif name in _LATENT_SIZES and parameters[name].default is None:
+            # The latents' own size, which some models take as numbers beside them (LTX).
+            size = _latent_size(latent).get(name)
+            if size is not None:
+                inputs.append(InputSpec(name=name, shape=[], dtype="int64", kind="literal", values=size))
+        elif name == "encoder_attention_mask":
+            inputs.append(InputSpec(name=name, shape=[1, TEXT_TOKENS], dtype="int64", kind="ones"))
+        elif name == "class_labels" and _classes(config, parameters[name]):
+            high = _classes(config, parameters[name])
+            inputs.append(InputSpec(name=name, shape=[1], dtype="int64", kind="randint", high=high))
+        elif name == "controlnet_cond":
+            inputs.append(
+                InputSpec(name=name, shape=_condition_shape(config, latent, pixels), dtype="float32")
+            )
     return inputs
+
+
+_LATENT_SIZES = ("num_frames", "height", "width")
+
+
+def _latent_size(latent: list[int]) -> dict[str, int]:
+    """Frames, height and width of latents shaped (batch, channels, [frames,] height, width), or
+    packed as (batch, tokens, channels): one frame of a square of tokens."""
+    if len(latent) == 3:
+        side = math.isqrt(latent[1])
+        return {"num_frames": 1, "height": side, "width": side} if side * side == latent[1] else {}
+    if len(latent) < 4:
+        return {}
+    size = {"height": latent[-2], "width": latent[-1]}
+    return {**size, "num_frames": latent[2]} if len(latent) == 5 else size
+
+
+def _classes(config: dict[str, Any], parameter: inspect.Parameter) -> int | None:
+    """How many class labels a class-conditioned model embeds (None: it takes none)."""
+    count = config.get("num_embeds_ada_norm") or config.get("num_class_embeds")
+    if count:
+        return int(count)
+    return 10 if parameter.default is inspect.Parameter.empty else None
+
+
+def _condition_shape(config: dict[str, Any], latent: list[int], pixels: bool) -> list[int]:
+    """A ControlNet's condition: an image 8 times the latents' size (UNet ControlNets embed it
+    down to them), or latents like the sample (the transformer ControlNets)."""
+    if not pixels or len(latent) < 4:
+        return list(latent)
+    channels = int(config.get("conditioning_channels") or 3)
+    return [latent[0], channels, *latent[2:-2], latent[-2] * 8, latent[-1] * 8]
