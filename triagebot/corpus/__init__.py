@@ -22,6 +22,7 @@ CORPORA: dict[str, str] = {
     "smoke": "triagebot.corpus.smoke",
     "transformers": "triagebot.corpus.hf",
     "diffusers": "triagebot.corpus.diffusion",
+    "timm": "triagebot.corpus.timm_models",
 }
 
 # ModelSpec.source -> module with `build(spec, device) -> Built`
@@ -29,6 +30,7 @@ BUILDERS: dict[str, str] = {
     "sentinel": "triagebot.corpus.sentinels",
     "transformers": "triagebot.corpus.hf",
     "diffusers": "triagebot.corpus.diffusion",
+    "timm": "triagebot.corpus.timm_models",
 }
 
 
