@@ -70,3 +70,9 @@ def test_the_readme_is_a_front_door():
     assert len(readme.splitlines()) <= MOST_README_LINES
     assert "make run" in readme and "make test" in readme
     assert "(docs/deploy.md)" in readme
+
+
+def test_the_readme_maps_every_docs_page():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = sorted(path.name for path in (ROOT / "docs").glob("*.md"))
+    assert [name for name in pages if f"](docs/{name})" not in readme] == []
