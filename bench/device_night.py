@@ -38,7 +38,7 @@ Then one call (carry `.whl`), with the tree in /tmp/night and one archive back:
     python3 bench/device_night.py scaling --sample 96 --jobs 16,8,2 --out /tmp/night &&
     python3 bench/device_night.py cuda --sample 96 --seconds 200 --out /tmp/night;
     python3 bench/device_night.py record /tmp/night --json $OUT/device-night.json;
-    tar czf $OUT/night.tgz -C /tmp night --exclude 'store-*'
+    tar czf $OUT/night.tgz --exclude 'store-*' -C /tmp night
 """
 
 from __future__ import annotations
