@@ -225,3 +225,16 @@ def test_the_command_line_reference_lists_no_command_that_is_gone():
     reference = section(page("commands.md"), "The `triagebot` command line")
     named = set(re.findall(r"^\| `triagebot (\w+)", reference, flags=re.M))
     assert named <= set(cli_commands())
+
+
+def test_the_deploy_page_names_the_jobs_that_read_the_bot_s_token():
+    rows = table_rows(page("deploy.md"), "| name | kind | default | what |")
+    (what,) = [row[3] for row in rows if row[0] == "`TRIAGEBOT_TOKEN`"]
+    named = set(re.findall(r"`([\w-]+)`", what.split("read by", 1)[1]))
+    reading = {
+        job_name
+        for workflow in workflows().values()
+        for job_name, job in workflow["jobs"].items()
+        if any("secrets.TRIAGEBOT_TOKEN" in text for text in strings(job))
+    }
+    assert named == reading
