@@ -15,7 +15,7 @@ DEV_LOCK := requirements/dev.lock
 # takes them from here, and tests/test_lock.py checks that they match it.
 TORCH_COMPANIONS := requirements/torch-companions.txt
 # `make lock UPGRADE=transformers` moves one pinned package to its newest release (see the
-# README, "Moving transformers"); without it every pin already in the locks stays.
+# docs/configuration.md, "Moving transformers"); without it every pin already in the locks stays.
 UPGRADE ?=
 LOCK_OPTIONS = --quiet --generate-hashes --universal --python-version 3.11 \
 	--excludes requirements/excluded.txt --custom-compile-command "make lock" \
