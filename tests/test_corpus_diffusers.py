@@ -77,6 +77,10 @@ def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
     assert len(names) == len(set(names)), "a model name is unique within its suite"
     assert sorted(names) == sorted(set(exported) - set(diffusion.LEFT_OUT))
     assert {spec.source for spec in specs} == {"diffusers"}
+    from triagebot.corpus.hf import import_object
+
+    # Every class path imports (a few classes are exported by diffusers.models alone).
+    assert all(import_object(spec.class_path) is exported[spec.model] for spec in specs)
     assert {
         "UNet2DConditionModel",
         "FluxTransformer2DModel",

@@ -85,7 +85,7 @@ def model_classes() -> dict[str, type]:
 def specs() -> list[ModelSpec]:
     """One unresolved spec per exported model class not `LEFT_OUT`."""
     return [
-        ModelSpec(model=name, source=SUITE, class_path=f"diffusers:{name}", stratum=_stratum(name))
+        ModelSpec(model=name, source=SUITE, class_path=f"diffusers.models:{name}", stratum=_stratum(name))
         for name in model_classes()
         if name not in LEFT_OUT
     ]
