@@ -189,9 +189,8 @@ def nightly(
             target,
             # Stored, and with every configured flag: a flag added since is swept on it.
             # The index says no transformers: under "torch+transformers", a night of any is stored.
-            lambda found: already_swept(
-                stored, Environment(torch_version=found), settings.store.key, settings.flags
-            ),
+            # A trial night (another corpus or sample) is not the configured night: swept again.
+            lambda found: already_swept(stored, Environment(torch_version=found), settings, settings.flags),
             version=version,
             force=force,
         )
