@@ -132,3 +132,38 @@ def test_a_night_still_owed_is_published_when_there_is_nothing_to_sweep():
     step = next(s for s in owed["steps"] if s.get("uses") == "./")["with"]
     assert step["command"] == "publish" and step["snapshot"] == "${{ needs.ask.outputs.owed }}"
     assert owed["permissions"] == {"contents": "write"}
+
+
+def test_edited_comments_reach_the_same_decision_as_polled_ones():
+    """`commands_on_edited` is obeyed on the issue_comment path too, so that path must see edits."""
+    triggers = RERUN[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["issue_comment"]["types"] == ["created", "edited"]
+
+
+def test_the_poll_runs_on_schedule_whatever_names_the_repository():
+    """A job's `if` cannot read triagebot.toml: the poll step resolves TRIAGEBOT_REPO or
+    `[tracker] repo` itself (and ends with a notice when neither names one)."""
+    poll = JOBS["poll"]
+    assert poll["if"] == "github.event_name == 'schedule'"
+    step = next(s for s in poll["steps"] if s.get("id") == "plan")
+    assert step["with"]["repo"] == "${{ vars.TRIAGEBOT_REPO }}"  # empty: the toml's
+
+
+def test_every_gpu_sweep_uses_every_core_unless_triagebot_jobs_says():
+    """A GPU runner sweeps with `--jobs auto` (sweep/resources.py: one worker per core, on CUDA
+    no more than the GPU's memory holds), or with what the TRIAGEBOT_JOBS variable says."""
+    jobs = "${{ vars.TRIAGEBOT_JOBS || 'auto' }}"
+    night = next(s for s in NIGHTLY["jobs"]["sweep"]["steps"] if s.get("name") == "Sweep")
+    assert night["env"]["JOBS"] == jobs and '--jobs "$JOBS"' in night["run"]
+    rerun = next(s for s in JOBS["sweep"]["steps"] if s.get("id") == "sweep")
+    assert rerun["with"]["jobs"] == jobs
+
+
+def test_auto_on_a_gpu_runner_is_its_cores_bounded_by_the_gpus_memory():
+    from triagebot.sweep.resources import auto_jobs
+
+    h200, a10 = 139 * 2**30, 24 * 2**30
+    assert auto_jobs("cuda", 16, gpu_memory=h200, share_gb=8.0) == 16  # cores bound it
+    assert auto_jobs("cuda", 64, gpu_memory=h200, share_gb=8.0) == 16  # 0.95 * 139 / 8
+    assert auto_jobs("cuda", 16, gpu_memory=a10, share_gb=8.0) == 2  # 0.95 * 24 / 8
+    assert auto_jobs("cpu", 16) == 16 and auto_jobs("cpu", 0) == 1
