@@ -20,12 +20,14 @@ from triagebot.cli.options import (
     SeedOption,
     StoreOption,
     TimeoutOption,
-    configured,
+    read_settings,
 )
-from triagebot.config import Config, config_problems, render_config
+from triagebot.config import config_problems, render_config
 from triagebot.errors import ConfigError
 
 SourcesJson = Annotated[bool, typer.Option("--json", help="A JSON object: key -> value and source.")]
+_SHOWN = ("corpus", "sample", "seed", "device", "jobs", "timeout", "repo", "store")
+"""The options `config` applies over the file, as `run` does (`--check` reads the file alone)."""
 CheckOption = Annotated[
     bool,
     typer.Option(
@@ -59,7 +61,12 @@ def show_config(
         check_config_file(config or Path("triagebot.toml"))
         return
     given = dict(corpus=corpus, sample=sample, seed=seed, device=device, jobs=jobs, timeout=timeout)
-    _show_resolved(**given, repo=repo, store=store, as_json=as_json, config=config)
+    settings = read_settings(given | dict(repo=repo, store=store, config=config), _SHOWN)
+    if as_json:
+        rows = {key: {"value": value, "source": source} for key, value, source in settings.sources()}
+        print(json.dumps(rows, indent=2))
+        return
+    print(render_config(settings))
 
 
 def check_config_file(path: Path) -> None:
@@ -75,25 +82,3 @@ def check_config_file(path: Path) -> None:
     for line in problems:
         print(line, file=sys.stderr)
     raise typer.Exit(2)
-
-
-@configured("corpus", "sample", "seed", "device", "jobs", "timeout", "repo", "store")
-def _show_resolved(
-    settings: Config,
-    corpus: CorpusOption = None,
-    sample: SampleOption = None,
-    seed: SeedOption = None,
-    device: DeviceOption = None,
-    jobs: JobsOption = None,
-    timeout: TimeoutOption = None,
-    repo: RepoOption = None,
-    store: StoreOption = None,
-    as_json: SourcesJson = False,
-    config: ConfigOption = None,
-) -> None:
-    """The resolved configuration, and where each value came from."""
-    if as_json:
-        rows = {key: {"value": value, "source": source} for key, value, source in settings.sources()}
-        print(json.dumps(rows, indent=2))
-        return
-    print(render_config(settings))
