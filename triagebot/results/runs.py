@@ -103,6 +103,10 @@ COUNTING_BACKEND = "counting"
 WRONG_RESULT = "WrongResult"
 """The error type a wrong result is reported (and its repro raises) under."""
 
+EAGER_INCONSISTENT = "EagerInconsistent"
+"""The error type a library finding (eager disagreeing with itself across attention
+implementations) is reported, and its no-compile repro raises, under."""
+
 
 class Accuracy(StrEnum):
     """How a compiled call's outputs compare with eager outputs on the same inputs and seed."""
@@ -110,6 +114,10 @@ class Accuracy(StrEnum):
     match = "match"  # within the benchmark harness's tolerances
     mismatch = "mismatch"  # beyond them: a wrong result once confirmed by a rerun
     nondeterministic = "nondeterministic"  # two eager runs already differ: not judged
+    # Compiled differs from eager, but eager differs from itself under another attention
+    # implementation and compiled agrees with that one: the library's finding (a transformers
+    # bug), never the compiler's wrong result (`CrossCheck` has the evidence).
+    eager_inconsistent = "eager_inconsistent"
 
 
 class Check(StrEnum):
@@ -121,6 +129,18 @@ class Check(StrEnum):
     recompiles = "recompiles"  # a second call on another input shape (`RecompileCheck`)
 
 
+class CrossCheck(Record):
+    """One cheap check made on a model whose compiled outputs differ from eager's, to tell which
+    side is wrong (`triagebot.sweep.sides`): eager under another attention implementation against
+    eager under the model's own, and the compiled outputs against that other eager, judged with
+    its float64 run as the reference."""
+
+    name: Literal["eager_other_attention", "compiled_vs_other_attention"]
+    implementation: str  # the other attention implementation ("eager"; "sdpa" for a model on eager)
+    agrees: bool | None  # None: the check could not be made (`detail` says why)
+    detail: str | None = None  # the first difference, or why it could not be made
+
+
 class AccuracyCheck(Record):
     """The compiled outputs against the eager ones (`triagebot.sweep.accuracy` has the rules)."""
 
@@ -130,6 +150,9 @@ class AccuracyCheck(Record):
     # the output where the two eager runs differ.
     where: str | None = None
     detail: str | None = None  # how far: largest difference, tolerance, RMSE or cosine similarity
+    # The checks made before calling a difference a wrong result, in order; empty for a match,
+    # for a model with no other attention implementation, and in snapshots older than this field.
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
 
 
 class RecompileCheck(Record):
@@ -178,6 +201,13 @@ class Outcome(Record):
     def mismatched(self) -> bool:
         """It ran, and its outputs differ from eager beyond tolerance."""
         checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.mismatch
+        return self.status == Status.ok and checked
+
+    @property
+    def eager_inconsistent(self) -> bool:
+        """It ran, and its compiled outputs differ from eager's only because eager disagrees with
+        itself across attention implementations: a library finding, not a wrong result."""
+        checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.eager_inconsistent
         return self.status == Status.ok and checked
 
     @property
