@@ -129,6 +129,11 @@ class Check(StrEnum):
     recompiles = "recompiles"  # a second call on another input shape (`RecompileCheck`)
 
 
+OTHER_ATTENTION = {"sdpa": "eager", "eager": "sdpa"}
+"""The attention implementation a model is cross-checked under, by the one it runs with (and,
+the pairs being symmetric, the one it ran with, by the one it was cross-checked under)."""
+
+
 class CrossCheck(Record):
     """One cheap check made on a model whose compiled outputs differ from eager's, to tell which
     side is wrong (`triagebot.sweep.sides`): eager under another attention implementation against

@@ -23,12 +23,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from triagebot.results import Accuracy, AccuracyCheck, CrossCheck
+from triagebot.results import OTHER_ATTENTION, Accuracy, AccuracyCheck, CrossCheck
 from triagebot.sweep import accuracy
 from triagebot.sweep.calls import Call
-
-OTHER_ATTENTION = {"sdpa": "eager", "eager": "sdpa"}
-"""The implementation a model is cross-checked under, by the one it runs with."""
 
 
 def attention_of(model: Any) -> str | None:
