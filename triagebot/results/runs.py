@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from triagebot.results.base import Record
+from triagebot.results.operations import keyed_by_operation
 
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
@@ -197,6 +198,14 @@ class Outcome(Record):
     stage: str | None = None
     accuracy: AccuracyCheck | None = None  # None: not checked (checks off, or the call did not run)
     recompile: RecompileCheck | None = None  # None: not tried (checks off, a ladder run, no result)
+
+    @model_validator(mode="after")
+    def _keyed_by_operation(self) -> Outcome:
+        """A signature stored before crash groups were keyed by the torch operation reads as one
+        signed now, so that an older nightly's groups meet tonight's (`keyed_by_operation`)."""
+        if self.signature and self.traceback:
+            self.signature = keyed_by_operation(self.signature, self.traceback)
+        return self
 
     @property
     def ran(self) -> bool:
