@@ -39,7 +39,20 @@ def keyed_by_operation(signature: str, text: str | None) -> str:
     if operation is None:
         return signature
     file, _, function = operation
-    suffix = f" [at {file} in {function}]"
+    return signed_at(signature, qualified(file, function))
+
+
+def qualified(file: str, function: str) -> str:
+    """A torch frame by its dotted name (`torch._refs.unbind`): what a signature keeps of it, a
+    name the signature's own rules leave as it is (they drop file paths)."""
+    module = file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return f"{module}.{function}"
+
+
+def signed_at(signature: str, operation: str) -> str:
+    """`signature` keyed by `operation` (`torch._refs.unbind`, `qualified`) in place of the
+    user-code function it names, if any."""
+    suffix = f" [at {operation}]"
     if signature.endswith(suffix):
         return signature
     return _USER_FUNCTION_SUFFIX.sub("", signature) + suffix
