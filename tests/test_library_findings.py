@@ -68,3 +68,23 @@ def _detail():
     from triagebot.report.fit import Detail
 
     return Detail()
+
+
+def test_the_library_findings_repro_compiles_nothing_and_compares_attention_implementations() -> None:
+    from builders import snapshot as snapshot_of
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import InputSpec, ModelSpec
+
+    spec = ModelSpec(
+        model="Aimv2TextModel",
+        class_path="transformers.models.aimv2.modeling_aimv2:Aimv2TextModel",
+        config={"hidden_size": 8},
+        inputs=[InputSpec(name="input_ids", shape=[1, 4], dtype="int64", kind="randint", high=9)],
+    )
+    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    script = repro_script(tonight, BASELINE, "Aimv2TextModel", other_attention="eager")
+    compile(script, "repro.py", "exec")
+    assert "torch.compile" not in script.replace("no torch.compile", "")
+    assert 'other.set_attn_implementation("eager")' in script or "set_attn_implementation('eager')" in script
+    assert "class EagerInconsistent(AssertionError)" in script and "WrongResult" not in script

@@ -44,3 +44,16 @@ def test_two_torch_frames_are_two_signatures() -> None:
     unbind = error_signature(GUARD, _message(source, "forward", "_refs/__init__.py:4264 in unbind"))
     split = error_signature(GUARD, _message(source, "forward", "_refs/__init__.py:3990 in split"))
     assert unbind != split
+
+
+def test_a_signature_stored_before_the_rule_reads_as_signed_now() -> None:
+    from triagebot.results import Outcome, Status
+
+    message = _message("x.tolist()", "get_rope_index", "_refs/__init__.py:4264 in unbind")
+    old = f"{GUARD}: Could not guard on data-dependent expression Eq(u*, N) [in get_rope_index]"
+    stored = Outcome.model_validate(
+        {"status": "crash", "error_type": GUARD, "signature": old, "traceback": message}
+    )
+    assert stored.status == Status.crash
+    assert stored.signature == old.replace("[in get_rope_index]", "[at torch._refs.unbind]")
+    assert Outcome.model_validate(stored.model_dump()).signature == stored.signature
