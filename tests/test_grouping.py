@@ -1,6 +1,6 @@
 """How well crash groups match bugs, measured against a hand-labelled set of the whole corpus's
 crashing runs (`tests/data/crash-labels.json`, written by `bench/grouping.py extract` and labelled
-by hand); the README states the figures this computes."""
+by hand); docs/lifecycle.md states the figures this computes."""
 
 from __future__ import annotations
 
