@@ -88,3 +88,17 @@ def test_the_library_findings_repro_compiles_nothing_and_compares_attention_impl
     assert "torch.compile" not in script.replace("no torch.compile", "")
     assert 'other.set_attn_implementation("eager")' in script or "set_attn_implementation('eager')" in script
     assert "class EagerInconsistent(AssertionError)" in script and "WrongResult" not in script
+
+
+def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> None:
+    """The reducer renders a reproduction's candidates by its signature: a library finding's
+    must stay the no-compile comparison, not become a compile script."""
+    from builders import snapshot as snapshot_of
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import ModelSpec
+
+    spec = ModelSpec(model="M", class_path="transformers:M", config={})
+    tonight = snapshot_of([result("M", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    script = repro_script(tonight, BASELINE, "M", "EagerInconsistent: last_hidden_state")
+    assert "set_attn_implementation" in script and "compiled = torch.compile" not in script

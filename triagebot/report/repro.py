@@ -100,6 +100,7 @@ def repro_script(
     `other_attention`: eager disagrees with itself (a library finding): the script compiles
     nothing, runs eager as built and under this attention implementation, and raises
     `EagerInconsistent` when they differ."""
+    other_attention = other_attention or _other_attention(snapshot, flag, model, signature)
     wrong = wrong or other_attention is not None
     result = snapshot.result(model)
     if result is None:
@@ -137,6 +138,17 @@ def repro_script(
         other_attention=other_attention,
         attention=OTHER_ATTENTION.get(other_attention or "", ""),
     )
+
+
+def _other_attention(snapshot: Snapshot, flag: str, model: str, signature: str | None) -> str | None:
+    """The attention implementation a library finding's script compares with, read from its
+    run's cross-checks when `signature` is one (`EagerInconsistent: ...`); None for any other."""
+    result = snapshot.result(model)
+    outcome = result.outcomes.get(flag) if result is not None else None
+    if not (signature or "").startswith(f"{EAGER_INCONSISTENT}:") or outcome is None:
+        return None
+    checks = outcome.accuracy.cross_checks if outcome.accuracy is not None else []
+    return checks[0].implementation if checks else None
 
 
 def _error_type(outcome: Outcome | None, wrong: bool, other_attention: str | None) -> str:
