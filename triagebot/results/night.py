@@ -12,7 +12,7 @@ from pydantic import Field
 from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
 from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
-from triagebot.results.runs import Environment, Snapshot, When
+from triagebot.results.runs import CrossCheck, Environment, Reproduction, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
 
@@ -280,6 +280,23 @@ class HealthPoint(Record):
     ran_eagerly: int = 0
 
 
+class LibraryFinding(Record):
+    """A model whose compiled outputs differ from eager's only because eager disagrees with itself
+    across attention implementations (`Accuracy.eager_inconsistent`): a transformers bug, reported
+    as such and never as a torch.compile wrong result (`analysis.library`)."""
+
+    model: str
+    class_path: str = ""  # "transformers.models.aimv2.modeling_aimv2:Aimv2TextModel"
+    attention: str  # the implementation it ran with ("sdpa")
+    other_attention: str  # the one eager disagrees with ("eager")
+    where: str  # the output that differs
+    detail: str | None = None  # how far eager under `attention` is from the compiled outputs
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
+    signature: str  # `EagerInconsistent: where`: what its repro raises
+    title: str  # as a transformers maintainer would file it
+    repro: Reproduction | None = None  # the no-compile script, verified or not (None: none made)
+
+
 class CorpusHealth(Record):
     """How healthy Dynamo is on the corpus tonight: numbers overall and per stratum, the trend over
     stored nightlies, the full stack at baseline, and the models whose baseline graph count rose
@@ -299,6 +316,8 @@ class CorpusHealth(Record):
     laddered: int = 0  # models that climbed the ladder at baseline
     ladder_failures: dict[str, int] = Field(default_factory=dict)  # rung -> baseline runs first failing there
     baseline_regressions: list[ModelChange] = Field(default_factory=list)  # more graphs than last night
+    # Eager disagreeing with itself at baseline: the library's findings, not wrong results.
+    library_findings: list[LibraryFinding] = Field(default_factory=list)
 
 
 class TrendPoint(Record):
