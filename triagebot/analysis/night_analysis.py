@@ -240,7 +240,7 @@ def _flag_night(
     earlier = nights[-2] if len(nights) > 1 else None
     stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, earlier)
     flag_change = change.flags.get(flag) if change is not None else None
-    recurred = recurrence(flag, nights)
+    recurred = recurrence(flag, nights, close_after)
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
     figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)

@@ -43,80 +43,152 @@ WINDOW = 7
 """Nightlies an intermittent crash is judged over: a week of nightlies."""
 
 LOOKBACK = 4 * WINDOW
-"""Nightlies a model's states go back: far enough to have seen an intermittent crash come back."""
+"""Nights that ran a model without a confirmed failure which end its crash's run (`episode`): a
+failure within that many of the one before it returns (it is not new, and the gap between them
+counts); one after it starts afresh."""
 
-CRASH, FLAKY, UNKNOWN, CLEAN = "C", "F", "?", "."
-_GAP = re.compile(rf"{CRASH}[{CLEAN}{FLAKY}]+{CRASH}")
+CRASH, WRONG, FLAKY, UNKNOWN, CLEAN = "C", "W", "F", "?", "."
+FAILED = CRASH + WRONG
+_GAP = re.compile(rf"[{FAILED}][{CLEAN}{FLAKY}]+[{FAILED}]")
+
+
+class _Nightly:
+    """One nightly as the letters read it: its lists as sets, made once."""
+
+    def __init__(self, nightly: NightSummary, flag: str) -> None:
+        self.crashing = set(nightly.crashing.get(flag, ()))
+        self.flaky = set(nightly.flaky.get(flag, ()))
+        self.unran = set(nightly.unran.get(flag, ()))
+        self.swept = set(nightly.swept) if nightly.swept is not None else None
+        self.ran_flag = flag in nightly.trend
+
+    def letter(self, model: str) -> str:
+        if model in self.crashing:
+            return CRASH
+        if model in self.flaky:
+            return FLAKY
+        return CLEAN if self.ran(model) else UNKNOWN
+
+    def ran(self, model: str) -> bool:
+        """Whether the nightly ran `model` under its flag to a verdict: the one rule of evidence."""
+        absent = self.swept is not None and model not in self.swept
+        return self.ran_flag and not absent and model not in self.unran
 
 
 def state_of(model: str, flag: str, nightly: NightSummary) -> str:
     """`model`'s letter under `flag` in one nightly."""
-    if model in nightly.crashing.get(flag, ()):
-        return CRASH
-    if model in nightly.flaky.get(flag, ()):
-        return FLAKY
-    absent = nightly.swept is not None and model not in nightly.swept
-    if absent or model in nightly.unran.get(flag, ()) or flag not in nightly.trend:
-        return UNKNOWN
-    return CLEAN
+    return _Nightly(nightly, flag).letter(model)
 
 
-def recurrence(flag: str, nights: Sequence[NightSummary]) -> Recurrence:
-    """The states of every model that crashed (confirmed) under `flag` in the last `LOOKBACK`
-    of `nights` (oldest first, tonight last)."""
-    recent = list(nights)[-LOOKBACK:]
-    crashed = sorted({model for nightly in recent for model in nightly.crashing.get(flag, ())})
+def recurrence(flag: str, nights: Sequence[NightSummary], close_after: int = 2) -> Recurrence:
+    """The states of every model whose crash under `flag` is still live in `nights` (oldest first,
+    tonight last): it crashed (confirmed) within `LOOKBACK` nights that ran it, or its crash was
+    not over before tonight. The states go back as far as the oldest of their crash's `episode`
+    needs, and a week of nights that ran it before that."""
+    nights = list(nights)
+    read = [_Nightly(nightly, flag) for nightly in nights]
+    crashed = sorted({model for nightly in read for model in nightly.crashing})
+    letters = {model: "".join(nightly.letter(model) for nightly in read) for model in crashed}
+    live = {model: states for model, states in letters.items() if _live(states, close_after)}
+    start = min((_needed_from(states) for states in live.values()), default=len(nights))
     signatures: dict[str, str] = {}
-    for nightly in recent[:-1]:  # oldest first: each model's last crash is the one kept
+    for nightly in nights[start:-1]:  # oldest first: each model's last crash is the one kept
         signatures.update(nightly.crash_signature_of.get(flag, {}))
     return Recurrence(
-        keys=[nightly.key for nightly in recent],
-        states={model: "".join(state_of(model, flag, nightly) for nightly in recent) for model in crashed},
-        signatures={model: signature for model, signature in signatures.items() if model in crashed},
+        keys=[nightly.key for nightly in nights[start:]],
+        states={model: states[start:] for model, states in live.items()},
+        signatures={model: signature for model, signature in signatures.items() if model in live},
     )
 
 
-def _known(states: str) -> str:
+def _live(states: str, close_after: int) -> bool:
+    """Whether a model's crash still matters tonight: a failure within `LOOKBACK` nights that ran
+    it, or a crash not over before tonight."""
+    known = evidence(states)
+    recent = any(letter in FAILED for letter in known[-LOOKBACK:])
+    return recent or not settled(states[:-1], close_after)
+
+
+def _needed_from(states: str) -> int:
+    """The first of `states` its rules read: a `WINDOW` of nights that ran it before its episode."""
+    ran = [i for i, letter in enumerate(states) if letter != UNKNOWN]
+    first = len(evidence(states)) - len(episode(states))
+    return ran[max(0, first - WINDOW)] if ran else len(states)
+
+
+def evidence(states: str) -> str:
+    """The letters of the nights that ran the model to a verdict: a night that did not (`?`) is
+    no evidence either way, so every rule reads this and never the nightlies themselves."""
     return states.replace(UNKNOWN, "")
 
 
+def episode(states: str) -> str:
+    """The `evidence` of its crash's current run: from its first failure that no stretch of
+    `LOOKBACK` nights without one separates from its last failure; empty when it never failed."""
+    known = evidence(states)
+    failures = [i for i, letter in enumerate(known) if letter in FAILED]
+    if not failures:
+        return ""
+    first = failures[-1]
+    for earlier in reversed(failures[:-1]):
+        if first - earlier - 1 >= LOOKBACK:
+            break
+        first = earlier
+    return known[first:]
+
+
 def intermittent(states: str) -> bool:
-    """It crashed, ran without a confirmed crash, and crashed again (nights without a verdict
-    skipped), or a crash of it did not repeat when run again."""
-    known = _known(states)
-    return _GAP.search(known) is not None or (CRASH in known and FLAKY in known)
+    """In its episode, it failed, ran without a confirmed failure, and failed again, or a failure
+    of it did not repeat when run again."""
+    run = episode(states)
+    return _GAP.search(run) is not None or FLAKY in run
 
 
 def rate(states: str, window: int = WINDOW) -> tuple[int, int]:
-    """(nights it crashed, nights it ran) over the last `window` nightlies, from the first on
-    which it crashed: a crash new this week is not intermittent for the nights before it."""
-    recent = states[-window:]
-    first = recent.find(CRASH)
-    known = _known(recent[first:]) if first >= 0 else ""
-    return known.count(CRASH), len(known)
+    """(nights it failed, nights it ran) over the last `window` nights that ran it, from the first
+    on which it failed: a crash new this week is not intermittent for the nights before it."""
+    recent = evidence(states)[-window:]
+    first = min((recent.find(letter) for letter in FAILED if letter in recent), default=-1)
+    known = recent[first:] if first >= 0 else ""
+    return sum(letter in FAILED for letter in known), len(known)
 
 
 def steady(states: str, close_after: int, window: int = WINDOW) -> bool:
-    """It crashed on every night it ran since its crash first showed, on `close_after` nights
-    and a whole `window` at least: a crash younger than that cannot be told from an
-    intermittent one."""
-    return not intermittent(states) and _known(states).count(CRASH) >= max(close_after, window)
+    """In its episode, it failed on every night that ran it, on `close_after` nights and a whole
+    `window` at least: a failure younger than that cannot be told from an intermittent one."""
+    run = episode(states)
+    failed = sum(letter in FAILED for letter in run)
+    return not intermittent(states) and failed >= max(close_after, window)
 
 
 def longest_gap(states: str) -> int:
-    """The most nights it ran in a row without a confirmed crash between two crashes."""
-    runs = _known(states).strip(CLEAN + FLAKY).split(CRASH)
+    """The most nights that ran it in a row without a confirmed failure between two failures of
+    its episode."""
+    runs = re.split(f"[{FAILED}]", episode(states).strip(CLEAN + FLAKY))
     return max((len(run) for run in runs), default=0)
 
 
-def settled(states: str, close_after: int, window: int = WINDOW) -> bool:
-    """Its crash is over: the last nights it ran were clean, `close_after` of them for a steady
-    crash; else (an intermittent crash, or one too young to tell) `window` of them, or
-    three times its longest gap between two crashes when that is longer."""
-    longer = max(close_after, window, 3 * longest_gap(states))
-    wait = close_after if steady(states, close_after, window) else longer
-    tail = _known(states)[-wait:]
+def _over_by(run: str, close_after: int, window: int) -> bool:
+    """Whether an episode's letters up to one night end in enough clean nights to call it over."""
+    longer = max(close_after, window, 3 * longest_gap(run))
+    wait = close_after if steady(run, close_after, window) else longer
+    tail = run[-wait:]
     return len(tail) == wait and set(tail) == {CLEAN}
+
+
+def settled(states: str, close_after: int, window: int = WINDOW) -> bool:
+    """Its failure is over: on some night since its last failure the last nights that ran it were
+    clean, `close_after` of them for a steady failure; else (an intermittent one, or one too
+    young to tell) `window` of them, or three times its longest gap between two failures when
+    that is longer. Once over, over until a confirmed failure returns: a flaky night, a night
+    that did not run it or a failure leaving the lookback never undoes it."""
+    run = episode(states)
+    last = max(run.rfind(letter) for letter in FAILED)
+    return not run or any(
+        _over_by(run[:end], close_after, window)
+        for end in range(last + 2, len(run) + 1)
+        if run[end - 1] == CLEAN
+    )
 
 
 def settled_tonight(states: str, close_after: int, window: int = WINDOW) -> bool:
@@ -125,10 +197,11 @@ def settled_tonight(states: str, close_after: int, window: int = WINDOW) -> bool
 
 
 def is_new(states: str, window: int = WINDOW) -> bool:
-    """It crashes tonight (confirmed) and did not crash, not even once unconfirmed, in the
-    `window` nightlies before: a crash that returns is not new."""
-    before = states[:-1][-window:]
-    return states.endswith(CRASH) and CRASH not in before and FLAKY not in before
+    """It crashes tonight (confirmed) and starts its `episode` (no failure in the `LOOKBACK`
+    nights that ran it before), and did not crash even once unconfirmed in the `window` nights
+    that ran it before: a crash that returns is not new."""
+    before = evidence(states[:-1])[-window:]
+    return states.endswith(CRASH) and episode(states) == CRASH and FLAKY not in before
 
 
 def group_rate(group: FailureGroup, states: dict[str, str], window: int = WINDOW) -> tuple[int, int]:
