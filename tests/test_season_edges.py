@@ -14,9 +14,11 @@ from fakegithub import FakeGitHub, serve
 from test_tracker import MODELS, run
 
 from triagebot.report.markers import find_notice
-from triagebot.results import Snapshot, Status
+from triagebot.results import Accuracy, AccuracyCheck, Snapshot, Status
 
 BROKEN = ok(2).model_copy(update={"status": Status.engine_error})
+RIGHT = ok(2, accuracy=AccuracyCheck(verdict=Accuracy.match))
+WRONG = ok(2, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="logits"))
 
 
 def season_night(day: int, letter: str, steady: bool) -> Snapshot:
@@ -42,10 +44,19 @@ class Season:
         return [night for night, said in self.notices if said == kind]
 
 
-def replay(fake: FakeGitHub, letters: str, steady: bool = False) -> Season:
+def wrong_night(day: int, letter: str, steady: bool) -> Snapshot:
+    """Night `day` with Bert's letter for a wrong result: `W` a confirmed wrong result, `.` its
+    outputs judged right, `?` an engine error, `-` not in the corpus, `u` no accuracy check."""
+    models = [model for model in MODELS if letter != "-" or model != "Bert"]
+    outcomes = {model: RIGHT for model in models} | {"Bert": {"W": WRONG, "?": BROKEN}.get(letter, RIGHT)}
+    checks = [] if letter == "u" else ["accuracy"]
+    return nightly(f"2.13.0.dev{day:03}", {SCALAR: outcomes}, models, checks=checks, git=f"git{day}")
+
+
+def replay(fake: FakeGitHub, letters: str, steady: bool = False, night=season_night) -> Season:
     season, history, seen = Season(), [], set()
     for day, letter in enumerate(letters):
-        history.append(season_night(day, letter, steady))
+        history.append(night(day, letter, steady))
         run(fake, history)
         issues = fake.issues("pytorch/pytorch")
         season.states.append(issues[0]["state"] if issues else "none")
@@ -98,3 +109,14 @@ def test_a_crash_returning_every_twenty_nights_keeps_its_issue_open_and_is_not_n
     season = replay(fake, "." + ("C" + "." * 19) * 3)
     assert changes(season.states) == [(8, "closed"), (21, "open")], "closed once, with its fixed notice"
     assert season.said("fixed") == [8] and season.said("regression") == []  # a return is never new
+
+
+@pytest.mark.parametrize("unjudged", ["?", "-", "u"])
+def test_a_wrong_result_never_closes_on_nights_that_did_not_judge_its_outputs(fake, unjudged):
+    season = replay(fake, "WWWW" + unjudged * 8, night=wrong_night)
+    assert set(season.states) == {"open"}
+
+
+def test_a_wrong_result_closes_after_a_clean_week_of_nights_that_judged_its_outputs(fake):
+    season = replay(fake, "WWWW" + "?u-" + "." * 7, night=wrong_night)
+    assert changes(season.states) == [(13, "closed")]

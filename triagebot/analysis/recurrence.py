@@ -1,21 +1,26 @@
 """How a flag's crashes recur from nightly to nightly: what tells an intermittent crash, a
 returning one and a fixed one apart, so that noise neither closes an issue nor says "fixed".
 
-A model's states over the last `LOOKBACK` nightlies (`Recurrence.states`) are one letter a
-nightly: `C` a confirmed crash, `F` a crash that did not repeat, `?` no verdict (its flag run
-errored, timed out or died, or the model was not in the corpus that night), `.` it ran without
-a crash. A night that ran nothing of a model says nothing of its crash: `?` is skipped by every
-rule here. Each rule is one function:
+A model's states (`Recurrence.states`) are one letter a nightly: `C` a confirmed crash, `F` a
+crash that did not repeat, `?` no verdict (its flag run errored, timed out or died, or the model
+was not in the corpus that night), `.` it ran without a crash; for a wrong result
+(`Recurrence.wrong`) `W` a confirmed one, and `?` also where the night did not judge its outputs.
+Whether a night is evidence is decided once (`_Nightly.ran`), and every rule reads only the
+`evidence`: a night that did not run (or check) a model says nothing either way, so it neither
+counts toward closing nor breaks a run of failures. The rules read a failure's `episode`: its
+evidence from the first failure that no `LOOKBACK` of clean evidence separates from the last.
 
-- `intermittent`: it crashed, ran without a confirmed crash, then crashed again; or one of its
-  crashes did not repeat when run again;
-- `rate`: on how many of the last `WINDOW` nights it ran it crashed ("3 of the last 7 nights");
-- `steady`: it crashed on every night it ran since it first crashed, for a `WINDOW` at least (and
-  `close_after` nights): a younger crash cannot be told from an intermittent one;
-- `settled`: its crash is over: its last nights that ran were clean, `close_after` of them for a
-  steady crash, else the whole `WINDOW`, or three times the `longest_gap` it went without crashing
-  when that is longer (a flaky night is not clean);
-- `is_new`: it crashes tonight and did not crash, even unconfirmed, in the `WINDOW` before;
+- `intermittent`: it failed, ran without a confirmed failure, then failed again; or one of its
+  failures did not repeat when run again;
+- `rate`: on how many of the last `WINDOW` nights that ran it it crashed ("3 of the last 7");
+- `steady`: it failed on every night it ran since its episode began, for a `WINDOW` at least (and
+  `close_after` nights): a younger failure cannot be told from an intermittent one;
+- `settled`: its failure is over: on some night since its last failure its last nights that ran
+  were clean, `close_after` of them for a steady failure, else the whole `WINDOW`, or three times
+  the `longest_gap` it went without failing when that is longer (a flaky night is not clean);
+  once over, over until a confirmed failure returns;
+- `is_new`: it crashes tonight, starts its episode, and did not crash even unconfirmed in the
+  `WINDOW` before;
 - `continued`: the signature a reworded crash group had before (its members' last crashes were
   all under that one);
 - `news`: what the notices say: the crashes new by `is_new`, the fixes by `settled_tonight`, each
@@ -61,13 +66,26 @@ class _Nightly:
         self.unran = set(nightly.unran.get(flag, ()))
         self.swept = set(nightly.swept) if nightly.swept is not None else None
         self.ran_flag = flag in nightly.trend
+        self.wrong = set(nightly.wrong.get(flag, ()))
+        self.compared = nightly.outputs_compared
+        self.unjudged = set(nightly.unjudged.get(flag, ()))
 
     def letter(self, model: str) -> str:
+        """Its letter for a crash."""
         if model in self.crashing:
             return CRASH
         if model in self.flaky:
             return FLAKY
         return CLEAN if self.ran(model) else UNKNOWN
+
+    def wrong_letter(self, model: str) -> str:
+        """Its letter for a wrong result: a night that did not judge its outputs is no evidence."""
+        if model in self.wrong:
+            return WRONG
+        if model in self.flaky:
+            return FLAKY
+        judged = self.compared and model not in self.unjudged and model not in self.crashing
+        return CLEAN if judged and self.ran(model) else UNKNOWN
 
     def ran(self, model: str) -> bool:
         """Whether the nightly ran `model` under its flag to a verdict: the one rule of evidence."""
@@ -81,22 +99,27 @@ def state_of(model: str, flag: str, nightly: NightSummary) -> str:
 
 
 def recurrence(flag: str, nights: Sequence[NightSummary], close_after: int = 2) -> Recurrence:
-    """The states of every model whose crash under `flag` is still live in `nights` (oldest first,
-    tonight last): it crashed (confirmed) within `LOOKBACK` nights that ran it, or its crash was
-    not over before tonight. The states go back as far as the oldest of their crash's `episode`
-    needs, and a week of nights that ran it before that."""
+    """The states of every model whose crash (or wrong result) under `flag` is still live in
+    `nights` (oldest first, tonight last): it failed (confirmed) within `LOOKBACK` nights that
+    ran it, or its failure was not over before tonight. The states go back as far as the oldest
+    of their `episode`s needs, and a week of nights that ran it before that."""
     nights = list(nights)
     read = [_Nightly(nightly, flag) for nightly in nights]
     crashed = sorted({model for nightly in read for model in nightly.crashing})
+    wronged = sorted({model for nightly in read for model in nightly.wrong})
     letters = {model: "".join(nightly.letter(model) for nightly in read) for model in crashed}
+    wrong = {model: "".join(nightly.wrong_letter(model) for nightly in read) for model in wronged}
     live = {model: states for model, states in letters.items() if _live(states, close_after)}
-    start = min((_needed_from(states) for states in live.values()), default=len(nights))
+    live_wrong = {model: states for model, states in wrong.items() if _live(states, close_after)}
+    needed = [_needed_from(states) for states in (*live.values(), *live_wrong.values())]
+    start = min(needed, default=len(nights))
     signatures: dict[str, str] = {}
     for nightly in nights[start:-1]:  # oldest first: each model's last crash is the one kept
         signatures.update(nightly.crash_signature_of.get(flag, {}))
     return Recurrence(
         keys=[nightly.key for nightly in nights[start:]],
         states={model: states[start:] for model, states in live.items()},
+        wrong={model: states[start:] for model, states in live_wrong.items()},
         signatures={model: signature for model, signature in signatures.items() if model in live},
     )
 
