@@ -93,11 +93,6 @@ class _Nightly:
         return self.ran_flag and not absent and model not in self.unran
 
 
-def state_of(model: str, flag: str, nightly: NightSummary) -> str:
-    """`model`'s letter under `flag` in one nightly."""
-    return _Nightly(nightly, flag).letter(model)
-
-
 def recurrence(flag: str, nights: Sequence[NightSummary], close_after: int = 2) -> Recurrence:
     """The states of every model whose crash (or wrong result) under `flag` is still live in
     `nights` (oldest first, tonight last): it failed (confirmed) within `LOOKBACK` nights that
