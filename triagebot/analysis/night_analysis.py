@@ -18,6 +18,9 @@ from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
+    BASELINE,
+    Accuracy,
+    Check,
     Effect,
     FlagNight,
     FlagStats,
@@ -71,12 +74,32 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             flag: [row.model for row in mine if row.effect in NO_VERDICT] for flag, mine in by_flag.items()
         },
         swept=[result.model for result in snapshot.results],
+        wrong={
+            flag: [row.model for row in mine if row.effect == Effect.wrong_result]
+            for flag, mine in by_flag.items()
+        },
+        outputs_compared=Check.accuracy in snapshot.checks,
+        unjudged={flag: _unjudged(snapshot, flag, mine) for flag, mine in by_flag.items()},
         wrong_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.wrong_result)]
             for flag, mine in by_flag.items()
         },
         health=health_points(snapshot),
     )
+
+
+def _unjudged(snapshot: Snapshot, flag: str, mine: Sequence[ModelEffect]) -> list[str]:
+    """The models that ran under `flag` to a verdict whose outputs were not judged right or wrong."""
+    judged = {Accuracy.match, Accuracy.mismatch}
+    results = {result.model: result for result in snapshot.results}
+    unjudged = []
+    for row in mine:
+        outcomes = results[row.model].outcomes
+        check, baseline = outcomes[flag].accuracy, outcomes[BASELINE]
+        judged_right = check is not None and check.verdict in judged and not baseline.mismatched
+        if row.effect not in (Effect.wrong_result, Effect.flaky) and not judged_right:
+            unjudged.append(row.model)
+    return unjudged
 
 
 def choose_history(
@@ -240,7 +263,7 @@ def _flag_night(
     earlier = nights[-2] if len(nights) > 1 else None
     stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, earlier)
     flag_change = change.flags.get(flag) if change is not None else None
-    recurred = recurrence(flag, nights)
+    recurred = recurrence(flag, nights, close_after)
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
     figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)

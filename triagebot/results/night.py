@@ -340,10 +340,13 @@ class Recurrence(Record):
     """How a flag's confirmed crashes recurred over its last nightlies (`analysis.recurrence`):
     for each model that crashed in them, one letter per nightly, oldest first: `C` a confirmed
     crash, `F` a crash that did not repeat, `?` no verdict (not run, errored, not in the corpus),
-    `.` ran without a crash."""
+    `.` ran without a crash; and, likewise, for each model that gave a confirmed wrong result."""
 
     keys: list[str]  # the nightlies, oldest first, tonight last
     states: dict[str, str] = Field(default_factory=dict)  # model -> its letters, one per key
+    # model -> its letters for a confirmed wrong result, one per key: `W` a wrong result, `F` one
+    # that did not repeat, `?` outputs not judged (not run, no accuracy check), `.` judged right
+    wrong: dict[str, str] = Field(default_factory=dict)
     # model -> the signature of its last confirmed crash before tonight, where one is known
     signatures: dict[str, str] = Field(default_factory=dict)
 
@@ -370,6 +373,13 @@ class NightSummary(Record):
     flaky: dict[str, list[str]] = Field(default_factory=dict)
     unran: dict[str, list[str]] = Field(default_factory=dict)
     swept: list[str] | None = None  # every model of the nightly; None in data older than the field
+    # flag -> models with a confirmed wrong result; whether the nightly compared outputs with
+    # eager's at all (its accuracy check), and flag -> models that ran under the flag without their
+    # outputs judged (two eager runs differed, or the baseline's were wrong too): for those, and on
+    # a nightly that compared nothing, nothing is known of a wrong result.
+    wrong: dict[str, list[str]] = Field(default_factory=dict)
+    outputs_compared: bool = False
+    unjudged: dict[str, list[str]] = Field(default_factory=dict)
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
 
