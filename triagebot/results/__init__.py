@@ -23,6 +23,9 @@ from triagebot.results.bisection import (
     verdict_word,
 )
 from triagebot.results.figures import (
+    RATIO_EDGES,
+    CompileRiser,
+    CompileTime,
     CrashPattern,
     FlagFigures,
     FlagVerdict,
@@ -60,6 +63,7 @@ from triagebot.results.night import (
 from triagebot.results.runs import (
     ALSO_BROKEN_AS,
     BASELINE,
+    BASELINE_AGAIN,
     COUNTING_BACKEND,
     GRAPH_BREAK_SETTINGS,
     PRE_COMPILE_STAGES,
@@ -123,11 +127,13 @@ from triagebot.results.upstream import (
 __all__ = [
     "ALSO_BROKEN_AS",
     "BASELINE",
+    "BASELINE_AGAIN",
     "COUNTING_BACKEND",
     "GRAPH_BREAK_SETTINGS",
     "HEALTH_ISSUE",
     "PEOPLE_ONLY_LABELS",
     "PRE_COMPILE_STAGES",
+    "RATIO_EDGES",
     "SKIPPED_BECAUSE",
     "SKIPPED_RUN",
     "WRONG_RESULT",
@@ -141,6 +147,8 @@ __all__ = [
     "Check",
     "CleanRung",
     "CommandRecord",
+    "CompileRiser",
+    "CompileTime",
     "CorpusHealth",
     "CorpusSelection",
     "CrashPattern",
