@@ -103,5 +103,8 @@ def test_every_surface_states_each_flags_compile_time_in_the_same_words(surfaces
         ):
             text = html.unescape(texts[name]) if name.startswith("site") else texts[name]
             assert said in text, (flag, name)
+        for name in (f"report issue-{flag}.md", "report summary.md", "step summary"):
+            assert texts[name].count("Not measured tonight:") == 1, (flag, name)
         page = texts[f"site {links.flag_page(flag)}"]
+        assert html.unescape(page).count(words.not_measured(night.snapshot)) == 1, flag
         assert 'data-chart="data-compile-time"' in page and '"type": "bar"' in page, flag
