@@ -99,7 +99,7 @@ EXPECTED = {
     },
     "SlowUnderScalarCapture": {  # its loop compiles only under the flag (test_compile_time)
         BASELINE: ("ok", 1, 2, [ITEM], None),
-        SCALARS: ("ok", 1, 244, [], None),
+        SCALARS: ("ok", 1, 164, [], None),
         DYNAMIC: ("skipped", None, None, [], None),
     },
     "EagerError": dict.fromkeys(
