@@ -205,8 +205,8 @@ class SlowUnderScalarCapture(nn.Module):
 
     def forward(self, x):
         x = x * x.abs().sum().item()
-        for i in range(40):
-            x = x * 0.5 + x[i % 8].item()
+        for i in range(5 * len(x)):  # 40 on its 8 inputs; a longer input makes it slower still
+            x = x * 0.5 + x[i % len(x)].item()
         return x
 
 
