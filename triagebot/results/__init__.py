@@ -23,6 +23,9 @@ from triagebot.results.bisection import (
     verdict_word,
 )
 from triagebot.results.figures import (
+    RATIO_EDGES,
+    CompileRiser,
+    CompileTime,
     CrashPattern,
     FlagFigures,
     FlagVerdict,
@@ -61,6 +64,7 @@ from triagebot.results.night import (
 from triagebot.results.runs import (
     ALSO_BROKEN_AS,
     BASELINE,
+    BASELINE_AGAIN,
     COUNTING_BACKEND,
     EAGER_INCONSISTENT,
     GRAPH_BREAK_SETTINGS,
@@ -127,6 +131,7 @@ from triagebot.results.upstream import (
 __all__ = [
     "ALSO_BROKEN_AS",
     "BASELINE",
+    "BASELINE_AGAIN",
     "COUNTING_BACKEND",
     "EAGER_INCONSISTENT",
     "GRAPH_BREAK_SETTINGS",
@@ -134,6 +139,7 @@ __all__ = [
     "OTHER_ATTENTION",
     "PEOPLE_ONLY_LABELS",
     "PRE_COMPILE_STAGES",
+    "RATIO_EDGES",
     "SKIPPED_BECAUSE",
     "SKIPPED_RUN",
     "WRONG_RESULT",
@@ -147,6 +153,8 @@ __all__ = [
     "Check",
     "CleanRung",
     "CommandRecord",
+    "CompileRiser",
+    "CompileTime",
     "CorpusHealth",
     "CorpusSelection",
     "CrashPattern",

@@ -15,6 +15,11 @@ from triagebot.results.operations import keyed_by_operation
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
 
+BASELINE_AGAIN = "baseline-again"
+"""`RunRecord.config` of a baseline run a second time on the same night, for a fixed sample of
+models (`sweep.schedule.noise_sample`): the spread of its compile seconds against the first
+run's is the night's noise floor (`analysis.compile_time`)."""
+
 
 class Environment(Record):
     """Where a sweep ran. A build is torch and transformers: two environments are one build when
@@ -403,6 +408,9 @@ class ModelResult(Record):
     model: str
     stratum: str = "other"
     outcomes: dict[str, Outcome]  # BASELINE and each flag name
+    # The baseline run again the same night, for the noise floor of compile times; None: not in
+    # the night's sample (`BASELINE_AGAIN`).
+    baseline_again: Outcome | None = None
     confirmations: dict[str, list[Outcome]] = Field(default_factory=dict)  # reruns of crashes
     spec: ModelSpec | None = None
     # The backend ladder: config -> backend -> outcome, in ladder order, up to the first failure;
