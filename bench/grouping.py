@@ -12,7 +12,7 @@ are kept by (model, config). `measure` prints how the crash groups (one per sign
 groups split by pattern match the labels, over pairs of runs: precision, of the pairs a grouping
 puts together, the share that are one bug; recall, of the pairs that are one bug, the share it
 puts together. The labelled set of the whole corpus's night is `tests/data/crash-labels.json`;
-`tests/test_grouping.py` computes its figures and checks the sentence in the docs (docs/crash-grouping.md).
+`tests/test_grouping.py` computes its figures and checks the sentence in the docs (docs/lifecycle.md).
 """
 
 from __future__ import annotations
