@@ -22,7 +22,6 @@ DOCS = ROOT / "docs"
 WORKFLOWS = ROOT / ".github" / "workflows"
 
 
-
 def page(name: str) -> str:
     return (DOCS / name).read_text(encoding="utf-8")
 
