@@ -159,8 +159,7 @@ class PollRound:
         if record.attempts < MAX_ATTEMPTS:
             if self.chosen.kind != Kind.none:
                 return  # one sweep per poll
-            # Accepted once already: a later edit does not undo that.
-            again = self.decide(polled_event(self.repo_name, issue, comment, "created"))
+            again = self.restart(issue, comment)
             if again.kind in STARTED:
                 self.chosen = again
                 self.ledger.note(record.model_copy(update={"at": self.now, "attempts": record.attempts + 1}))
@@ -170,6 +169,15 @@ class PollRound:
         if self.gh.writes + 2 <= self.budget:
             post_failure(self.gh, self.repo_name, issue.number, comment.id, reason)
             self.ledger.note(record.model_copy(update={"state": "failed", "at": self.now}))
+
+    def restart(self, issue: RemoteIssue, comment: Any) -> Decision:
+        """The decision on a stale accepted command, started again from its current text: with
+        `commands_on_edited` off, text edited since it was posted never runs (the text that was
+        accepted is gone, and an edit must not smuggle in another command)."""
+        if edited(comment) and not self.settings.tracker.commands_on_edited:
+            return Decision(Kind.none, reason="it was edited after it was posted")
+        # Accepted once already: with edits allowed, a later one does not undo that.
+        return self.decide(polled_event(self.repo_name, issue, comment, "created"))
 
     def settled_by_reactions(self, base: CommandRecord, mine: BotReactions) -> bool:
         """Record what the bot's reactions say of a command it already handled; False when
