@@ -28,7 +28,7 @@ from triagebot.tracker import commands
 from triagebot.tracker.answer import post_failure
 from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware
+from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware, edited
 from triagebot.tracker.plan import RemoteIssue
 from triagebot.tracker.reactions import BotReactions, Reaction, bot_reactions, settled, waiting
 from triagebot.tracker.remote import first_line, list_bot_issues
@@ -48,11 +48,6 @@ STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(START
 """The ledger's state of a command the bot has just responded to."""
 
 Answered = dict[int, tuple[str, datetime | None, bool]]  # comment id -> (state, when, whether it swept)
-
-
-def edited(comment: Any) -> bool:
-    created, updated = aware(comment.created_at), aware(comment.updated_at)
-    return bool(created and updated and updated > created)
 
 
 def answered_ids(comments: list[Any], bot: str) -> Answered:
