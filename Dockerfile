@@ -21,7 +21,7 @@ ARG TORCH_VARIANT=cu128
 # Empty: the newest nightly on the index. A version such as 2.12.0.dev20260408 pins one night.
 ARG TORCH_VERSION=
 # The transformers requirements/runtime.lock pins (tests/test_lock.py keeps them equal): moving it
-# is one deliberate change of both (README, "Moving transformers").
+# is one deliberate change of both (docs/configuration.md, "Moving transformers").
 ARG TRANSFORMERS_VERSION=5.24.0
 # Optional packages some transformers models need: timm (with a torchvision built for this torch),
 # Pillow, and natten where a wheel for this torch and Python exists.

@@ -12,7 +12,7 @@ INSTALLED := $(VENV)/.installed
 RUNTIME_LOCK := requirements/runtime.lock
 DEV_LOCK := requirements/dev.lock
 # `make lock UPGRADE=transformers` moves one pinned package to its newest release (see the
-# README, "Moving transformers"); without it every pin already in the locks stays.
+# docs/configuration.md, "Moving transformers"); without it every pin already in the locks stays.
 UPGRADE ?=
 LOCK_OPTIONS = --quiet --generate-hashes --universal --python-version 3.11 \
 	--excludes requirements/excluded.txt --custom-compile-command "make lock" \

@@ -11,7 +11,7 @@ are kept by (model, config). `measure` prints how the crash groups (one per sign
 groups split by pattern match the labels, over pairs of runs: precision, of the pairs a grouping
 puts together, the share that are one bug; recall, of the pairs that are one bug, the share it
 puts together. The labelled set of the whole corpus's night is `tests/data/crash-labels.json`;
-`tests/test_grouping.py` computes its figures and checks the README's.
+`tests/test_grouping.py` computes its figures and checks the sentence in docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _percent(value: float | None) -> str:
 
 
 def summary(rows: Sequence[Row]) -> str:
-    """The figures in one sentence, as the README states them."""
+    """The figures in one sentence, as docs/lifecycle.md states them."""
     figures = measure(rows)
     parts = [
         f"by {name} ({len({GROUPINGS[name](row) for row in rows})} groups), precision "

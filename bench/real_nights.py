@@ -774,7 +774,7 @@ def check(work: Path) -> None:
     say(f"{len(checked)} claim(s) rerun: {sum(not c['real'] for c in checked)} did not hold")
 
 
-README = ROOT / "README.md"
+COST_PAGE = ROOT / "docs" / "real-builds.md"  # the page that states what the real nights cost
 COST_MARKERS = (
     "<!-- real-nights cost: rendered by bench/real_nights.py render -->",
     "<!-- end of real-nights cost -->",
@@ -803,13 +803,13 @@ def render(record: dict, template: str = TEMPLATE) -> str:
     return environment.get_template(template).render(record=record, shown=SHOWN, trains=TRAINS)
 
 
-def with_cost(readme: str, record: dict) -> str:
-    """The README with its table of what the real nights cost rendered again between its
+def with_cost(page: str, record: dict) -> str:
+    """The page (`COST_PAGE`) with its table of what the real nights cost rendered again between its
     markers (the document's own table: one writer of those figures)."""
     start, end = COST_MARKERS
-    if start not in readme or end not in readme:
-        raise SystemExit(f"real-nights: README.md has no {start} ... {end} to render the cost into")
-    before, rest = readme.split(start, 1)
+    if start not in page or end not in page:
+        raise SystemExit(f"real-nights: {COST_PAGE.name} has no {start} ... {end} to render the cost into")
+    before, rest = page.split(start, 1)
     after = rest.split(end, 1)[1]
     return f"{before}{start}\n{render(record, 'real-nights-cost.md.j2')}{end}{after}"
 
@@ -874,7 +874,7 @@ def main(argv: list[str] | None = None) -> int:
                 record[name] = json.loads(kept.read_text(encoding="utf-8"))
         RECORD.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         DOCUMENT.write_text(render(record), encoding="utf-8")
-        README.write_text(with_cost(README.read_text(encoding="utf-8"), record), encoding="utf-8")
+        COST_PAGE.write_text(with_cost(COST_PAGE.read_text(encoding="utf-8"), record), encoding="utf-8")
         say(f"rendered {DOCUMENT}")
     return 0
 

@@ -1,4 +1,4 @@
-"""The README's screenshots of the dashboard site, one per page kind, made from a smoke sweep.
+"""The screenshots on docs/dashboard.md of the dashboard site, one per page kind, made from a smoke sweep.
 
     .venv/bin/python docs/screenshots.py tests/data/smoke-2.13.0+cpu.json
 

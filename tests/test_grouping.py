@@ -1,6 +1,6 @@
 """How well crash groups match bugs, measured against a hand-labelled set of the whole corpus's
 crashing runs (`tests/data/crash-labels.json`, written by `bench/grouping.py extract` and labelled
-by hand); the README states the figures this computes."""
+by hand); docs/lifecycle.md states the figures this computes."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def test_precision_and_recall_are_over_pairs_of_runs():
     }
 
 
-def test_the_readme_states_the_grouping_measured_against_the_labelled_set():
+def test_the_docs_state_the_grouping_measured_against_the_labelled_set():
     rows = json.loads(grouping.LABELS.read_text(encoding="utf-8"))
     assert rows and all(row["label"] for row in rows)
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert grouping.summary(rows) in readme
+    page = " ".join((ROOT / "docs" / "lifecycle.md").read_text(encoding="utf-8").split())
+    assert grouping.summary(rows) in page

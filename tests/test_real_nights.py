@@ -166,16 +166,16 @@ def test_the_document_keeps_error_text_to_one_table_cell():
     assert "CUDA 13.0 (swept on the CPU)" in document
 
 
-def test_the_document_and_the_readmes_cost_are_rendered_from_the_committed_record():
+def test_the_document_and_the_cost_page_are_rendered_from_the_committed_record():
     record = json.loads(real_nights.RECORD.read_text(encoding="utf-8"))
     assert real_nights.DOCUMENT.read_text(encoding="utf-8") == real_nights.render(record), (
         "docs/real-nights.md is stale: python bench/real_nights.py render"
     )
-    readme = real_nights.README.read_text(encoding="utf-8")
-    assert real_nights.with_cost(readme, record) == readme, "README's real-nights cost is stale"
+    page = real_nights.COST_PAGE.read_text(encoding="utf-8")
+    assert real_nights.with_cost(page, record) == page, "docs/real-builds.md's real-nights cost is stale"
 
 
-def test_the_cost_goes_between_the_readmes_markers_and_nowhere_else():
+def test_the_cost_goes_between_the_pages_markers_and_nowhere_else():
     start, end = real_nights.COST_MARKERS
     record = {"builds": {}}
     written = real_nights.with_cost(f"before\n{start}\nold figures\n{end}\nafter\n", record)

@@ -1,16 +1,12 @@
-"""What ships besides the package: the runner image's Dockerfile and the README's reference."""
+"""What ships besides the package: the runner image's Dockerfile, and the paths the docs name."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from triagebot.config import Config, parse_config
-from triagebot.results import FlagSettings
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def instructions(name: str) -> list[str]:
@@ -69,42 +65,6 @@ def test_build_context_is_only_what_the_image_needs():
     allowed = {rule[1:].rstrip("/") for rule in rules if rule.startswith("!")}
     copied = {part.rstrip("/") for line in instructions("COPY") for part in line.split()[:-1]}
     assert copied <= allowed, f"COPY of files the build context leaves out: {copied - allowed}"
-
-
-def readme_section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, flags=re.M | re.S)
-    assert match, f"README has no section {title!r}"
-    return match[1]
-
-
-def test_readme_toml_example_is_a_valid_config():
-    section = readme_section("triagebot.toml reference")
-    example = re.search(r"```toml\n(.*?)```", section, flags=re.S)
-    assert example
-    config = parse_config(example[1], "README example")
-    assert config.sweep == Config().sweep and config.store == Config().store
-
-
-def test_readme_reference_names_every_config_key():
-    table = readme_section("triagebot.toml reference")
-    documented = set(re.findall(r"^\| `([\w.<>]+)` \|", table, flags=re.M))
-    keys = {f"flags.<name>.{field}" for field in FlagSettings.model_fields}
-    for section, model in Config.model_fields.items():
-        if section == "flags":
-            continue
-        keys |= {f"{section}.{field}" for field in model.annotation.model_fields}
-    assert keys - documented == set(), "README's triagebot.toml reference misses keys"
-    assert documented - keys == set(), "README's triagebot.toml reference names keys that do not exist"
-
-
-def test_readme_lists_every_command():
-    import typer
-
-    from triagebot.cli import app
-
-    commands = readme_section("Commands")
-    for name in typer.main.get_command(app).commands:
-        assert f"`triagebot {name}" in commands, f"README's Commands section does not mention {name}"
 
 
 def test_every_file_the_docs_name_exists():

@@ -7,7 +7,7 @@ publish through the action) and `pages`; rerun-sweep.yml's `parse` (read and aut
 command) and `answer` (merge the rerun's shard and answer in the issue). What needs a GPU
 runner or Docker (building the image, the sweeps in it) is replaced by a stand-in job that
 hands the next job what the real one would (an artifact), and the remote actions by the
-stand-ins in tests/actstubs/. The README says what still runs only on a real runner.
+stand-ins in tests/actstubs/. docs/night.md says what still runs only on a real runner.
 """
 
 from __future__ import annotations

@@ -50,10 +50,10 @@ SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
 
 RULE = (
-    "A flag is ready to be on by default when it ran on at least one model it could affect and no "
-    "model crashes under it (confirmed), none gives a wrong result (confirmed) and none fails under "
-    "it on a backend-ladder rung that its baseline passes; more graphs, more recompiles and engine "
-    "errors do not block, they stand beside the verdict to be weighed against the models it helps."
+    "A flag is ready to be on by default when it ran on at least one model it could affect and "
+    "nothing blocks it. Under it, no model may crash or give a wrong result (both confirmed), nor "
+    "fail on a backend-ladder rung that its baseline passes. More graphs, more recompiles and engine "
+    "errors do not block: they stand beside the verdict, to be weighed against the models it helps."
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
 
