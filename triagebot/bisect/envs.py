@@ -193,7 +193,7 @@ class EnvironmentCache:
                 done = pins[: pins.index(pin) + 1]
                 constraints.write_text("".join(f"{p.requirement()}\n" for p in done), encoding="utf-8")
         except BaseException:
-            self.in_use.release(folder)
+            self.in_use.release(folder, forget=True)
             shutil.rmtree(folder, ignore_errors=True)
             raise
         made = {"pins": [asdict(pin) for pin in pins], "sha256": sealed(fingerprint(folder))}

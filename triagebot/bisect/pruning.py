@@ -56,8 +56,12 @@ class InUse:
             self._held[folder] = handle
         os.utime(lock)
 
-    def release(self, folder: Path) -> None:
+    def release(self, folder: Path, *, forget: bool = False) -> None:
+        """No longer in use; with `forget`, its lock file removed too (an install that failed
+        leaves nothing in the cache)."""
         handle = self._held.pop(folder, None)
+        if forget:
+            lock_of(folder).unlink(missing_ok=True)
         if handle is not None:
             handle.close()
 
