@@ -37,7 +37,7 @@ from pathlib import Path
 
 from triagebot.bisect.pruning import DEFAULT_CACHE_GIB, GIB, InUse, prune
 from triagebot.errors import BisectError
-from triagebot.reproduce import scrubbed_environment
+from triagebot.reproduce import adopt_secret_files, scrubbed_environment
 
 INSTALLERS = ("auto", "uv", "pip")
 READY = ".triagebot-env.json"
@@ -46,6 +46,13 @@ SECRET = "TRIAGEBOT_ENV_SECRET"  # the key of the sealed hash (never seen by a c
 # environment, where a probe could read it from an ancestor's /proc/<pid>/environ: the seal's
 # key, and the token git reads the data branch with (its credential helper reads the variable).
 HANDED_IN_FILES = (SECRET, "TRIAGEBOT_STORE_TOKEN")
+
+
+def take_secrets() -> None:
+    """Take the secrets of `HANDED_IN_FILES` from their files, before anything else runs."""
+    adopt_secret_files(HANDED_IN_FILES)
+
+
 # Written by Python as it imports: not part of what was installed.
 _BYTECODE = "__pycache__"
 DEFAULT_CACHE = Path(".triagebot") / "envs"

@@ -263,11 +263,10 @@ def bisect(
     of a night new since a stored night more than a day before it; with --crash, one model's
     crash in the newest stored night, since the last stored night it ran in."""
     from triagebot.bisect import BisectOptions, describe  # start-up cost
-    from triagebot.bisect.envs import HANDED_IN_FILES
+    from triagebot.bisect.envs import take_secrets
     from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
-    from triagebot.reproduce import adopt_secret_files
 
-    adopt_secret_files(HANDED_IN_FILES)  # first: the files are gone before any probe runs
+    take_secrets()  # first: the files are gone before any probe runs
     if axis not in AXES:
         raise UsageError(f"--axis {axis!r} is not auto, torch or transformers")
     for option, seconds in (("--timeout", timeout), ("--budget", budget)):
