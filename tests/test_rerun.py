@@ -227,6 +227,24 @@ def test_polling_finds_an_accepted_command_that_never_got_an_answer(fake):
     assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
 
 
+def test_a_restarted_command_never_runs_text_edited_after_it_was_accepted(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
+    reactions.react(gh, REPO, number, comment["id"], "eyes")  # accepted; its sweep was lost
+    ledger = Ledger(REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=BertModel confirm=3")
+
+    stale = poll(gh, ledger, now=NOW + timedelta(hours=7))
+    assert stale.kind == Kind.none  # commands_on_edited is off: the edited text never runs
+    assert ledger.get(comment["id"]).state == "failed"
+    failed = fake.comments(REPO, number)[-1]["body"]
+    assert "it cannot start again" in failed and "edited" in failed
+    assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
+
+
 def test_polling_learns_of_an_answer_from_its_marker(fake):
     gh = gh_for(fake)
     number = tracked_issue(fake)

@@ -104,16 +104,30 @@ def test_the_night_bisects_between_merge_and_publish_without_holding_it_back():
     assert run["bisections"] == "bisections"
 
 
+def bisect_step(job: dict) -> dict:
+    return next(s for s in job["steps"] if s.get("name", "").startswith("Bisect"))
+
+
 def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkout():
-    rerun = next(s for s in JOBS["bisect"]["steps"] if "run" in s)["run"]
+    rerun = bisect_step(JOBS["bisect"])["run"]
     # The image's triagebot is the last nightly's; the checkout's is the one the keep job runs.
     assert 'export PYTHONPATH="$GITHUB_WORKSPACE"' in rerun
     assert "python -m triagebot bisect --crash" in rerun and "\ntriagebot " not in rerun
     assert "--out bisection" in rerun
-    for step in (next(s for s in jobs["bisect"]["steps"] if "run" in s) for jobs in (JOBS, NIGHTLY["jobs"])):
-        assert step["env"]["TRIAGEBOT_ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
+    for job in (JOBS["bisect"], NIGHTLY["jobs"]["bisect"]):
+        # The secrets reach the bisection in files, never in its step's environment (nor in
+        # its ancestors', where a probe could read them from /proc/<pid>/environ).
+        step = bisect_step(job)
+        assert not any(
+            "secrets." in str(value) or "github.token" in str(value) for value in step["env"].values()
+        )
+        for name in ("TRIAGEBOT_ENV_SECRET", "TRIAGEBOT_STORE_TOKEN"):
+            assert f'export {name}_FILE="$RUNNER_TEMP/' in step["run"]
+        files = next(s for s in job["steps"] if s.get("name") == "Hand the bisection its secrets in files")
+        assert files["env"]["ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
+        assert "umask 077" in files["run"] and job["steps"].index(files) < job["steps"].index(step)
     jobs = NIGHTLY["jobs"]
-    night = next(s for s in jobs["bisect"]["steps"] if "run" in s)
+    night = bisect_step(jobs["bisect"])
     assert "--out bisections" in night["run"]
     # What was found before the budget, a failure or the job's limit stopped it still reaches publish.
     assert night["timeout-minutes"] < jobs["bisect"]["timeout-minutes"]

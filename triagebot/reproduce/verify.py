@@ -65,6 +65,27 @@ _SECRET = re.compile(
 )
 
 
+SECRET_FILE = "_FILE"
+"""`NAME_FILE`: the file a job hands the secret `NAME` in (see `adopt_secret_files`)."""
+
+
+def adopt_secret_files(names: Sequence[str]) -> None:
+    """Take each secret `NAME` from the file `$NAME_FILE` names, then delete the file, and keep
+    it in this process's environment for the children that need it (git's credential helper),
+    never in the job's (its scrubbed children, probes included, could read an ancestor's
+    environment at `/proc/<pid>/environ`: a value set here is not there, that shows only what a
+    process started with). `ReproError` when a named file cannot be read."""
+    for name in names:
+        where = os.environ.pop(name + SECRET_FILE, None)
+        if not where:
+            continue
+        try:
+            os.environ[name] = Path(where).read_text(encoding="utf-8").strip()
+            Path(where).unlink()
+        except OSError as error:
+            raise ReproError(f"${name}{SECRET_FILE} ({where}): {error.strerror or error}") from None
+
+
 def scrubbed_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without what a child must not see (see `_SECRET`), with
     `extra` set on top."""
