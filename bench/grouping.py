@@ -6,12 +6,13 @@
 `extract` lists every crashing run of SNAPSHOT (a snapshot or a sweep stream; the first run of
 each (model, config), no confirmation or ladder rung) as a row of the labelled set: model,
 config, exception type, first line, signature, pattern (`analysis.frames.pattern_key` of its
-stored traceback) and `label`, the bug it is, which a person writes; labels already in `--labels`
+stored traceback), operation (the torch frame Dynamo named on its `Caused by:` line, as
+`torch._refs.unbind`) and `label`, the bug it is, which a person writes; labels already in `--labels`
 are kept by (model, config). `measure` prints how the crash groups (one per signature) and the
 groups split by pattern match the labels, over pairs of runs: precision, of the pairs a grouping
 puts together, the share that are one bug; recall, of the pairs that are one bug, the share it
 puts together. The labelled set of the whole corpus's night is `tests/data/crash-labels.json`;
-`tests/test_grouping.py` computes its figures and checks the sentence in docs/lifecycle.md.
+`tests/test_grouping.py` computes its figures and checks the sentence in the docs (docs/lifecycle.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from triagebot.analysis.frames import pattern_key, pattern_of
 from triagebot.errors import TriagebotError
 from triagebot.pipeline import is_stream, read_input
 from triagebot.results import Outcome, Status
+from triagebot.results.operations import caused_by, qualified, signed_at
 from triagebot.results.signatures import normalised
 from triagebot.sweep.stream import read_stream
 
@@ -56,6 +58,7 @@ def crashing_rows(path: str | Path) -> list[Row]:
         if outcome.status != Status.crash:
             continue
         model_place, operation = pattern_key(pattern_of(outcome.traceback))
+        guarded = caused_by(outcome.traceback or "")
         rows.append(
             {
                 "model": model,
@@ -64,6 +67,8 @@ def crashing_rows(path: str | Path) -> list[Row]:
                 "error": outcome.error,
                 "signature": outcome.signature,
                 "pattern": " via ".join(part for part in (model_place, operation) if part) or None,
+                # the torch frame Dynamo named as where it guarded (`Caused by:`), if any
+                "operation": qualified(guarded[0], guarded[2]) if guarded else None,
                 "label": None,
             }
         )
@@ -83,13 +88,20 @@ def pairwise(rows: Sequence[Row], key: Callable[[Row], object]) -> tuple[float |
     return (both / together if together else None, both / same_bug if same_bug else None)
 
 
+def signed_now(row: Row) -> str:
+    """A row's signature as the rules sign it now: normalised again, and keyed by the torch
+    operation Dynamo named where the row records one (`operation`)."""
+    signature = normalised(row["signature"] or "")
+    return signed_at(signature, row["operation"]) if row.get("operation") else signature
+
+
 GROUPINGS: dict[str, Callable[[Row], object]] = {
     "signature as stored": lambda row: row["signature"],
-    "signature": lambda row: normalised(row["signature"] or ""),
-    "signature and pattern": lambda row: (normalised(row["signature"] or ""), row["pattern"]),
+    "signature": signed_now,
+    "signature and pattern": lambda row: (signed_now(row), row["pattern"]),
 }
 """The groupings measured: the crash groups as the night's sweep signed them, as the signature's
-rules sign them now (the stored signature normalised again), and each split by its patterns."""
+rules sign them now (`signed_now`), and each split by its patterns."""
 
 
 def measure(rows: Sequence[Row]) -> dict[str, tuple[float | None, float | None]]:
@@ -104,7 +116,7 @@ def _percent(value: float | None) -> str:
 
 
 def summary(rows: Sequence[Row]) -> str:
-    """The figures in one sentence, as docs/lifecycle.md states them."""
+    """The figures in one sentence, as the docs state them."""
     figures = measure(rows)
     parts = [
         f"by {name} ({len({GROUPINGS[name](row) for row in rows})} groups), precision "

@@ -13,12 +13,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.snapshots import DYNAMIC, SCALAR, crash, model, new_snapshot, ok, old_snapshot
-from triagebot.results import BASELINE, Snapshot
+from triagebot.results import BASELINE, ModelResult, Snapshot
 from triagebot.store import LocalStore
 
 HOSTILE = "OddModel</td><script>alert(1)</script>"
 HOSTILE_ERROR = "<img src=x onerror=alert(1)> @maintainer see #123 | `tick`"
 THIRD_KEY = "2.12.0.dev20260410+cu128"
+
+
+def timed(results: dict[str, ModelResult]) -> None:
+    """Compile seconds on every run that ran, the flags' slower on some models than the baseline's,
+    and two baselines run twice (the night's noise floor: 1.1x)."""
+    for index, result in enumerate(results.values()):
+        for config, outcome in result.outcomes.items():
+            if outcome.ran:
+                rise = 1.0 if config == BASELINE else 1.0 + (index % 4) * 0.3
+                outcome.stage_seconds = {"build": 0.2, "compile": round(2.0 * rise, 3)}
+        if index < 2:
+            result.baseline_again = ok(3).model_copy(
+                update={"stage_seconds": {"compile": 2.2 if index else 1.9}}
+            )
 
 
 def third_snapshot() -> Snapshot:
@@ -38,6 +52,7 @@ def third_snapshot() -> Snapshot:
         confirmations={SCALAR: [crash("RuntimeError", HOSTILE_ERROR)]},
     )
     results[HOSTILE] = model(HOSTILE, "vision", ok(2), ok(1), ok(2))
+    timed(results)
     return snapshot.model_copy(
         update={
             "key": THIRD_KEY,

@@ -142,3 +142,49 @@ def test_a_night_from_the_stored_history_is_the_night_from_the_store(tmp_path: P
     assert pipeline.night_of(newest, store, config, stored=again) == from_store
     older = store.get(store.keys()[1])  # not the newest: its night reads the store
     assert pipeline.night_of(older, store, config, stored=again) == pipeline.night_of(older, store, config)
+
+
+def whole_night(snapshot: Snapshot, store, config: Config, previous: Snapshot | None = None):
+    """The night as it was made when every stored snapshot up to it was read whole."""
+    from triagebot import analysis
+    from triagebot.analysis.night_analysis import choose_history
+    from triagebot.tracker.cc import cc_for
+
+    history, before = choose_history(snapshot, store.history(until=snapshot.key), previous)
+    tonight = analysis.night(
+        snapshot,
+        history,
+        before,
+        cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
+        dashboard_url=config.tracker.dashboard_url,
+        close_after=config.tracker.close_after,
+    )
+    from triagebot.pipeline.analysing import with_triage
+
+    return with_triage(tonight, store, config)
+
+
+def test_an_older_night_reads_its_history_as_compact_data_never_every_snapshot_whole(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`report`, `publish` and the replay of owed nights: the night of any stored nightly (and
+    of one not stored), from the nightlies' compact data, each snapshot read once, one at a time."""
+    store = LocalStore(tmp_path / "store")
+    for day, crashing in ((8, 0), (9, 3), (10, 1), (11, 2), (12, 2), (13, 0)):
+        store.put(nightly(day, crashing, models=40))
+    config = Config(tracker=TrackerSettings(repo=REPO, close_after=2))
+    keys = store.keys()
+    expected = {key: whole_night(store.get(key), store, config) for key in keys}
+    late = nightly(14, 4, models=40)  # not stored: a report of a file
+    expected[late.key] = whole_night(late, store, config)
+    old = store.get(store.keys()[1])
+    with_previous = whole_night(store.get(store.keys()[4]), store, config, previous=old)
+
+    def never_whole(*args, **kwargs):
+        raise AssertionError("every stored snapshot read whole")
+
+    monkeypatch.setattr(LocalStore, "history", never_whole)
+    for key in keys:
+        assert pipeline.night_of(store.get(key), store, config) == expected[key], key
+    assert pipeline.night_of(late, store, config) == expected[late.key]
+    assert pipeline.night_of(store.get(store.keys()[4]), store, config, previous=old) == with_previous

@@ -13,8 +13,10 @@ from builders import DYNAMIC, SCALAR
 from climain import run_main
 from nightlyindex import Fault, build_wheel, index_server, snapshot_of
 
+from triagebot.config import Config
 from triagebot.errors import PackageIndexError
 from triagebot.nightlies import PackageIndex, RetryPolicy, Target, check_newest, nightly_date, nightly_index
+from triagebot.results import CorpusSelection
 from triagebot.store import LocalStore, mark_night
 
 DATA = Path(__file__).parent / "data" / "nightly"
@@ -278,9 +280,20 @@ def test_nightly_check_on_the_command_line_writes_the_workflow_outputs(server, t
     assert output.read_text() == "sweep=true\nversion=2.12.0.dev20260412+cu128\ndate=2026-04-12\n"
     assert "is not in the store: it needs a sweep" in first.out
 
-    # Stored without a configured flag: that flag is swept on it, so the image is built.
-    stored = snapshot_of("2.12.0.dev20260412+cu128")
-    LocalStore(store).put(stored.model_copy(update={"flags": {SCALAR: {SCALAR: True}}}))
+    # A trial of the build (the sentinels, not the configured corpus) is not its night.
+    trial = snapshot_of("2.12.0.dev20260412+cu128")
+    LocalStore(store).put(
+        trial.model_copy(update={"flags": {flag: {flag: True} for flag in (SCALAR, DYNAMIC)}})
+    )
+    output.unlink()
+    after_trial = run_main(monkeypatch, capsys, *arguments)
+    assert after_trial.status == 0, after_trial.err
+    assert output.read_text().startswith("sweep=true\n")
+
+    # The configured night, stored without a configured flag: that flag is swept on it, so the
+    # image is built.
+    stored = trial.model_copy(update={"corpus": CorpusSelection(name="transformers")})
+    LocalStore(store).put(stored.model_copy(update={"flags": {SCALAR: {SCALAR: True}}}), Config())
     output.unlink()
     lacking = run_main(monkeypatch, capsys, *arguments)
     assert lacking.status == 0, lacking.err

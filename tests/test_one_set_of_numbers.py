@@ -4,6 +4,7 @@ flag's figures from `FlagNight.figures`, each share beside the denominator it is
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -87,3 +88,23 @@ def test_the_issue_as_published_is_the_report_folders(surfaces, tmp_path: Path):
     for issue in desired_issues(night, Config().tracker):
         if issue.flag in night.flags:
             assert texts[f"report issue-{issue.flag}.md"] == issue.body
+
+
+def test_every_surface_states_each_flags_compile_time_in_the_same_words(surfaces):
+    night, texts = surfaces
+    for flag, state in night.flags.items():
+        said = words.compile_time(state.figures)
+        assert said is not None and state.figures.compile_time.models, flag  # the nightlies are timed
+        for name in (
+            f"report issue-{flag}.md",
+            "report summary.md",
+            "step summary",
+            f"site {links.flag_page(flag)}",
+        ):
+            text = html.unescape(texts[name]) if name.startswith("site") else texts[name]
+            assert said in text, (flag, name)
+        for name in (f"report issue-{flag}.md", "report summary.md", "step summary"):
+            assert texts[name].count("Not measured tonight:") == 1, (flag, name)
+        page = texts[f"site {links.flag_page(flag)}"]
+        assert html.unescape(page).count(words.not_measured(night.snapshot)) == 1, flag
+        assert 'data-chart="data-compile-time"' in page and '"type": "bar"' in page, flag

@@ -22,13 +22,22 @@ from triagebot.config import Config, TrackerSettings
 from triagebot.errors import StoreError, TrackerError, TriagebotError
 from triagebot.pipeline import RunOptions, night_of, publish_stored, publish_under_lock, render_report, run
 from triagebot.report.markers import notice_marker
+from triagebot.results import Snapshot
 from triagebot.store import GitStore, LocalStore, MemoryStore, mark_night, owed_nights, published_nights
 from triagebot.store import lease as leases
 
 ROOT = Path(__file__).resolve().parent.parent
-N1 = snapshot("2.12.0.dev20260401", {SCALAR: ["Llama"]})
-N2 = snapshot("2.12.0.dev20260402", {SCALAR: ["Llama", "Bert"]})
-N3 = snapshot("2.12.0.dev20260403", {SCALAR: ["Llama", "T5"]})
+
+
+def configured_night(key: str, crashing: dict) -> Snapshot:
+    """A night of the configured corpus (CONFIG's), so that no stored night is a trial."""
+    night = snapshot(key, crashing)
+    return night.model_copy(update={"corpus": night.corpus.model_copy(update={"name": "transformers"})})
+
+
+N1 = configured_night("2.12.0.dev20260401", {SCALAR: ["Llama"]})
+N2 = configured_night("2.12.0.dev20260402", {SCALAR: ["Llama", "Bert"]})
+N3 = configured_night("2.12.0.dev20260403", {SCALAR: ["Llama", "T5"]})
 CONFIG = Config(tracker=TrackerSettings(repo=REPO))
 
 

@@ -8,6 +8,7 @@ from test_tracker import MODELS, snapshot
 
 from triagebot import analysis, report
 from triagebot.analysis.recurrence import (
+    LOOKBACK,
     WINDOW,
     continued,
     group_rate,
@@ -79,8 +80,9 @@ def test_settled_tonight_is_said_once():
 
 
 def test_a_crash_is_new_only_when_it_did_not_crash_in_its_window_before():
-    assert is_new("......C") and is_new("C.......C", window=7)
+    assert is_new("......C") and is_new("C" + "." * LOOKBACK + "C", window=7)
     assert not is_new("..C...C") and not is_new("....F.C") and not is_new("C.....")
+    assert not is_new("C.......C"), "a crash back within its lookback returns: it is not new"
 
 
 def test_a_groups_rate_counts_a_night_when_one_of_its_members_crashed():

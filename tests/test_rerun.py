@@ -227,6 +227,24 @@ def test_polling_finds_an_accepted_command_that_never_got_an_answer(fake):
     assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
 
 
+def test_a_restarted_command_never_runs_text_edited_after_it_was_accepted(fake):
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
+    reactions.react(gh, REPO, number, comment["id"], "eyes")  # accepted; its sweep was lost
+    ledger = Ledger(REPO)
+    assert poll(gh, ledger, now=NOW).kind == Kind.none
+    fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=BertModel confirm=3")
+
+    stale = poll(gh, ledger, now=NOW + timedelta(hours=7))
+    assert stale.kind == Kind.none  # commands_on_edited is off: the edited text never runs
+    assert ledger.get(comment["id"]).state == "failed"
+    failed = fake.comments(REPO, number)[-1]["body"]
+    assert "it cannot start again" in failed and "edited" in failed
+    assert fake.reactions(REPO, comment["id"]) == ["eyes", "confused"]
+
+
 def test_polling_learns_of_an_answer_from_its_marker(fake):
     gh = gh_for(fake)
     number = tracked_issue(fake)
@@ -292,6 +310,62 @@ def test_polling_obeys_commands_on_edited(fake):
     assert poll(gh, ledger, now=NOW).kind == Kind.none
     assert not any(path.endswith("/reactions") for _, path in fake.requests)  # not looked at again
     assert poll(gh, Ledger(REPO), now=NOW, commands_on_edited=True).kind == Kind.run
+
+
+@pytest.mark.parametrize("on_edited", [False, True])
+def test_an_edited_comment_on_the_event_path_is_decided_as_polling_decides_it(
+    fake, monkeypatch, capsys, tmp_path, on_edited
+):
+    """rerun-sweep.yml's issue_comment trigger takes `edited` too: `commands_on_edited` decides
+    there as it does for a poll (`rerun.decide` on both paths)."""
+    number = tracked_issue(fake)
+    fake.permissions["maintainer"] = "write"
+    comment = fake.add_comment(REPO, number, "thanks for the report", "maintainer")
+    fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=T5Model")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "triagebot.toml").write_text(f"[tracker]\ncommands_on_edited = {str(on_edited).lower()}\n")
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    data = command_payload(
+        "/rerun-sweep models=T5Model", author="maintainer", name="issue_comment.edited.json"
+    )
+    data["comment"].update(id=comment["id"], created_at=comment["created_at"])
+    data["issue"]["number"] = number
+    (tmp_path / "event.json").write_text(json.dumps(data))
+
+    ran = run_main(
+        monkeypatch, capsys, "command", "--event", "event.json", "--store", "store", "--output", "o"
+    )
+
+    assert ran.status == 0, ran.err
+    assert data["action"] == "edited" and f"run={str(on_edited).lower()}" in ran.out
+    # As test_polling_obeys_commands_on_edited: an edited comment ignored is not even reacted to.
+    assert bool(fake.reactions(REPO, comment["id"])) is on_edited
+
+
+@pytest.mark.parametrize(
+    ("toml", "missing"),
+    [
+        ("", "no tracker repository ([tracker] repo in triagebot.toml, or the TRIAGEBOT_REPO variable)"),
+        (
+            f'[tracker]\nrepo = "{REPO}"\n',
+            f"no token to read {REPO}'s issues with (the TRIAGEBOT_TOKEN secret)",
+        ),
+    ],
+)
+def test_a_poll_with_nothing_to_poll_ends_with_a_notice(monkeypatch, capsys, tmp_path, toml, missing):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("TRIAGEBOT_TOKEN", raising=False)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    (tmp_path / "triagebot.toml").write_text(toml)
+
+    ran = run_main(monkeypatch, capsys, "command", "--poll", "--store", "store", "--output", "o")
+
+    assert ran.status == 0, ran.err
+    assert ran.out.splitlines()[0] == f"::notice::nothing polled: {missing}"
+    assert "run=false" in (tmp_path / "o").read_text()
 
 
 def test_the_event_path_answers_a_reader_once_a_day(fake, monkeypatch, capsys, tmp_path):

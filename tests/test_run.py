@@ -34,6 +34,10 @@ def snapshot(key: str, git: str, flag_status: Status = Status.ok) -> Snapshot:
     return builders.snapshot([model], key=key, git=git, corpus="sentinels")
 
 
+SENTINELS = Config.model_validate({"sweep": {"corpus": "sentinels"}})
+"""The configuration these nights are the configured nights of (another corpus makes them trials)."""
+
+
 class Stages:
     """Stand-in stages that record what they were given."""
 
@@ -131,7 +135,7 @@ def test_a_build_already_in_the_store_is_not_swept_again(tmp_path: Path, monkeyp
     lines: list[str] = []
 
     report = run(
-        Config().with_flags([FLAG]),
+        SENTINELS.with_flags([FLAG]),
         RunOptions(out=tmp_path),
         store=MemoryStore([stored]),
         build=installed,
@@ -174,7 +178,7 @@ def test_check_only_answers_whether_a_sweep_is_needed(tmp_path: Path, monkeypatc
     printed: list[str] = []
     for build in (stored.environment, fresh):
         run(
-            Config().with_flags([FLAG]),
+            SENTINELS.with_flags([FLAG]),
             RunOptions(check_only=True),
             store=MemoryStore([stored]),
             build=build,
@@ -228,8 +232,8 @@ def test_publishing_is_real_only_with_a_token_and_a_repo(tmp_path: Path):
 def test_build_identity_falls_back_to_the_version_without_a_git_hash():
     local = snapshot("2.13.0+cpu", "")
     store = MemoryStore([local])
-    assert already_swept(store, Environment(torch_version="2.13.0+cpu"), "torch") == "2.13.0+cpu"
-    assert already_swept(store, Environment(torch_version="2.13.1+cpu"), "torch") is None
+    assert already_swept(store, Environment(torch_version="2.13.0+cpu"), SENTINELS) == "2.13.0+cpu"
+    assert already_swept(store, Environment(torch_version="2.13.1+cpu"), SENTINELS) is None
 
 
 @pytest.mark.parametrize("swept", [True, False])

@@ -716,8 +716,9 @@ def first_night(tmp_path_factory) -> Path:
 
 
 def test_a_first_night_draws_no_chart_of_one_point_and_says_why(first_night: Path, site: Path):
-    for path in first_night.rglob("*.html"):
-        assert Prose(path.read_text(encoding="utf-8")).charts == [], path.name
+    for path in first_night.rglob("*.html"):  # a distribution within the night (bars) is not across nightlies
+        charts = Prose(path.read_text(encoding="utf-8")).charts
+        assert [chart for chart in charts if chart["type"] != "bar"] == [], path.name
     assert "One nightly so far: the charts across nightlies start with the second." in (
         Prose((first_night / links.INDEX).read_text(encoding="utf-8")).text
     )

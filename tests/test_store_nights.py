@@ -12,10 +12,10 @@ from builders import DYNAMIC, SCALAR, crash, ok, result, snapshot
 
 from triagebot.config import Config
 from triagebot.errors import PipelineError, StoreError
-from triagebot.pipeline import RunOptions, night_of, run
-from triagebot.results import BASELINE, CorpusSelection, Night, RunRecord, Snapshot
+from triagebot.pipeline import RunOptions, already_swept, night_of, run
+from triagebot.results import BASELINE, CorpusSelection, Environment, Night, RunRecord, Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
-from triagebot.store.selection import comparable
+from triagebot.store.selection import comparable, is_configured_night, replacement_problem
 from triagebot.sweep.stream import StreamWriter, merge, read_stream
 
 MODELS = ["A", "B", "C"]
@@ -173,3 +173,77 @@ def test_a_snapshot_the_store_refuses_is_kept_in_the_run_folder(tmp_path: Path):
 
     assert str(tmp_path / "run" / "snapshot.json") in str(refused.value)
     assert len(store.get("2.13.0+cpu").results) == 3
+
+
+def test_the_trial_run_then_the_real_night_of_the_same_build_sweeps_and_stores_it(
+    tmp_path: Path, monkeypatch
+):
+    """The deploy page's trial (the nightly dispatched with corpus=smoke, no token) stores a
+    night of the build; the configured night of the same build is still asked for (`ask`, `run
+    --check`), swept, and replaces the trial in the store."""
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
+    configured = Config()  # the whole transformers corpus
+    flags = list(configured.flags)
+    build = Environment(torch_version="2.13.0+cpu", torch_git_version="aaa")
+    store = MemoryStore()
+    swept: list[str] = []
+
+    def sweeper(config: Config, work: Path, resume: bool) -> Snapshot:
+        swept.append(config.sweep.corpus)
+        return night(
+            build.torch_version, "aaa", ["X", "Y", "Z", "W"], corpus=config.sweep.corpus, flags=flags
+        )
+
+    stages = {"sweeper": sweeper, "renderer": lambda n, out: out, "publisher": lambda n, *_: ("dry run", n)}
+
+    def ask() -> bool:  # the ask job (`nightly --check`) and the plan job (`run --check`) agree
+        printed: list[str] = []
+        run(configured, RunOptions(check_only=True), store=store, build=build, say=printed.append, **stages)
+        stored = already_swept(store, Environment(torch_version=build.torch_version), configured, flags)
+        assert (printed[0] == "sweep=true") is (stored is None), printed
+        return stored is None
+
+    # The trial: its shards swept the smoke corpus; the publish job stores their merge.
+    assert ask()
+    trial = write_snapshot(
+        night(build.torch_version, "aaa", corpus="smoke", flags=flags), tmp_path / "trial.json"
+    )
+    run(configured, RunOptions(out=tmp_path / "trial", snapshot=trial), store=store, say=print, **stages)
+    assert store.get(build.torch_version).corpus.name == "smoke"
+
+    # The first real night of the same build.
+    assert ask()
+    report = run(
+        configured, RunOptions(out=tmp_path / "night"), store=store, build=build, say=print, **stages
+    )
+
+    assert report.swept and swept == ["transformers"]
+    stored = store.get(build.torch_version)
+    assert stored.corpus.name == "transformers" and len(stored.results) == 4
+    assert not ask()
+
+
+def test_a_trial_never_replaces_the_configured_night_nor_another_trial_of_another_selection():
+    configured = Config()
+    real = night("2.13.0+cpu", "aaa", corpus="transformers")
+    trial = night("2.13.0+cpu", "aaa", corpus="smoke")
+    sampled = real.model_copy(update={"corpus": real.corpus.model_copy(update={"sample": 2, "seed": 0})})
+
+    assert replacement_problem(real, trial, configured) == "it sweeps another selection"
+    assert replacement_problem(trial, real, configured) is None
+    assert replacement_problem(trial, sampled, configured) == "it sweeps another selection"
+    assert replacement_problem(trial, real) == "it sweeps another selection"  # without the configuration
+
+
+def test_the_configured_night_is_the_corpus_drawn_as_configured():
+    whole = CorpusSelection(name="transformers", models=["A", "B"])
+    drawn = CorpusSelection(name="transformers", sample=2, seed=7, models=["A", "B"])
+    sample_of_two = Config.model_validate({"corpus": {"sample": 2, "seed": 7}})
+    strata_only = Config.model_validate({"corpus": {"strata": {"text": 2}, "seed": 7}})
+
+    assert is_configured_night(whole, Config()) and not is_configured_night(drawn, Config())
+    assert is_configured_night(drawn, sample_of_two) and not is_configured_night(whole, sample_of_two)
+    assert not is_configured_night(drawn.model_copy(update={"seed": 8}), sample_of_two)
+    assert not is_configured_night(drawn.model_copy(update={"sample": 1}), sample_of_two)
+    assert is_configured_night(drawn, strata_only)  # strata size the draw: no sample to compare
+    assert not is_configured_night(whole.model_copy(update={"name": "smoke"}), Config())

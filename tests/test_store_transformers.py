@@ -26,7 +26,9 @@ from triagebot.sweep.stream import StreamWriter, merge
 from triagebot.tracker.desired import title_for
 
 TORCH, GIT = "2.13.0+cpu", "cf30153c4c13"
-BY_TRANSFORMERS = parse_config('[store]\nkey = "torch+transformers"\n')
+# The nights below are of the sentinels: the configured corpus, so that none is a trial.
+BY_TORCH = parse_config('[sweep]\ncorpus = "sentinels"\n')
+BY_TRANSFORMERS = parse_config('[sweep]\ncorpus = "sentinels"\n[store]\nkey = "torch+transformers"\n')
 
 
 def build(transformers: str, torch: str = TORCH, git: str = GIT) -> Environment:
@@ -178,9 +180,9 @@ def test_run_check_answers_per_transformers_with_the_transformers_key():
     assert not swept.sweep and swept.existing == f"{TORCH}_transformers-5.23.0"
     assert "with transformers 5.23.0 was already swept" in swept.reason
     assert fresh.sweep and fresh.reason.endswith("with transformers 5.24.0 is not in the store")
-    assert already_swept(store, build("5.24.0"), "torch+transformers") is None
+    assert already_swept(store, build("5.24.0"), BY_TRANSFORMERS) is None
     # The nightly index names no transformers: a night of that torch under any is stored.
-    assert already_swept(store, Environment(torch_version=TORCH), "torch+transformers") is not None
+    assert already_swept(store, Environment(torch_version=TORCH), BY_TRANSFORMERS) is not None
 
 
 def test_run_check_prints_sweep_per_transformers(tmp_path: Path, monkeypatch):
@@ -198,12 +200,12 @@ def test_run_check_prints_sweep_per_transformers(tmp_path: Path, monkeypatch):
 def test_the_default_key_says_why_another_transformers_is_not_swept():
     store = MemoryStore([night("5.22.0")])
 
-    need = sweep_need(store, build("5.23.0"), Config())
+    need = sweep_need(store, build("5.23.0"), BY_TORCH)
 
     assert not need.sweep and need.existing == TORCH
     assert "with transformers 5.22.0, not the installed 5.23.0" in need.reason
     assert 'key = "torch+transformers"' in need.reason
-    assert already_swept(store, build("5.23.0"), "torch") == TORCH
+    assert already_swept(store, build("5.23.0"), BY_TORCH) == TORCH
 
 
 def test_a_stream_is_keyed_as_the_store_names_its_nights(tmp_path: Path):

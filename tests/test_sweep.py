@@ -97,6 +97,11 @@ EXPECTED = {
         SCALARS: ("ok", 1, 5, [], None),  # outputs differ from eager's: a wrong result (test_stack)
         DYNAMIC: ("skipped", None, None, [], None),
     },
+    "SlowUnderScalarCapture": {  # its loop compiles only under the flag (test_compile_time)
+        BASELINE: ("ok", 1, 2, [ITEM], None),
+        SCALARS: ("ok", 1, 164, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
     "EagerError": dict.fromkeys(
         (BASELINE, SCALARS, DYNAMIC), ("eager_error", None, None, [], "RuntimeError")
     ),
@@ -452,6 +457,7 @@ def test_check_mode_builds_and_runs_eagerly_only():
         "OwnGenerator": "ok",
         "RangeLoop": "ok",
         "WrongUnderScalarCapture": "ok",
+        "SlowUnderScalarCapture": "ok",
         "HangUnderCompile": "ok",
         "EagerError": "eager_error",
         "BuildError": "create_error",

@@ -115,3 +115,27 @@ def test_a_failing_model_whose_class_left_transformers_is_removed_never_fixed(fa
     writes = len(fake.writes)
     publish_nights(fake, [before, after])
     assert len(fake.writes) == writes  # said once
+
+
+def test_the_issue_of_a_flag_no_longer_swept_is_closed_once_saying_why(fake, monkeypatch, capsys, tmp_path):
+    both = nightly(
+        "2.12.0.dev20260401", {SCALAR: {"Bert": crash()}, DYNAMIC: {"T5": crash()}}, MODELS, git="a"
+    )
+    assert publish_command(fake, monkeypatch, capsys, tmp_path, both).status == 0
+    [scalar] = [issue for issue in fake.issues(REPO) if SCALAR in issue["body"].splitlines()[0]]
+    alone = nightly("2.12.0.dev20260402", {DYNAMIC: {"T5": crash()}}, MODELS, flags=(DYNAMIC,), git="b")
+    for _ in range(2):  # published twice: said once
+        assert publish_command(fake, monkeypatch, capsys, tmp_path, both, alone).status == 0
+        assert state_of(fake, scalar["number"]) == "closed"
+        [comment] = fake.comments(REPO, scalar["number"])
+        assert f"`{SCALAR}` is no longer swept" in comment["body"]
+    later = nightly("2.12.0.dev20260403", {DYNAMIC: {"T5": crash()}}, MODELS, flags=(DYNAMIC,), git="c")
+    assert publish_command(fake, monkeypatch, capsys, tmp_path, both, alone, later).status == 0
+    assert len(fake.comments(REPO, scalar["number"])) == 1  # nothing more on a later night
+    back = nightly("2.12.0.dev20260404", {SCALAR: {"Bert": crash()}}, MODELS, git="d")
+    assert publish_command(fake, monkeypatch, capsys, tmp_path, both, alone, later, back).status == 0
+    assert state_of(fake, scalar["number"]) == "open"  # swept again and crashing: reopened
+
+
+def state_of(fake, number: int) -> str:
+    return next(issue["state"] for issue in fake.issues(REPO) if issue["number"] == number)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,10 +24,10 @@ from test_commands import (
 
 import triagebot
 from triagebot.store import LocalStore
-from triagebot.tracker import polling, rerun
+from triagebot.tracker import answer, polling, rerun
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.gpu_caps import takes_gpu
-from triagebot.tracker.ledger import Ledger
+from triagebot.tracker.ledger import STALE_AFTER, Ledger
 
 BOT = "triagebot-bot"
 
@@ -162,6 +162,58 @@ def test_trust_by_association_starts_so_many_gpu_commands_a_day_and_the_refusal_
     fake.permissions.update({BOT: "write", "member": "write"})
     fake.add_comment(REPO, number, rerun_t5, "member", "MEMBER")
     assert capped_poll(gh_for(fake)).kind == Kind.run
+
+
+def test_a_command_edited_after_it_was_accepted_still_counts_against_the_cap(fake):
+    fake.permissions[BOT] = "triage"
+    number = tracked_issue(fake)
+    first = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.run
+    fake.edit_comment(REPO, first["id"], "never mind, thanks")  # the 👀 stays: it was accepted
+    again = fake.add_comment(REPO, number, "/rerun-sweep models=BertModel", "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.none
+    assert fake.reactions(REPO, again["id"]) == ["confused"]
+    assert "@member started 1 in the day before this one" in bot_comments(fake, number)[-1]
+
+
+def test_a_command_deleted_after_its_answer_still_counts_against_the_cap(fake):
+    fake.permissions[BOT] = "triage"
+    number = tracked_issue(fake)
+    first = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "member", "MEMBER")
+    gh = gh_for(fake)
+    assert capped_poll(gh).kind == Kind.run
+    answer.post_failure(gh, REPO, number, first["id"], "its job failed")
+    fake.delete_comment(REPO, first["id"])  # its reactions go with it; the bot's answer stays
+    again = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.none
+    assert fake.reactions(REPO, again["id"]) == ["confused"]
+    assert "@member started 1 in the day before this one" in bot_comments(fake, number)[-1]
+    # Someone else's command is counted in the day's total, not against them.
+    fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "collaborator", "COLLABORATOR")
+    assert capped_poll(gh_for(fake)).kind == Kind.run
+
+
+def test_a_restarted_command_is_not_refused_for_its_own_acceptance_and_still_counts(fake):
+    fake.permissions[BOT] = "triage"
+    number = tracked_issue(fake)
+    first = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "member", "MEMBER")
+    ledger, now = Ledger(REPO), datetime.now(UTC)
+    caps = {"gpu_commands_per_person": 1, "gpu_commands_per_day": 2}
+    poll_caps = rerun_settings(stored_snapshot(), **caps)
+
+    def poll_at(moment: datetime) -> rerun.Decision:
+        return polling.poll(
+            gh_for(fake), REPO, issue_flag=issue_flag, settings=poll_caps, ledger=ledger, now=moment,
+            say=lambda _: None,
+        )  # fmt: skip
+
+    assert poll_at(now).kind == Kind.run
+    restarted = poll_at(now + STALE_AFTER + timedelta(minutes=1))  # its sweep was lost
+    assert restarted.kind == Kind.run and restarted.request.comment_id == first["id"]
+    assert ledger.get(first["id"]).attempts == 2
+    again = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "member", "MEMBER")
+    assert capped_poll(gh_for(fake)).kind == Kind.none
+    assert fake.reactions(REPO, again["id"]) == ["confused"]
 
 
 def test_only_reruns_and_bisections_count_as_gpu_commands():

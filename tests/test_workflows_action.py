@@ -331,6 +331,15 @@ def test_confirm_reaches_the_sweep(runner):
     assert "--confirm" not in calls[0]["argv"]
 
 
+def test_jobs_reaches_the_sweep_and_the_run(runner):
+    for command in ("sweep", "run"):
+        status, calls, _, _ = runner(command=command, jobs="auto")
+        argv = next(call["argv"] for call in calls if call["argv"][2:3] == [command])
+        assert status == 0 and argv[argv.index("--jobs") + 1] == "auto", command
+    _, calls, _, _ = runner(command="sweep")
+    assert "--jobs" not in calls[0]["argv"]  # the config's [sweep] jobs
+
+
 def locked_install(call: dict) -> bool:
     """Whether `call` installs exactly the runtime lock, every file checked against its hash."""
     argv = call["argv"]

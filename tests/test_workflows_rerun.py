@@ -104,16 +104,30 @@ def test_the_night_bisects_between_merge_and_publish_without_holding_it_back():
     assert run["bisections"] == "bisections"
 
 
+def bisect_step(job: dict) -> dict:
+    return next(s for s in job["steps"] if s.get("name", "").startswith("Bisect"))
+
+
 def test_the_bisect_steps_write_their_answers_out_and_the_rerun_runs_the_checkout():
-    rerun = next(s for s in JOBS["bisect"]["steps"] if "run" in s)["run"]
+    rerun = bisect_step(JOBS["bisect"])["run"]
     # The image's triagebot is the last nightly's; the checkout's is the one the keep job runs.
     assert 'export PYTHONPATH="$GITHUB_WORKSPACE"' in rerun
     assert "python -m triagebot bisect --crash" in rerun and "\ntriagebot " not in rerun
     assert "--out bisection" in rerun
-    for step in (next(s for s in jobs["bisect"]["steps"] if "run" in s) for jobs in (JOBS, NIGHTLY["jobs"])):
-        assert step["env"]["TRIAGEBOT_ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
+    for job in (JOBS["bisect"], NIGHTLY["jobs"]["bisect"]):
+        # The secrets reach the bisection in files, never in its step's environment (nor in
+        # its ancestors', where a probe could read them from /proc/<pid>/environ).
+        step = bisect_step(job)
+        assert not any(
+            "secrets." in str(value) or "github.token" in str(value) for value in step["env"].values()
+        )
+        for name in ("TRIAGEBOT_ENV_SECRET", "TRIAGEBOT_STORE_TOKEN"):
+            assert f'export {name}_FILE="$RUNNER_TEMP/' in step["run"]
+        files = next(s for s in job["steps"] if s.get("name") == "Hand the bisection its secrets in files")
+        assert files["env"]["ENV_SECRET"] == "${{ secrets.TRIAGEBOT_ENV_SECRET }}"
+        assert "umask 077" in files["run"] and job["steps"].index(files) < job["steps"].index(step)
     jobs = NIGHTLY["jobs"]
-    night = next(s for s in jobs["bisect"]["steps"] if "run" in s)
+    night = bisect_step(jobs["bisect"])
     assert "--out bisections" in night["run"]
     # What was found before the budget, a failure or the job's limit stopped it still reaches publish.
     assert night["timeout-minutes"] < jobs["bisect"]["timeout-minutes"]
@@ -132,3 +146,38 @@ def test_a_night_still_owed_is_published_when_there_is_nothing_to_sweep():
     step = next(s for s in owed["steps"] if s.get("uses") == "./")["with"]
     assert step["command"] == "publish" and step["snapshot"] == "${{ needs.ask.outputs.owed }}"
     assert owed["permissions"] == {"contents": "write"}
+
+
+def test_edited_comments_reach_the_same_decision_as_polled_ones():
+    """`commands_on_edited` is obeyed on the issue_comment path too, so that path must see edits."""
+    triggers = RERUN[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["issue_comment"]["types"] == ["created", "edited"]
+
+
+def test_the_poll_runs_on_schedule_whatever_names_the_repository():
+    """A job's `if` cannot read triagebot.toml: the poll step resolves TRIAGEBOT_REPO or
+    `[tracker] repo` itself (and ends with a notice when neither names one)."""
+    poll = JOBS["poll"]
+    assert poll["if"] == "github.event_name == 'schedule'"
+    step = next(s for s in poll["steps"] if s.get("id") == "plan")
+    assert step["with"]["repo"] == "${{ vars.TRIAGEBOT_REPO }}"  # empty: the toml's
+
+
+def test_every_gpu_sweep_uses_every_core_unless_triagebot_jobs_says():
+    """A GPU runner sweeps with `--jobs auto` (sweep/resources.py: one worker per core, on CUDA
+    no more than the GPU's memory holds), or with what the TRIAGEBOT_JOBS variable says."""
+    jobs = "${{ vars.TRIAGEBOT_JOBS || 'auto' }}"
+    night = next(s for s in NIGHTLY["jobs"]["sweep"]["steps"] if s.get("name") == "Sweep")
+    assert night["env"]["JOBS"] == jobs and '--jobs "$JOBS"' in night["run"]
+    rerun = next(s for s in JOBS["sweep"]["steps"] if s.get("id") == "sweep")
+    assert rerun["with"]["jobs"] == jobs
+
+
+def test_auto_on_a_gpu_runner_is_its_cores_bounded_by_the_gpus_memory():
+    from triagebot.sweep.resources import auto_jobs
+
+    h200, a10 = 139 * 2**30, 24 * 2**30
+    assert auto_jobs("cuda", 16, gpu_memory=h200, share_gb=8.0) == 16  # cores bound it
+    assert auto_jobs("cuda", 64, gpu_memory=h200, share_gb=8.0) == 16  # 0.95 * 139 / 8
+    assert auto_jobs("cuda", 16, gpu_memory=a10, share_gb=8.0) == 2  # 0.95 * 24 / 8
+    assert auto_jobs("cpu", 16) == 16 and auto_jobs("cpu", 0) == 1

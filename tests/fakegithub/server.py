@@ -210,6 +210,12 @@ class FakeGitHub:
             comment.update(body=body, updated_at=self.timestamp(60))
             return comment
 
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        """A person deletes their comment: gone from every listing, its reactions with it."""
+        with self._lock:
+            del self.repos[repo].comments[comment_id]
+            self.repos[repo].reactions.pop(comment_id, None)
+
     def edit_issue(self, repo: str, number: int, author: str, **fields: Any) -> dict[str, Any]:
         """What a person does in the web page: edit, close or reopen an issue as `author`."""
         with self._lock:

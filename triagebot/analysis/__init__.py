@@ -26,6 +26,8 @@ Public API, for report/, tracker/ and cli:
   (`figures`): the numbers every surface prints for a flag, and the one rule that says whether
   it is ready to be on by default; `night` puts both in each `FlagNight`, with each crash
   group's members' first nightly of their current run of crashes and those new tonight.
+- `compile_time(snapshot, flag, rows) -> CompileTime` (`compile_time`): the flag's compile
+  seconds against its baseline's, model by model, beside the night's noise floor.
 - Where a crash starts (`frames`): `pattern_of(traceback)` (the innermost model and compiler
   frames of a stored traceback tail), `crash_patterns(...)` (a group's distinct patterns); and
   where it fails beyond the counting backend (`ladder.reach`), both on every crash group.
@@ -47,6 +49,7 @@ Public API, for report/, tracker/ and cli:
 """
 
 from triagebot.analysis.breaks import top_break_reasons
+from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import compare_url, diff
 from triagebot.analysis.effects import (
     CRASH_EFFECTS,
@@ -70,6 +73,7 @@ __all__ = [
     "choose_history",
     "classify",
     "compare_url",
+    "compile_time",
     "corpus_health",
     "crash_group_of",
     "crash_groups",

@@ -9,7 +9,8 @@ one rule that says whether the flag is ready to be on by default.
   on at least one model it could affect and no model crashes under it (confirmed), none gives a
   wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
   passes. More graphs, more recompiles and engine errors do not block; they stand beside the
-  verdict for a person to weigh, with the models it helps.
+  verdict for a person to weigh, with the models it helps, and so does slower compilation
+  unless `[tracker] compile_time_blocks` names a median ratio past which it blocks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 
 from triagebot.results import (
     COUNTING_BACKEND,
+    CompileTime,
     Effect,
     FailureGroup,
     FlagDiff,
@@ -67,10 +69,15 @@ def _ladder_failures(stats: FlagStats) -> int:
 
 
 def flag_figures(
-    stats: FlagStats, change: FlagDiff | None = None, *, outputs_checked: bool = True
+    stats: FlagStats,
+    change: FlagDiff | None = None,
+    *,
+    outputs_checked: bool = True,
+    compile_time: CompileTime | None = None,
 ) -> FlagFigures:
     """The figures of one flag (see `FlagFigures`); `change`: its diff against the previous
-    nightly, when there is one; `outputs_checked`: whether the sweep compared outputs at all."""
+    nightly, when there is one; `outputs_checked`: whether the sweep compared outputs at all;
+    `compile_time`: its compile-time figures (`analysis.compile_time`)."""
     counts = stats.counts
     groups = stats.crash_groups
     return FlagFigures(
@@ -102,6 +109,8 @@ def flag_figures(
         recompile_more=len(stats.recompiles_more),
         recompile_fewer=_fewer_recompiles(stats),
         newly_fixed=len(change.fixed) if change is not None else 0,
+        compile_slower=compile_time.rose if compile_time is not None else 0,
+        compile_time=compile_time,
     )
 
 
@@ -114,10 +123,14 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
         VerdictRow.ladder_failures: not figures.laddered,
         VerdictRow.recompile_more: not figures.recompile_checked,
         VerdictRow.engine_errors: not figures.engine_errors,
+        VerdictRow.compile_slower: figures.compile_time is None or not figures.compile_time.models,
     }
     lines = []
     for row in VerdictRow:  # in the table's order, each row counting the figure of its name
         if not unweighed.get(row, False):
             models = getattr(figures, row)
-            lines.append(VerdictLine(what=row, models=models, blocks=row.blocks and models > 0))
+            blocks = row.blocks and models > 0
+            if row == VerdictRow.compile_slower and figures.compile_time is not None:
+                blocks = figures.compile_time.blocks  # only past a configured median ratio
+            lines.append(VerdictLine(what=row, models=models, blocks=blocks))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

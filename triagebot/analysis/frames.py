@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from triagebot.results import CrashPattern, Frame, ModelResult
+from triagebot.results.operations import COMPILER_MACHINERY, caused_by
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
 _MARKS = re.compile(r"^[\s^~]*$")  # the carets under a source line
@@ -34,20 +35,12 @@ _ROOTS = ("site-packages/", "dist-packages/")
 _OWN_PACKAGES = ("torch/", "triagebot/", "typing_extensions", "pydantic/", "_pytest/", "pluggy/")
 _MODEL_PACKAGES = ("triagebot/corpus/sentinels",)  # triagebot's own model code: the sentinels
 _NOT_COMPILER = ("torch/nn/", "torch/utils/_contextlib", "torch/utils/_python_dispatch")
-# Dynamo's machinery, which every crash under it passes through, and the plumbing between
-# operators (dispatch, decorators): neither is the operation the compiler was running.
-_MACHINERY = ("torch/_dynamo/", "torch/_subclasses/", "torch/fx/", "torch/_ops.py", "torch/utils/")
-_MACHINERY += ("torch/_utils_internal.py", "torch/_compile.py", "torch/_library/")
+
 # Where Dynamo steps through the model's bytecode: frames further out are its driver.
 _TRACER = "torch/_dynamo/symbolic_convert.py"
 # A message's own list of the user frames (Dynamo's data-dependent errors), before it repeats
 # them after `from user code:`.
 USER_STACK = "User Stack (most recent call last):"
-# Dynamo's data-dependent errors end their `Caused by:` line with the torch frame that guarded:
-# `Caused by: x.tolist()  # modeling.py:1016 in forward (_refs/__init__.py:4264 in unbind)`.
-_CAUSED_BY = re.compile(
-    r"^Caused by: .*\((?P<file>[\w/.]+\.py):(?P<line>\d+) in (?P<function>\w+)\)\s*$", re.M
-)
 
 
 def short_path(path: str) -> str:
@@ -117,19 +110,9 @@ def _operation(stack: Sequence[Frame]) -> Frame | None:
     for frame in reversed(stack):
         if frame.file.startswith(_TRACER) or not frame.file.startswith("torch/"):
             return None
-        if not frame.file.startswith(_MACHINERY) and _is_compiler(frame):
+        if not frame.file.startswith(COMPILER_MACHINERY) and _is_compiler(frame):
             return frame
     return None
-
-
-def _caused_by(text: str) -> Frame | None:
-    """The torch frame Dynamo names on its `Caused by:` line, when it is an operation's: a tail cut
-    above the compiler's frames still says where the guard was met."""
-    found = _CAUSED_BY.search(text)
-    if not found:
-        return None
-    frame = Frame(file="torch/" + found["file"], line=int(found["line"]), function=found["function"])
-    return None if frame.file.startswith(_MACHINERY) else frame
 
 
 def pattern_of(traceback: str | None) -> CrashPattern:
@@ -142,7 +125,10 @@ def pattern_of(traceback: str | None) -> CrashPattern:
     if model is None:
         model = next((frame for frame in reversed(stack) if _is_model_code(frame)), None)
     compiler = next((frame for frame in reversed(stack) if _is_compiler(frame)), None)
-    operation = _operation(stack) or _caused_by(traceback)
+    guarded = caused_by(traceback)
+    operation = _operation(stack) or (
+        Frame(file=guarded[0], line=guarded[1], function=guarded[2]) if guarded else None
+    )
     return CrashPattern(model_frame=model, operation_frame=operation, compiler_frame=compiler)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from triagebot.analysis.breaks import SHOWN_BREAK_REASONS, break_reason_counts, most_common
 from triagebot.analysis.diff import diff
 from triagebot.analysis.ladder import FAILED_WORDS, recompile_run, rung_word
+from triagebot.analysis.library import library_findings
 from triagebot.results import (
     BASELINE,
     PRE_COMPILE_STAGES,
@@ -212,6 +213,7 @@ def health_of(
         overall=overall,
         strata=strata,
         trend=[points[ALL] for points in older] + [_point(snapshot.key, overall)],
+        library_findings=library_findings(snapshot),
         strata_trend={
             tonight.stratum: [points[tonight.stratum] for points in older if tonight.stratum in points]
             + [_point(snapshot.key, tonight)]

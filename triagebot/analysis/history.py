@@ -38,7 +38,7 @@ from triagebot.analysis.compact import (
 from triagebot.analysis.night_analysis import choose_history
 from triagebot.errors import StoreError
 from triagebot.results import ModelEffect, Night, NightSummary, Snapshot
-from triagebot.store import Store, read_snapshot
+from triagebot.store import Store, key_order, read_snapshot
 
 # Below this many nightlies to read, worker processes cost more than they save.
 PARALLEL_FROM = 8
@@ -63,7 +63,7 @@ class StoredHistory:
     one whole with its rows, when it was read here."""
 
     sources: list[Source]
-    nights: list[NightData]  # of sources[:-1]
+    nights: list[NightData]  # of sources[:-1] (of all of them when read up to a night not stored)
     read: list[str]  # keys of the nightlies whose snapshot was read (the others: their data files)
     kept: Whole | None = None
 
@@ -102,14 +102,13 @@ def earlier(
     """What the night of `snapshot` is compared with (see the module docstring); `previous`:
     the nightly to diff against instead of the newest stored one before it. Raises
     `StoreError` when a stored snapshot it needs cannot be read."""
-    if stored is not None and stored.newest != snapshot.key:
-        stored = None  # its summaries reach past `snapshot`
-    history, before = choose_history(
-        snapshot, store.history(until=snapshot.key) if stored is None else stored.nights, previous
-    )
+    if stored is None or stored.newest != snapshot.key:
+        # Its summaries reach past `snapshot`, or there are none: the compact data of the
+        # nightlies up to it, read one at a time (never every snapshot whole at once).
+        stored = read_history(store, until=snapshot.key, jobs=1, summaries=True)
+    history, before = choose_history(snapshot, stored.nights, previous)
     if before is None or isinstance(before, Snapshot):
         return Earlier(history, before, None)
-    assert stored is not None  # only its summaries are not snapshots
     whole, rows = stored.whole(before.key, store)  # the one nightly the diff reads whole
     return Earlier(history, whole, rows)
 
@@ -119,36 +118,44 @@ def read_history(
     cache: str | Path | None = None,
     *,
     jobs: int | None = None,
+    until: str | None = None,
+    summaries: bool = False,
     say: Callable[[str], None] = lambda line: None,
 ) -> StoredHistory:
     """Every stored nightly's compact data but the newest's (see the module docstring), from the
     data files under `cache`/`DATA_FOLDER` while they are still valid (nothing for an empty
-    store). Raises `StoreError` when a stored snapshot cannot be read."""
-    sources = _sources(store)
+    store). With `until`, of the nightlies before it only (every one of them when `until` is
+    not stored). `summaries`: each nightly's `NightSummary` only, what a night's history reads
+    (a year of them fits in memory; their `NightData` do not). Raises `StoreError` when a
+    stored snapshot cannot be read."""
+    sources = _sources(store, until)
     if not sources:
         return StoredHistory([], [], [])
     jobs = jobs or min(4, os.cpu_count() or 1)
-    older = sources[:-1]  # the newest is read for its night, not here
+    # The newest is read for its night, not here (unless it is before a night not stored).
+    older = sources[:-1] if until is None or sources[-1].key == until else sources
     folder = Path(cache) / DATA_FOLDER if cache is not None else None
     nights = _cached(older, folder)
     missing = [index for index, night in enumerate(nights) if night is None]
     say(f"reading {len(missing) + 1} of {len(sources)} stored nightlies")
-    computed, kept = _compute(store, older, missing, jobs, say)
+    computed, kept = _compute(store, older, missing, jobs, say, summaries)
     for index, night in computed.items():
         nights[index] = night
+    if summaries:
+        nights = [summary_of(night) if night is not None else None for night in nights]
     if not missing or missing[-1] != len(older) - 1:
         kept = None  # the newest but one came from its data file
     read = [older[index].key for index in missing]
     return StoredHistory(sources, [night for night in nights if night is not None], read, kept)
 
 
-def _sources(store: Store) -> list[Source]:
+def _sources(store: Store, until: str | None = None) -> list[Source]:
     try:
         keys = store.keys()
     except StoreError as error:
         raise StoreError(f"cannot read the store: {error}") from None
     sources = []
-    for key in keys:
+    for key in keys if until is None else [key for key in keys if key_order(key) <= key_order(until)]:
         path = store.path_of(key)
         try:
             source = fingerprint(path.read_bytes()) if path is not None else None
@@ -189,7 +196,12 @@ def _cached(sources: list[Source], folder: Path | None) -> list[NightData | None
 
 
 def _compute(
-    store: Store, sources: list[Source], missing: list[int], jobs: int, say: Callable[[str], None]
+    store: Store,
+    sources: list[Source],
+    missing: list[int],
+    jobs: int,
+    say: Callable[[str], None],
+    summaries: bool = False,
 ) -> tuple[dict[int, NightData], Whole | None]:
     """The data of the nightlies `missing` (indexes into `sources`) from their snapshots, and the
     last of them whole when it was computed in this process.
@@ -204,11 +216,11 @@ def _compute(
     results: list[list[NightData] | None] = [None] * len(work)
     kept: Whole | None = None
     if parallel and len(work) > 1:
-        results, kept = _in_workers(work, store, jobs, say)
+        results, kept = _in_workers(work, store, jobs, say, summaries)
     for index, (items, before) in enumerate(work):
         if results[index] is None:
             last = index == len(work) - 1
-            results[index], whole = _summarise_run(items, before, store, keep=last)
+            results[index], whole = _summarise_run(items, before, store, keep=last, summaries=summaries)
             kept = whole if last else kept
     computed: dict[int, NightData] = {}
     for run, found in zip(runs, results, strict=True):
@@ -222,7 +234,7 @@ Work = list[tuple[list[Source], Source | None]]
 
 
 def _in_workers(
-    work: Work, store: Store, jobs: int, say: Callable[[str], None]
+    work: Work, store: Store, jobs: int, say: Callable[[str], None], summaries: bool = False
 ) -> tuple[list[list[NightData] | None], Whole | None]:
     """`work` computed by worker processes, its last run by this one; a run left None when the
     workers failed, for this process to compute."""
@@ -231,8 +243,10 @@ def _in_workers(
     try:
         workers = min(jobs - 1, len(work) - 1)
         with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_summarise_run, items, before) for items, before in work[:-1]]
-            results[-1], kept = _summarise_run(*work[-1], store, keep=True)
+            futures = [
+                pool.submit(_summarise_run, items, before, summaries=summaries) for items, before in work[:-1]
+            ]
+            results[-1], kept = _summarise_run(*work[-1], store, keep=True, summaries=summaries)
             for index, future in enumerate(futures):
                 results[index] = future.result()[0]
     except BrokenProcessPool:
@@ -250,11 +264,15 @@ def _read(item: Source, store: Store | None) -> Snapshot:
 
 
 def _summarise_run(
-    items: Sequence[Source], before: Source | None, store: Store | None = None, keep: bool = False
+    items: Sequence[Source],
+    before: Source | None,
+    store: Store | None = None,
+    keep: bool = False,
+    summaries: bool = False,
 ) -> tuple[list[NightData], Whole | None]:
-    """The `NightData` of consecutive nightlies `items`, each diffed against the one before it,
-    and with `keep` the last of them whole (for the diff of the nightly after it). A worker
-    process is given no store: it reads the files."""
+    """The `NightData` of consecutive nightlies `items`, each diffed against the one before it
+    (with `summaries`, its `NightSummary` only), and with `keep` the last of them whole (for the
+    diff of the nightly after it). A worker process is given no store: it reads the files."""
     previous = _read(before, store) if before is not None else None
     previous_source = before.source if before is not None else None
     previous_rows = None
@@ -268,10 +286,15 @@ def _summarise_run(
             previous_source=previous_source,
             previous_rows=previous_rows,
         )
-        found.append(data)
+        found.append(summary_of(data) if summaries else data)
         previous, previous_source, previous_rows = snapshot, item.source, rows
     kept = (previous, previous_rows) if keep and previous is not None and previous_rows is not None else None
     return found, kept
+
+
+def summary_of(data: NightData) -> NightSummary:
+    """What a later night's history reads of a nightly's data: its `NightSummary` alone."""
+    return NightSummary.model_construct(**{name: getattr(data, name) for name in NightSummary.model_fields})
 
 
 def _chunks(indexes: list[int], parts: int) -> list[list[int]]:

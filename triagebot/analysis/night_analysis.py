@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.figures import flag_figures, verdict
@@ -18,6 +19,9 @@ from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
+    BASELINE,
+    Accuracy,
+    Check,
     Effect,
     FlagNight,
     FlagStats,
@@ -71,12 +75,32 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             flag: [row.model for row in mine if row.effect in NO_VERDICT] for flag, mine in by_flag.items()
         },
         swept=[result.model for result in snapshot.results],
+        wrong={
+            flag: [row.model for row in mine if row.effect == Effect.wrong_result]
+            for flag, mine in by_flag.items()
+        },
+        outputs_compared=Check.accuracy in snapshot.checks,
+        unjudged={flag: _unjudged(snapshot, flag, mine) for flag, mine in by_flag.items()},
         wrong_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.wrong_result)]
             for flag, mine in by_flag.items()
         },
         health=health_points(snapshot),
     )
+
+
+def _unjudged(snapshot: Snapshot, flag: str, mine: Sequence[ModelEffect]) -> list[str]:
+    """The models that ran under `flag` to a verdict whose outputs were not judged right or wrong."""
+    judged = {Accuracy.match, Accuracy.mismatch}
+    results = {result.model: result for result in snapshot.results}
+    unjudged = []
+    for row in mine:
+        outcomes = results[row.model].outcomes
+        check, baseline = outcomes[flag].accuracy, outcomes[BASELINE]
+        judged_right = check is not None and check.verdict in judged and not baseline.mismatched
+        if row.effect not in (Effect.wrong_result, Effect.flaky) and not judged_right:
+            unjudged.append(row.model)
+    return unjudged
 
 
 def choose_history(
@@ -115,6 +139,7 @@ def night(
     issue_urls: dict[str, str] | None = None,
     dashboard_url: str | None = None,
     close_after: int = 2,
+    compile_time_blocks: float | None = None,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
     (oldest first, snapshots or their summaries) fills each crash group's first nightly, each
@@ -122,7 +147,8 @@ def night(
     baseline regressions) is made against (`previous_rows`: its rows, when the caller has them).
     Every snapshot given is classified once, the diff made once from those rows, the health
     computed once. `close_after`: the clean nightlies closing waits for, which a fix waits for
-    before it is said (`recurrence.news`)."""
+    before it is said (`recurrence.news`). `compile_time_blocks`: the median compile-time ratio
+    past which a flag is not ready (None: compile time never blocks)."""
     rows = classify(snapshot)
     summaries, previous_rows = _summaries(history, previous, previous_rows)
     change = None
@@ -135,6 +161,7 @@ def night(
         before = last if last is not None and last.key == previous.key else summarise(previous, previous_rows)
     nights = [*summaries, summarise(snapshot, rows)]
     urls = issue_urls or {}
+    compile_blocks = compile_time_blocks
     return Night(
         key=snapshot.key,
         snapshot=snapshot,
@@ -142,7 +169,9 @@ def night(
         history=[old.key for old in summaries],
         diff=change,
         flags={
-            flag: _flag_night(snapshot, flag, rows, nights, change, before, cc, urls.get(flag), close_after)
+            flag: _flag_night(
+                snapshot, flag, rows, nights, change, before, cc, urls.get(flag), close_after, compile_blocks
+            )
             for flag in snapshot.flags
         },
         dashboard_url=dashboard_url,
@@ -230,6 +259,7 @@ def _flag_night(
     cc: CcRule | None,
     issue_url: str | None,
     close_after: int,
+    compile_time_blocks: float | None = None,
 ) -> FlagNight:
     """One flag's part of the night; `nights`: the history's summaries, then tonight's."""
     seen: dict[str, str] = {}
@@ -240,10 +270,12 @@ def _flag_night(
     earlier = nights[-2] if len(nights) > 1 else None
     stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, earlier)
     flag_change = change.flags.get(flag) if change is not None else None
-    recurred = recurrence(flag, nights)
+    recurred = recurrence(flag, nights, close_after)
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
-    figures = flag_figures(stats, flag_change, outputs_checked="accuracy" in snapshot.checks)
+    cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
+    checked = "accuracy" in snapshot.checks
+    figures = flag_figures(stats, flag_change, outputs_checked=checked, compile_time=cost)
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

@@ -1,21 +1,26 @@
 """How a flag's crashes recur from nightly to nightly: what tells an intermittent crash, a
 returning one and a fixed one apart, so that noise neither closes an issue nor says "fixed".
 
-A model's states over the last `LOOKBACK` nightlies (`Recurrence.states`) are one letter a
-nightly: `C` a confirmed crash, `F` a crash that did not repeat, `?` no verdict (its flag run
-errored, timed out or died, or the model was not in the corpus that night), `.` it ran without
-a crash. A night that ran nothing of a model says nothing of its crash: `?` is skipped by every
-rule here. Each rule is one function:
+A model's states (`Recurrence.states`) are one letter a nightly: `C` a confirmed crash, `F` a
+crash that did not repeat, `?` no verdict (its flag run errored, timed out or died, or the model
+was not in the corpus that night), `.` it ran without a crash; for a wrong result
+(`Recurrence.wrong`) `W` a confirmed one, and `?` also where the night did not judge its outputs.
+Whether a night is evidence is decided once (`_Nightly.ran`), and every rule reads only the
+`evidence`: a night that did not run (or check) a model says nothing either way, so it neither
+counts toward closing nor breaks a run of failures. The rules read a failure's `episode`: its
+evidence from the first failure that no `LOOKBACK` of clean evidence separates from the last.
 
-- `intermittent`: it crashed, ran without a confirmed crash, then crashed again; or one of its
-  crashes did not repeat when run again;
-- `rate`: on how many of the last `WINDOW` nights it ran it crashed ("3 of the last 7 nights");
-- `steady`: it crashed on every night it ran since it first crashed, for a `WINDOW` at least (and
-  `close_after` nights): a younger crash cannot be told from an intermittent one;
-- `settled`: its crash is over: its last nights that ran were clean, `close_after` of them for a
-  steady crash, else the whole `WINDOW`, or three times the `longest_gap` it went without crashing
-  when that is longer (a flaky night is not clean);
-- `is_new`: it crashes tonight and did not crash, even unconfirmed, in the `WINDOW` before;
+- `intermittent`: it failed, ran without a confirmed failure, then failed again; or one of its
+  failures did not repeat when run again;
+- `rate`: on how many of the last `WINDOW` nights that ran it it crashed ("3 of the last 7");
+- `steady`: it failed on every night it ran since its episode began, for a `WINDOW` at least (and
+  `close_after` nights): a younger failure cannot be told from an intermittent one;
+- `settled`: its failure is over: on some night since its last failure its last nights that ran
+  were clean, `close_after` of them for a steady failure, else the whole `WINDOW`, or three times
+  the `longest_gap` it went without failing when that is longer (a flaky night is not clean);
+  once over, over until a confirmed failure returns;
+- `is_new`: it crashes tonight, starts its episode, and did not crash even unconfirmed in the
+  `WINDOW` before;
 - `continued`: the signature a reworded crash group had before (its members' last crashes were
   all under that one);
 - `news`: what the notices say: the crashes new by `is_new`, the fixes by `settled_tonight`, each
@@ -43,80 +48,165 @@ WINDOW = 7
 """Nightlies an intermittent crash is judged over: a week of nightlies."""
 
 LOOKBACK = 4 * WINDOW
-"""Nightlies a model's states go back: far enough to have seen an intermittent crash come back."""
+"""Nights that ran a model without a confirmed failure which end its crash's run (`episode`): a
+failure within that many of the one before it returns (it is not new, and the gap between them
+counts); one after it starts afresh."""
 
-CRASH, FLAKY, UNKNOWN, CLEAN = "C", "F", "?", "."
-_GAP = re.compile(rf"{CRASH}[{CLEAN}{FLAKY}]+{CRASH}")
-
-
-def state_of(model: str, flag: str, nightly: NightSummary) -> str:
-    """`model`'s letter under `flag` in one nightly."""
-    if model in nightly.crashing.get(flag, ()):
-        return CRASH
-    if model in nightly.flaky.get(flag, ()):
-        return FLAKY
-    absent = nightly.swept is not None and model not in nightly.swept
-    if absent or model in nightly.unran.get(flag, ()) or flag not in nightly.trend:
-        return UNKNOWN
-    return CLEAN
+CRASH, WRONG, FLAKY, UNKNOWN, CLEAN = "C", "W", "F", "?", "."
+FAILED = CRASH + WRONG
+_GAP = re.compile(rf"[{FAILED}][{CLEAN}{FLAKY}]+[{FAILED}]")
 
 
-def recurrence(flag: str, nights: Sequence[NightSummary]) -> Recurrence:
-    """The states of every model that crashed (confirmed) under `flag` in the last `LOOKBACK`
-    of `nights` (oldest first, tonight last)."""
-    recent = list(nights)[-LOOKBACK:]
-    crashed = sorted({model for nightly in recent for model in nightly.crashing.get(flag, ())})
+class _Nightly:
+    """One nightly as the letters read it: its lists as sets, made once."""
+
+    def __init__(self, nightly: NightSummary, flag: str) -> None:
+        self.crashing = set(nightly.crashing.get(flag, ()))
+        self.flaky = set(nightly.flaky.get(flag, ()))
+        self.unran = set(nightly.unran.get(flag, ()))
+        self.swept = set(nightly.swept) if nightly.swept is not None else None
+        self.ran_flag = flag in nightly.trend
+        self.wrong = set(nightly.wrong.get(flag, ()))
+        self.compared = nightly.outputs_compared
+        self.unjudged = set(nightly.unjudged.get(flag, ()))
+
+    def letter(self, model: str) -> str:
+        """Its letter for a crash."""
+        if model in self.crashing:
+            return CRASH
+        if model in self.flaky:
+            return FLAKY
+        return CLEAN if self.ran(model) else UNKNOWN
+
+    def wrong_letter(self, model: str) -> str:
+        """Its letter for a wrong result: a night that did not judge its outputs is no evidence."""
+        if model in self.wrong:
+            return WRONG
+        if model in self.flaky:
+            return FLAKY
+        judged = self.compared and model not in self.unjudged and model not in self.crashing
+        return CLEAN if judged and self.ran(model) else UNKNOWN
+
+    def ran(self, model: str) -> bool:
+        """Whether the nightly ran `model` under its flag to a verdict: the one rule of evidence."""
+        absent = self.swept is not None and model not in self.swept
+        return self.ran_flag and not absent and model not in self.unran
+
+
+def recurrence(flag: str, nights: Sequence[NightSummary], close_after: int = 2) -> Recurrence:
+    """The states of every model whose crash (or wrong result) under `flag` is still live in
+    `nights` (oldest first, tonight last): it failed (confirmed) within `LOOKBACK` nights that
+    ran it, or its failure was not over before tonight. The states go back as far as the oldest
+    of their `episode`s needs, and a week of nights that ran it before that."""
+    nights = list(nights)
+    read = [_Nightly(nightly, flag) for nightly in nights]
+    crashed = sorted({model for nightly in read for model in nightly.crashing})
+    wronged = sorted({model for nightly in read for model in nightly.wrong})
+    letters = {model: "".join(nightly.letter(model) for nightly in read) for model in crashed}
+    wrong = {model: "".join(nightly.wrong_letter(model) for nightly in read) for model in wronged}
+    live = {model: states for model, states in letters.items() if _live(states, close_after)}
+    live_wrong = {model: states for model, states in wrong.items() if _live(states, close_after)}
+    needed = [_needed_from(states) for states in (*live.values(), *live_wrong.values())]
+    start = min(needed, default=len(nights))
     signatures: dict[str, str] = {}
-    for nightly in recent[:-1]:  # oldest first: each model's last crash is the one kept
+    for nightly in nights[start:-1]:  # oldest first: each model's last crash is the one kept
         signatures.update(nightly.crash_signature_of.get(flag, {}))
     return Recurrence(
-        keys=[nightly.key for nightly in recent],
-        states={model: "".join(state_of(model, flag, nightly) for nightly in recent) for model in crashed},
-        signatures={model: signature for model, signature in signatures.items() if model in crashed},
+        keys=[nightly.key for nightly in nights[start:]],
+        states={model: states[start:] for model, states in live.items()},
+        wrong={model: states[start:] for model, states in live_wrong.items()},
+        signatures={model: signature for model, signature in signatures.items() if model in live},
     )
 
 
-def _known(states: str) -> str:
+def _live(states: str, close_after: int) -> bool:
+    """Whether a model's crash still matters tonight: a failure within `LOOKBACK` nights that ran
+    it, or a crash not over before tonight."""
+    known = evidence(states)
+    recent = any(letter in FAILED for letter in known[-LOOKBACK:])
+    return recent or not settled(states[:-1], close_after)
+
+
+def _needed_from(states: str) -> int:
+    """The first of `states` its rules read: a `WINDOW` of nights that ran it before its episode."""
+    ran = [i for i, letter in enumerate(states) if letter != UNKNOWN]
+    first = len(evidence(states)) - len(episode(states))
+    return ran[max(0, first - WINDOW)] if ran else len(states)
+
+
+def evidence(states: str) -> str:
+    """The letters of the nights that ran the model to a verdict: a night that did not (`?`) is
+    no evidence either way, so every rule reads this and never the nightlies themselves."""
     return states.replace(UNKNOWN, "")
 
 
+def episode(states: str) -> str:
+    """The `evidence` of its crash's current run: from its first failure that no stretch of
+    `LOOKBACK` nights without one separates from its last failure; empty when it never failed."""
+    known = evidence(states)
+    failures = [i for i, letter in enumerate(known) if letter in FAILED]
+    if not failures:
+        return ""
+    first = failures[-1]
+    for earlier in reversed(failures[:-1]):
+        if first - earlier - 1 >= LOOKBACK:
+            break
+        first = earlier
+    return known[first:]
+
+
 def intermittent(states: str) -> bool:
-    """It crashed, ran without a confirmed crash, and crashed again (nights without a verdict
-    skipped), or a crash of it did not repeat when run again."""
-    known = _known(states)
-    return _GAP.search(known) is not None or (CRASH in known and FLAKY in known)
+    """In its episode, it failed, ran without a confirmed failure, and failed again, or a failure
+    of it did not repeat when run again."""
+    run = episode(states)
+    return _GAP.search(run) is not None or FLAKY in run
 
 
 def rate(states: str, window: int = WINDOW) -> tuple[int, int]:
-    """(nights it crashed, nights it ran) over the last `window` nightlies, from the first on
-    which it crashed: a crash new this week is not intermittent for the nights before it."""
-    recent = states[-window:]
-    first = recent.find(CRASH)
-    known = _known(recent[first:]) if first >= 0 else ""
-    return known.count(CRASH), len(known)
+    """(nights it failed, nights it ran) over the last `window` nights that ran it, from the first
+    on which it failed: a crash new this week is not intermittent for the nights before it."""
+    recent = evidence(states)[-window:]
+    first = min((recent.find(letter) for letter in FAILED if letter in recent), default=-1)
+    known = recent[first:] if first >= 0 else ""
+    return sum(letter in FAILED for letter in known), len(known)
 
 
 def steady(states: str, close_after: int, window: int = WINDOW) -> bool:
-    """It crashed on every night it ran since its crash first showed, on `close_after` nights
-    and a whole `window` at least: a crash younger than that cannot be told from an
-    intermittent one."""
-    return not intermittent(states) and _known(states).count(CRASH) >= max(close_after, window)
+    """In its episode, it failed on every night that ran it, on `close_after` nights and a whole
+    `window` at least: a failure younger than that cannot be told from an intermittent one."""
+    run = episode(states)
+    failed = sum(letter in FAILED for letter in run)
+    return not intermittent(states) and failed >= max(close_after, window)
 
 
 def longest_gap(states: str) -> int:
-    """The most nights it ran in a row without a confirmed crash between two crashes."""
-    runs = _known(states).strip(CLEAN + FLAKY).split(CRASH)
+    """The most nights that ran it in a row without a confirmed failure between two failures of
+    its episode."""
+    runs = re.split(f"[{FAILED}]", episode(states).strip(CLEAN + FLAKY))
     return max((len(run) for run in runs), default=0)
 
 
-def settled(states: str, close_after: int, window: int = WINDOW) -> bool:
-    """Its crash is over: the last nights it ran were clean, `close_after` of them for a steady
-    crash; else (an intermittent crash, or one too young to tell) `window` of them, or
-    three times its longest gap between two crashes when that is longer."""
-    longer = max(close_after, window, 3 * longest_gap(states))
-    wait = close_after if steady(states, close_after, window) else longer
-    tail = _known(states)[-wait:]
+def _over_by(run: str, close_after: int, window: int) -> bool:
+    """Whether an episode's letters up to one night end in enough clean nights to call it over."""
+    longer = max(close_after, window, 3 * longest_gap(run))
+    wait = close_after if steady(run, close_after, window) else longer
+    tail = run[-wait:]
     return len(tail) == wait and set(tail) == {CLEAN}
+
+
+def settled(states: str, close_after: int, window: int = WINDOW) -> bool:
+    """Its failure is over: on some night since its last failure the last nights that ran it were
+    clean, `close_after` of them for a steady failure; else (an intermittent one, or one too
+    young to tell) `window` of them, or three times its longest gap between two failures when
+    that is longer. Once over, over until a confirmed failure returns: a flaky night, a night
+    that did not run it or a failure leaving the lookback never undoes it."""
+    run = episode(states)
+    last = max(run.rfind(letter) for letter in FAILED)
+    return not run or any(
+        _over_by(run[:end], close_after, window)
+        for end in range(last + 2, len(run) + 1)
+        if run[end - 1] == CLEAN
+    )
 
 
 def settled_tonight(states: str, close_after: int, window: int = WINDOW) -> bool:
@@ -125,10 +215,11 @@ def settled_tonight(states: str, close_after: int, window: int = WINDOW) -> bool
 
 
 def is_new(states: str, window: int = WINDOW) -> bool:
-    """It crashes tonight (confirmed) and did not crash, not even once unconfirmed, in the
-    `window` nightlies before: a crash that returns is not new."""
-    before = states[:-1][-window:]
-    return states.endswith(CRASH) and CRASH not in before and FLAKY not in before
+    """It crashes tonight (confirmed) and starts its `episode` (no failure in the `LOOKBACK`
+    nights that ran it before), and did not crash even once unconfirmed in the `window` nights
+    that ran it before: a crash that returns is not new."""
+    before = evidence(states[:-1])[-window:]
+    return states.endswith(CRASH) and episode(states) == CRASH and FLAKY not in before
 
 
 def group_rate(group: FailureGroup, states: dict[str, str], window: int = WINDOW) -> tuple[int, int]:

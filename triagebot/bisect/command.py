@@ -19,6 +19,7 @@ from triagebot.bisect.engine import Bisector, BisectRequest, request_between
 from triagebot.bisect.envs import DEFAULT_CACHE, EnvironmentCache, Installer
 from triagebot.bisect.graphs import graph_change_request, verify_requests
 from triagebot.bisect.probe import Deadline
+from triagebot.bisect.pruning import DEFAULT_CACHE_GIB
 from triagebot.errors import BisectError, TriagebotError
 from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX, PackageIndex, Target, nightly_index
 from triagebot.results import Bisection, Reproduction, Snapshot
@@ -47,6 +48,7 @@ class BisectOptions:
     timeout: float = 600.0
     budget: float = 3600.0
     cache: Path = DEFAULT_CACHE
+    cache_gib: float = DEFAULT_CACHE_GIB  # what `cache` may hold; the least recently used go first
     installer: str = "auto"  # uv, pip, or auto: uv where one is found (`Installer.find`)
     again: bool = False
     # `model`'s baseline graph count between the two ends (stored snapshots), not a crash
@@ -92,7 +94,7 @@ def bisect_all(
     installer = Installer.find(choice=options.installer)
     found: list[Bisection] = []
     started = time.monotonic()
-    envs = EnvironmentCache(options.cache, installer=installer, say=say)
+    envs = EnvironmentCache(options.cache, installer=installer, budget_gib=options.cache_gib, say=say)
     torch_builds = (
         PackageIndex(options.pypi) if options.releases else nightly_index(options.variant, options.index)
     )

@@ -10,11 +10,14 @@ is asked, as the command line asks it. An environment is ready
 once its marker file is written, with a hash of everything in it (`fingerprint`); it is reused
 only while that hash still holds, so that an interpreter or a package changed or planted after
 it was made (on a runner whose cache other jobs can write) never runs a probe: such an
-environment is made afresh. Where the job has `$TRIAGEBOT_ENV_SECRET` (a repository secret),
+environment is made afresh. Where the job has `$TRIAGEBOT_ENV_SECRET` (a repository secret,
+handed in a file: `HANDED_IN_FILES`),
 the hash is kept sealed with it (HMAC), so that whoever can write the cache but lacks the
 secret cannot write a marker this check accepts either; without it, a planter who rewrites the
 marker too goes unseen. One whose install failed is removed, so that a later try starts
 afresh. Installers run with `reproduce.scrubbed_environment()`: no token, no git credential.
+The cache is kept within a budget (`budget_gib`), the least recently used environments pruned
+first and never one in use (`pruning`).
 """
 
 from __future__ import annotations
@@ -32,12 +35,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from triagebot.bisect.pruning import DEFAULT_CACHE_GIB, GIB, InUse, prune
 from triagebot.errors import BisectError
-from triagebot.reproduce import scrubbed_environment
+from triagebot.reproduce import adopt_secret_files, scrubbed_environment
 
 INSTALLERS = ("auto", "uv", "pip")
 READY = ".triagebot-env.json"
 SECRET = "TRIAGEBOT_ENV_SECRET"  # the key of the sealed hash (never seen by a child: scrubbed)
+# What a bisection's job hands it in files (`reproduce.adopt_secret_files`), never in the job's
+# environment, where a probe could read it from an ancestor's /proc/<pid>/environ: the seal's
+# key, and the token git reads the data branch with (its credential helper reads the variable).
+HANDED_IN_FILES = (SECRET, "TRIAGEBOT_STORE_TOKEN")
+
+
+def take_secrets() -> None:
+    """Take the secrets of `HANDED_IN_FILES` from their files, before anything else runs."""
+    adopt_secret_files(HANDED_IN_FILES)
+
+
 # Written by Python as it imports: not part of what was installed.
 _BYTECODE = "__pycache__"
 DEFAULT_CACHE = Path(".triagebot") / "envs"
@@ -142,9 +157,12 @@ class EnvironmentCache:
         *,
         python: str = sys.executable,
         installer: Installer | None = None,
+        budget_gib: float = DEFAULT_CACHE_GIB,
         say: Callable[[str], None] = print,
     ) -> None:
         self.root = Path(root)
+        self.budget_gib = budget_gib  # what the cache may hold; see `pruning`
+        self.in_use = InUse()  # the environments this cache handed out: never pruned
         self.say = say
         # Bytecode of the environments' modules is read and written only here, a folder of this
         # process's own: a compiled file planted beside a module in the cache is never run (the
@@ -161,11 +179,14 @@ class EnvironmentCache:
         folder = self.root / folder_name(pins, self.python)
         python = folder / "bin" / "python"
         if (folder / READY).is_file() and python.exists():
+            self.in_use.hold(folder)  # before it is checked: from now on, never pruned
             if made_here(folder):
                 return python, False
             self.say(f"  {folder.name}: not as it was made (its files changed since): made afresh")
+            self.in_use.release(folder)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
+        self.in_use.hold(folder)
         try:
             self._run(self.installer.create(folder, self.python), "cannot make a venv", timeout)
             constraints = None
@@ -179,10 +200,12 @@ class EnvironmentCache:
                 done = pins[: pins.index(pin) + 1]
                 constraints.write_text("".join(f"{p.requirement()}\n" for p in done), encoding="utf-8")
         except BaseException:
+            self.in_use.release(folder, forget=True)
             shutil.rmtree(folder, ignore_errors=True)
             raise
         made = {"pins": [asdict(pin) for pin in pins], "sha256": sealed(fingerprint(folder))}
         (folder / READY).write_text(json.dumps(made, indent=1) + "\n", encoding="utf-8")
+        prune(self.root, int(self.budget_gib * GIB), self.say)
         return python, True
 
     def child_environment(self) -> dict[str, str]:

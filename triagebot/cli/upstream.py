@@ -120,6 +120,14 @@ Runs = Annotated[int, typer.Option("--runs", min=1, metavar="N", help="Clean run
 Timeout = Annotated[float, typer.Option("--timeout", metavar="SECONDS", help="Per run and per install.")]
 Budget = Annotated[float, typer.Option("--budget", metavar="SECONDS", help="For the whole bisection.")]
 Cache = Annotated[Path, typer.Option("--cache", metavar="DIR", help="Cached environments, one per build.")]
+CacheGib = Annotated[
+    float,
+    typer.Option(
+        "--cache-gib",
+        metavar="GIB",
+        help="What the cached environments may hold on disk; the least recently used are removed first.",
+    ),
+]
 Again = Annotated[bool, typer.Option("--again", help="Bisect even if the store has an answer.")]
 Graphs = Annotated[
     bool,
@@ -189,9 +197,8 @@ def nightly(
             target,
             # Stored, and with every configured flag: a flag added since is swept on it.
             # The index says no transformers: under "torch+transformers", a night of any is stored.
-            lambda found: already_swept(
-                stored, Environment(torch_version=found), settings.store.key, settings.flags
-            ),
+            # A trial night (another corpus or sample) is not the configured night: swept again.
+            lambda found: already_swept(stored, Environment(torch_version=found), settings, settings.flags),
             version=version,
             force=force,
         )
@@ -231,6 +238,7 @@ def bisect(
     timeout: Timeout = 600.0,
     budget: Budget = 3600.0,
     cache: Cache = Path(".triagebot/envs"),
+    cache_gib: CacheGib = 40.0,
     installer: InstallerOption = "auto",
     again: Again = False,
     graphs: Graphs = False,
@@ -254,13 +262,17 @@ def bisect(
     of a night new since a stored night more than a day before it; with --crash, one model's
     crash in the newest stored night, since the last stored night it ran in."""
     from triagebot.bisect import BisectOptions, describe  # start-up cost
+    from triagebot.bisect.envs import take_secrets
     from triagebot.nightlies import NIGHTLY_INDEX, PYPI_INDEX
 
+    take_secrets()  # first: the files are gone before any probe runs
     if axis not in AXES:
         raise UsageError(f"--axis {axis!r} is not auto, torch or transformers")
     for option, seconds in (("--timeout", timeout), ("--budget", budget)):
         if not math.isfinite(seconds) or seconds <= 0:
             raise UsageError(f"{option} {seconds} is not a positive number of seconds")
+    if not math.isfinite(cache_gib) or cache_gib <= 0:
+        raise UsageError(f"--cache-gib {cache_gib} is not a positive number of GiB")
     asked = [name for name, given in (("GOOD BAD", good), ("--owed", owed), ("--crash", crash)) if given]
     if len(asked) != 1 or (good is None) != (bad is None):
         raise UsageError("give GOOD and BAD, or --owed SNAPSHOT, or --crash MODEL with --flag")
@@ -286,6 +298,7 @@ def bisect(
         timeout=timeout,
         budget=budget,
         cache=cache,
+        cache_gib=cache_gib,
         installer=installer,
         again=again,
         graphs=graphs,

@@ -17,7 +17,7 @@ import torch, and cached per torch build (`dynamo_settings`). Where no torch can
 (the torch-free publish job) that check is left to the sweep, which also checks value types.
 
 By subject: `settings` (the tables and the shared rules), `reading` (`parse_config`,
-`load_config`), `rendering` (`render_config`), `dynamo` (the patch check); every name is
+`load_config`, `config_problems`), `rendering` (`render_config`), `dynamo` (the patch check); every name is
 importable from here.
 """
 
@@ -26,6 +26,7 @@ from triagebot.config.dynamo import (
     dynamo_settings,
 )
 from triagebot.config.reading import (
+    config_problems,
     load_config,
     pages_url,
     parse_config,
@@ -81,6 +82,7 @@ __all__ = [
     "TrackerSettings",
     "check_jobs",
     "check_patches",
+    "config_problems",
     "dynamo_settings",
     "flag_name_problem",
     "flag_table",

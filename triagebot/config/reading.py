@@ -9,10 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from pydantic import (
-    BaseModel,
-    ValidationError,
-)
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from triagebot.config.dynamo import check_patches, dynamo_settings
 from triagebot.config.settings import COMMAND_LINE, OWNER_NAME, Config
@@ -38,26 +36,59 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
 
 
 def _describe(error: ValidationError, source: str, options: Mapping[str, str]) -> str:
-    """One line for the first problem, naming the option when the command line set the value,
-    else the file and the key."""
+    """One line for the first problem (an unknown key before any other), naming the option when
+    the command line set the value, else the file and the key."""
     problems = error.errors()
     first = next((p for p in problems if p["type"] == "extra_forbidden"), problems[0])
-    loc = tuple(first["loc"])
+    return _problem_line(first, source, options)
+
+
+def _problem_line(problem: ErrorDetails, source: str, options: Mapping[str, str]) -> str:
+    """`problem` as one line: the unknown key with the nearest valid name, or the key (or the
+    option that set it) and what is wrong with its value."""
+    loc = tuple(problem["loc"])
     where = ".".join(str(part) for part in loc)
-    message = str(first["msg"]).removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
+    message = str(problem["msg"]).removeprefix("Value error, ")
+    if problem["type"] == "extra_forbidden":
         model = _model_at(loc)
         parent = "".join(f"{part}." for part in loc[:-1])
         known = model.model_fields if model else ()
         return f"{source}: {unknown('key', str(loc[-1]), known, prefix=parent)}"
-    if first["type"] == "missing":
+    if problem["type"] == "missing":
         message = "missing"
-    elif first["type"] not in ("value_error", "assertion_error"):
-        message = f"{message[:1].lower()}{message[1:]}, not {first['input']!r}"
+    elif problem["type"] not in ("value_error", "assertion_error"):
+        message = f"{message[:1].lower()}{message[1:]}, not {problem['input']!r}"
     for key, option in options.items():
         if where == key:
             return f"{option}: {message}"
     return f"{source}: '{where}': {message}" if where else f"{source}: {message}"
+
+
+def config_problems(path: str | Path) -> list[str]:
+    """Every problem of the configuration file at `path`, one line each (`triagebot config
+    --check`): an unknown key with the nearest valid name, a wrong value with its key; none when
+    the file loads. A file that cannot be read or is not TOML is a ConfigError (one line).
+    The flags' patches are not checked against torch here (the commands that sweep do)."""
+    source = str(path)
+    text = _read_text(Path(path))
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    try:
+        Config.model_validate(data)
+    except ValidationError as error:
+        return [_problem_line(problem, source, {}) for problem in error.errors()]
+    return []
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file") from None
 
 
 def parse_config(
@@ -132,12 +163,6 @@ def load_config(path: str | Path | None = None, options: Mapping[str, Any] | Non
         config = parse_config("", "defaults", options)
     else:
         path = Path(path or "triagebot.toml")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not a text file") from None
-        config = parse_config(text, str(path), options)
+        config = parse_config(_read_text(path), str(path), options)
     check_patches(config, dynamo_settings())
     return with_site_url(config)

@@ -161,6 +161,9 @@ class SweepSettings(Section):
     # fit are not reached, and the snapshot says so (`Snapshot.ladder_unreached`).
     ladder_seconds: float = Field(default=480.0, gt=0)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
+    # The night's noise floor of compile times: the baselines of this many models (a fixed
+    # sample of the whole selection, those of a short run only) run a second time; 0: none.
+    noise_sample: int = Field(default=5, ge=0)
     # Where the compiled model is called again on a second input shape: on the ladder's
     # selection (a rung of its own), on every run, or nowhere.
     recompiles: Literal["selection", "all", "none"] = "selection"
@@ -225,6 +228,9 @@ class TrackerSettings(Section):
     labels: list[str] = Field(default_factory=lambda: ["module: dynamo", "triagebot"])
     title: str = "[triagebot] torch._dynamo.config.{flag}: {headline}"
     close_after: int = Field(default=2, ge=1)
+    # The median ratio of a flag's compile seconds to its baseline's past which (and past the
+    # night's noise floor) the flag is not ready; None: compile time stands beside the verdict.
+    compile_time_blocks: float | None = Field(default=None, gt=1)
     max_writes: int = Field(default=50, ge=1)
     cc: dict[str, list[str]] = Field(default_factory=dict)  # flag -> people
     cc_routes: list[CcRoute] = Field(default_factory=list)

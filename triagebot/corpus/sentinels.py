@@ -18,6 +18,7 @@ torch 2.13.0 (CPU), with the counting backend and `fullgraph=False`, under `torc
 | `OwnGenerator`       | 1 graph               | 1 graph                | 1 graph                          |
 | `RangeLoop`          | 1 graph               | 1 graph                | 1 graph                          |
 | `WrongUnderScalarCapture` | 2 graphs, `.item()` | 1 graph, wrong result | 2 graphs, `.item()`          |
+| `SlowUnderScalarCapture` | 1 graph, `.item()` | 1 graph, compiled about 4x slower | 1 graph, `.item()` |
 | `EagerError`         | eager_error           | eager_error            | eager_error                      |
 | `BuildError`         | create_error          | create_error           | create_error                     |
 | `Segfault`           | signal SIGSEGV        | signal SIGSEGV         | signal SIGSEGV                   |
@@ -195,6 +196,20 @@ class WrongUnderScalarCapture(nn.Module):
         return x * scale + 1
 
 
+class SlowUnderScalarCapture(nn.Module):
+    """Compiles many times slower under `capture_scalar_outputs`, by construction: a stand-in for
+    a flag that makes compilation slower, so that the compile-time figures are exercised end to
+    end. Its first `.item()` breaks the graph at baseline (with a reason naming the setting), and
+    the loop after it, whose `.item()`s break the graph inside the loop, is then left to run
+    eagerly; under the flag Dynamo traces the loop, unrolled, an `.item()` in every iteration."""
+
+    def forward(self, x):
+        x = x * x.abs().sum().item()
+        for i in range(5 * len(x)):  # 40 on its 8 inputs; a longer input makes it slower still
+            x = x * 0.5 + x[i % len(x)].item()
+        return x
+
+
 class EagerError(nn.Module):
     """Its eager run fails (a shape mismatch), so it is untestable under every config."""
 
@@ -246,6 +261,7 @@ SENTINELS: tuple[type[nn.Module], ...] = (
     OwnGenerator,
     RangeLoop,
     WrongUnderScalarCapture,
+    SlowUnderScalarCapture,
     EagerError,
     BuildError,
     Segfault,

@@ -1,7 +1,8 @@
 """The order of a run's stages, and the one way every command turns a snapshot into its night.
 
 - `inputs`: what a night starts from: the installed build (`installed_build`, read in a child
-  process so that torch is never imported here), whether the store has it (`already_swept`)
+  process so that torch is never imported here), whether the store has its configured night (`already_swept`:
+  a trial of another corpus or sample is not)
   and what a night must sweep of it (`sweep_need`: the build, or only the flags it lacks),
   the snapshot a command names (`read_input`, `Snapshots`: by file, stream or key, keyed as
   `[store] key` names its night), and `out_of_order`.

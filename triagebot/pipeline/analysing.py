@@ -60,6 +60,7 @@ def night_of(
         cc=lambda flag, signatures: cc_for(flag, signatures, config.tracker),
         dashboard_url=config.tracker.dashboard_url,
         close_after=config.tracker.close_after,
+        compile_time_blocks=config.tracker.compile_time_blocks,
     )
     return with_triage(tonight, store, config)
 

@@ -20,6 +20,7 @@ from triagebot.errors import PipelineError
 from triagebot.pipeline.analysing import night_of
 from triagebot.results import Environment, KeyScheme, Night, Snapshot, keyed
 from triagebot.store import Store, StoreError, check_key, key_order, open_store, read_snapshot
+from triagebot.store.selection import describe, is_configured_night
 
 _BUILD_PROBE = (
     "import json, importlib.metadata as m, torch;"
@@ -45,18 +46,18 @@ def installed_build(python: str = sys.executable) -> Environment:
     return Environment.model_validate(json.loads(probe.stdout))
 
 
-def already_swept(
-    store: Store, build: Environment, scheme: KeyScheme, flags: Iterable[str] = ()
-) -> str | None:
-    """The key of a stored night of `build` where `scheme` names the nights (`Store.find_build`:
-    the same git hash, or the same version when the hash is unknown, a local build; and with
-    "torch+transformers", the same transformers) that ran every one of `flags`."""
-    found = store.find_build(build, scheme)
-    wanted = list(flags)
-    if found is not None and wanted:
-        stored = store.readable(found)
-        if stored is None or any(flag not in stored.flags for flag in wanted):
-            return None
+def already_swept(store: Store, build: Environment, config: Config, flags: Iterable[str] = ()) -> str | None:
+    """The key of the stored configured night of `build` (`Store.find_build` where `[store] key`
+    names the nights: the same git hash, or the same version when the hash is unknown, a local
+    build; and with "torch+transformers", the same transformers) that ran every one of `flags`.
+    A trial (a night of another selection, `selection.is_configured_night`) is not that night:
+    the configured one still needs sweeping, and replaces it."""
+    found = store.find_build(build, config.store.key)
+    stored = store.readable(found) if found is not None else None
+    if stored is None or not is_configured_night(stored.corpus, config):
+        return None
+    if any(flag not in stored.flags for flag in flags):
+        return None
     return found
 
 
@@ -83,12 +84,18 @@ def sweep_need(store: Store, build: Environment, config: Config, *, force: bool 
     name = f"torch {build.torch_version} ({build.torch_git_version[:12] or 'no git hash'})"
     if scheme != "torch" and build.transformers_version:
         name += f" with transformers {build.transformers_version}"
-    existing = already_swept(store, build, scheme)
+    existing = store.find_build(build, scheme)
     if force:
         return SweepNeed(True, f"{name}: --force sweeps it again", existing)
     if existing is None:
         return SweepNeed(True, f"{name} is not in the store")
     stored = store.get(existing)
+    if not is_configured_night(stored.corpus, config):
+        return SweepNeed(
+            True,
+            f"{name} is stored only as a trial, snapshot {describe(stored)}: the night of the configured "
+            f"corpus {config.sweep.corpus!r} replaces it",
+        )
     if not stored.environment.same_transformers(build):  # nights named by torch alone
         return SweepNeed(
             False,
@@ -99,13 +106,6 @@ def sweep_need(store: Store, build: Environment, config: Config, *, force: bool 
             existing,
         )
     missing = tuple(flag for flag in config.flags if flag not in stored.flags)
-    if missing and stored.corpus.name != config.sweep.corpus:
-        return SweepNeed(
-            False,
-            f"{name} was swept as snapshot {existing} of corpus {stored.corpus.name!r}, not the configured "
-            f"{config.sweep.corpus!r}: flag(s) {', '.join(missing)} are swept on the next build",
-            existing,
-        )
     if missing:
         flags = ", ".join(missing)
         reason = f"{name} is stored as snapshot {existing} without flag(s) {flags}: sweeping them"

@@ -123,7 +123,7 @@ def run(
     # Owed before it is stored: a record of a night never stored owes nothing (the next run
     # sweeps it again), but a night stored without its record would never be published.
     owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
-    report = _store(store, snapshot, out)
+    report = _store(store, snapshot, out, config)
     if options.bisections is not None:  # the night's own bisections: its groups' entries show them
         kept = keep_bisections_in(store, options.bisections)
         say(f"bisections: {len(kept)} kept from {options.bisections}")
@@ -220,13 +220,14 @@ def _sweep(
     return sweeper(config, out, not options.force)
 
 
-def _store(store: Store, snapshot: Snapshot, out: Path) -> RunReport:
+def _store(store: Store, snapshot: Snapshot, out: Path, config: Config) -> RunReport:
     """Store `snapshot`, with a copy under `out` written first, so that a snapshot the store
-    refuses is not lost; the report says where both went."""
+    refuses is not lost (a trial night of the build is replaced by `config`'s night); the report
+    says where both went."""
     report = RunReport(build=snapshot.environment, swept=True, snapshot_key=snapshot.key)
     report.snapshot_file = write_snapshot(snapshot, out / "snapshot.json")
     try:
-        report.stored_as_news = store.put(snapshot)
+        report.stored_as_news = store.put(snapshot, config)
     except StoreError as error:
         raise PipelineError(
             f"cannot store snapshot {snapshot.key}: {error}; it is kept in {report.snapshot_file}"

@@ -43,6 +43,7 @@ _NOTICE_MARKER = re.compile(
     r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression|removed)|state=(?P<state>close|reopen))"
     rf" flag=(?P<flag>{_NAME}) snapshot=(?P<key>{_NAME}) -->\Z"
 )
+_SWEEP_ANSWER_MARKER = re.compile(r"<!-- triagebot:rerun-(?:result|failed)=(?P<id>[0-9]+) -->\Z")
 
 
 class Notice(NamedTuple):
@@ -111,6 +112,13 @@ def find_flag(body: str | None) -> str | None:
     """The flag a tracking-issue body is for: its first line's flag marker, or None."""
     found = _FLAG_MARKER.match(first_line(body))
     return found["flag"] if found else None
+
+
+def find_sweep_answer(body: str | None) -> int | None:
+    """The comment id a rerun's result or failure answers (`result_marker`, `failure_marker`,
+    on the first line), or None."""
+    found = _SWEEP_ANSWER_MARKER.match(first_line(body))
+    return int(found["id"]) if found else None
 
 
 def find_notice(body: str | None) -> Notice | None:

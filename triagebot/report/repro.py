@@ -21,7 +21,7 @@ from typing import Any
 
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import BASELINE, WRONG_RESULT, Outcome, Snapshot
+from triagebot.results import BASELINE, EAGER_INCONSISTENT, OTHER_ATTENTION, WRONG_RESULT, Outcome, Snapshot
 
 # The tags of a recorded config (`corpus.encoding`) that the script's copy of `decode` reads.
 TAGS = frozenset({"$tuple", "$float", "$dict"})
@@ -92,10 +92,16 @@ def repro_script(
     *,
     backend: str | None = None,
     wrong: bool = False,
+    other_attention: str | None = None,
 ) -> str:
     """The reproduction script for `model` failing under `flag` (or `baseline`) in `snapshot`.
     `backend`: the ladder backend it fails under (None: the counting backend). `wrong`: it gives
-    a wrong result rather than crashing; the script raises `WrongResult` when outputs differ."""
+    a wrong result rather than crashing; the script raises `WrongResult` when outputs differ.
+    `other_attention`: eager disagrees with itself (a library finding): the script compiles
+    nothing, runs eager as built and under this attention implementation, and raises
+    `EagerInconsistent` when they differ."""
+    other_attention = other_attention or _other_attention(snapshot, flag, model, signature)
+    wrong = wrong or other_attention is not None
     result = snapshot.result(model)
     if result is None:
         raise ReproError(f"snapshot {snapshot.key} has no model {model!r}")
@@ -111,7 +117,7 @@ def repro_script(
     return render(
         "repro.py.j2",
         signature=signature or (outcome.signature if outcome else "") or "",
-        error_type=WRONG_RESULT if wrong else (outcome.error_type if outcome else None) or "an error",
+        error_type=_error_type(outcome, wrong, other_attention),
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
@@ -130,7 +136,29 @@ def repro_script(
         backend=backend,
         wrong=wrong,
         where=_where(outcome) if wrong else "",
+        other_attention=other_attention,
+        attention=OTHER_ATTENTION.get(other_attention or "", ""),
     )
+
+
+def _other_attention(snapshot: Snapshot, flag: str, model: str, signature: str | None) -> str | None:
+    """The attention implementation a library finding's script compares with, read from its
+    run's cross-checks when `signature` is one (`EagerInconsistent: ...`); None for any other."""
+    result = snapshot.result(model)
+    outcome = result.outcomes.get(flag) if result is not None else None
+    if not (signature or "").startswith(f"{EAGER_INCONSISTENT}:") or outcome is None:
+        return None
+    checks = outcome.accuracy.cross_checks if outcome.accuracy is not None else []
+    return checks[0].implementation if checks else None
+
+
+def _error_type(outcome: Outcome | None, wrong: bool, other_attention: str | None) -> str:
+    """What the script is expected to raise."""
+    if other_attention:
+        return EAGER_INCONSISTENT
+    if wrong:
+        return WRONG_RESULT
+    return (outcome.error_type if outcome else None) or "an error"
 
 
 def _tagged(value: Any) -> bool:

@@ -13,7 +13,10 @@ lives in these words, so that no two of them can disagree.
   backend ("also aot_eager", "Dynamo (counting backend) only", "not checked") and on which
   backends and device its first model was run; `recurred(group)`: how often an intermittent
   one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
+- `not_measured(snapshot)`: what a night did not measure, from its own record;
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
+- `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
+  `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
@@ -33,6 +36,8 @@ from triagebot.results import (
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
+    CompileRiser,
+    CompileTime,
     Effect,
     Environment,
     FailureGroup,
@@ -42,9 +47,13 @@ from triagebot.results import (
     IssueTitle,
     LadderRow,
     Reduction,
+    Snapshot,
     VerdictRow,
     key_versions,
 )
+
+BACKWARD_RUNG = "backward"
+"""The ladder's rung that runs the backward pass; a night without it measured inference only."""
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -101,12 +110,67 @@ def not_run(ladder: Sequence[str]) -> list[str]:
 
 def verdict_share(what: VerdictRow, models: int, figures: FlagFigures) -> str:
     """A verdict row's count with its denominator: recompiles over the models called on a
-    second shape, engine errors and ladder failures as counts, the rest over the population."""
+    second shape, ladder failures over the models that climbed it, compile-time rises over the
+    models timed both ways, engine errors as a count, the rest over the population."""
     if what == VerdictRow.recompile_more:
         return of_recompiled(models, figures) if figures.recompile_checked else "not checked"
-    if what in (VerdictRow.engine_errors, VerdictRow.ladder_failures):
+    if what == VerdictRow.ladder_failures:  # over the models that climbed it under the flag
+        return f"{models} of {plural(figures.laddered, 'model')} that climbed the ladder under the flag"
+    if what == VerdictRow.engine_errors:
         return plural(models, "model")
+    if what == VerdictRow.compile_slower and figures.compile_time is not None:
+        return compile_share(models, figures.compile_time)
     return of(models, figures)
+
+
+# --- what a flag costs in compile time ---
+
+
+def times(ratio: float | None) -> str:
+    """A ratio of seconds: "1.08x" ("n/a" for none)."""
+    return "n/a" if ratio is None else f"{ratio:.2f}x"
+
+
+def compile_share(models: int, cost: CompileTime) -> str:
+    """A count of models of those timed both ways, with the median ratio: "3 of 12 models
+    timed at baseline and under the flag (median 1.42x)"; no count without a noise floor."""
+    timed = (
+        f"{plural(cost.models, 'model')} timed at baseline and under the flag (median {times(cost.median)})"
+    )
+    if cost.noise_floor is None:
+        return f"not measurable (no noise floor tonight); {timed}"
+    return f"{models} of {timed}"
+
+
+def noise(cost: CompileTime) -> str:
+    """The night's noise floor in words: "1.10x (5 baselines run twice tonight)"."""
+    if cost.noise_floor is None:
+        return "not measured tonight (no baseline was run twice)"
+    return f"{times(cost.noise_floor)} ({plural(cost.noise_models, 'baseline')} run twice tonight)"
+
+
+def compile_time(figures: FlagFigures) -> str | None:
+    """What the flag costs in compile time, in one sentence; a median inside the night's noise
+    floor is "no measurable change", never a finding. None for a night without the figures."""
+    cost = figures.compile_time
+    if cost is None:
+        return None
+    if not cost.models or cost.median is None:
+        return "Compile time: no model compiled both at baseline and under the flag."
+    spread = f"10th-90th percentile {times(cost.low)} to {times(cost.high)}"
+    over = f"median over {plural(cost.models, 'model')}; {spread}"
+    said = f"Compile time under the flag: {times(cost.median)} the baseline's ({over})"
+    said += f", noise floor {noise(cost)}"
+    if not cost.measurable:
+        return f"{said}: no measurable change."
+    direction = "slower" if cost.median > 1 else "faster"
+    return f"{said}: compilation is {direction}, {plural(cost.rose, 'model')} beyond the floor."
+
+
+def riser(model: CompileRiser) -> str:
+    """One model's compile seconds before and after: "GPT2LMHeadModel: 1.20 s -> 3.40 s (2.83x)"."""
+    before, after = f"{model.baseline_seconds:.2f} s", f"{model.flag_seconds:.2f} s"
+    return f"{model.model}: {before} -> {after} ({times(model.ratio)})"
 
 
 def listed(names: Sequence[str], limit: int = SHOWN_ERRORS) -> str:
@@ -339,6 +403,30 @@ def measured_on(environment: Environment) -> str | None:
     build = _cuda_build_on_cpu(environment)
     where = f"the CPU only, with {build}" if build else "the CPU only"
     return f"Measured on {where}: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
+
+
+def not_measured(snapshot: Snapshot) -> str:
+    """What the night did not measure, in one line, from its own record: the mode (no backward
+    rung on its ladder: inference only), the dtypes of its inputs, its models' sizes, the
+    backends users run that its ladder did not climb, outputs when not compared, and speed."""
+    specs = [result.spec for result in snapshot.results if result.spec is not None]
+    parts = []
+    if BACKWARD_RUNG not in snapshot.ladder:
+        parts.append("training (every run is inference: the model in eval mode, no gradients)")
+    floats = sorted(
+        {i.dtype for spec in specs for i in spec.inputs if i.dtype.startswith(("float", "bfloat"))}
+    )
+    if floats:
+        parts.append(f"dtypes other than {listed(floats)} (its inputs')")
+    sizes = [spec.params for spec in specs if spec.params is not None]
+    if sizes:
+        parts.append(f"real model sizes (tiny configs, at most {max(sizes):,} parameters)")
+    if "accuracy" not in snapshot.checks:
+        parts.append("outputs against eager's")
+    if unrun := not_run(snapshot.ladder):
+        parts.append(f"{' and '.join(unrun)} (not on the backend ladder)")
+    parts.append("time per call of the compiled model")
+    return f"Not measured tonight: {'; '.join(parts)}."
 
 
 def verdict_word(verdict: FlagVerdict) -> str:

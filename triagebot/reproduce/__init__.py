@@ -18,8 +18,10 @@ shown in issues.
 
 from triagebot.reproduce.verify import (
     DEFAULT_TIMEOUT,
+    SECRET_FILE,
     Run,
     Steps,
+    adopt_secret_files,
     in_lanes,
     reproduce,
     run_script,
@@ -30,8 +32,10 @@ from triagebot.reproduce.verify import (
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "SECRET_FILE",
     "Run",
     "Steps",
+    "adopt_secret_files",
     "in_lanes",
     "reproduce",
     "run_script",

@@ -18,9 +18,18 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from triagebot.analysis import flag_stats
+from triagebot.analysis.library import library_findings
 from triagebot.errors import ReproError
 from triagebot.report.repro import repro_script
-from triagebot.results import WRONG_RESULT, FailureGroup, Reproduction, Snapshot, error_signature
+from triagebot.results import (
+    BASELINE,
+    WRONG_RESULT,
+    FailureGroup,
+    LibraryFinding,
+    Reproduction,
+    Snapshot,
+    error_signature,
+)
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -54,6 +63,27 @@ _SECRET = re.compile(
     r"^(GITHUB_|ACTIONS_|GIT_)|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_KEY|^SSH_AUTH_SOCK$",
     re.IGNORECASE,
 )
+
+
+SECRET_FILE = "_FILE"
+"""`NAME_FILE`: the file a job hands the secret `NAME` in (see `adopt_secret_files`)."""
+
+
+def adopt_secret_files(names: Sequence[str]) -> None:
+    """Take each secret `NAME` from the file `$NAME_FILE` names, then delete the file, and keep
+    it in this process's environment for the children that need it (git's credential helper),
+    never in the job's (its scrubbed children, probes included, could read an ancestor's
+    environment at `/proc/<pid>/environ`: a value set here is not there, that shows only what a
+    process started with). `ReproError` when a named file cannot be read."""
+    for name in names:
+        where = os.environ.pop(name + SECRET_FILE, None)
+        if not where:
+            continue
+        try:
+            os.environ[name] = Path(where).read_text(encoding="utf-8").strip()
+            Path(where).unlink()
+        except OSError as error:
+            raise ReproError(f"${name}{SECRET_FILE} ({where}): {error.strerror or error}") from None
 
 
 def scrubbed_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -173,6 +203,21 @@ def in_lanes(work: Sequence[Callable[[], T]], lanes: int = 1) -> Iterator[T]:
                 future.cancel()
 
 
+def _library_repro(snapshot: Snapshot, finding: LibraryFinding, python: str, timeout: float) -> Reproduction:
+    """The no-compile script of a library finding, run and verified."""
+    script = repro_script(
+        snapshot, BASELINE, finding.model, finding.signature, other_attention=finding.other_attention
+    )
+    return verify(
+        script,
+        flag=BASELINE,
+        model=finding.model,
+        signature=finding.signature,
+        python=python,
+        timeout=timeout,
+    )
+
+
 def reproduce(
     snapshot: Snapshot,
     python: str = sys.executable,
@@ -180,8 +225,8 @@ def reproduce(
     progress: Steps | None = None,
     lanes: int = 1,
 ) -> list[Reproduction]:
-    """A verified-or-not reproduction for every confirmed crash group, wrong-result group and
-    ladder failure group of every flag, `lanes` groups at once.
+    """A verified-or-not reproduction for every library finding (no compile), confirmed crash
+    group, wrong-result group and ladder failure group of every flag, `lanes` groups at once.
 
     Each group is tried with its models in order until one model's script reproduces it; a
     group none of whose models has a spec is skipped. `progress` is told the groups first,
@@ -195,8 +240,9 @@ def reproduce(
         groups += [
             (flag, group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups
         ]
+    findings = library_findings(snapshot)
     if progress is not None:
-        progress.phase("repros", len(groups))
+        progress.phase("repros", len(groups) + len(findings))
 
     def attempt(flag: str, group: FailureGroup, backend: str | None, wrong: bool) -> Reproduction | None:
         tried = None
@@ -218,7 +264,10 @@ def reproduce(
                 break
         return tried
 
-    found = []
+    found = [_library_repro(snapshot, finding, python, timeout) for finding in findings]
+    if progress is not None:
+        for finding in findings:
+            progress.step(f"{finding.model}: {finding.signature} (library finding)")
     attempts = in_lanes([functools.partial(attempt, *group) for group in groups], lanes)
     for (flag, group, _, _), tried in zip(groups, attempts, strict=True):
         if tried is not None:

@@ -37,6 +37,59 @@ class CrashPattern(Record):
     models: list[str] = Field(default_factory=list)
 
 
+class CompileRiser(Record):
+    """A model whose compile time rose under a flag: its compile seconds at baseline and under
+    the flag, on the same night."""
+
+    model: str
+    baseline_seconds: float
+    flag_seconds: float
+
+    @property
+    def ratio(self) -> float:
+        return self.flag_seconds / self.baseline_seconds
+
+
+RATIO_EDGES = (0.5, 0.67, 0.8, 0.9, 0.95, 1.05, 1.1, 1.25, 1.5, 2.0, 3.0)
+"""The edges of the bins a flag's compile-time ratios are counted in (`CompileTime.bins`): below
+the first, between each two, from the last on."""
+
+
+class CompileTime(Record):
+    """What a flag costs in compile time on one night (`analysis.compile_time`): over the models
+    the flag could affect whose baseline and flag run both compiled, the ratio of the flag run's
+    compile seconds to the baseline's, said against the night's noise floor (the spread of the
+    ratios of a fixed sample of baselines run twice). A median inside the floor is no
+    measurable change, never a finding."""
+
+    models: int  # the pairs with both compile seconds: the ratios' denominator
+    median: float | None = None  # the median ratio (None: no pair)
+    low: float | None = None  # the 10th percentile of the ratios
+    high: float | None = None  # the 90th percentile
+    # The night's noise floor: the largest ratio (or its inverse, whichever is above 1) of a
+    # baseline run again to its first run, over `noise_models` models. None: not measured.
+    noise_floor: float | None = None
+    noise_models: int = 0
+    rose: int = 0  # models whose ratio is above the noise floor (none without a floor)
+    risers: list[CompileRiser] = Field(default_factory=list)  # the largest rises above 1, largest first
+    bins: list[int] = Field(default_factory=list)  # the ratios counted in the bins of `RATIO_EDGES`
+    # The median ratio that blocks the flag from being on by default ([tracker] compile_time_blocks);
+    # None: compile time never blocks.
+    blocks_above: float | None = None
+
+    @property
+    def measurable(self) -> bool:
+        """Whether the median ratio lies beyond the noise floor, either way; without a floor
+        measured tonight, nothing is."""
+        if self.median is None or self.noise_floor is None:
+            return False
+        return self.median > self.noise_floor or self.median < 1 / self.noise_floor
+
+    @property
+    def blocks(self) -> bool:
+        return self.blocks_above is not None and self.measurable and (self.median or 0) > self.blocks_above
+
+
 class FlagFigures(Record):
     """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
     body, the step summary, the report folder and every page of the site print these and no
@@ -72,6 +125,8 @@ class FlagFigures(Record):
     recompile_more: int = 0
     recompile_fewer: int = 0
     newly_fixed: int = 0  # crashed in the previous nightly, run now
+    compile_slower: int = 0  # models whose compile time rose beyond the night's noise floor
+    compile_time: CompileTime | None = None  # None: a night older than compile-time figures
 
 
 class VerdictRow(StrEnum):
@@ -96,6 +151,7 @@ class VerdictRow(StrEnum):
     recompile_more = "recompile_more", "More recompiles", False
     increases_graphs = "increases_graphs", "More graphs", False
     engine_errors = "engine_errors", "Engine errors (the flag untested there)", False
+    compile_slower = "compile_slower", "Slower compilation (beyond the noise floor)", False
     helped = "helped", "Fewer graphs (helped)", False
 
 

@@ -12,7 +12,7 @@ from pydantic import Field
 from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
 from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
-from triagebot.results.runs import Environment, Snapshot, When
+from triagebot.results.runs import CrossCheck, Environment, Reproduction, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
 
@@ -280,6 +280,23 @@ class HealthPoint(Record):
     ran_eagerly: int = 0
 
 
+class LibraryFinding(Record):
+    """A model whose compiled outputs differ from eager's only because eager disagrees with itself
+    across attention implementations (`Accuracy.eager_inconsistent`): a transformers bug, reported
+    as such and never as a torch.compile wrong result (`analysis.library`)."""
+
+    model: str
+    class_path: str = ""  # "transformers.models.aimv2.modeling_aimv2:Aimv2TextModel"
+    attention: str  # the implementation it ran with ("sdpa")
+    other_attention: str  # the one eager disagrees with ("eager")
+    where: str  # the output that differs
+    detail: str | None = None  # how far eager under `attention` is from the compiled outputs
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
+    signature: str  # `EagerInconsistent: where`: what its repro raises
+    title: str  # as a transformers maintainer would file it
+    repro: Reproduction | None = None  # the no-compile script, verified or not (None: none made)
+
+
 class CorpusHealth(Record):
     """How healthy Dynamo is on the corpus tonight: numbers overall and per stratum, the trend over
     stored nightlies, the full stack at baseline, and the models whose baseline graph count rose
@@ -299,6 +316,8 @@ class CorpusHealth(Record):
     laddered: int = 0  # models that climbed the ladder at baseline
     ladder_failures: dict[str, int] = Field(default_factory=dict)  # rung -> baseline runs first failing there
     baseline_regressions: list[ModelChange] = Field(default_factory=list)  # more graphs than last night
+    # Eager disagreeing with itself at baseline: the library's findings, not wrong results.
+    library_findings: list[LibraryFinding] = Field(default_factory=list)
 
 
 class TrendPoint(Record):
@@ -321,10 +340,13 @@ class Recurrence(Record):
     """How a flag's confirmed crashes recurred over its last nightlies (`analysis.recurrence`):
     for each model that crashed in them, one letter per nightly, oldest first: `C` a confirmed
     crash, `F` a crash that did not repeat, `?` no verdict (not run, errored, not in the corpus),
-    `.` ran without a crash."""
+    `.` ran without a crash; and, likewise, for each model that gave a confirmed wrong result."""
 
     keys: list[str]  # the nightlies, oldest first, tonight last
     states: dict[str, str] = Field(default_factory=dict)  # model -> its letters, one per key
+    # model -> its letters for a confirmed wrong result, one per key: `W` a wrong result, `F` one
+    # that did not repeat, `?` outputs not judged (not run, no accuracy check), `.` judged right
+    wrong: dict[str, str] = Field(default_factory=dict)
     # model -> the signature of its last confirmed crash before tonight, where one is known
     signatures: dict[str, str] = Field(default_factory=dict)
 
@@ -351,6 +373,13 @@ class NightSummary(Record):
     flaky: dict[str, list[str]] = Field(default_factory=dict)
     unran: dict[str, list[str]] = Field(default_factory=dict)
     swept: list[str] | None = None  # every model of the nightly; None in data older than the field
+    # flag -> models with a confirmed wrong result; whether the nightly compared outputs with
+    # eager's at all (its accuracy check), and flag -> models that ran under the flag without their
+    # outputs judged (two eager runs differed, or the baseline's were wrong too): for those, and on
+    # a nightly that compared nothing, nothing is known of a wrong result.
+    wrong: dict[str, list[str]] = Field(default_factory=dict)
+    outputs_compared: bool = False
+    unjudged: dict[str, list[str]] = Field(default_factory=dict)
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
 

@@ -10,9 +10,15 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from triagebot.results.base import Record
+from triagebot.results.operations import keyed_by_operation
 
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
+
+BASELINE_AGAIN = "baseline-again"
+"""`RunRecord.config` of a baseline run a second time on the same night, for a fixed sample of
+models (`sweep.schedule.noise_sample`): the spread of its compile seconds against the first
+run's is the night's noise floor (`analysis.compile_time`)."""
 
 
 class Environment(Record):
@@ -103,6 +109,10 @@ COUNTING_BACKEND = "counting"
 WRONG_RESULT = "WrongResult"
 """The error type a wrong result is reported (and its repro raises) under."""
 
+EAGER_INCONSISTENT = "EagerInconsistent"
+"""The error type a library finding (eager disagreeing with itself across attention
+implementations) is reported, and its no-compile repro raises, under."""
+
 
 class Accuracy(StrEnum):
     """How a compiled call's outputs compare with eager outputs on the same inputs and seed."""
@@ -110,6 +120,10 @@ class Accuracy(StrEnum):
     match = "match"  # within the benchmark harness's tolerances
     mismatch = "mismatch"  # beyond them: a wrong result once confirmed by a rerun
     nondeterministic = "nondeterministic"  # two eager runs already differ: not judged
+    # Compiled differs from eager, but eager differs from itself under another attention
+    # implementation and compiled agrees with that one: the library's finding (a transformers
+    # bug), never the compiler's wrong result (`CrossCheck` has the evidence).
+    eager_inconsistent = "eager_inconsistent"
 
 
 class Check(StrEnum):
@@ -121,6 +135,23 @@ class Check(StrEnum):
     recompiles = "recompiles"  # a second call on another input shape (`RecompileCheck`)
 
 
+OTHER_ATTENTION = {"sdpa": "eager", "eager": "sdpa"}
+"""The attention implementation a model is cross-checked under, by the one it runs with (and,
+the pairs being symmetric, the one it ran with, by the one it was cross-checked under)."""
+
+
+class CrossCheck(Record):
+    """One cheap check made on a model whose compiled outputs differ from eager's, to tell which
+    side is wrong (`triagebot.sweep.sides`): eager under another attention implementation against
+    eager under the model's own, and the compiled outputs against that other eager, judged with
+    its float64 run as the reference."""
+
+    name: Literal["eager_other_attention", "compiled_vs_other_attention"]
+    implementation: str  # the other attention implementation ("eager"; "sdpa" for a model on eager)
+    agrees: bool | None  # None: the check could not be made (`detail` says why)
+    detail: str | None = None  # the first difference, or why it could not be made
+
+
 class AccuracyCheck(Record):
     """The compiled outputs against the eager ones (`triagebot.sweep.accuracy` has the rules)."""
 
@@ -130,6 +161,9 @@ class AccuracyCheck(Record):
     # the output where the two eager runs differ.
     where: str | None = None
     detail: str | None = None  # how far: largest difference, tolerance, RMSE or cosine similarity
+    # The checks made before calling a difference a wrong result, in order; empty for a match,
+    # for a model with no other attention implementation, and in snapshots older than this field.
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
 
 
 class RecompileCheck(Record):
@@ -170,6 +204,14 @@ class Outcome(Record):
     accuracy: AccuracyCheck | None = None  # None: not checked (checks off, or the call did not run)
     recompile: RecompileCheck | None = None  # None: not tried (checks off, a ladder run, no result)
 
+    @model_validator(mode="after")
+    def _keyed_by_operation(self) -> Outcome:
+        """A signature stored before crash groups were keyed by the torch operation reads as one
+        signed now, so that an older nightly's groups meet tonight's (`keyed_by_operation`)."""
+        if self.signature and self.traceback:
+            self.signature = keyed_by_operation(self.signature, self.traceback)
+        return self
+
     @property
     def ran(self) -> bool:
         return self.status == Status.ok
@@ -178,6 +220,13 @@ class Outcome(Record):
     def mismatched(self) -> bool:
         """It ran, and its outputs differ from eager beyond tolerance."""
         checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.mismatch
+        return self.status == Status.ok and checked
+
+    @property
+    def eager_inconsistent(self) -> bool:
+        """It ran, and its compiled outputs differ from eager's only because eager disagrees with
+        itself across attention implementations: a library finding, not a wrong result."""
+        checked = self.accuracy is not None and self.accuracy.verdict == Accuracy.eager_inconsistent
         return self.status == Status.ok and checked
 
     @property
@@ -361,6 +410,9 @@ class ModelResult(Record):
     model: str
     stratum: str = "other"
     outcomes: dict[str, Outcome]  # BASELINE and each flag name
+    # The baseline run again the same night, for the noise floor of compile times; None: not in
+    # the night's sample (`BASELINE_AGAIN`).
+    baseline_again: Outcome | None = None
     confirmations: dict[str, list[Outcome]] = Field(default_factory=dict)  # reruns of crashes
     spec: ModelSpec | None = None
     # The backend ladder: config -> backend -> outcome, in ladder order, up to the first failure;

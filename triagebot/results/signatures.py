@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from triagebot.results.operations import keyed_by_operation
 from triagebot.results.runs import WRONG_RESULT
 
 # Order matters: reprs before their contents, symbols before bare numbers, paths before lines.
@@ -63,9 +64,14 @@ def error_signature(error_type: str, message: str) -> str:
     Unbacked (`u6`) and backed (`s35`) symbols, addresses, file paths, line numbers, tensor
     sizes and fake-tensor reprs are dropped, so `Eq(u0, 0)` and `Eq(u8, 0)` are one bug, and so
     are `{u6}` and `{u1, u0}`. A wrapper line (`backend='x' raised:`) gives way to the exception
-    it wraps. The user-code function Dynamo names (`from user code: ... in get_rope_index`) is
-    kept, by name only, so that one bug hit from one place in the model code groups across
-    models and across a repro script whose file differs from the sweep's.
+    it wraps. Where Dynamo names the torch operation that guarded (`Caused by: ...
+    (_refs/__init__.py:4264 in unbind)`), that frame is kept, by file and function, so that one
+    torch bug reached from different model functions (`Tensor.tolist()` on a data-dependent
+    length, from a list comprehension in one family and `get_rope_index` in another) is one
+    group; the model-code patterns are listed inside it (`analysis.frames`). Otherwise the
+    user-code function Dynamo names (`from user code: ... in get_rope_index`) is kept, by name
+    only, so that one bug hit from one place in the model code groups across models and across
+    a repro script whose file differs from the sweep's.
     """
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     first_line = lines[0] if lines else ""
@@ -79,7 +85,7 @@ def error_signature(error_type: str, message: str) -> str:
             break
     signature = f"{error_type}: {normalised(first_line)}"[:300]
     function = _user_function(message)
-    return f"{signature} [in {function}]" if function else signature
+    return keyed_by_operation(f"{signature} [in {function}]" if function else signature, message)
 
 
 def wrong_result_signature(where: str | None) -> str:

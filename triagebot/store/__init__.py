@@ -2,9 +2,10 @@
 
 Public API, for cli and tracker:
 
-- `Store`: `put(snapshot) -> bool` (stores it, or replaces the same night: one build, torch
-  and transformers, one selection, its flags and more; anything else, a night of another
-  transformers included, is a StoreError and the stored night is kept; False when a snapshot of
+- `Store`: `put(snapshot, config=None) -> bool` (stores it, or replaces the same night: one
+  build, torch and transformers, one selection, its flags and more; or, with the `config` the
+  night ran under, a trial of its build (`selection.is_configured_night`); anything else, a night
+  of another transformers included, is a StoreError and the stored night is kept; False when a snapshot of
   the same build is already stored under another key: not news), `check_put(snapshot)` (that
   refusal, storing nothing), `previous_of(snapshot)` (the night a diff compares it with: like
   with like), `get(key)`, `keys()` (oldest build first: torch version order, then transformers

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from triagebot.config import Config
 from triagebot.errors import StoreError
 from triagebot.results import Environment, KeyScheme, Snapshot, key_versions, same_night
 from triagebot.store.selection import comparable, describe, replacement_problem
@@ -237,22 +238,23 @@ class Store(ABC):
         one store serialise. Nothing to hold for the in-memory store."""
         return contextlib.nullcontext()
 
-    def put(self, snapshot: Snapshot) -> bool:
-        """Store `snapshot`, or replace the one under its key when that is the same night
-        (`selection.replacement_problem`; anything else is a StoreError, and the stored night is
-        kept); True when it is news, False when another stored key has the same build, torch and
-        transformers (the same build under another name: nothing changed)."""
-        self.check_put(snapshot)
+    def put(self, snapshot: Snapshot, config: Config | None = None) -> bool:
+        """Store `snapshot`, or replace the one under its key when that is the same night, or a
+        trial of its build that `config`'s night replaces (`selection.replacement_problem`;
+        anything else is a StoreError, and the stored night is kept); True when it is news, False
+        when another stored key has the same build, torch and transformers (the same build under
+        another name: nothing changed)."""
+        self.check_put(snapshot, config)
         # One build is torch and transformers, whichever of them names the nights.
         same = self.find_build(snapshot.environment, "torch+transformers")
         self._write(snapshot)
         return same is None or same == snapshot.key
 
-    def check_put(self, snapshot: Snapshot) -> None:
+    def check_put(self, snapshot: Snapshot, config: Config | None = None) -> None:
         """Raise the StoreError `put` would raise for `snapshot`, storing nothing."""
         key = check_key(snapshot.key)
         stored = self._read(key) if key in self else None
-        problem = replacement_problem(stored, snapshot) if stored is not None else None
+        problem = replacement_problem(stored, snapshot, config) if stored is not None else None
         if problem is not None:
             raise StoreError(
                 f"the store has snapshot {describe(stored)}; the new one ({describe(snapshot)}) would "

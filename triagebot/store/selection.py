@@ -5,7 +5,10 @@ The store keeps one snapshot per key (`[store] key`: the torch version, or torch
 transformers). A stored snapshot is replaced only by one of the same build (torch and
 transformers) and the same selection (corpus, sample, seed, strata, models) whose flags
 include every stored flag with the same patch: a sweep of the same night again, or that night
-with a flag added. Anything else would lose a night and is refused (`replacement_problem`).
+with a flag added. Anything else would lose a night and is refused (`replacement_problem`),
+except a trial: a night of a selection other than the configured one (`--corpus smoke`, a
+sample, the sentinels) is never the configured night of its build (`is_configured_night`), and
+the first configured night of that build replaces it.
 
 A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
 the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
@@ -19,6 +22,7 @@ another), and that night is still the same sample.
 
 from __future__ import annotations
 
+from triagebot.config import Config
 from triagebot.results import CorpusSelection, Snapshot
 
 _DRAWN = ("name", "seed", "sample", "strata", "only_breaking_in")
@@ -62,10 +66,34 @@ def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
     return larger == 0 or len(set(a.models) & set(b.models)) * 2 >= larger
 
 
-def replacement_problem(stored: Snapshot, new: Snapshot) -> str | None:
-    """Why `new` may not replace `stored` (the snapshot under its key), or None when it may."""
+def is_configured_night(selection: CorpusSelection, config: Config) -> bool:
+    """Whether a night of `selection` is the night `config` sweeps: the configured corpus, drawn
+    as configured (whole, or sampled with its seed and, where `[corpus] sample` is set, that
+    many models). A shard is not a selection of its own: the shards' merge is the whole. The one
+    rule of `ask`, `run --check` and the store's replacement of a trial night."""
+    settings = config.corpus
+    sampled = settings.sample is not None or bool(settings.strata) or settings.only_breaking_in is not None
+    if selection.name != config.sweep.corpus or (selection.sample is not None) != sampled:
+        return False
+    if not sampled:
+        return True
+    wanted = settings.sample if settings.sample is not None else selection.sample
+    return selection.seed == settings.seed and selection.sample == wanted
+
+
+def replacement_problem(stored: Snapshot, new: Snapshot, config: Config | None = None) -> str | None:
+    """Why `new` may not replace `stored` (the snapshot under its key), or None when it may.
+    With the `config` the night runs under, a trial of the same build (a night that is not the
+    configured one) is replaced by the configured night."""
     if not new.environment.same_torch(stored.environment):
         return "it is of another build"
+    if (
+        config is not None
+        and new.environment.same_transformers(stored.environment)
+        and is_configured_night(new.corpus, config)
+        and not is_configured_night(stored.corpus, config)
+    ):
+        return None
     if not new.environment.same_transformers(stored.environment):
         return (
             f"it is of transformers {new.environment.transformers_version}, the stored one of "

@@ -123,7 +123,7 @@ def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
     """The counting runs: every baseline, then each model's flags as its baseline finishes."""
     first = [r for r in keep.records if r.attempt == 0 and r.backend is None]
     keep.progress.phase("sweep", len(plan.specs) * (1 + len(plan.flags)), recorded=first)
-    schedule = Schedule(plan.specs, plan.settings, first, plan.checks)
+    schedule = Schedule(plan.specs, plan.settings, first, plan.checks, plan.noise)
     schedule.start(longest_first(plan.specs, plan.costs), {r.model: r for r in first if r.config == BASELINE})
     for record in schedule.take_copies():
         keep(record)

@@ -7,7 +7,8 @@ the compiled outputs are first compared with the eager run the sweep already mad
 match (every output within `BORDERLINE` of its tolerance) is a match. Only a comparison that
 fails or is borderline runs eager a second time (is the model deterministic at all?), then
 compares in full, and the float64 reference is made only when a floating output fails
-`allclose` there.
+`allclose` there. A difference that survives all that is cross-checked (`sides`) before it is
+called a wrong result: eager may be the side that is wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from triagebot.results import Accuracy, AccuracyCheck
 from triagebot.sweep import accuracy
 from triagebot.sweep.calls import Call
+from triagebot.sweep.sides import cross_checked
 
 BORDERLINE = 0.1  # of a dtype's tolerance: outputs closer than this match without a second look
 
@@ -75,4 +77,8 @@ def judge(
             return accuracy.float64_outputs(model, inputs, call)
 
     with timed("accuracy"):
-        return verdict(accuracy.compare(expected, got, fp64=fp64), prefix)
+        checked = verdict(accuracy.compare(expected, got, fp64=fp64), prefix)
+    if checked.verdict != Accuracy.mismatch:
+        return checked
+    with timed("cross_checks"):  # only a difference pays for telling which side is wrong
+        return cross_checked(model, inputs, expected, got, call, checked)

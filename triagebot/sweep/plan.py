@@ -29,6 +29,7 @@ from triagebot.corpus.sampling import sample
 from triagebot.corpus.selection import Selected
 from triagebot.results import Check, CorpusSelection, FlagSettings, ModelSpec
 from triagebot.sweep.ladder import Ladder
+from triagebot.sweep.schedule import noise_models
 
 Flags = Mapping[str, FlagSettings | dict[str, Any]]
 """Flag name -> its settings, or a bare `torch._dynamo.config` patch (`when` by `default_when`)."""
@@ -46,7 +47,8 @@ class SweepPlan:
     crash and each wrong result (records with `attempt` 1..confirm). `costs` (model -> seconds
     recorded by an earlier sweep) queues the longest models first, after those it has no cost
     for. `checks`: what every run checks (`run.run_one`). `ladder`: the backend ladder's stage
-    after the sweep (`triagebot.sweep.ladder`), or None.
+    after the sweep (`triagebot.sweep.ladder`), or None. `noise`: the models whose baseline
+    runs a second time, for the night's noise floor of compile times.
     """
 
     specs: Sequence[ModelSpec]
@@ -63,6 +65,7 @@ class SweepPlan:
     costs: Mapping[str, float] | None = None
     checks: frozenset[Check] = frozenset()
     ladder: Ladder | None = None
+    noise: frozenset[str] = frozenset()  # models whose baseline runs twice (`schedule.noise_models`)
 
     @property
     def path(self) -> Path:
@@ -108,6 +111,7 @@ def plan_for(config: Config, selected: Selected, out: str | Path, *, resume: boo
         costs=selected.costs,
         checks=checks_for(sweep),
         ladder=ladder_for(sweep, selected.candidates or selected.specs, config.corpus.seed),
+        noise=noise_models(selected.candidates or selected.specs, sweep.noise_sample),
     )
 
 

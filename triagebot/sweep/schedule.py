@@ -3,12 +3,14 @@ its baseline finishes (to the front of the queue), a flag's run skipped where it
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from triagebot.results import (
     BASELINE,
+    BASELINE_AGAIN,
     Check,
     FlagSettings,
     ModelSpec,
@@ -36,6 +38,26 @@ def can_matter(flag: FlagSettings, baseline: Outcome) -> bool:
     if flag.when == "named_in_breaks":
         return any(named_in_break(flag.patch, reason) for reason in baseline.break_reasons)
     return baseline.graphs != 1 or bool(baseline.break_reasons)
+
+
+NOISE_RUN_SECONDS = 10.0
+"""The longest first baseline run a noise-floor model runs again: the floor costs a fraction of a
+percent of a night (the sample's size times this at most), never a long model twice."""
+
+
+def noise_models(specs: Sequence[ModelSpec], size: int) -> frozenset[str]:
+    """A fixed sample of `size` models of the whole selection whose baselines run a second time,
+    for the night's noise floor: those first by a hash of their names, so that every night (and
+    every shard) draws the same ones while they are in the corpus."""
+    names = sorted({spec.model for spec in specs}, key=lambda name: hashlib.sha256(name.encode()).hexdigest())
+    return frozenset(names[:size])
+
+
+def runs_again(baseline: RunRecord, noise: Collection[str]) -> bool:
+    """Whether a baseline runs a second time for the noise floor: a model of the sample, whose
+    first run compiled and ran within `NOISE_RUN_SECONDS`."""
+    outcome = baseline.outcome
+    return baseline.model in noise and outcome.ran and outcome.seconds <= NOISE_RUN_SECONDS
 
 
 def longest_first(specs: Sequence[ModelSpec], costs: Mapping[str, float] | None) -> list[ModelSpec]:
@@ -68,7 +90,8 @@ class Schedule:
     recipe ladder and every config runs on the very same inputs. A baseline that could not build
     or run eagerly makes every flag untestable too (the Dynamo patch applies only to the compiled
     call): its outcome is recorded for each flag rather than run again. A flag that cannot matter
-    on the model (`can_matter`) gets a `skipped` record, made here: no child is forked for it."""
+    on the model (`can_matter`) gets a `skipped` record, made here: no child is forked for it. A
+    baseline of the noise sample (`noise`) runs again after the model's flags (`runs_again`)."""
 
     def __init__(
         self,
@@ -76,8 +99,10 @@ class Schedule:
         flags: dict[str, FlagSettings],
         recorded: Sequence[RunRecord],
         checks: Collection[Check],
+        noise: Collection[str] = (),
     ) -> None:
         self.specs = {spec.model: spec for spec in specs}
+        self.noise = noise
         self.flags = flags
         self.checks = checks  # what every run checks
         self.recorded = {(r.model, r.config) for r in recorded}
@@ -104,8 +129,11 @@ class Schedule:
             for flag in todo
             if flag not in run
         ]
+        tasks = [self._task(spec, flag, self.flags[flag].patch) for flag in run]
+        if runs_again(baseline, self.noise) and (baseline.model, BASELINE_AGAIN) not in self.recorded:
+            tasks.append(self._task(spec, BASELINE_AGAIN, {}))
         # to the front: a model's runs stay together, and its flags start while it is fresh
-        self.tasks.extendleft(self._task(spec, flag, self.flags[flag].patch) for flag in reversed(run))
+        self.tasks.extendleft(reversed(tasks))
 
     def _task(self, spec: ModelSpec, config: str, patch: dict[str, Any]) -> Task:
         return run_task(RunKey(spec.model, config), spec, patch, self.checks)

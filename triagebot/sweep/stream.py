@@ -18,6 +18,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from triagebot.errors import StreamError
 from triagebot.results import (
     BASELINE,
+    BASELINE_AGAIN,
     KeyScheme,
     ModelResult,
     ModelSpec,
@@ -173,6 +174,7 @@ def model_results(
                 model=model,
                 stratum=spec.stratum if spec else "other",
                 outcomes={c: runs[c].outcome for c in configs if c in runs},
+                baseline_again=runs[BASELINE_AGAIN].outcome if BASELINE_AGAIN in runs else None,
                 confirmations=confirmed,
                 spec=spec,
                 ladder={

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from triagebot.corpus.shrink.families import why_slow
-from triagebot.results import BASELINE, SKIPPED_RUN, RunRecord, Status
+from triagebot.results import BASELINE, BASELINE_AGAIN, SKIPPED_RUN, RunRecord, Status
 
 
 def summary_table(records: Sequence[RunRecord], configs: Sequence[str]) -> Table:
@@ -193,7 +193,7 @@ def sweep_figures(records: Sequence[RunRecord], jobs: int, wall: float) -> Sweep
         figures.run_seconds += r.outcome.seconds
         for stage, seconds in r.outcome.stage_seconds.items():
             figures.stages[stage] = figures.stages.get(stage, 0.0) + seconds
-        if r.config != BASELINE and r.attempt == 0 and r.backend is None:  # not a ladder rung
+        if r.config not in (BASELINE, BASELINE_AGAIN) and r.attempt == 0 and r.backend is None:
             figures.flag_runs += 1
             figures.skipped += r.outcome.status == Status.skipped
         figures.engine_errors += r.outcome.status == Status.engine_error

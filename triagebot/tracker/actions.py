@@ -57,3 +57,8 @@ def run_url() -> str | None:
     names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
     server, repo, run = (os.environ.get(name) for name in names)
     return f"{server.rstrip('/')}/{repo}/actions/runs/{run}" if server and repo and run else None
+
+
+def notice(line: str) -> str:
+    """`line` as a GitHub Actions notice (an annotation on the run), plain outside Actions."""
+    return f"::notice::{line}" if os.environ.get("GITHUB_ACTIONS") == "true" else line

@@ -3,10 +3,10 @@ and confirmed wrong results alike (`TrendPoint.failures`).
 
 The issue closes once the flag has had no failure for `close_after` consecutive snapshots, so
 that one lucky nightly does not close it, and reopens (never a duplicate) as soon as a failure
-comes back. Each model's crash must be over (`analysis.recurrence.settled`):
-a night that did not run a model (an engine error, a timeout, the model not in the corpus)
-neither closes its issue nor counts as clean, and an intermittent crash keeps the issue open
-until its whole window ran clean.
+comes back. Each model's crash and wrong result must be over (`analysis.recurrence.settled`):
+a night that did not run a model (an engine error, a timeout, the model not in the corpus), or
+did not judge its outputs, neither closes its issue nor counts as clean, and an intermittent
+crash keeps the issue open until its whole window ran clean.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def should_be_open(failures: Sequence[int], close_after: int, recurrence: Recurr
         return False
     if failures[-1] > 0 or any(count > 0 for count in failures[-close_after:]):
         return True
-    states = recurrence.states.values() if recurrence is not None else ()
+    states = [*recurrence.states.values(), *recurrence.wrong.values()] if recurrence is not None else []
     return any(not settled(letters, close_after) for letters in states)
 
 

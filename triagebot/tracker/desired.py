@@ -6,19 +6,31 @@ those the PT2 triage rubric suggests for its groups too), open or closed (`closi
 reading the flag's trend and how its crashes recurred: the history the night was built with;
 a confirmed wrong result keeps an issue open as a confirmed crash does), and the notices it
 owes (`notices`). With `[tracker] health_issue`, one more issue: the corpus's health
-(`Night.health`), which the baseline-regression notice goes to. Nothing here analyses: cc
-lists, diffs, trends and the health are the night's.
+(`Night.health`), which the baseline-regression notice goes to; and the issue of each flag no
+longer swept, closed once with a comment saying why (`retired_issues`). Nothing here analyses:
+cc lists, diffs, trends and the health are the night's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from triagebot import report
 from triagebot.config import TrackerSettings
-from triagebot.report.markers import HEALTH_MARKER, flag_marker
+from triagebot.report.markers import HEALTH_MARKER, flag_marker, state_marker
 from triagebot.report.words import title_values
-from triagebot.results import HEALTH_ISSUE, FlagFigures, FlagNight, Night, TrackedIssue, people_only
+from triagebot.results import (
+    HEALTH_ISSUE,
+    FlagFigures,
+    FlagNight,
+    Night,
+    TrackedIssue,
+    TrackerNotice,
+    people_only,
+)
 from triagebot.tracker import closing
 from triagebot.tracker.notices import flag_notices, health_notices
+from triagebot.tracker.render import render
 
 
 def title_for(settings: TrackerSettings, figures: FlagFigures, key: str) -> str:
@@ -59,6 +71,33 @@ def flag_labels(state: FlagNight, settings: TrackerSettings) -> list[str]:
     if settings.triage_labels:
         labels += [name for triage in state.triage.values() for name in triage.label_names]
     return [label for label in dict.fromkeys(labels) if not people_only(label)]
+
+
+def retired_issues(night: Night, known: Sequence[str]) -> list[TrackedIssue]:
+    """The issues of the `known` flags (those the store remembers an issue for) that `night` no
+    longer sweeps: closed, with one comment saying why (posted only with the close, so once; a
+    flag swept again is planned as any flag, and reopened when it fails)."""
+    retired = [flag for flag in known if flag and flag != HEALTH_ISSUE and flag not in night.flags]
+    return [retired_issue(flag, night.key) for flag in retired]
+
+
+def retired_issue(flag: str, key: str) -> TrackedIssue:
+    marker = flag_marker(flag)
+    close = state_marker("close", flag, key)
+    return TrackedIssue(
+        flag=flag,
+        marker=marker,
+        title=f"[triagebot] {flag}: no longer swept",
+        body=render("tracker-retired.md.j2", marker=marker, flag=flag),
+        open=False,
+        notices=[
+            TrackerNotice(
+                kind="close",
+                marker=close,
+                body=render("tracker-retired-close.md.j2", marker=close, flag=flag, key=key),
+            )
+        ],
+    )
 
 
 HEALTH = HEALTH_ISSUE

@@ -34,7 +34,7 @@ from triagebot.report.markers import find_flag
 from triagebot.results import Bisection, Snapshot, UpstreamPin
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
-from triagebot.tracker.actions import write_outputs
+from triagebot.tracker.actions import notice, write_outputs
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
 from triagebot.tracker.ledger import Ledger, now
@@ -142,7 +142,14 @@ def from_event(step: Step) -> None:
 
 
 def from_poll(step: Step) -> None:
-    """`--poll`: handle what waits on the tracking issues, emit the outputs of the one to run."""
+    """`--poll`: handle what waits on the tracking issues, emit the outputs of the one to run.
+    With no tracker repository (`[tracker] repo`, or --repo: the TRIAGEBOT_REPO variable) or no
+    token, nothing is polled: a notice says why, and nothing runs (a fresh fork, a trial)."""
+    missing = _poll_missing(step)
+    if missing:
+        step.say(notice(f"nothing polled: {missing}"))
+        step.emit(rerun.Decision(Kind.none))
+        return
     gh = step.connect("--poll")
     repo = step.repo or ""
     ledger = Ledger.load(step.store, repo)
@@ -165,6 +172,15 @@ def from_poll(step: Step) -> None:
         watch(gh, repo, step.store, settings.stored, flags=settings.known_flags, limit=limit, say=step.warn)
     except TrackerError as error:
         step.warn(f"watchdog: {error}")
+
+
+def _poll_missing(step: Step) -> str | None:
+    """What polling lacks: the repository to poll, or the token that reads it."""
+    if not step.repo:
+        return "no tracker repository ([tracker] repo in triagebot.toml, or the TRIAGEBOT_REPO variable)"
+    if not step.options.token:
+        return f"no token to read {step.repo}'s issues with (the TRIAGEBOT_TOKEN secret)"
+    return None
 
 
 def answer_rerun(step: Step) -> None:

@@ -6,25 +6,32 @@ then trusted): `tracker.gpu_commands_per_person` and `tracker.gpu_commands_per_d
 Counted from GitHub itself, so that the event workflow (which keeps no ledger) and polling
 decide alike, the same way whenever they decide: the `/rerun-sweep` comments on the bot's
 tracking issues that take GPU time (a rerun or a bisection; not `link`, `unlink` or `help`) and
-that the bot accepted (👀), in the day before the command was posted. Only read for a command
-the association alone lets through.
+that the bot accepted (👀), in the day before the command was posted. What counts is the bot's
+own record, not a command's text now: an accepted comment edited since counts whatever it says
+now, and the answer to one deleted since counts for the person it names. (A command deleted
+before its answer leaves no trace on GitHub and is not counted.) Only read for a command the
+association alone lets through.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from triagebot.report.markers import find_sweep_answer
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import aware
+from triagebot.tracker.ledger import aware, edited
 from triagebot.tracker.reactions import Reaction, bot_reactions
 from triagebot.tracker.remote import list_bot_issues
 
 GPU_KINDS = frozenset({Kind.run, Kind.bisect})
 DAY = timedelta(days=1)
 _NO_GPU = frozenset({"link", "unlink", "help"})
+_MENTION = re.compile(r"@([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)")
 
 
 @dataclass(frozen=True)
@@ -50,15 +57,39 @@ def started_before(gh: GitHub, repo_name: str, comment_id: int, posted: datetime
         handle = gh.repo(repo_name).get_issue(issue.number)
         what = f"read the comments of {repo_name}#{issue.number}"
         comments = gh.read(lambda handle=handle: list(handle.get_comments()), what=what)
-        for comment in comments:
-            at = aware(comment.created_at)
-            if comment.id == comment_id or at is None or not posted - DAY <= at <= posted:
-                continue
-            if not takes_gpu(comment.body or "") or not comment.user:
-                continue
-            if Reaction.accepted in bot_reactions(gh, repo_name, issue.number, comment):
-                found.append(Started(comment.user.login, at))
+        found += _accepted_on(gh, repo_name, issue.number, comments, comment_id, posted)
     return found
+
+
+def _accepted_on(
+    gh: GitHub, repo_name: str, issue: int, comments: list[Any], comment_id: int, posted: datetime
+) -> list[Started]:
+    """`started_before` on one issue, from the bot's own record of what it accepted, never from
+    a command's current text alone: a comment it accepted (👀) that takes GPU time as it reads
+    now, or that was edited since (what was accepted is unknown, so it counts), and the sweep
+    answers of commands deleted since (counted for the person the answer names)."""
+    present = {comment.id for comment in comments}
+    found = []
+    for comment in comments:
+        at = aware(comment.created_at)
+        if comment.id == comment_id or at is None or not posted - DAY <= at <= posted or not comment.user:
+            continue
+        if comment.user.login.lower() == gh.login.lower():
+            answered = find_sweep_answer(comment.body)
+            if answered is not None and answered not in present and answered != comment_id:
+                found.append(Started(_answered_person(comment.body or ""), at))
+        elif (takes_gpu(comment.body or "") or edited(comment)) and Reaction.accepted in bot_reactions(
+            gh, repo_name, issue, comment
+        ):
+            found.append(Started(comment.user.login, at))
+    return found
+
+
+def _answered_person(answer: str) -> str:
+    """The person a sweep's answer names first (`@login` on the line after its marker)."""
+    lines = answer.splitlines()
+    mention = _MENTION.search(lines[1] if len(lines) > 1 else "")
+    return mention[1] if mention else ""
 
 
 def cap_refusal(author: str, started: list[Started], per_person: int, per_day: int) -> str | None:

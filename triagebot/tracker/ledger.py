@@ -80,6 +80,13 @@ def aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
 
 
+def edited(comment: Any) -> bool:
+    """Whether a PyGithub comment was edited after it was posted (its text may not be the one
+    the bot read then)."""
+    created, updated = aware(comment.created_at), aware(comment.updated_at)
+    return bool(created and updated and updated > created)
+
+
 def parse_time(value: Any) -> datetime | None:
     """A GitHub time stamp (`2026-04-10T08:00:00Z`), or None when absent or unreadable."""
     try:

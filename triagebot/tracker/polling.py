@@ -28,7 +28,7 @@ from triagebot.tracker import commands
 from triagebot.tracker.answer import post_failure
 from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware
+from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware, edited
 from triagebot.tracker.plan import RemoteIssue
 from triagebot.tracker.reactions import BotReactions, Reaction, bot_reactions, settled, waiting
 from triagebot.tracker.remote import first_line, list_bot_issues
@@ -48,11 +48,6 @@ STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(START
 """The ledger's state of a command the bot has just responded to."""
 
 Answered = dict[int, tuple[str, datetime | None, bool]]  # comment id -> (state, when, whether it swept)
-
-
-def edited(comment: Any) -> bool:
-    created, updated = aware(comment.created_at), aware(comment.updated_at)
-    return bool(created and updated and updated > created)
 
 
 def answered_ids(comments: list[Any], bot: str) -> Answered:
@@ -159,8 +154,7 @@ class PollRound:
         if record.attempts < MAX_ATTEMPTS:
             if self.chosen.kind != Kind.none:
                 return  # one sweep per poll
-            # Accepted once already: a later edit does not undo that.
-            again = self.decide(polled_event(self.repo_name, issue, comment, "created"))
+            again = self.restart(issue, comment)
             if again.kind in STARTED:
                 self.chosen = again
                 self.ledger.note(record.model_copy(update={"at": self.now, "attempts": record.attempts + 1}))
@@ -170,6 +164,15 @@ class PollRound:
         if self.gh.writes + 2 <= self.budget:
             post_failure(self.gh, self.repo_name, issue.number, comment.id, reason)
             self.ledger.note(record.model_copy(update={"state": "failed", "at": self.now}))
+
+    def restart(self, issue: RemoteIssue, comment: Any) -> Decision:
+        """The decision on a stale accepted command, started again from its current text: with
+        `commands_on_edited` off, text edited since it was posted never runs (the text that was
+        accepted is gone, and an edit must not smuggle in another command)."""
+        if edited(comment) and not self.settings.tracker.commands_on_edited:
+            return Decision(Kind.none, reason="it was edited after it was posted")
+        # Accepted once already: with edits allowed, a later one does not undo that.
+        return self.decide(polled_event(self.repo_name, issue, comment, "created"))
 
     def settled_by_reactions(self, base: CommandRecord, mine: BotReactions) -> bool:
         """Record what the bot's reactions say of a command it already handled; False when

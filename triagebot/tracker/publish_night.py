@@ -19,7 +19,7 @@ from triagebot.config import Config
 from triagebot.errors import TrackerError
 from triagebot.results import Night
 from triagebot.tracker.actions import issue_url
-from triagebot.tracker.desired import desired_issues
+from triagebot.tracker.desired import desired_issues, retired_issues
 from triagebot.tracker.destination import destination
 from triagebot.tracker.github import connect
 from triagebot.tracker.memory import IssueMemory, night_facts
@@ -66,7 +66,7 @@ def publish_tracking_issues(
     numbers = github.numbers(repo, night.flags, memory.numbers(list(night.flags)))
     current = linked(night, repo, numbers, github.login)
     current = github.searched(current, config.tracker, numbers, store, keep=writer.writes_github, say=say)
-    desired = desired_issues(current, config.tracker)
+    desired = desired_issues(current, config.tracker) + retired_issues(current, list(memory.records))
     publication = plan_and_apply(
         desired,
         key=night.key,

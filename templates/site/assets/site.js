@@ -47,7 +47,7 @@
         };
       });
       var chart = new Chart(canvas, {
-        type: "line",
+        type: spec.type || "line",
         data: { labels: spec.labels, datasets: datasets },
         options: {
           animation: false,

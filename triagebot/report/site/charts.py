@@ -5,12 +5,14 @@ colour on every page: crashes red, models helped green."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
 from triagebot.analysis.compact import NightData
 from triagebot.analysis.health import ALL
-from triagebot.results import FlagNight
+from triagebot.report.words import times
+from triagebot.results import RATIO_EDGES, CompileTime, FlagNight
 
 Chart = dict[str, Any]
 
@@ -24,12 +26,14 @@ def chart(
     y: str,
     x: str = "nightly",
     kinds: dict[str, str] | None = None,
+    bars: bool = False,
 ) -> Chart:
     """A chart's data block: labels, then [name, values, kind] in legend order (kind: one of
-    `KINDS`, or None for a colour of the palette), and axis titles."""
+    `KINDS`, or None for a colour of the palette), axis titles, and whether it is drawn as bars
+    (a distribution) rather than lines (nightly by nightly)."""
     kinds = kinds or {}
     triples = [[name, list(values), kinds.get(name)] for name, values in series.items()]
-    return {"labels": list(labels), "series": triples, "x": x, "y": y}
+    return {"labels": list(labels), "series": triples, "x": x, "y": y, "type": "bar" if bars else "line"}
 
 
 _FLAG_SERIES = (("crashes", "crashes", "crash"), ("helped", "helps", "helped"))
@@ -90,6 +94,24 @@ def flag_chart(view: FlagNight) -> Chart:
             "wrong results": "wrong",
             "flaky": "flaky",
         },
+    )
+
+
+def ratio_labels() -> list[str]:
+    """The bins of `RATIO_EDGES` in words: "below 0.50x", "0.50x to 0.67x", ..., "3.00x and above"."""
+    edges = [times(edge) for edge in RATIO_EDGES]
+    inner = [f"{low} to {high}" for low, high in itertools.pairwise(edges)]
+    return [f"below {edges[0]}", *inner, f"{edges[-1]} and above"]
+
+
+def compile_chart(cost: CompileTime) -> Chart:
+    """A flag's compile-time ratios tonight, model by model, as a distribution over the bins."""
+    return chart(
+        ratio_labels(),
+        {"models": cost.bins},
+        "models",
+        x="compile seconds under the flag / at baseline",
+        bars=True,
     )
 
 

@@ -18,7 +18,7 @@ from triagebot.analysis.diff import COMPARE_URL, TRANSFORMERS_COMPARE
 from triagebot.analysis.effects import RAN_EFFECTS
 from triagebot.report import links
 from triagebot.report.render import EFFECT_LABELS, environment
-from triagebot.report.site.charts import flag_chart, index_charts, model_charts
+from triagebot.report.site.charts import compile_chart, flag_chart, index_charts, model_charts
 from triagebot.report.site.data import (
     Groups,
     ModelNightRow,
@@ -103,6 +103,7 @@ def _flag_page(pages: Pages, night: Night, flag: str, view: FlagNight) -> None:
             if repro.flag == flag and repro.backend is None
         },
         chart=flag_chart(view),
+        compile_chart=compile_chart(cost) if (cost := view.figures.compile_time) and cost.models else None,
         strata=sorted({row.stratum for row in view.effects}),
         effects=[effect.value for effect in Effect if view.stats.counts.get(effect)],
         signatures=sorted({row.signature for row in view.effects if row.signature}),

@@ -1,0 +1,104 @@
+"""Eager disagreeing with itself is reported as the library's finding, on its own surface, and
+never as a torch.compile wrong result or against a flag."""
+
+from __future__ import annotations
+
+from builders import SCALAR, night_of, ok, result, snapshot
+
+from triagebot.analysis import flag_stats
+from triagebot.analysis.health import corpus_health
+from triagebot.report.render import render
+from triagebot.results import BASELINE, Accuracy, AccuracyCheck, CrossCheck, Reproduction
+
+
+def _inconsistent() -> AccuracyCheck:
+    return AccuracyCheck(
+        verdict=Accuracy.eager_inconsistent,
+        where="last_hidden_state",
+        detail="largest difference 2.79 above tolerance 0.001",
+        cross_checks=[
+            CrossCheck(name="eager_other_attention", implementation="eager", agrees=False, detail="far"),
+            CrossCheck(name="compiled_vs_other_attention", implementation="eager", agrees=True),
+        ],
+    )
+
+
+def _night_snapshot():
+    inconsistent = ok(1, accuracy=_inconsistent())
+    models = [result(f"Aimv2TextModel{n}", inconsistent, {SCALAR: inconsistent}) for n in range(200)]
+    repros = [
+        Reproduction(
+            flag=BASELINE,
+            signature="EagerInconsistent: last_hidden_state",
+            model=model.model,
+            script="raise EagerInconsistent('```\\n@someone')\n" * 400,
+            verified=True,
+        )
+        for model in models
+    ]
+    return snapshot(models, reproductions=repros)
+
+
+def test_eager_inconsistent_models_are_library_findings_not_wrong_results() -> None:
+    tonight = _night_snapshot()
+    health = corpus_health(tonight)
+    assert len(health.library_findings) == 200
+    finding = health.library_findings[0]
+    assert finding.title == (
+        'Aimv2TextModel0: eager outputs differ between attn_implementation="sdpa" and "eager" '
+        "(last_hidden_state)"
+    )
+    assert finding.repro is not None and finding.repro.verified
+    assert health.overall.wrong_results == 0
+    stats = flag_stats(tonight, SCALAR)
+    assert stats.wrong_result_groups == []
+
+
+def test_the_library_section_stays_whole_and_within_githubs_limit() -> None:
+    night = night_of(_night_snapshot())
+    text = render("health-section.md.j2", health=night.health, detail=_detail())
+    assert "### Library findings: transformers, not torch.compile" in text
+    assert text.count("<details>") == text.count("</details>") == 3
+    assert "````python" in text  # a fence the backticks in the script cannot close
+    assert "wrong result" not in text.lower()
+    assert len(text) < 65_536
+
+
+def _detail():
+    from triagebot.report.fit import Detail
+
+    return Detail()
+
+
+def test_the_library_findings_repro_compiles_nothing_and_compares_attention_implementations() -> None:
+    from builders import snapshot as snapshot_of
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import InputSpec, ModelSpec
+
+    spec = ModelSpec(
+        model="Aimv2TextModel",
+        class_path="transformers.models.aimv2.modeling_aimv2:Aimv2TextModel",
+        config={"hidden_size": 8},
+        inputs=[InputSpec(name="input_ids", shape=[1, 4], dtype="int64", kind="randint", high=9)],
+    )
+    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    script = repro_script(tonight, BASELINE, "Aimv2TextModel", other_attention="eager")
+    compile(script, "repro.py", "exec")
+    assert "torch.compile" not in script.replace("no torch.compile", "")
+    assert 'other.set_attn_implementation("eager")' in script or "set_attn_implementation('eager')" in script
+    assert "class EagerInconsistent(AssertionError)" in script and "WrongResult" not in script
+
+
+def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> None:
+    """The reducer renders a reproduction's candidates by its signature: a library finding's
+    must stay the no-compile comparison, not become a compile script."""
+    from builders import snapshot as snapshot_of
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import ModelSpec
+
+    spec = ModelSpec(model="M", class_path="transformers:M", config={})
+    tonight = snapshot_of([result("M", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    script = repro_script(tonight, BASELINE, "M", "EagerInconsistent: last_hidden_state")
+    assert "set_attn_implementation" in script and "compiled = torch.compile" not in script

@@ -1,0 +1,114 @@
+"""What a flag costs in compile time on one night, paired and honest about noise.
+
+- `compile_ratios(snapshot, flag, rows)`: each model the flag could affect whose baseline and
+  flag run both compiled, with the compile seconds of each (`Outcome.stage_seconds["compile"]`:
+  compiling and the first call), from the same night.
+- `noise_floor(snapshot)`: the spread of the ratios of a fixed sample of baselines run twice the
+  same night (`ModelResult.baseline_again`): the largest ratio, or its inverse, whichever is
+  above 1. A flag's median ratio inside it is no measurable change.
+- `compile_time(snapshot, flag, rows)`: the flag's `CompileTime`: the median ratio, the 10th to
+  90th percentile, the models above the floor and those whose compile time rose most.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from collections.abc import Sequence
+
+from triagebot.results import (
+    BASELINE,
+    RATIO_EDGES,
+    CompileRiser,
+    CompileTime,
+    Effect,
+    ModelEffect,
+    Outcome,
+    Snapshot,
+)
+
+COMPILE_STAGE = "compile"
+"""The stage whose seconds are a run's compile time: compiling and the first compiled call."""
+
+RISERS = 5
+"""How many of the largest rises a flag's figures name."""
+
+_NOT_AFFECTABLE = (Effect.untestable, Effect.skipped)
+
+
+def compile_seconds(outcome: Outcome | None) -> float | None:
+    """A run's compile seconds, when it compiled and ran (None otherwise, or when not recorded)."""
+    if outcome is None or not outcome.ran:
+        return None
+    seconds = outcome.stage_seconds.get(COMPILE_STAGE)
+    return seconds if seconds else None
+
+
+def compile_ratios(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> list[CompileRiser]:
+    """Each model the flag could affect whose baseline and flag run both compiled, with both runs'
+    compile seconds, in the snapshot's order."""
+    affectable = {row.model for row in rows if row.flag == flag and row.effect not in _NOT_AFFECTABLE}
+    pairs = []
+    for result in snapshot.results:
+        if result.model not in affectable:
+            continue
+        before = compile_seconds(result.outcomes.get(BASELINE))
+        after = compile_seconds(result.outcomes.get(flag))
+        if before is not None and after is not None:
+            pairs.append(CompileRiser(model=result.model, baseline_seconds=before, flag_seconds=after))
+    return pairs
+
+
+def noise_floor(snapshot: Snapshot) -> tuple[float | None, int]:
+    """The night's noise floor and the models it was measured on: over the baselines run twice,
+    the largest of each second-to-first compile ratio and its inverse. None: none ran twice."""
+    spreads = []
+    for result in snapshot.results:
+        first = compile_seconds(result.outcomes.get(BASELINE))
+        again = compile_seconds(result.baseline_again)
+        if first is not None and again is not None:
+            ratio = again / first
+            spreads.append(max(ratio, 1 / ratio))
+    return (round(max(spreads), 3) if spreads else None), len(spreads)
+
+
+def _percentile(ordered: Sequence[float], fraction: float) -> float:
+    """The `fraction` quantile of sorted values, interpolated between the nearest two."""
+    position = fraction * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def ratio_bins(ratios: Sequence[float]) -> list[int]:
+    """How many ratios fall in each bin of `RATIO_EDGES` (the distribution a flag's page charts)."""
+    bins = [0] * (len(RATIO_EDGES) + 1)
+    for ratio in ratios:
+        bins[bisect.bisect_right(RATIO_EDGES, ratio)] += 1
+    return bins
+
+
+def compile_time(
+    snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect], *, blocks_above: float | None = None
+) -> CompileTime:
+    """The flag's compile-time figures tonight; `blocks_above`: the median ratio beyond which
+    (and beyond the noise floor) the flag is not ready ([tracker] compile_time_blocks)."""
+    pairs = compile_ratios(snapshot, flag, rows)
+    floor, sampled = noise_floor(snapshot)
+    if not pairs:
+        return CompileTime(models=0, noise_floor=floor, noise_models=sampled, blocks_above=blocks_above)
+    ratios = sorted(pair.ratio for pair in pairs)
+    rising = sorted((pair for pair in pairs if pair.ratio > 1), key=lambda pair: -pair.ratio)
+    beyond = [pair for pair in rising if floor is not None and pair.ratio > floor]
+    return CompileTime(
+        models=len(pairs),
+        median=round(statistics.median(ratios), 3),
+        low=round(_percentile(ratios, 0.1), 3),
+        high=round(_percentile(ratios, 0.9), 3),
+        noise_floor=floor,
+        noise_models=sampled,
+        rose=len(beyond),
+        risers=rising[:RISERS],
+        bins=ratio_bins(ratios),
+        blocks_above=blocks_above,
+    )
