@@ -21,17 +21,43 @@ CORPORA: dict[str, str] = {
     "sentinels": "triagebot.corpus.sentinels",
     "smoke": "triagebot.corpus.smoke",
     "transformers": "triagebot.corpus.hf",
+    "diffusers": "triagebot.corpus.diffusion",
+    "timm": "triagebot.corpus.timm_models",
 }
 
 # ModelSpec.source -> module with `build(spec, device) -> Built`
 BUILDERS: dict[str, str] = {
     "sentinel": "triagebot.corpus.sentinels",
     "transformers": "triagebot.corpus.hf",
+    "diffusers": "triagebot.corpus.diffusion",
+    "timm": "triagebot.corpus.timm_models",
 }
 
 
 class UnknownCorpus(SelectionError):
     """A corpus name that no module provides."""
+
+
+# Suites whose library the locks do not install yet: without it they are one line, not a traceback.
+OPTIONAL_SUITES = frozenset({"diffusers", "timm"})
+
+
+class SuiteNotInstalled(SelectionError):
+    """An optional suite whose library is not installed here."""
+
+
+def _suite_module(module: str, suite: str):
+    """The module of a corpus or builder; a suite whose library is missing is one line, not a
+    traceback (its own ModuleNotFoundError names the library)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        if error.name and suite in OPTIONAL_SUITES:
+            raise SuiteNotInstalled(
+                f"the {suite} corpus needs the {error.name} package, which is not installed here: "
+                f"pip install {error.name}"
+            ) from error
+        raise
 
 
 class Built(NamedTuple):
@@ -54,8 +80,8 @@ def check_corpus(name: str) -> None:
 
 def load_corpus(name: str) -> list[ModelSpec]:
     check_corpus(name)
-    return importlib.import_module(CORPORA[name]).specs()
+    return _suite_module(CORPORA[name], name).specs()
 
 
 def build(spec: ModelSpec, device: str) -> Built:
-    return importlib.import_module(BUILDERS[spec.source]).build(spec, device)
+    return _suite_module(BUILDERS[spec.source], spec.source).build(spec, device)

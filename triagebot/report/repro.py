@@ -131,6 +131,7 @@ def repro_script(
         inputs=[item.model_dump() for item in spec.inputs],
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
         tagged=_tagged(spec.config or {}),
+        keyword_config=spec.source in ("diffusers", "timm"),
         imports=_imports(code, wrong and _where(outcome) != "output"),
         backend=backend,
         wrong=wrong,

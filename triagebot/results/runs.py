@@ -270,8 +270,10 @@ class InputSpec(Record):
 class ModelSpec(Record):
     """Everything needed to rebuild one corpus model without a hub: a repro is built from this."""
 
-    model: str  # unique name in its corpus, e.g. "LlamaForCausalLM"
-    source: Literal["sentinel", "transformers"] = "transformers"
+    model: str  # unique name in its suite, e.g. "LlamaForCausalLM"
+    # The suite (the library whose model it is) and so its builder; a record stored before
+    # there was more than one suite is a transformers model.
+    source: Literal["sentinel", "transformers", "diffusers", "timm"] = "transformers"
     class_path: str = ""  # importable "module:Class"
     config_class: str | None = None
     model_type: str | None = None

@@ -1,0 +1,168 @@
+"""The diffusers corpus: tiny configs from constructors' defaults, inputs of the right kinds found
+by eager runs, specs that rebuild the same model and tensors, the suite each record carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from triagebot.corpus.diffusers_shrink import HEAD_WIDTH, tiny
+from triagebot.results import ModelSpec
+
+FLUX_DEFAULTS = {
+    "patch_size": 1,
+    "in_channels": 64,
+    "num_layers": 19,
+    "num_single_layers": 38,
+    "attention_head_dim": 128,
+    "num_attention_heads": 24,
+    "joint_attention_dim": 4096,
+    "pooled_projection_dim": 768,
+    "guidance_embeds": False,
+    "axes_dims_rope": (16, 56, 56),
+}
+
+
+def test_the_shrinker_cuts_layers_heads_and_widths_and_keeps_the_structure():
+    small = tiny(FLUX_DEFAULTS)
+    assert small["num_layers"] == small["num_single_layers"] == 1
+    assert small["num_attention_heads"] == 2 and small["attention_head_dim"] == HEAD_WIDTH
+    assert small["joint_attention_dim"] <= 32 and small["pooled_projection_dim"] <= 32
+    # Rotary axes are even and still sum to a head's width, as Flux's attention requires.
+    assert sum(small["axes_dims_rope"]) == HEAD_WIDTH and all(a % 2 == 0 for a in small["axes_dims_rope"])
+    assert isinstance(small["axes_dims_rope"], tuple)
+    # What no rule names is the model's own structure: kept.
+    assert small["patch_size"] == 1 and small["in_channels"] == 64 and small["guidance_embeds"] is False
+
+
+def test_a_unet_keeps_its_block_types_with_one_small_width_per_block():
+    defaults = {
+        "down_block_types": ("CrossAttnDownBlock2D", "DownBlock2D"),
+        "block_out_channels": (320, 640),
+        "layers_per_block": 2,
+        "norm_num_groups": 32,
+        "transformer_layers_per_block": (1, 2),
+        "sample_size": None,
+    }
+    small = tiny(defaults)
+    assert small["down_block_types"] == defaults["down_block_types"]
+    assert len(small["block_out_channels"]) == 2 and all(
+        c % small["norm_num_groups"] == 0 for c in small["block_out_channels"]
+    )
+    assert small["layers_per_block"] == 1 and small["transformer_layers_per_block"] == (1, 1)
+    assert small["sample_size"] is None
+
+
+def test_a_record_stored_before_the_suites_is_a_transformers_model():
+    old = ModelSpec.model_validate_json(
+        '{"model": "LlamaForCausalLM", "class_path": "transformers:LlamaForCausalLM"}'
+    )
+    assert old.source == "transformers"
+    unet = ModelSpec(model="UNet2DModel", source="diffusers", class_path="diffusers:UNet2DModel")
+    assert ModelSpec.model_validate_json(unet.model_dump_json()).source == "diffusers"
+
+
+torch_tests = pytest.mark.torch
+
+
+@torch_tests
+def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
+    pytest.importorskip("diffusers")
+    from triagebot.corpus import diffusion, load_corpus
+
+    exported = diffusion.model_classes()
+    stale = sorted(set(diffusion.LEFT_OUT) - set(exported))
+    assert not stale, f"left out but no longer exported by diffusers.models: {stale}"
+    specs = load_corpus("diffusers")
+    names = [spec.model for spec in specs]
+    assert len(names) == len(set(names)), "a model name is unique within its suite"
+    assert sorted(names) == sorted(set(exported) - set(diffusion.LEFT_OUT))
+    assert {spec.source for spec in specs} == {"diffusers"}
+    from triagebot.corpus.hf import import_object
+
+    # Every class path imports (a few classes are exported by diffusers.models alone).
+    assert all(import_object(spec.class_path) is exported[spec.model] for spec in specs)
+    assert {
+        "UNet2DConditionModel",
+        "FluxTransformer2DModel",
+        "AutoencoderKL",
+        "WanTransformer3DModel",
+    } <= set(names)
+
+
+@torch_tests
+@pytest.mark.parametrize(
+    ("model", "wanted"),
+    [
+        ("UNet2DConditionModel", {"sample", "timestep", "encoder_hidden_states", "encoder_attention_mask"}),
+        (
+            "FluxTransformer2DModel",
+            {
+                "hidden_states",
+                "timestep",
+                "encoder_hidden_states",
+                "pooled_projections",
+                "img_ids",
+                "txt_ids",
+            },
+        ),
+        ("WanTransformer3DModel", {"hidden_states", "timestep", "encoder_hidden_states"}),
+        ("AutoencoderKL", {"sample"}),
+        ("DiTTransformer2DModel", {"hidden_states", "timestep", "class_labels"}),
+        (
+            "ControlNetModel",
+            {"sample", "timestep", "encoder_hidden_states", "controlnet_cond"},
+        ),
+        (
+            "LTXVideoTransformer3DModel",
+            {
+                "hidden_states",
+                "timestep",
+                "encoder_hidden_states",
+                "encoder_attention_mask",
+                "num_frames",
+                "height",
+                "width",
+            },
+        ),
+    ],
+)
+def test_a_model_is_built_tiny_with_inputs_of_its_kinds_and_rebuilt_the_same_from_its_record(model, wanted):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    from triagebot.corpus import build, load_corpus
+    from triagebot.corpus.hf import recorded
+
+    (spec,) = [spec for spec in load_corpus("diffusers") if spec.model == model]
+    built = build(spec, "cpu")
+    assert {item.name for item in built.spec.inputs} == wanted
+    assert built.spec.params < 2_000_000, "tiny: well under a second on a CPU core"
+    again = build(recorded(built.spec), "cpu")  # what a flag run or a repro rebuilds
+    with torch.no_grad():
+        first, second = built.model(**built.inputs), again.model(**again.inputs)
+    torch.testing.assert_close(first, second, rtol=0, atol=0)
+
+
+@torch_tests
+def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    from builders import SCALAR, ok, result, snapshot
+
+    from triagebot.corpus import build, load_corpus
+    from triagebot.report.repro import repro_script
+    from triagebot.results import Outcome, Status
+
+    (spec,) = [spec for spec in load_corpus("diffusers") if spec.model == "UNet2DConditionModel"]
+    built = build(spec, "cpu")
+    assert "$tuple" in str(built.spec.config)  # block types and widths are tuples: decoded
+    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
+    unet = result(spec.model, ok(1), {"f": crashed}, spec=built.spec, confirmations={})
+    swept = snapshot([unet], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(repro_script(swept, "f", spec.model), namespace)
+    rebuilt = namespace["build_model"]()
+    assert dict(rebuilt.config) == dict(built.model.config)
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(rebuilt.state_dict().values(), built.model.state_dict().values(), strict=True)
+    )

@@ -1,0 +1,60 @@
+"""The timm corpus: one variant per family of the registry, every other name left out with why,
+built with `pretrained=False` and rebuilt the same from its record."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module")
+def timm_models():
+    try:  # timm imports torchvision, whose C++ ops must match the torch installed
+        from triagebot.corpus import timm_models
+    except Exception as error:
+        pytest.skip(f"timm cannot be imported here: {type(error).__name__}: {error}")
+    return timm_models
+
+
+def test_every_registry_name_is_swept_or_left_out_with_a_reason(timm_models):
+    import timm
+
+    from triagebot.corpus import load_corpus
+
+    specs = load_corpus("timm")
+    swept = [spec.model for spec in specs]
+    assert len(swept) == len(set(swept)), "a model name is unique within its suite"
+    left_out = timm_models.left_out()
+    assert set(swept) | set(left_out) == set(timm.list_models()) and not set(swept) & set(left_out)
+    assert all(reason for reason in left_out.values())
+    assert len(swept) == len(timm_models.families()) - len(timm_models.LEFT_OUT)
+    # Left-out families still exist in the registry (crater-style: a stale exception fails).
+    assert set(timm_models.LEFT_OUT) <= set(timm_models.families())
+    # timm's own tiny test models stand for their families.
+    assert {"test_vit", "test_resnet", "test_efficientnet"} & set(swept)
+
+
+def test_the_smallest_variant_is_chosen_by_its_name(timm_models):
+    names = ["resnet50", "resnet18", "resnet10t", "resnet101"]
+    assert sorted(names, key=timm_models._smallness)[0] == "resnet10t"
+    assert (
+        sorted(["convnext_base", "convnext_atto", "convnext_tiny"], key=timm_models._smallness)[0]
+        == "convnext_atto"
+    )
+    assert sorted(["vit_small_patch16_224", "test_vit"], key=timm_models._smallness)[0] == "test_vit"
+
+
+def test_a_model_is_built_offline_and_rebuilt_the_same_from_its_record(timm_models):
+    import torch
+
+    from triagebot.corpus import build, load_corpus
+    from triagebot.corpus.hf import recorded
+
+    spec = next(spec for spec in load_corpus("timm") if spec.model.startswith("test_vit"))
+    built = build(spec, "cpu")
+    assert built.spec.config["pretrained"] is False
+    assert built.spec.inputs[0].shape[-1] <= 224
+    again = build(recorded(built.spec), "cpu")
+    with torch.no_grad():
+        torch.testing.assert_close(built.model(**built.inputs), again.model(**again.inputs), rtol=0, atol=0)
