@@ -3,6 +3,8 @@ by eager runs, specs that rebuild the same model and tensors, the suite each rec
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from triagebot.corpus.diffusers_shrink import HEAD_WIDTH, tiny
@@ -166,3 +168,12 @@ def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
         torch.equal(a, b)
         for a, b in zip(rebuilt.state_dict().values(), built.model.state_dict().values(), strict=True)
     )
+
+
+def test_a_suite_whose_library_is_missing_is_one_line_naming_it(monkeypatch):
+    from triagebot.corpus import SuiteNotInstalled, load_corpus
+
+    monkeypatch.setitem(sys.modules, "diffusers", None)  # import diffusers: ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
+    with pytest.raises(SuiteNotInstalled, match="the diffusers corpus needs the diffusers package"):
+        load_corpus("diffusers")
