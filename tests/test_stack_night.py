@@ -189,12 +189,14 @@ def test_a_wrong_result_keeps_its_issue_open_like_a_confirmed_crash():
             f"{day}" * 40,
             [model("A", ok(1), ok(1)), model("Helped", ok(3, reasons=[ITEM]), ok(1))],
         )
-        for day in (2, 3)
+        for day in range(2, 9)
     ]
-    [one_clean] = desired_issues(night_of([*history, after[0]]), TrackerSettings(close_after=2))
-    [two_clean] = desired_issues(night_of([*history, *after]), TrackerSettings(close_after=2))
-    assert one_clean.open and not two_clean.open
-    [closing] = [n for n in two_clean.notices if n.kind == "close"]
+    # Seen on one night, it may be intermittent: as a crash, it is over after a clean week, not
+    # after `close_after` clean nights.
+    [six_clean] = desired_issues(night_of([*history, *after[:6]]), TrackerSettings(close_after=2))
+    [week_clean] = desired_issues(night_of([*history, *after]), TrackerSettings(close_after=2))
+    assert six_clean.open and not week_clean.open
+    [closing] = [n for n in week_clean.notices if n.kind == "close"]
     assert "No confirmed crash or wrong result" in closing.body
     [reopen] = [n for n in issue.notices if n.kind == "reopen"]
     assert "gives a wrong result again" in reopen.body and "(1 model)" in reopen.body
