@@ -176,12 +176,13 @@ RunMade = tuple[str, str, str, tuple[str, ...]]
 
 
 def runs_made(records: Sequence[RunRecord]) -> list[RunMade]:
-    """The sweep's own runs (neither a crash's confirmation nor a ladder rung), sorted, each with
-    its status and the checks it made: what another way of making the same runs must match."""
+    """The sweep's own runs (neither a crash's confirmation, a ladder rung, nor a noise floor's
+    second baseline), sorted, each with its status and the checks it made: what another way of
+    making the same runs must match."""
     return sorted(
         (r.model, r.config, r.outcome.status.value, tuple(r.outcome.checks_made))
         for r in records
-        if r.attempt == 0 and r.backend is None
+        if r.attempt == 0 and r.backend is None and r.config != BASELINE_AGAIN
     )
 
 
