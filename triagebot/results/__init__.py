@@ -23,7 +23,10 @@ from triagebot.results.bisection import (
     verdict_word,
 )
 from triagebot.results.figures import (
+    CALL_BAND,
     RATIO_EDGES,
+    CallPair,
+    CallTime,
     CompileRiser,
     CompileTime,
     CrashPattern,
@@ -63,6 +66,7 @@ from triagebot.results.night import (
 )
 from triagebot.results.runs import (
     ALSO_BROKEN_AS,
+    BACKWARD_RUNG,
     BASELINE,
     BASELINE_AGAIN,
     COUNTING_BACKEND,
@@ -99,6 +103,7 @@ from triagebot.results.runs import (
     key_versions,
     keyed,
     named_in_break,
+    rung_backend,
     same_night,
     snapshot_key,
 )
@@ -130,8 +135,10 @@ from triagebot.results.upstream import (
 
 __all__ = [
     "ALSO_BROKEN_AS",
+    "BACKWARD_RUNG",
     "BASELINE",
     "BASELINE_AGAIN",
+    "CALL_BAND",
     "COUNTING_BACKEND",
     "EAGER_INCONSISTENT",
     "GRAPH_BREAK_SETTINGS",
@@ -149,6 +156,8 @@ __all__ = [
     "Bisection",
     "BreakReasonChange",
     "BreakReasonCount",
+    "CallPair",
+    "CallTime",
     "Change",
     "Check",
     "CleanRung",
@@ -225,6 +234,7 @@ __all__ = [
     "keyed",
     "named_in_break",
     "people_only",
+    "rung_backend",
     "same_night",
     "signature_id",
     "snapshot_key",
