@@ -51,8 +51,21 @@ def call_pair(result: ModelResult, flag: str, rungs: Sequence[str], effect: Mode
     return None
 
 
-def call_time(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> CallTime:
-    """The flag's time-per-call figures tonight (see `CallTime`)."""
+def timed_calls(snapshot: Snapshot) -> bool:
+    """Whether any rung of the night's ladder timed its calls (a night older than the field did not)."""
+    return any(
+        outcome.call_seconds is not None
+        for result in snapshot.results
+        for rungs in result.ladder.values()
+        for outcome in rungs.values()
+    )
+
+
+def call_time(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> CallTime | None:
+    """The flag's time-per-call figures tonight (see `CallTime`); None for a night whose ladder
+    timed no call (none, or one older than the figures): nothing to say, rather than "none"."""
+    if not timed_calls(snapshot):
+        return None
     rungs = compiled_forward_rungs(snapshot.ladder)
     effects = {row.model: row for row in rows if row.flag == flag}
     pairs = [

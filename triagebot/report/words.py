@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from triagebot.analysis.call_time import timed_calls
 from triagebot.analysis.figures import plural, share
 from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
@@ -488,12 +489,7 @@ def not_measured(snapshot: Snapshot) -> str:
         parts.append("outputs against eager's")
     if unrun := not_run(snapshot.ladder):
         parts.append(f"{' and '.join(unrun)} (not on the backend ladder)")
-    timed = any(
-        outcome.call_seconds
-        for result in snapshot.results
-        for rungs in result.ladder.values()
-        for outcome in rungs.values()
-    )
+    timed = timed_calls(snapshot)
     parts.append(
         "real-size speed (calls timed on the ladder's compiled rungs, tiny models: overhead, not kernels)"
         if timed
