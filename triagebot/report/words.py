@@ -18,8 +18,7 @@ lives in these words, so that no two of them can disagree.
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
 - `call_time(figures)`: what the flag does to the compiled model's time per call on the
-  ladder's compiled rungs, `per_call(pair)`: one model's; `backward(figures)`: what the backward
-  rung found under the flag;
+  ladder's compiled rungs; `backward(figures)`: what the backward rung found under the flag;
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
@@ -42,7 +41,6 @@ from triagebot.results import (
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
-    CallPair,
     CompileRiser,
     CompileTime,
     Effect,
@@ -177,12 +175,6 @@ OVERHEAD = (
     "Tiny models measure the overhead around the kernels (guards, graph breaks, Python), not the kernels."
 )
 """Said beside every time-per-call figure."""
-
-
-def per_call(pair: CallPair) -> str:
-    """One model's seconds per call before and after: "Llava (aot_eager): 2.10 ms -> 1.50 ms (0.71x)"."""
-    before, after = f"{pair.baseline_seconds * 1000:.2f} ms", f"{pair.flag_seconds * 1000:.2f} ms"
-    return f"{pair.model} ({pair.rung}): {before} -> {after} ({times(pair.ratio)})"
 
 
 def call_time(figures: FlagFigures) -> str | None:
