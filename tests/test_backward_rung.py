@@ -189,6 +189,17 @@ def test_the_issue_and_the_summary_say_the_backward_rung_and_the_time_per_call()
 
 
 @pytest.mark.torch
+def test_the_environment_check_knows_the_backward_rung():
+    """`[sweep] backends` is checked against the installed torch before a sweep: a backward
+    rung names a backend Dynamo knows, and one that names none is still refused."""
+    from triagebot.sweep.validation import unknown_backends
+
+    assert unknown_backends(["aot_eager", BACKWARD_RUNG]) == []
+    [refused] = unknown_backends(["no_such_backend+backward"])
+    assert refused.startswith("'no_such_backend+backward': InvalidBackend")
+
+
+@pytest.mark.torch
 @pytest.mark.slow
 def test_the_backward_rung_judges_gradients_and_the_forward_rungs_time_their_calls():
     from triagebot.corpus import load_corpus
