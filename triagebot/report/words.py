@@ -17,6 +17,8 @@ lives in these words, so that no two of them can disagree.
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
+- `library_verdict(finding)`, `cross_check(finding, check)`, `library_repro(finding)`: a
+  library finding (eager disagreeing with itself) in words, never "wrong result";
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
@@ -38,6 +40,7 @@ from triagebot.results import (
     WRONG_RESULT,
     CompileRiser,
     CompileTime,
+    CrossCheck,
     Effect,
     Environment,
     FailureGroup,
@@ -46,6 +49,7 @@ from triagebot.results import (
     FlagVerdict,
     IssueTitle,
     LadderRow,
+    LibraryFinding,
     Reduction,
     Snapshot,
     VerdictRow,
@@ -482,3 +486,35 @@ def key_words(key: str) -> str:
     for a key that names transformers too (`[store] key = "torch+transformers"`)."""
     torch, transformers = key_versions(key)
     return f"{torch} with transformers {transformers}" if transformers else torch
+
+
+def library_verdict(finding: LibraryFinding) -> str:
+    """Which side is wrong, as the cross-checks show it: eager against itself, and which
+    implementation the compiled outputs follow."""
+    agreed = any(
+        check.name == "compiled_vs_other_attention" and check.agrees for check in finding.cross_checks
+    )
+    follows = (
+        f"compiled agrees with {finding.other_attention} attention" if agreed else "compiled not compared"
+    )
+    return (
+        f"Eager disagrees with itself: {finding.attention} vs {finding.other_attention} attention; "
+        f"{follows}. A transformers bug, not torch.compile's, counted against no flag."
+    )
+
+
+def cross_check(finding: LibraryFinding, check: CrossCheck) -> str:
+    """One cross-check that ran and what it gave."""
+    if check.name == "eager_other_attention":
+        what = f"eager with {finding.attention} attention vs eager with {check.implementation} attention"
+    else:
+        what = f"compiled vs eager with {check.implementation} attention (float64 reference)"
+    gave = "agree" if check.agrees else "not made" if check.agrees is None else "differ"
+    return f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else "")
+
+
+def library_repro(finding: LibraryFinding) -> str:
+    """Whether the finding's no-compile repro was made and raised what it should."""
+    if finding.repro is None:
+        return "not made"
+    return "verified (no torch.compile)" if finding.repro.verified else "made, not reproduced"
