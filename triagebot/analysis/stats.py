@@ -63,7 +63,9 @@ def flag_stats(
     testable = _testable(counts)
     skipped = counts.get(Effect.skipped, 0)
     affectable = testable - skipped  # the models the flag could affect: percentages are over them
-    helped = [row for row in mine if row.effect == Effect.reduces_graphs]
+    sentinels = snapshot.sentinels
+    fewer = [row for row in mine if row.effect == Effect.reduces_graphs]
+    helped = [row for row in fewer if row.model not in sentinels]
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
@@ -77,7 +79,7 @@ def flag_stats(
         skipped=skipped,
         affectable=affectable,
         counts=counts,
-        percentages=_percentages(counts, affectable),
+        percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),
         crash_to_benefit=round(counts.get(Effect.crashes, 0) / len(helped), 2) if helped else None,
         mean_graph_reduction=reduction,
@@ -85,6 +87,7 @@ def flag_stats(
         crash_groups=confirmed,
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
+        sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
         nondeterministic=_nondeterministic(snapshot, flag),
@@ -162,8 +165,10 @@ def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict
     `flag` crashes and it helps (`overlap_helped`), and that it crashes and `flag` helps
     (`overlap_rescued`)."""
     under: dict[tuple[str, Effect], set[str]] = defaultdict(set)
+    sentinels = snapshot.sentinels
     for row in rows:
-        under[(row.flag, row.effect)].add(row.model)
+        if not (row.effect == Effect.reduces_graphs and row.model in sentinels):  # no evidence of help
+            under[(row.flag, row.effect)].add(row.model)
     crashing, helping = under[(flag, Effect.crashes)], under[(flag, Effect.reduces_graphs)]
     others = [other for other in snapshot.flags if other != flag]
     return {
@@ -271,13 +276,15 @@ def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:
     ]
 
 
-def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
-    """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`."""
+def trend_point(key: str, rows: Iterable[ModelEffect], sentinels: frozenset[str] = frozenset()) -> TrendPoint:
+    """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`;
+    `sentinels` (`Snapshot.sentinels`) are no evidence of help."""
+    rows = list(rows)
     counts = _counts(rows)
     return TrendPoint(
         key=key,
         crashes=counts.get(Effect.crashes, 0),
-        helps=counts.get(Effect.reduces_graphs, 0),
+        helps=sum(row.effect == Effect.reduces_graphs and row.model not in sentinels for row in rows),
         flaky=counts.get(Effect.flaky, 0),
         testable=_testable(counts),
         wrong_results=counts.get(Effect.wrong_result, 0),

@@ -41,7 +41,6 @@ from triagebot.results import (
     CompileRiser,
     CompileTime,
     CrossCheck,
-    Effect,
     Environment,
     FailureGroup,
     FlagFigures,
@@ -58,6 +57,12 @@ from triagebot.results import (
 
 BACKWARD_RUNG = "backward"
 """The ladder's rung that runs the backward pass; a night without it measured inference only."""
+
+SENTINELS_HELPED = (
+    "Sentinels with fewer graphs, as they were built to have: they show the detector works and "
+    "are not counted as help"
+)
+"""What the issue and the flag page say before naming `FlagStats.sentinels_helped`."""
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -302,7 +307,7 @@ def survival(stats: FlagStats) -> str | None:
     if not stats.helped_laddered:
         return None
     ran = ", ".join(f"{rung}: {stats.helped_rungs.get(rung, 0) or 'none'}" for rung in stats.ladder)
-    helped = stats.counts.get(Effect.reduces_graphs, 0)
+    helped = stats.helps
     left = ""
     if helped > stats.helped_laddered:  # the ladder's bounds (`ladder_seconds`, `ladder_max_pairs`)
         left = (

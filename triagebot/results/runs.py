@@ -491,6 +491,17 @@ class Snapshot(Record):
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
 
+    @property
+    def sentinels(self) -> frozenset[str]:
+        """The test corpus's sentinel models (built to fail, or to be helped, in one known way):
+        the one test of what is a sentinel. They prove a detector works and say so wherever they
+        are named; they never count as evidence that a flag helps (`FlagStats.sentinels_helped`)."""
+        return frozenset(
+            result.model
+            for result in self.results
+            if result.spec is not None and result.spec.source == "sentinel"
+        )
+
     def model_seconds(self) -> dict[str, float]:
         """Each model's recorded wall seconds over all its runs (every config, confirmations
         included): the cost estimate that orders and shards the next sweep of the corpus."""
