@@ -47,7 +47,7 @@ def test_eager_inconsistent_models_are_library_findings_not_wrong_results() -> N
     finding = health.library_findings[0]
     assert finding.title == (
         "transformers: Aimv2TextModel0's sdpa attention ignores the attention mask it builds "
-        "(eager and sdpa attention differ in last_hidden_state; compiled sdpa agrees with eager attention)"
+        "(eager and sdpa attention disagree in plain eager; compiled sdpa agrees with eager attention)"
     )
     assert finding.repro is not None and finding.repro.verified
     assert health.overall.wrong_results == 0
@@ -96,15 +96,15 @@ def test_the_title_names_only_what_the_checks_show() -> None:
     out; a model on eager attention gets the disagreement, no cause it was not shown; causality,
     which no check probes, is never claimed."""
     checks = _inconsistent().cross_checks
-    sdpa = finding_title("Phi4MultimodalVisionModel", "sdpa", checks, "last_hidden_state")
+    sdpa = finding_title("Phi4MultimodalVisionModel", "sdpa", checks)
     assert sdpa.startswith("transformers: Phi4MultimodalVisionModel's sdpa attention ignores the attention")
     on_eager = [check.model_copy(update={"implementation": "sdpa"}) for check in checks]
-    eager = finding_title("M", "eager", on_eager, "logits")
+    eager = finding_title("M", "eager", on_eager)
     assert eager == (
-        "transformers: M's eager attention disagrees with sdpa attention in plain eager "
-        "(eager and sdpa attention differ in logits; compiled eager agrees with sdpa attention)"
+        "transformers: M's eager attention disagrees with sdpa attention "
+        "(eager and sdpa attention disagree in plain eager; compiled eager agrees with sdpa attention)"
     )
-    unconfirmed = finding_title("M", "sdpa", checks[:1], "logits")
+    unconfirmed = finding_title("M", "sdpa", checks[:1])
     assert "ignores" not in unconfirmed and "compiled not compared" in unconfirmed
     assert not any("causal" in title for title in (sdpa, eager, unconfirmed))
 
@@ -135,3 +135,24 @@ def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> Non
     tonight = snapshot_of([result("M", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
     script = repro_script(tonight, BASELINE, "M", "EagerInconsistent: last_hidden_state")
     assert "set_attn_implementation" in script and "compiled = torch.compile" not in script
+
+
+def test_a_flag_issue_names_them_not_judged_and_never_as_matching_or_wrong() -> None:
+    """Under a flag, eager's disagreement with itself is no wrong result, and the issue does not
+    claim every compiled call matched eager: it names them as not judged, the library's."""
+    from builders import night_of
+
+    from triagebot.report import issue_body, words
+
+    inconsistent = ok(1, accuracy=_inconsistent())
+    plain = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.match))
+    models = [
+        result("Aimv2TextModel", ok(2, ["item"], accuracy=_inconsistent()), {SCALAR: inconsistent}),
+        result("Plain", ok(2, ["item"], accuracy=plain.accuracy), {SCALAR: plain}),
+    ]
+    night = night_of(snapshot(models, checks=["accuracy"]))
+    assert night.flags[SCALAR].stats.eager_inconsistent == ["Aimv2TextModel"]
+    body = issue_body(night, SCALAR)
+    assert f"{words.LIBRARY_NOT_JUDGED}: `Aimv2TextModel`." in body
+    assert "every compiled call's outputs judged match eager's" in body
+    assert night.flags[SCALAR].figures.wrong_results == 0

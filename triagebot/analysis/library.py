@@ -32,7 +32,7 @@ def _repro(snapshot: Snapshot, model: str, signature: str) -> Reproduction | Non
     return next((repro for repro in mine if repro.signature == signature), None)
 
 
-def finding_title(model: str, attention: str, checks: list[CrossCheck], where: str) -> str:
+def finding_title(model: str, attention: str, checks: list[CrossCheck]) -> str:
     """A library finding's title, as a transformers issue would name it: the cause its
     cross-checks point to, then the evidence in brackets. Said on every surface (the summary,
     the health issue, the site, the repro's docstring).
@@ -43,15 +43,16 @@ def finding_title(model: str, attention: str, checks: list[CrossCheck], where: s
     outside tracing is the mask builders' skip (`_ignore_causal_mask_sdpa`,
     `_ignore_bidirectional_mask_sdpa`: no mask, the pattern left to the module's `is_causal`), so
     sdpa ignoring the mask it builds is the cause the evidence names. Whether the mask asked for
-    was causal no check shows, so the title does not say."""
+    was causal no check shows, so the title does not say; nor which output differs, since the
+    checks may first differ in different ones (the cross-checks' details say)."""
     other = checks[0].implementation if checks else OTHER_ATTENTION.get(attention, "eager")
     agreed = any(check.name == "compiled_vs_other_attention" and check.agrees for check in checks)
     follows = f"compiled {attention} agrees with {other} attention" if agreed else "compiled not compared"
-    evidence = f"{' and '.join(sorted((attention, other)))} attention differ in {where}; {follows}"
+    evidence = f"{' and '.join(sorted((attention, other)))} attention disagree in plain eager; {follows}"
     if attention == "sdpa" and agreed:
         cause = "sdpa attention ignores the attention mask it builds"
     else:
-        cause = f"{attention} attention disagrees with {other} attention in plain eager"
+        cause = f"{attention} attention disagrees with {other} attention"
     return f"transformers: {model}'s {cause} ({evidence})"
 
 
@@ -80,7 +81,7 @@ def _finding(result: ModelResult, snapshot: Snapshot) -> LibraryFinding | None:
         detail=check.detail,
         cross_checks=check.cross_checks,
         signature=signature,
-        title=finding_title(result.model, attention, check.cross_checks, where),
+        title=finding_title(result.model, attention, check.cross_checks),
         repro=_repro(snapshot, result.model, signature),
     )
 

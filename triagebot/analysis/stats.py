@@ -90,7 +90,8 @@ def flag_stats(
         sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
-        nondeterministic=_nondeterministic(snapshot, flag),
+        nondeterministic=_not_judged(snapshot, flag, Accuracy.nondeterministic),
+        eager_inconsistent=_not_judged(snapshot, flag, Accuracy.eager_inconsistent),
         **ladder._asdict(),
         recompiles=recompiles,
         recompiles_more=recompiles_more(recompiles),
@@ -265,14 +266,16 @@ def _wrong_groups(
     return [group.model_copy(update=_where(group, snapshot, by_name, by_model)) for group in groups]
 
 
-def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:
-    """Models whose accuracy under `flag` was not judged: two eager runs differ."""
+def _not_judged(snapshot: Snapshot, flag: str, verdict: Accuracy) -> list[str]:
+    """Models whose outputs under `flag` were not judged the compiler's, for `verdict`: two
+    eager runs differ (`nondeterministic`), or eager disagrees with itself across attention
+    implementations (`eager_inconsistent`, the library's finding)."""
     return [
         result.model
         for result in snapshot.results
         if (run := result.outcomes.get(flag)) is not None
         and run.accuracy is not None
-        and run.accuracy.verdict == Accuracy.nondeterministic
+        and run.accuracy.verdict == verdict
     ]
 
 

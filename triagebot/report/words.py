@@ -64,6 +64,12 @@ SENTINELS_HELPED = (
 )
 """What the issue and the flag page say before naming `FlagStats.sentinels_helped`."""
 
+LIBRARY_NOT_JUDGED = (
+    "Not judged the compiler's, eager disagrees with itself across attention implementations "
+    "(library findings, in the corpus's health)"
+)
+"""What the issue and the flag page say before naming `FlagStats.eager_inconsistent`."""
+
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
 

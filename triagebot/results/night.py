@@ -208,6 +208,9 @@ class FlagStats(Record):
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
     nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
+    # Not the compiler's: eager disagrees with itself across attention implementations (a library
+    # finding, reported in the corpus's health and never against a flag).
+    eager_inconsistent: list[str] = Field(default_factory=list)
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
     ladder_rows: list[LadderRow] = Field(default_factory=list)  # pairs that climbed the ladder
     ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
