@@ -112,7 +112,7 @@ def repro_script(
         raise ReproError(f"snapshot {snapshot.key} has no flag {flag!r}")
     spec = result.spec
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
-    if spec.source == "sentinel" and not spec.code:
+    if spec.sentinel and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
     code = _used_imports_only(spec.code.rstrip()) if spec.code else None
     return render(
