@@ -100,7 +100,7 @@ def flag_figures(
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
         wrong_results=counts.get(Effect.wrong_result, 0),
-        helped=counts.get(Effect.reduces_graphs, 0),
+        helped=stats.helps,
         increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
         laddered=len(stats.ladder_rows),

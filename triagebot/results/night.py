@@ -200,10 +200,17 @@ class FlagStats(Record):
     # Other flag -> models this one crashes and the other helps, and the other way round.
     overlap_helped: dict[str, list[str]] = Field(default_factory=dict)
     overlap_rescued: dict[str, list[str]] = Field(default_factory=dict)
+    # Sentinels with fewer graphs under the flag: they show the detector works and are named as
+    # such, but are never evidence that the flag helps (not in `helps`, its share, the overlap,
+    # the crash-to-benefit ratio, the reductions or the ladder's survival).
+    sentinels_helped: list[str] = Field(default_factory=list)
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
     nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
+    # Not the compiler's: eager disagrees with itself across attention implementations (a library
+    # finding, reported in the corpus's health and never against a flag).
+    eager_inconsistent: list[str] = Field(default_factory=list)
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
     ladder_rows: list[LadderRow] = Field(default_factory=list)  # pairs that climbed the ladder
     ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
@@ -214,6 +221,11 @@ class FlagStats(Record):
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
     # Models that climbed under the flag but have no recompile row, and why (no second shape...).
     recompile_gaps: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def helps(self) -> int:
+        """Models the flag helps (fewer graphs), as evidence: its sentinels left out."""
+        return self.counts.get(Effect.reduces_graphs, 0) - len(self.sentinels_helped)
 
 
 class ModelGraphs(Record):
@@ -536,12 +548,16 @@ class FlagNight(Record):
 
     @property
     def helps(self) -> int:
-        return self.stats.counts.get(Effect.reduces_graphs, 0)
+        return self.stats.helps
 
     @property
     def helped(self) -> list[ModelEffect]:
-        """Models with fewer graphs under the flag, the largest reduction first."""
-        rows = [row for row in self.effects if row.effect == Effect.reduces_graphs]
+        """Models with fewer graphs under the flag, the largest reduction first; sentinels are
+        no evidence of help (`FlagStats.sentinels_helped` names them)."""
+        sentinels = set(self.stats.sentinels_helped)
+        rows = [
+            row for row in self.effects if row.effect == Effect.reduces_graphs and row.model not in sentinels
+        ]
         return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
 
     @property
@@ -582,13 +598,9 @@ class Night(Record):
 
     @property
     def sentinels(self) -> frozenset[str]:
-        """The test corpus's sentinel models (built to fail in one known way): every row that
-        names one says so, and no label is suggested from them alone."""
-        return frozenset(
-            result.model
-            for result in self.snapshot.results
-            if result.spec is not None and result.spec.source == "sentinel"
-        )
+        """The night's sentinel models (`Snapshot.sentinels`): every row that names one says so,
+        and no label is suggested from them alone."""
+        return self.snapshot.sentinels
 
     @property
     def effects(self) -> list[ModelEffect]:

@@ -287,6 +287,12 @@ class ModelSpec(Record):
     seed: int = 0
     code: str | None = None  # source of a module no released package has (sentinels), for repros
 
+    @property
+    def sentinel(self) -> bool:
+        """Whether it is one of the test corpus's sentinels (built to fail, or to be helped, in one
+        known way): the one test of what is a sentinel."""
+        return self.source == "sentinel"
+
 
 When = Literal["always", "graph_breaks", "named_in_breaks"]
 """When a flag's runs are made: on every model; only on models whose baseline graph-breaks; only
@@ -490,6 +496,15 @@ class Snapshot(Record):
 
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
+
+    @property
+    def sentinels(self) -> frozenset[str]:
+        """The test corpus's sentinel models (`ModelSpec.sentinel`). They prove a detector works
+        and say so wherever they are named; they never count as evidence that a flag helps
+        (`FlagStats.sentinels_helped`)."""
+        return frozenset(
+            result.model for result in self.results if result.spec is not None and result.spec.sentinel
+        )
 
     def model_seconds(self) -> dict[str, float]:
         """Each model's recorded wall seconds over all its runs (every config, confirmations
