@@ -82,6 +82,24 @@ def test_a_diff_compares_like_with_like_and_says_with_which():
     assert night_of(sampled, store, Config()).previous_key is None
 
 
+def test_the_first_night_of_suites_compares_with_the_last_transformers_night():
+    models = ["A", "B", "C"]
+    transformers = night("2.12.0.dev20260407", "aaa", models, corpus="transformers")
+    smoke = night("2.12.0.dev20260408", "bbb", models, corpus="smoke")
+    store = MemoryStore([transformers, smoke])
+    selection = CorpusSelection(
+        name="transformers+diffusers+timm",
+        models=[*models, "timm/resnet10t"],
+        skipped={"diffusers": "missing"},
+    )
+    suites = night("2.12.0.dev20260409", "ccc", models).model_copy(update={"corpus": selection})
+
+    assert comparable(transformers.corpus, selection) and not comparable(smoke.corpus, selection)
+    assert night_of(suites, store, Config()).previous_key == transformers.key
+    drawn = selection.model_copy(update={"sample": 3, "seed": 0})
+    assert not comparable(transformers.corpus.model_copy(update={"sample": 3, "seed": 0}), drawn)
+
+
 def test_a_sample_whose_strata_moved_with_the_corpus_is_still_compared():
     # A release added a model to vision_other, whose proportional share took a draw from decoder_llm.
     before = CorpusSelection(
