@@ -41,7 +41,7 @@ def test_a_transformers_key_is_its_bare_name_and_another_suite_s_names_its_suite
     assert model_key("timm", "resnet10t") == "timm/resnet10t"
     assert split_key("diffusers/UNet2DModel") == ("diffusers", "UNet2DModel")
     assert split_key("LlamaForCausalLM") == ("transformers", "LlamaForCausalLM")
-    # a record stored before suites (no spec) reads as transformers; a spec says its own suite
+    # a record stored before suites reads as transformers; the key says its suite
     assert ModelResult(model="BertModel", outcomes={}).suite == "transformers"
     spec = ModelSpec(model="timm/vit", source="timm")
     assert (
@@ -50,7 +50,7 @@ def test_a_transformers_key_is_its_bare_name_and_another_suite_s_names_its_suite
         ).suite
         == "timm"
     )
-    assert suite_of("RangeLoop", ModelSpec(model="RangeLoop", source="sentinel")) == "sentinel"
+    assert suite_of("RangeLoop") == "transformers"  # the test corpora's sentinels stand with it
 
 
 def test_two_suites_with_a_model_of_the_same_name_never_collide(fake_timm, monkeypatch):

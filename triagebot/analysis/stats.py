@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
 from triagebot.analysis.effects import classify, crash_groups
-from triagebot.analysis.figures import share
+from triagebot.analysis.figures import share, suite_counts
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
     clean_rungs,
@@ -83,6 +83,10 @@ def flag_stats(
         mean_graph_reduction=reduction,
         mean_graph_reduction_percent=reduction_percent,
         crash_groups=confirmed,
+        crash_suites=suite_counts(
+            (row.model for row in mine if row.effect == Effect.crashes),
+            (row.model for row in mine if row.effect not in (Effect.untestable, Effect.skipped)),
+        ),
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
         top_break_reasons=top_break_reasons(snapshot),

@@ -48,6 +48,7 @@ from triagebot.results import (
     LadderRow,
     Reduction,
     Snapshot,
+    SuiteCount,
     VerdictRow,
     key_versions,
 )
@@ -93,6 +94,12 @@ def of(count: int, figures: FlagFigures) -> str:
     return (
         f"{count} of {figures.affectable} {population(figures)} ({percent(share(count, figures.affectable))})"
     )
+
+
+def by_suite(counts: Sequence[SuiteCount], noun: str = "models") -> str:
+    """A figure per suite (`analysis.figures.suite_counts`): "12 of 180 transformers models, 3 of
+    40 diffusers models"; empty for a night of one suite."""
+    return ", ".join(f"{count.count} of {count.total} {count.suite} {noun}" for count in counts)
 
 
 def of_recompiled(count: int, figures: FlagFigures) -> str:
@@ -346,6 +353,8 @@ def _crash_clause(figures: FlagFigures, groups: Sequence[FailureGroup]) -> str:
     """The crashes in the verdict's sentence: "1 model crashes (PendingUnbackedSymbolNotFound,
     Dynamo (counting backend) only)"."""
     text = plural(figures.crashes, "model crashes", "models crash")
+    if figures.crash_suites:  # a night of several suites: "(2 of 10 transformers models, 1 of 5 timm models)"
+        text += f" ({by_suite(figures.crash_suites)})"
     if figures.new_crashes:
         text += f", {figures.new_crashes} new tonight"
     if len(groups) == 1:
@@ -449,6 +458,8 @@ def headline(figures: FlagFigures) -> str:
     if not figures.crashes:
         return "no model crashes" + wrong
     text = plural(figures.crashes, "model crashes", "models crash")
+    if figures.crash_suites:  # a night of several suites: "(2 of 10 transformers models, 1 of 5 timm models)"
+        text += f" ({by_suite(figures.crash_suites)})"
     if figures.new_crashes:
         text += f", {figures.new_crashes} new"
     # A title is plain text, but an error's name comes from a snapshot: letters, digits, `_.:-`,

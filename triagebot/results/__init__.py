@@ -30,6 +30,7 @@ from triagebot.results.figures import (
     FlagFigures,
     FlagVerdict,
     Frame,
+    SuiteCount,
     VerdictLine,
     VerdictRow,
 )
@@ -215,6 +216,7 @@ __all__ = [
     "SnapshotDiff",
     "Status",
     "StratumStats",
+    "SuiteCount",
     "SweepHeader",
     "TrackedIssue",
     "TrackerNotice",

@@ -393,7 +393,7 @@ class RunRecord(Record):
 
     @property
     def suite(self) -> str:
-        return suite_of(self.model, self.spec)
+        return suite_of(self.model)
 
 
 class UnreachedPair(Record):
@@ -410,10 +410,11 @@ class UnreachedPair(Record):
     bound: Literal["pairs", "seconds"]
 
 
-def suite_of(key: str, spec: ModelSpec | None = None) -> str:
-    """The suite of the model keyed `key`: its spec's source, else read from the key (a record
-    stored before there were suites has a bare key, a transformers model's)."""
-    return spec.source if spec is not None else split_key(key)[0]
+def suite_of(key: str) -> str:
+    """The suite of the model keyed `key`, read from the key (`model_key`, written from its
+    spec's source): a bare key, a record stored before there were suites included, is a
+    transformers model's; the test corpora's sentinels stand with transformers."""
+    return split_key(key)[0]
 
 
 SUITE_JOINER = "+"
@@ -484,7 +485,7 @@ class ModelResult(Record):
 
     @property
     def suite(self) -> str:
-        return suite_of(self.model, self.spec)
+        return suite_of(self.model)
 
 
 class Reduction(Record):

@@ -13,8 +13,9 @@ the first configured night of that build replaces it.
 A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
 the same corpus drawn the same way (or, swept whole or by name, corpora with a suite in common:
 a transformers night and the first night of the three suites beside it), and, for a corpus
-swept whole or by name, at least half of the larger model list in common, so that a one-model rerun is never the "previous night" of a
-whole-corpus sweep, while a corpus that gained a few models with a new transformers still is.
+swept whole or by name, at least half of the larger model list in common, so that a one-model
+rerun is never the "previous night" of a whole-corpus sweep, while a corpus that gained a few
+models with a new transformers still is.
 A sample of the same seed and size compares when its strata drew as many models each, or when
 they did not but at least half its models are in common: a stratum's share of a proportional
 sample moves with the corpus (one model more in a stratum can move a model of the sample from
