@@ -65,10 +65,11 @@ def test_the_verdict_says_crashes_per_suite_and_one_group_holds_two_suites():
     (group,) = flag.stats.crash_groups
     assert {model.split("/")[0] for model in group.models if "/" in model} == {"diffusers"}
     assert len(group.models) == 15 and sum("/" not in model for model in group.models) == 12
+    assert [(c.suite, c.count) for c in group.suites] == [("transformers", 12), ("diffusers", 3), ("timm", 0)]
     (issue,) = [issue for issue in desired_issues(night, Config().tracker) if issue.flag == SCALAR]
     assert (
-        "15 models crash (12 of 180 transformers models, 3 of 40 diffusers models, 0 of 30 timm models)"
-        in issue.body
+        "15 models crash (12 of 180 transformers models, 3 of 40 diffusers models, 0 of 30 timm models; "
+        "GuardOnDataDependentSymNode," in issue.body
     )
     assert "<!-- x -->" not in issue.body  # the error text never forms a marker
     assert len(issue.body) <= 65_536
@@ -80,7 +81,11 @@ def test_a_one_suite_night_reads_as_before():
 
     assert flag.figures.crash_suites == [] and night.health.suites == []
     (issue,) = [issue for issue in desired_issues(night, Config().tracker) if issue.flag == SCALAR]
-    assert "transformers models" not in issue.body and "12 models crash" in issue.body
+    assert (
+        "transformers models" not in issue.body
+        and "12 models crash (GuardOnDataDependentSymNode," in issue.body
+    )
+    assert flag.stats.crash_groups[0].suites == []
     assert "by suite" not in nightly_summary(night)
 
 
@@ -144,6 +149,8 @@ def test_the_issue_of_two_suites_renders_as_github_shows_it():
     markdown = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     html = markdown.render(issue.body)
 
-    assert "15 models crash (12 of 180 transformers models, 3 of 40 diffusers models)" in html
+    assert "15 models crash (12 of 180 transformers models, 3 of 40 diffusers models; Guard" in html
+    # the group's fold says its suites, without the suites it has no member of
+    assert "<summary>15 models: 12 of 180 transformers models, 3 of 40 diffusers models</summary>" in html
     assert html.count("<details>") == html.count("</details>") and "<table>" in html
     assert "diffusers/DiffusersModel000" in html

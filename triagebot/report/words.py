@@ -353,18 +353,18 @@ def _crash_clause(figures: FlagFigures, groups: Sequence[FailureGroup]) -> str:
     """The crashes in the verdict's sentence: "1 model crashes (PendingUnbackedSymbolNotFound,
     Dynamo (counting backend) only)"."""
     text = plural(figures.crashes, "model crashes", "models crash")
-    if figures.crash_suites:  # a night of several suites: "(2 of 10 transformers models, 1 of 5 timm models)"
-        text += f" ({by_suite(figures.crash_suites)})"
     if figures.new_crashes:
         text += f", {figures.new_crashes} new tonight"
+    # A night of several suites says them first: "(2 of 10 transformers models, 1 of 5 timm models; ...)".
+    suites = f"{by_suite(figures.crash_suites)}; " if figures.crash_suites else ""
     if len(groups) == 1:
-        return f"{text} ({groups[0].name or groups[0].error_type}, {reach(groups[0])})"
+        return f"{text} ({suites}{groups[0].name or groups[0].error_type}, {reach(groups[0])})"
     places = list(dict.fromkeys(reach(group) for group in groups))
     if len(places) == 1:
         every = "both" if len(groups) == 2 else "all"
-        return f"{text} ({len(groups)} errors, {every} {places[0]})"
+        return f"{text} ({suites}{len(groups)} errors, {every} {places[0]})"
     counted = [f"{sum(reach(group) == place for group in groups)} {place}" for place in places]
-    return f"{text} ({len(groups)} errors: {', '.join(counted)})"
+    return f"{text} ({suites}{len(groups)} errors: {', '.join(counted)})"
 
 
 def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:

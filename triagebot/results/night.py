@@ -68,6 +68,9 @@ class FailureGroup(Record):
     # The error's own name: the exception a wrapper names first in its message
     # (`InternalTorchDynamoError: PendingUnbackedSymbolNotFound: ...` is PendingUnbackedSymbolNotFound).
     name: str | None = None
+    # Per suite, its members of the suite's models the flag could affect: a group may hold models
+    # of several suites (empty: a night of one suite, or a group not counted so).
+    suites: list[SuiteCount] = Field(default_factory=list)
     models: list[str]
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
