@@ -154,3 +154,17 @@ def test_the_issue_of_two_suites_renders_as_github_shows_it():
     assert "<summary>15 models: 12 of 180 transformers models, 3 of 40 diffusers models</summary>" in html
     assert html.count("<details>") == html.count("</details>") and "<table>" in html
     assert "diffusers/DiffusersModel000" in html
+
+
+def test_a_stored_transformers_night_reads_as_one_suite_with_its_keys_unchanged():
+    from builders import fixture_nightlies
+
+    old, new = fixture_nightlies()
+    night = night_of(new, [old])
+
+    assert new.corpus.suites() == [new.corpus.name] and new.corpus.skipped == {}
+    assert {result.suite for result in new.results} == {"transformers"}
+    assert all("/" not in result.model for result in new.results)  # bare keys, as stored
+    assert night.health.suites == [] and night.health.skipped_suites == {}
+    assert all(flag.figures.crash_suites == [] for flag in night.flags.values())
+    assert all(not group.suites for flag in night.flags.values() for group in flag.stats.crash_groups)
