@@ -122,6 +122,9 @@ def test_the_diff_from_a_transformers_night_says_new_crashes_per_suite():
     ]
     text = render("diff.txt.j2", diff=night.diff)
     assert "newly crashing 15 (12 of 180 transformers models, 3 of 40 diffusers models)" in text
+    assert "15 newly crashing (12 of 180 transformers models, 3 of 40 diffusers models: " in nightly_summary(
+        night
+    )
 
 
 def test_the_site_index_shows_the_suites(tmp_path):
@@ -141,6 +144,8 @@ def test_the_site_index_shows_the_suites(tmp_path):
         "Compiled at baseline, by suite: 180 of 180 transformers models, 40 of 40 diffusers models." in index
     )
     assert any(path.startswith("models/diffusers_") for path in memory.files)
+    flag_page = memory.files["flags/capture_scalar_outputs.html"]
+    assert '<span class="suites">12 of 180 transformers models, 3 of 40 diffusers models</span>' in flag_page
 
 
 def test_the_issue_of_two_suites_renders_as_github_shows_it():
