@@ -126,6 +126,9 @@ def test_a_night_sweeps_the_three_suites_unless_the_config_says_otherwise():
     listed = parse_config('[sweep]\ncorpus = ["transformers", "timm"]\n')
     assert listed.sweep.corpus == ["transformers", "timm"]
     assert parse_config("", options={"--corpus": "transformers,timm"}).sweep == listed.sweep
+    # a stored night's corpus name, as /rerun-sweep hands it to the GPU job, is the same suites
+    again = parse_config("", options={"--corpus": "transformers+diffusers+timm"}).sweep
+    assert again.corpus == Config().sweep.corpus and again.corpus_name == "transformers+diffusers+timm"
 
 
 def test_a_corpus_list_with_no_name_or_a_name_twice_is_one_line():

@@ -13,7 +13,7 @@ from triagebot.config import Config
 from triagebot.report.bodies import nightly_summary
 from triagebot.report.render import render
 from triagebot.report.site import MemoryWriter, write_site
-from triagebot.results import CorpusSelection, SuiteCount, model_key
+from triagebot.results import HEALTH_ISSUE, CorpusSelection, SuiteCount, model_key
 from triagebot.store import MemoryStore
 from triagebot.tracker.desired import desired_issues
 
@@ -173,3 +173,26 @@ def test_a_stored_transformers_night_reads_as_one_suite_with_its_keys_unchanged(
     assert night.health.suites == [] and night.health.skipped_suites == {}
     assert all(flag.figures.crash_suites == [] for flag in night.flags.values())
     assert all(not group.suites for flag in night.flags.values() for group in flag.stats.crash_groups)
+
+
+def test_the_health_issue_names_the_suites_and_a_transformers_night_as_before():
+    tracker = Config.model_validate({"tracker": {"health_issue": True}}).tracker
+    titles = {
+        suites: next(
+            issue.title for issue in desired_issues(night_of(night), tracker) if issue.flag == HEALTH_ISSUE
+        )
+        for suites, night in (
+            (
+                "three",
+                suites_night(skipped={"timm": "not installed"}, suites={"transformers": 9, "diffusers": 4}),
+            ),
+            (
+                "one",
+                suites_night(suites={"transformers": 9}).model_copy(
+                    update={"corpus": CorpusSelection(name="transformers")}
+                ),
+            ),
+        )
+    }
+    assert titles["three"].startswith("[triagebot] Dynamo on the transformers, diffusers and timm corpora: ")
+    assert titles["one"].startswith("[triagebot] Dynamo on the transformers corpus: ")

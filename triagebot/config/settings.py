@@ -200,7 +200,11 @@ class SweepSettings(Section):
     @field_validator("corpus", mode="before")
     @classmethod
     def _corpus_list(cls, value: Any) -> Any:
-        return [name.strip() for name in value.split(",")] if isinstance(value, str) else value
+        """A string is one name, or several split at commas or at SUITE_JOINER, so that a
+        stored night's own corpus name (`/rerun-sweep` hands it to the GPU job) sweeps it again."""
+        if not isinstance(value, str):
+            return value
+        return [name.strip() for name in re.split(f"[,{re.escape(SUITE_JOINER)}]", value)]
 
     @field_validator("corpus")
     @classmethod
