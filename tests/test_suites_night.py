@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from triagebot.analysis.figures import suite_counts
 from triagebot.config import Config
-from triagebot.report.bodies import nightly_summary
+from triagebot.report.bodies import nightly_summary, run_summary
 from triagebot.report.render import render
 from triagebot.report.site import MemoryWriter, write_site
 from triagebot.results import HEALTH_ISSUE, CorpusSelection, SuiteCount, model_key
@@ -97,6 +97,8 @@ def test_a_suite_not_swept_is_said_in_the_summary_and_the_health():
     summary = nightly_summary(night)
 
     assert night.health.skipped_suites == skipped
+    step = run_summary(night.snapshot.environment, night, published="dry run")
+    assert f"- suite timm not swept: {skipped['timm']}" in step
     assert f"Suite `timm` not swept: {skipped['timm']}" in summary
     assert (
         "Compile at baseline, by suite: 180 of 180 transformers models, 40 of 40 diffusers models." in summary
