@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
 from triagebot.analysis.effects import classify, crash_groups
-from triagebot.analysis.figures import share
+from triagebot.analysis.figures import share, suite_counts
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
     clean_rungs,
@@ -69,6 +69,11 @@ def flag_stats(
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
+    affected = [row.model for row in mine if row.effect not in (Effect.untestable, Effect.skipped)]
+    crashing = [row.model for row in mine if row.effect == Effect.crashes]
+    confirmed = [
+        group.model_copy(update={"suites": suite_counts(group.models, affected)}) for group in confirmed
+    ]
     recompiles = recompile_rows(snapshot.results, mine, flag)
     return FlagStats(
         flag=flag,
@@ -85,6 +90,7 @@ def flag_stats(
         mean_graph_reduction=reduction,
         mean_graph_reduction_percent=reduction_percent,
         crash_groups=confirmed,
+        crash_suites=suite_counts(crashing, affected),
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
         sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
@@ -121,6 +127,12 @@ def bisectable_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) 
         ),
         None,
     )
+
+
+def _with_suites(group: FailureGroup, affected: Sequence[str]) -> FailureGroup:
+    """`group` with its members counted per suite of the `affected` models (several suites)."""
+    suites = suite_counts(group.models, affected)
+    return group.model_copy(update={"suites": suites}) if suites else group
 
 
 def _percentages(counts: dict[Effect, int], affectable: int) -> dict[Effect, float]:

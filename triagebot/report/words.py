@@ -51,6 +51,7 @@ from triagebot.results import (
     LibraryFinding,
     Reduction,
     Snapshot,
+    SuiteCount,
     VerdictRow,
     key_versions,
 )
@@ -108,6 +109,12 @@ def of(count: int, figures: FlagFigures) -> str:
     return (
         f"{count} of {figures.affectable} {population(figures)} ({percent(share(count, figures.affectable))})"
     )
+
+
+def by_suite(counts: Sequence[SuiteCount], noun: str = "models") -> str:
+    """A figure per suite (`analysis.figures.suite_counts`): "12 of 180 transformers models, 3 of
+    40 diffusers models"; empty for a night of one suite."""
+    return ", ".join(f"{count.count} of {count.total} {count.suite} {noun}" for count in counts)
 
 
 def of_recompiled(count: int, figures: FlagFigures) -> str:
@@ -363,14 +370,16 @@ def _crash_clause(figures: FlagFigures, groups: Sequence[FailureGroup]) -> str:
     text = plural(figures.crashes, "model crashes", "models crash")
     if figures.new_crashes:
         text += f", {figures.new_crashes} new tonight"
+    # A night of several suites says them first: "(2 of 10 transformers models, 1 of 5 timm models; ...)".
+    suites = f"{by_suite(figures.crash_suites)}; " if figures.crash_suites else ""
     if len(groups) == 1:
-        return f"{text} ({groups[0].name or groups[0].error_type}, {reach(groups[0])})"
+        return f"{text} ({suites}{groups[0].name or groups[0].error_type}, {reach(groups[0])})"
     places = list(dict.fromkeys(reach(group) for group in groups))
     if len(places) == 1:
         every = "both" if len(groups) == 2 else "all"
-        return f"{text} ({len(groups)} errors, {every} {places[0]})"
+        return f"{text} ({suites}{len(groups)} errors, {every} {places[0]})"
     counted = [f"{sum(reach(group) == place for group in groups)} {place}" for place in places]
-    return f"{text} ({len(groups)} errors: {', '.join(counted)})"
+    return f"{text} ({suites}{len(groups)} errors: {', '.join(counted)})"
 
 
 def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:
@@ -464,6 +473,8 @@ def headline(figures: FlagFigures) -> str:
     if not figures.crashes:
         return "no model crashes" + wrong
     text = plural(figures.crashes, "model crashes", "models crash")
+    if figures.crash_suites:  # a night of several suites: "(2 of 10 transformers models, 1 of 5 timm models)"
+        text += f" ({by_suite(figures.crash_suites)})"
     if figures.new_crashes:
         text += f", {figures.new_crashes} new"
     # A title is plain text, but an error's name comes from a snapshot: letters, digits, `_.:-`,

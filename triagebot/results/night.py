@@ -11,7 +11,7 @@ from pydantic import Field
 
 from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
-from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
+from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict, SuiteCount
 from triagebot.results.runs import CrossCheck, Environment, Reproduction, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
@@ -68,6 +68,9 @@ class FailureGroup(Record):
     # The error's own name: the exception a wrapper names first in its message
     # (`InternalTorchDynamoError: PendingUnbackedSymbolNotFound: ...` is PendingUnbackedSymbolNotFound).
     name: str | None = None
+    # Per suite, its members of the suite's models the flag could affect: a group may hold models
+    # of several suites (empty: a night of one suite, or a group not counted so).
+    suites: list[SuiteCount] = Field(default_factory=list)
     models: list[str]
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
@@ -195,6 +198,8 @@ class FlagStats(Record):
     mean_graph_reduction: float | None = None  # graphs removed per helped model
     mean_graph_reduction_percent: float | None = None
     crash_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
+    # Per suite, its confirmed crashing models of its affectable ones (empty: a night of one suite).
+    crash_suites: list[SuiteCount] = Field(default_factory=list)
     flaky_groups: list[FailureGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
     # Other flag -> models this one crashes and the other helps, and the other way round.
@@ -322,6 +327,10 @@ class CorpusHealth(Record):
     same_build: bool = False  # the previous nightly is the same build (torch and transformers): not news
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
+    # Per suite, its models compiled at baseline (empty: a night of one suite), and each configured
+    # suite the night could not sweep, and why (`CorpusSelection.skipped`).
+    suites: list[SuiteCount] = Field(default_factory=list)
+    skipped_suites: dict[str, str] = Field(default_factory=dict)
     trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
     strata_trend: dict[str, list[HealthPoint]] = Field(default_factory=dict)  # the same, per stratum
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs
@@ -439,6 +448,8 @@ class FlagDiff(Record):
 
     flag: str
     newly_crashing: list[ModelChange] = Field(default_factory=list)
+    # Per suite, its newly crashing models of its models in both nights (empty: one suite).
+    newly_crashing_suites: list[SuiteCount] = Field(default_factory=list)
     newly_wrong: list[ModelChange] = Field(default_factory=list)  # a wrong result now, not before
     fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
     signature_changes: list[ModelChange] = Field(default_factory=list)
