@@ -29,7 +29,7 @@ $(INSTALLED): $(PY) pyproject.toml $(DEV_LOCK)
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# The quick start: the smoke corpus (23 models, a few minutes on a CPU), not the whole corpus a
+# The quick start: the smoke corpus (24 models, a few minutes on a CPU), not the whole corpus a
 # night sweeps, and never published (no token): `triagebot run` alone sweeps [sweep] corpus.
 run: $(INSTALLED)
 	$(VENV)/bin/triagebot run --corpus smoke

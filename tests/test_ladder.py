@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from triagebot.results import (
+    BACKWARD_RUNG,
     BASELINE,
     COUNTING_BACKEND,
     Accuracy,
@@ -50,9 +51,10 @@ def ladder(**bounds) -> Ladder:
 
 
 def test_the_cpu_ladder_gives_inductor_to_the_failures_representatives_only():
-    assert ladder().rungs("cpu", compiler=True) == CPU
-    assert ladder().rungs("cpu", compiler=False).order == [COUNTING_BACKEND, "aot_eager"]
-    assert ladder().rungs("cuda") == Rungs([COUNTING_BACKEND, "aot_eager", "inductor"])
+    backward = BACKWARD_RUNG  # last by default: it runs train mode on the pairs that climbed
+    assert ladder().rungs("cpu", compiler=True) == Rungs([*CPU.order, backward], CPU.failures_only)
+    assert ladder().rungs("cpu", compiler=False).order == [COUNTING_BACKEND, "aot_eager", backward]
+    assert ladder().rungs("cuda") == Rungs([COUNTING_BACKEND, "aot_eager", "inductor", backward])
     assert ladder(backends=["aot_eager"]).rungs("cpu") == Rungs([COUNTING_BACKEND, "aot_eager"])
     assert CPU.of(ok()) == [COUNTING_BACKEND, "aot_eager"]  # a helped model
     assert CPU.of(crash()) == ["aot_eager", "inductor"]  # no second call to make

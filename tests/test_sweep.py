@@ -102,6 +102,11 @@ EXPECTED = {
         SCALARS: ("ok", 1, 164, [], None),
         DYNAMIC: ("skipped", None, None, [], None),
     },
+    "WrongGradUnderScalarCapture": {  # its gradients differ only on the backward rung (test_backward_rung)
+        BASELINE: ("ok", 2, 5, [ITEM], None),
+        SCALARS: ("ok", 1, 6, [], None),
+        DYNAMIC: ("skipped", None, None, [], None),
+    },
     "EagerError": dict.fromkeys(
         (BASELINE, SCALARS, DYNAMIC), ("eager_error", None, None, [], "RuntimeError")
     ),
@@ -458,6 +463,7 @@ def test_check_mode_builds_and_runs_eagerly_only():
         "RangeLoop": "ok",
         "WrongUnderScalarCapture": "ok",
         "SlowUnderScalarCapture": "ok",
+        "WrongGradUnderScalarCapture": "ok",
         "HangUnderCompile": "ok",
         "EagerError": "eager_error",
         "BuildError": "create_error",

@@ -26,6 +26,8 @@ Public API, for report/, tracker/ and cli:
   (`figures`): the numbers every surface prints for a flag, and the one rule that says whether
   it is ready to be on by default; `night` puts both in each `FlagNight`, with each crash
   group's members' first nightly of their current run of crashes and those new tonight.
+- `call_time(snapshot, flag, rows) -> CallTime` (`call_time`): the flag's time per call on the
+  ladder's compiled rungs, against its baseline's, for the models that climbed.
 - `compile_time(snapshot, flag, rows) -> CompileTime` (`compile_time`): the flag's compile
   seconds against its baseline's, model by model, beside the night's noise floor.
 - Where a crash starts (`frames`): `pattern_of(traceback)` (the innermost model and compiler
@@ -49,6 +51,7 @@ Public API, for report/, tracker/ and cli:
 """
 
 from triagebot.analysis.breaks import top_break_reasons
+from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import compare_url, diff
 from triagebot.analysis.effects import (
@@ -70,6 +73,7 @@ __all__ = [
     "RAN_EFFECTS",
     "CcRule",
     "bisectable_reproduction",
+    "call_time",
     "choose_history",
     "classify",
     "compare_url",

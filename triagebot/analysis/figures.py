@@ -20,9 +20,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from triagebot.analysis.ladder import FAILED_WORDS
 from triagebot.results import (
+    BACKWARD_RUNG,
     COUNTING_BACKEND,
     SUITES,
+    CallTime,
     CompileTime,
     Effect,
     FailureGroup,
@@ -86,16 +89,35 @@ def _ladder_failures(stats: FlagStats) -> int:
     )
 
 
+def _backward_ran(stats: FlagStats) -> int | None:
+    """The models that ran the backward rung under the flag; None: not on the night's ladder."""
+    if BACKWARD_RUNG not in stats.ladder:
+        return None
+    return sum(BACKWARD_RUNG in row.rungs for row in stats.ladder_rows)
+
+
+def _backward_failures(stats: FlagStats) -> dict[str, str]:
+    """The models failing on the backward rung under the flag where their baseline passes."""
+    return {
+        row.model: word
+        for row in stats.ladder_rows
+        if (word := row.rungs.get(BACKWARD_RUNG)) in FAILED_WORDS
+        and row.baseline_rungs.get(BACKWARD_RUNG) not in FAILED_WORDS
+    }
+
+
 def flag_figures(
     stats: FlagStats,
     change: FlagDiff | None = None,
     *,
     outputs_checked: bool = True,
     compile_time: CompileTime | None = None,
+    call_time: CallTime | None = None,
 ) -> FlagFigures:
     """The figures of one flag (see `FlagFigures`); `change`: its diff against the previous
     nightly, when there is one; `outputs_checked`: whether the sweep compared outputs at all;
-    `compile_time`: its compile-time figures (`analysis.compile_time`)."""
+    `compile_time`: its compile-time figures (`analysis.compile_time`); `call_time`: its time
+    per call on the ladder's compiled rungs (`analysis.call_time`)."""
     counts = stats.counts
     groups = stats.crash_groups
     return FlagFigures(
@@ -130,6 +152,9 @@ def flag_figures(
         newly_fixed=len(change.fixed) if change is not None else 0,
         compile_slower=compile_time.rose if compile_time is not None else 0,
         compile_time=compile_time,
+        call_time=call_time,
+        backward_ran=_backward_ran(stats),
+        backward_failures=_backward_failures(stats),
     )
 
 

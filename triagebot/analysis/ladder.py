@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import crash_groups, model_effect
 from triagebot.results import (
+    BACKWARD_RUNG,
     BASELINE,
     COUNTING_BACKEND,
     Accuracy,
@@ -45,6 +46,7 @@ LOCATIONS = {
     "eager": "Dynamo",
     "aot_eager": "AOTAutograd",
     "inductor": "Inductor",
+    BACKWARD_RUNG: "AOTAutograd's backward pass",
 }
 # Rungs only the failures' representatives climb, by device: on the CPU Inductor compiles C++,
 # too slow for every pair (the sweep's ladder decides by it, the reports say why by it).
@@ -56,7 +58,7 @@ FAILED_IN_SWEEP = frozenset({Effect.crashes, Effect.both_crash, Effect.wrong_res
 
 
 def lives_in(rung: str | None) -> str:
-    """Dynamo, AOTAutograd or Inductor; another backend's own name."""
+    """Dynamo, AOTAutograd, AOTAutograd's backward pass or Inductor; another backend's own name."""
     return LOCATIONS.get(rung or COUNTING_BACKEND, rung or "Dynamo")
 
 

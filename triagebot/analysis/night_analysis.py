@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups
@@ -275,7 +276,8 @@ def _flag_night(
     mine = [row for row in rows if row.flag == flag]
     cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
     checked = "accuracy" in snapshot.checks
-    figures = flag_figures(stats, flag_change, outputs_checked=checked, compile_time=cost)
+    calls = call_time(snapshot, flag, rows)
+    figures = flag_figures(stats, flag_change, outputs_checked=checked, compile_time=cost, call_time=calls)
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

@@ -143,7 +143,7 @@ def flag_table(name: str, table: Any) -> Any:
     return {"patch": table}
 
 
-_BACKEND_NAME = re.compile(r"[A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?")
+_BACKEND_NAME = re.compile(r"[A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?(?:\+backward)?")
 
 
 class Section(BaseModel):
@@ -166,7 +166,8 @@ class SweepSettings(Section):
     memory_limit_gb: float | None = Field(default=8.0, gt=0)  # per worker address space
     confirm: int = Field(default=1, ge=0)  # extra runs of each crash before it is reported
     # The backend ladder after the sweep: None climbs aot_eager and inductor on CUDA, aot_eager
-    # on the CPU; [] climbs none. Names of torch._dynamo.list_backends(), or "module:function".
+    # on the CPU, then the backward rung; [] climbs none. Names of torch._dynamo.list_backends(),
+    # or "module:function"; either with "+backward" runs forward and backward (train mode).
     backends: list[str] | None = None
     ladder_sample: int = Field(default=20, ge=0)  # models beyond those a flag changes that climb it
     # At most this many (model, config) pairs climb it, failures' representatives first: its cost

@@ -19,6 +19,7 @@ torch 2.13.0 (CPU), with the counting backend and `fullgraph=False`, under `torc
 | `RangeLoop`          | 1 graph               | 1 graph                | 1 graph                          |
 | `WrongUnderScalarCapture` | 2 graphs, `.item()` | 1 graph, wrong result | 2 graphs, `.item()`          |
 | `SlowUnderScalarCapture` | 1 graph, `.item()` | 1 graph, compiled about 4x slower | 1 graph, `.item()` |
+| `WrongGradUnderScalarCapture` | 2 graphs, `.item()` | 1 graph | 2 graphs, `.item()`    |
 | `EagerError`         | eager_error           | eager_error            | eager_error                      |
 | `BuildError`         | create_error          | create_error           | create_error                     |
 | `Segfault`           | signal SIGSEGV        | signal SIGSEGV         | signal SIGSEGV                   |
@@ -43,6 +44,9 @@ compared with eager's, and a second and a third input shape (the batch rule: 8, 
   third (overspecialisation).
 - `WrongUnderScalarCapture`: runs everywhere; its outputs differ from eager's under
   `capture_scalar_outputs` with every backend, and match otherwise.
+- `WrongGradUnderScalarCapture`: runs everywhere and its outputs match; on the backward rung
+  (train mode, `loss.backward()` under `aot_eager`) its gradients differ from eager's under
+  `capture_scalar_outputs`, and match at baseline: a failure of the backward pass alone.
 
 Every spec carries its module's source (`ModelSpec.code`) so that a repro script can inline it,
 and literal inputs (`kind="values"`) so that the data-dependent paths are deterministic.
@@ -210,6 +214,36 @@ class SlowUnderScalarCapture(nn.Module):
         return x
 
 
+class WrongGradUnderScalarCapture(nn.Module):
+    """Right forward everywhere, wrong gradients once compiled under `capture_scalar_outputs`, by
+    construction: a stand-in for a flag that breaks only the backward pass, so that the backward
+    rung's detecting, confirming and reproducing are exercised end to end. Its `.item()` breaks
+    the graph unless the flag is set (a reason naming the setting), so the flag helps it and it
+    climbs the ladder."""
+
+    class HalvedGrad(torch.autograd.Function):
+        """Doubles its input; its backward, traced with the forward (Dynamo speculates it), halves
+        the gradient it should double when traced under `capture_scalar_outputs`."""
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            if torch.compiler.is_compiling() and torch._dynamo.config.capture_scalar_outputs:
+                return grad * 0.5
+            return grad * 2
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        scale = x.abs().sum().item()
+        return self.HalvedGrad.apply(self.linear(x)) * scale
+
+
 class EagerError(nn.Module):
     """Its eager run fails (a shape mismatch), so it is untestable under every config."""
 
@@ -262,6 +296,7 @@ SENTINELS: tuple[type[nn.Module], ...] = (
     RangeLoop,
     WrongUnderScalarCapture,
     SlowUnderScalarCapture,
+    WrongGradUnderScalarCapture,
     EagerError,
     BuildError,
     Segfault,
@@ -279,6 +314,7 @@ STACK: tuple[str, ...] = (
     "OwnGenerator",
     "RangeLoop",
     "WrongUnderScalarCapture",
+    "WrongGradUnderScalarCapture",
 )
 
 

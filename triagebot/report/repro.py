@@ -22,7 +22,15 @@ from typing import Any
 from triagebot.analysis.library import finding_of
 from triagebot.errors import ReproError
 from triagebot.report.render import render
-from triagebot.results import BASELINE, EAGER_INCONSISTENT, OTHER_ATTENTION, WRONG_RESULT, Outcome, Snapshot
+from triagebot.results import (
+    BASELINE,
+    EAGER_INCONSISTENT,
+    OTHER_ATTENTION,
+    WRONG_RESULT,
+    Outcome,
+    Snapshot,
+    rung_backend,
+)
 
 # The tags of a recorded config (`corpus.encoding`) that the script's copy of `decode` reads.
 TAGS = frozenset({"$tuple", "$float", "$dict"})
@@ -96,7 +104,8 @@ def repro_script(
     other_attention: str | None = None,
 ) -> str:
     """The reproduction script for `model` failing under `flag` (or `baseline`) in `snapshot`.
-    `backend`: the ladder backend it fails under (None: the counting backend). `wrong`: it gives
+    `backend`: the ladder rung it fails on (None: the counting backend); on a backward rung
+    (`rung_backend`) the script trains: forward and backward, gradients compared. `wrong`: it gives
     a wrong result rather than crashing; the script raises `WrongResult` when outputs differ.
     `other_attention`: eager disagrees with itself (a library finding): the script compiles
     nothing, runs eager as built and under this attention implementation, and raises
@@ -112,6 +121,7 @@ def repro_script(
         raise ReproError(f"snapshot {snapshot.key} has no flag {flag!r}")
     spec = result.spec
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
+    compiler, backward = rung_backend(backend) if backend else (None, False)
     if spec.sentinel and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
     code = _used_imports_only(spec.code.rstrip()) if spec.code else None
@@ -133,8 +143,9 @@ def repro_script(
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
-        imports=_imports(code, wrong and _where(outcome) != "output"),
-        backend=backend,
+        imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
+        backend=compiler,
+        backward=backward,
         wrong=wrong,
         where=_where(outcome) if wrong else "",
         other_attention=other_attention,

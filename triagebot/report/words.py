@@ -17,6 +17,8 @@ lives in these words, so that no two of them can disagree.
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
+- `call_time(figures)`: what the flag does to the compiled model's time per call on the
+  ladder's compiled rungs; `backward(figures)`: what the backward rung found under the flag;
 - `library_verdict(finding)`, `cross_check(finding, check)`, `library_repro(finding)`: a
   library finding (eager disagreeing with itself) in words, never "wrong result";
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
@@ -31,10 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from triagebot.analysis.call_time import timed_calls
 from triagebot.analysis.figures import plural, share
 from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
+    BACKWARD_RUNG,
+    CALL_BAND,
     COUNTING_BACKEND,
     SKIPPED_BECAUSE,
     WRONG_RESULT,
@@ -55,9 +60,6 @@ from triagebot.results import (
     VerdictRow,
     key_versions,
 )
-
-BACKWARD_RUNG = "backward"
-"""The ladder's rung that runs the backward pass; a night without it measured inference only."""
 
 SENTINELS_HELPED = (
     "Sentinels with fewer graphs, as they were built to have: they show the detector works and "
@@ -187,6 +189,60 @@ def compile_time(figures: FlagFigures) -> str | None:
         return f"{said}: no measurable change."
     direction = "slower" if cost.median > 1 else "faster"
     return f"{said}: compilation is {direction}, {plural(cost.rose, 'model')} beyond the floor."
+
+
+# --- what a flag does to the compiled model's calls, and to its backward pass ---
+
+OVERHEAD = (
+    "Tiny models measure the overhead around the kernels (guards, graph breaks, Python), not the kernels."
+)
+"""Said beside every time-per-call figure."""
+
+
+def call_time(figures: FlagFigures) -> str | None:
+    """What the flag does to the compiled model's time per call, in one sentence or two, the
+    fewer-graphs models first; None for a night without the figures."""
+    calls = figures.call_time
+    if calls is None:
+        return None
+    if not calls.models or calls.median is None:
+        return "Time per call: no model ran a compiled rung of the ladder at baseline and under the flag."
+    band = f"beyond {times(CALL_BAND)} either way"
+    said = (
+        f"Time per call on the ladder's compiled rungs (warm, median of a few calls): "
+        f"{times(calls.median)} the baseline's (median over {plural(calls.models, 'model')} that climbed)"
+    )
+    if calls.helped:
+        said += (
+            f"; of the {plural(calls.helped, 'model')} with fewer graphs, {calls.helped_faster} faster and "
+            f"{calls.helped_slower} slower {band}"
+        )
+    others = calls.models - calls.helped
+    if others:
+        faster, slower = calls.faster - calls.helped_faster, calls.slower - calls.helped_slower
+        said += f"; of the {plural(others, 'other')}, {faster} faster and {slower} slower"
+    return f"{said}. {OVERHEAD}"
+
+
+BACKWARD_WORDS = {"wrong": "wrong gradients", "crash": "crashes", "timeout": "times out", "signal": "dies"}
+
+
+def backward(figures: FlagFigures) -> str | None:
+    """What the backward rung found under the flag, in one sentence; None when the night's
+    ladder had no backward rung."""
+    ran = figures.backward_ran
+    if ran is None:
+        return None
+    where = f"Backward pass ({BACKWARD_RUNG}, train mode, gradients against eager's)"
+    if not ran:
+        return f"{where}: no model climbed to it under the flag."
+    failing = figures.backward_failures
+    if not failing:
+        return f"{where}: {ran} of {plural(ran, 'model')} that climbed to it under the flag ran clean."
+    named = listed([f"{model} ({BACKWARD_WORDS.get(word, word)})" for model, word in failing.items()])
+    fail = "fails" if len(failing) == 1 else "fail"
+    climbed = f"{len(failing)} of {plural(ran, 'model')} that climbed to it under the flag"
+    return f"{where}: {climbed} {fail} there, where the baseline passes: {named}."
 
 
 def riser(model: CompileRiser) -> str:
@@ -449,7 +505,12 @@ def not_measured(snapshot: Snapshot) -> str:
         parts.append("outputs against eager's")
     if unrun := not_run(snapshot.ladder):
         parts.append(f"{' and '.join(unrun)} (not on the backend ladder)")
-    parts.append("time per call of the compiled model")
+    timed = timed_calls(snapshot)
+    parts.append(
+        "real-size speed (calls timed on the ladder's compiled rungs, tiny models: overhead, not kernels)"
+        if timed
+        else "time per call of the compiled model"
+    )
     return f"Not measured tonight: {'; '.join(parts)}."
 
 

@@ -23,7 +23,10 @@ from triagebot.results.bisection import (
     verdict_word,
 )
 from triagebot.results.figures import (
+    CALL_BAND,
     RATIO_EDGES,
+    CallPair,
+    CallTime,
     CompileRiser,
     CompileTime,
     CrashPattern,
@@ -64,6 +67,7 @@ from triagebot.results.night import (
 )
 from triagebot.results.runs import (
     ALSO_BROKEN_AS,
+    BACKWARD_RUNG,
     BASELINE,
     BASELINE_AGAIN,
     COUNTING_BACKEND,
@@ -104,6 +108,7 @@ from triagebot.results.runs import (
     keyed,
     model_key,
     named_in_break,
+    rung_backend,
     same_night,
     snapshot_key,
     split_key,
@@ -138,8 +143,10 @@ from triagebot.results.upstream import (
 
 __all__ = [
     "ALSO_BROKEN_AS",
+    "BACKWARD_RUNG",
     "BASELINE",
     "BASELINE_AGAIN",
+    "CALL_BAND",
     "COUNTING_BACKEND",
     "DEFAULT_SUITE",
     "EAGER_INCONSISTENT",
@@ -160,6 +167,8 @@ __all__ = [
     "Bisection",
     "BreakReasonChange",
     "BreakReasonCount",
+    "CallPair",
+    "CallTime",
     "Change",
     "Check",
     "CleanRung",
@@ -238,6 +247,7 @@ __all__ = [
     "model_key",
     "named_in_break",
     "people_only",
+    "rung_backend",
     "same_night",
     "signature_id",
     "snapshot_key",

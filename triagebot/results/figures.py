@@ -90,6 +90,52 @@ class CompileTime(Record):
         return self.blocks_above is not None and self.measurable and (self.median or 0) > self.blocks_above
 
 
+CALL_BAND = 1.1
+"""A flag's call is said faster or slower than its baseline's only beyond this ratio (or its
+inverse): warm calls of tiny models vary by a few percent from call to call."""
+
+
+class CallPair(Record):
+    """A model's time per call, warm, on one compiled rung of the ladder, at baseline and under a
+    flag (`Outcome.call_seconds`), and whether the flag gives it fewer graphs."""
+
+    model: str
+    rung: str
+    helped: bool = False  # the flag gives the model fewer graphs
+    baseline_graphs: int | None = None
+    flag_graphs: int | None = None
+    baseline_seconds: float
+    flag_seconds: float
+
+    @property
+    def ratio(self) -> float:
+        return self.flag_seconds / self.baseline_seconds
+
+    @property
+    def change(self) -> str:
+        """ "faster", "slower", or "same" within `CALL_BAND`."""
+        if self.ratio > CALL_BAND:
+            return "slower"
+        return "faster" if self.ratio < 1 / CALL_BAND else "same"
+
+
+class CallTime(Record):
+    """What a flag does to the compiled model's time per call (`analysis.call_time`): over the
+    models that climbed the ladder at baseline and under the flag and ran on one of its compiled
+    forward rungs both ways, the ratio of the flag's seconds per call to the baseline's (each
+    the median of a few warm calls), on the highest such rung each model ran. Tiny models
+    measure the overhead around the kernels (guards, graph breaks, Python), not the kernels."""
+
+    models: int  # the pairs timed both ways: the ratios' denominator
+    median: float | None = None  # the median ratio (None: no pair)
+    faster: int = 0  # pairs faster under the flag beyond `CALL_BAND`
+    slower: int = 0  # pairs slower beyond it
+    helped: int = 0  # of the pairs, the models the flag gives fewer graphs
+    helped_faster: int = 0
+    helped_slower: int = 0
+    pairs: list[CallPair] = Field(default_factory=list)  # every pair, the largest ratio first
+
+
 class SuiteCount(Record):
     """One suite's share of a night's figure: `count` of its `total` models (`analysis.figures.
     suite_counts`, the one place they are counted; every surface prints these)."""
@@ -139,6 +185,12 @@ class FlagFigures(Record):
     newly_fixed: int = 0  # crashed in the previous nightly, run now
     compile_slower: int = 0  # models whose compile time rose beyond the night's noise floor
     compile_time: CompileTime | None = None  # None: a night older than compile-time figures
+    call_time: CallTime | None = None  # None: a night older than time-per-call figures
+    # The backward rung (`BACKWARD_RUNG`) on the ladder's pairs under the flag: the models that
+    # ran it (None: not on the night's ladder), and those that fail there (confirmed) where
+    # their baseline passes, each with its word ("wrong": gradients differ; "crash", ...).
+    backward_ran: int | None = None
+    backward_failures: dict[str, str] = Field(default_factory=dict)
 
 
 class VerdictRow(StrEnum):

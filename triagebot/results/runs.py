@@ -110,6 +110,22 @@ PRE_COMPILE_STAGES = frozenset({"build", "eager"})
 COUNTING_BACKEND = "counting"
 """The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
 
+BACKWARD = "+backward"
+"""What a ladder rung's name ends with when it runs the backward pass too (`BACKWARD_RUNG`)."""
+
+BACKWARD_RUNG = "aot_eager" + BACKWARD
+"""The ladder's backward rung: the model in train mode, forward and `loss.backward()` under
+`aot_eager`, its gradients compared with eager's. A night without it measured inference only."""
+
+
+def rung_backend(rung: str) -> tuple[str, bool]:
+    """The backend a ladder rung compiles with, and whether it runs the backward pass too:
+    "aot_eager+backward" -> ("aot_eager", True); "inductor" -> ("inductor", False)."""
+    if rung.endswith(BACKWARD):
+        return rung.removesuffix(BACKWARD), True
+    return rung, False
+
+
 WRONG_RESULT = "WrongResult"
 """The error type a wrong result is reported (and its repro raises) under."""
 
@@ -207,6 +223,10 @@ class Outcome(Record):
     stage: str | None = None
     accuracy: AccuracyCheck | None = None  # None: not checked (checks off, or the call did not run)
     recompile: RecompileCheck | None = None  # None: not tried (checks off, a ladder run, no result)
+    # A compiled forward rung's seconds per call, warm (after the compile calls): the median of a
+    # few calls (`sweep.run.CALLS`). None: not timed (the sweep's own runs, the backward rung, a
+    # failure, or a snapshot older than the field).
+    call_seconds: float | None = None
 
     @model_validator(mode="after")
     def _keyed_by_operation(self) -> Outcome:

@@ -14,6 +14,8 @@ from torch._dynamo import guards
 from torch._dynamo.backends.registry import lookup_backend
 from torch._inductor import config as inductor_config
 
+from triagebot.results import rung_backend
+
 CALL_OPS = frozenset({"call_function", "call_method", "call_module"})
 
 
@@ -60,11 +62,13 @@ def _symbolic(gm: torch.fx.GraphModule) -> bool:
 
 
 def resolve_backend(name: str) -> Callable[..., Any]:
-    """A ladder backend by name: one of `torch._dynamo.list_backends()`, or `module:function`."""
-    module, _, function = name.partition(":")
+    """A ladder backend by name: one of `torch._dynamo.list_backends()`, or `module:function`;
+    a backward rung's name (`rung_backend`) resolves to the backend it compiles with."""
+    backend = rung_backend(name)[0]
+    module, _, function = backend.partition(":")
     if function:
         return getattr(importlib.import_module(module), function)
-    return lookup_backend(name)
+    return lookup_backend(backend)
 
 
 def counting_backend(backend: str | Callable[..., Any] | None) -> CountingBackend:

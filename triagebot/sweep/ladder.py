@@ -12,7 +12,11 @@ in order:
 2. the backends (`[sweep] backends`; by default `aot_eager` and `inductor` on CUDA; on the CPU
    `aot_eager`, and `inductor` for the failures' representatives only when a C++ compiler is
    found: Inductor compiles C++ there, too slow for every pair, a handful of runs a night to say
-   where each crash lives), each behind the graph counter, with outputs compared with eager's.
+   where each crash lives), each behind the graph counter, with outputs compared with eager's
+   and the compiled model's warm calls timed.
+3. the backward rung (`aot_eager+backward`, last by default): the model in train mode, forward
+   and `loss.backward()` under `aot_eager`, its gradients compared with eager's. A flag that
+   breaks only the backward pass fails here, on the ladder's pairs and nowhere else.
 
 A pair climbs until a rung fails (a crash, a hang, a death, or outputs beyond tolerance) and no
 further, except a failure's representative (a pair whose sweep run crashed or gave a wrong
@@ -33,6 +37,7 @@ from typing import Any
 
 from triagebot.analysis.ladder import FAILURES_ONLY
 from triagebot.results import (
+    BACKWARD_RUNG,
     BASELINE,
     COUNTING_BACKEND,
     ModelResult,
@@ -42,16 +47,22 @@ from triagebot.results import (
     UnreachedPair,
 )
 
-DEFAULT_BACKENDS: dict[str, list[str]] = {"cuda": ["aot_eager", "inductor"], "cpu": ["aot_eager", "inductor"]}
+DEFAULT_BACKENDS: dict[str, list[str]] = {
+    "cuda": ["aot_eager", "inductor", BACKWARD_RUNG],
+    "cpu": ["aot_eager", "inductor", BACKWARD_RUNG],
+}
 # Default rungs only the failures' representatives climb (`FAILURES_ONLY`, by device; on the
 # CPU when a C++ compiler is found, else none climbs them): the reports say why by the same table.
 # A rung's run seconds over the model's longest run in the sweep, as the defaults' ladder on the
 # smoke corpus recorded them on the CPU (median and mean of each rung's runs: counting 2.1 and
 # 2.8, it calls three shapes; aot_eager 1.7 and 1.9, it traces the graphs again; inductor, which
 # compiles them to C++, 7.5 and 27, its C++ toolchain's start costing about 30 s even for a
-# model that compiles in a second: hence its floor). A backend not listed counts as the most
-# expensive one.
-RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0}
+# model that compiles in a second: hence its floor). The backward rung traces the forward and the
+# backward graphs, a forked child loading AOTAutograd's backward path the first time: on the
+# smoke night (a shared CPU) the wrong-gradient sentinel's took 13.7 s and 18.0 s where its
+# aot_eager rung took 2.6 s and 3.1 s (its longest sweep run 0.44 s): about 5 times aot_eager's
+# rung, hence 5 times its factor. A backend not listed counts as the most expensive one.
+RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0, BACKWARD_RUNG: 10.0}
 RUNG_FLOOR = {"inductor": 30.0}
 
 Pairs = list[tuple[str, str]]

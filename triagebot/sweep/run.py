@@ -13,12 +13,17 @@ With `checks` (`Check`s: what the sweep asks every run to check):
   (`recompiles.second_call`): recompiles, the guard that failed for each, whether the new graphs
   are dynamic, and that call's outputs against eager's too.
 A ladder run (`backend="aot_eager"`, `"inductor"`, or an importable `module:function`) compiles
-with that backend behind the graph counter; it checks accuracy but makes no second call.
+with that backend behind the graph counter; it checks accuracy but makes no second call, and
+times the compiled model's calls once warm (`call_seconds`: the median of `CALLS` calls, fewer
+when they outlast `CALLS_SECONDS`). A backward rung (`"aot_eager+backward"`, `rung_backend`)
+runs the model in train mode, forward and backward, eagerly and compiled with that backend, and
+its accuracy check compares the loss and the gradients with eager's (`sweep.backward`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import statistics
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -29,12 +34,19 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from triagebot import corpus
-from triagebot.results import Accuracy, Check, ModelSpec, Outcome, Status, error_signature
+from triagebot.results import Accuracy, Check, ModelSpec, Outcome, Status, error_signature, rung_backend
 from triagebot.sweep.backend import CountingBackend, backend_settings, counting_backend
+from triagebot.sweep.backward import NoGradient, gradient_call, training
 from triagebot.sweep.calls import Call, first_line, seeded_call
 from triagebot.sweep.judge import judge
 from triagebot.sweep.recompiles import second_call
 from triagebot.sweep.tracebacks import stored_traceback
+
+CALLS = 5
+"""How many warm calls a compiled forward rung times (their median is its `call_seconds`)."""
+
+CALLS_SECONDS = 1.0
+"""The seconds after which a rung stops timing calls (a slow model times fewer, at least one)."""
 
 
 class _Stages:
@@ -108,8 +120,12 @@ def run_one(
                 expected = run.call(run.model, run.inputs)
         except Exception as error:
             return stages.finish(_failure(Status.eager_error, error)), run.spec
-        if eager_only:
-            return stages.finish(Outcome(status=Status.ok)), run.spec
+    if eager_only:
+        return stages.finish(Outcome(status=Status.ok)), run.spec
+    compiler, backward = rung_backend(backend) if isinstance(backend, str) else (backend, False)
+    if backward:
+        return stages.finish(_backward(run, patch, compiler, checks, stages)), run.spec
+    with torch.no_grad():
         outcome = _compiled(run, expected, patch, backend, checks, stages)
     return stages.finish(outcome), run.spec
 
@@ -132,8 +148,10 @@ def _compiled(
     backend: str | Callable[..., Any] | None,
     checks: Collection[Check],
     stages: _Stages,
+    timed_calls: bool = True,
 ) -> Outcome:
-    """Compile and call the model under `patch`, then make the checks asked for."""
+    """Compile and call the model under `patch`, then make the checks asked for; a ladder
+    backend's calls are timed once warm unless `timed_calls` is False."""
     judged = Check.accuracy in checks
     counting = counting_backend(backend)
     try:
@@ -142,6 +160,9 @@ def _compiled(
     except Exception as error:
         return _failure(Status.crash, error)
     outcome = _counted(counting)
+    if backend is not None and timed_calls:
+        with stages.timed("calls", marked=True):
+            outcome.call_seconds = _seconds_per_call(compiled, run, patch)
     if judged:
         outcome.accuracy = judge(run.model, run.inputs, expected, got, run.call, timed=stages.timed)
     if Check.recompiles in checks and backend is None:
@@ -153,6 +174,41 @@ def _compiled(
             if second is not None and outcome.accuracy is not None and not outcome.mismatched:
                 outcome.accuracy = second
     return outcome
+
+
+def _backward(
+    run: _Built, patch: dict[str, Any] | None, backend: str, checks: Collection[Check], stages: _Stages
+) -> Outcome:
+    """The backward rung: the model in train mode, forward and backward eagerly, then compiled
+    with `backend` under `patch`; its loss and gradients judged against eager's. A model with no
+    backward pass (no floating output depends on a parameter) is skipped; one whose eager
+    backward fails is an eager error, untestable here."""
+    training(run.model)
+    call = gradient_call(run.call)
+    try:
+        with stages.timed("eager_backward", marked=True):
+            expected = call(run.model, run.inputs)
+    except NoGradient as error:
+        return Outcome(status=Status.skipped, error=str(error))
+    except Exception as error:
+        return _failure(Status.eager_error, error)
+    trained = _Built(run.model, run.inputs, run.spec, call, run.device)
+    return _compiled(trained, expected, patch, backend, checks, stages, timed_calls=False)
+
+
+def _seconds_per_call(compiled: Any, run: _Built, patch: dict[str, Any] | None) -> float | None:
+    """The compiled model's seconds per call, warm: the median of `CALLS` calls under `patch`,
+    fewer when they outlast `CALLS_SECONDS` (never fewer than one); None when a call raises."""
+    seconds: list[float] = []
+    with torch._dynamo.config.patch(**(patch or {})):
+        while len(seconds) < CALLS and sum(seconds) < CALLS_SECONDS:
+            began = time.perf_counter()
+            try:
+                run.call(compiled, run.inputs)
+            except Exception:  # the compile call ran: a later one that fails is not timed
+                return None
+            seconds.append(time.perf_counter() - began)
+    return round(statistics.median(seconds), 6)
 
 
 def _compile_and_call(
