@@ -3,6 +3,8 @@ built with `pretrained=False` and rebuilt the same from its record."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 pytestmark = pytest.mark.torch
@@ -58,3 +60,30 @@ def test_a_model_is_built_offline_and_rebuilt_the_same_from_its_record(timm_mode
     again = build(recorded(built.spec), "cpu")
     with torch.no_grad():
         torch.testing.assert_close(built.model(**built.inputs), again.model(**again.inputs), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        ("import torchvision\n", "none is installed"),
+        ("raise RuntimeError('operator torchvision::nms does not exist')\n", "built for another torch"),
+    ],
+    ids=["missing", "built-for-another-torch"],
+)
+def test_timm_without_its_torchvision_is_one_line_saying_which_torchvision(
+    body, found, tmp_path, monkeypatch
+):
+    """Runs without timm (CI has none): a stand-in suite module fails as timm's import does."""
+    import torch
+
+    from triagebot.corpus import SuiteNotInstalled, _suite_module
+
+    (tmp_path / "stand_in_timm_suite.py").write_text(body, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # import torchvision: ModuleNotFoundError
+    with pytest.raises(SuiteNotInstalled) as raised:
+        _suite_module("stand_in_timm_suite", "timm")
+    said = str(raised.value)
+    assert "\n" not in said and found in said
+    assert f"a torchvision built for this torch ({torch.__version__})" in said
+    assert "PyPI has none for CPU builds" in said and "pip install torchvision" not in said
