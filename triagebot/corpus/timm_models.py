@@ -23,7 +23,14 @@ from collections.abc import Iterator
 import torch
 
 from triagebot.corpus import Built
-from triagebot.corpus.hf import MissingDependency, NoRecipe, count_params, eager_run, import_object
+from triagebot.corpus.hf import (
+    MissingDependency,
+    NoRecipe,
+    count_params,
+    describe_error,
+    eager_run,
+    import_object,
+)
 from triagebot.corpus.inputs import materialize_inputs
 from triagebot.results import InputSpec, ModelSpec
 
@@ -99,7 +106,7 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
     try:
         model = entry_point(**dict(spec.config or {}))
     except ImportError as error:
-        raise MissingDependency(str(error).strip().splitlines()[0]) from error
+        raise MissingDependency(describe_error(error)) from error
     return model.eval().to(device)
 
 
@@ -137,7 +144,7 @@ def _resolve(spec: ModelSpec, device: str) -> ModelSpec:
         except MissingDependency:
             raise
         except Exception as error:
-            failures.append(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}")
+            failures.append(describe_error(error)[:200])
             continue
         return attempt.model_copy(update={"inputs": inputs, "recipe": "image", "params": count_params(model)})
     raise NoRecipe("; ".join(list(dict.fromkeys(failures))[:3]))
