@@ -33,6 +33,9 @@ def test_every_registry_name_is_swept_or_left_out_with_a_reason(timm_models):
     assert len(swept) == len(timm_models.families()) - len(timm_models.LEFT_OUT)
     # Left-out families still exist in the registry (crater-style: a stale exception fails).
     assert set(timm_models.LEFT_OUT) <= set(timm_models.families())
+    from triagebot.corpus import left_out as corpus_left_out
+
+    assert corpus_left_out("timm") == left_out  # what `corpus check` prints
     # timm's own tiny test models stand for their families.
     assert {"test_vit", "test_resnet", "test_efficientnet"} & set(swept)
 
@@ -107,3 +110,15 @@ def test_an_attempt_failing_with_a_bare_assert_moves_on_to_the_next(timm_models,
     monkeypatch.setattr(timm_models, "eager_run", asserts_once)
     built = timm_models.build(spec, "cpu")
     assert len(calls) >= 2 and built.spec.inputs
+
+
+@pytest.mark.parametrize(
+    ("family", "shrunk"), [("beit", {"depth": 2}), ("convnext", {"depths": [1, 1, 1, 1]})]
+)
+def test_a_base_sized_family_is_shrunk_through_its_constructor(timm_models, family, shrunk):
+    from triagebot.corpus import build, load_corpus
+
+    spec = next(spec for spec in load_corpus("timm") if spec.model.removeprefix("test_").startswith(family))
+    built = build(spec, "cpu")
+    assert shrunk.items() <= built.spec.config.items()
+    assert built.spec.params == sum(p.numel() for p in built.model.parameters())

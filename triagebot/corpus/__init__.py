@@ -110,5 +110,16 @@ def load_corpus(name: str) -> list[ModelSpec]:
     return _suite_module(CORPORA[name], name).specs()
 
 
+def left_out(name: str) -> dict[str, str]:
+    """Every name of the corpus's library that it does not sweep, with why: the suite's own
+    `left_out()` where it has one (timm: every variant but its family's smallest), else its
+    `LEFT_OUT` table, else nothing."""
+    check_corpus(name)
+    module = _suite_module(CORPORA[name], name)
+    if hasattr(module, "left_out"):
+        return module.left_out()
+    return dict(getattr(module, "LEFT_OUT", {}))
+
+
 def build(spec: ModelSpec, device: str) -> Built:
     return _suite_module(BUILDERS[spec.source], spec.source).build(spec, device)
