@@ -8,6 +8,7 @@ that command, a third of a second that `corpus list` and `triagebot --help` shou
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
@@ -24,9 +25,9 @@ from triagebot.cli.options import (
     split_names,
 )
 from triagebot.config import Config
-from triagebot.corpus import left_out
+from triagebot.corpus import left_out, load_suites
 from triagebot.corpus.coverage import render, summarize
-from triagebot.corpus.selection import Selected, load, narrow, select
+from triagebot.corpus.selection import Selected, narrow, select
 from triagebot.pipeline import Snapshots
 
 app = typer.Typer(
@@ -98,7 +99,8 @@ def selection_json(chosen: Selected) -> str:
 def selection_text(chosen: Selected) -> str:
     lines = [f"{row['model']:<56} {row['stratum']:<16} {row['modality']}" for row in selection_rows(chosen)]
     whole = f" (shard {chosen.shard} of {len(chosen.selection.models)})" if chosen.shard else ""
-    return "\n".join([*lines, f"{len(chosen.specs)} models{whole} of corpus {chosen.selection.name!r}"])
+    total = f"{len(chosen.specs)} models{whole} of corpus {chosen.selection.name!r}"
+    return "\n".join([*lines, total, *chosen.selection.skipped_lines()])
 
 
 @app.command("check")
@@ -120,10 +122,20 @@ def check(
     from triagebot.corpus.shrink import stale_fixes  # start-up cost: see the module
     from triagebot.sweep import check_models
 
-    name = settings.sweep.corpus
-    specs = narrow(load(name), name, stratum, split_names(models))
+    suites, skipped = load_suites(settings.sweep.corpus)
+    for suite, why in skipped.items():
+        print(f"suite {suite} not checked: {why}", file=sys.stderr)
+    specs = narrow(suites, settings.sweep.corpus_name, stratum, split_names(models))
     memory = settings.sweep.memory_limit_gb
     records = list(check_models(specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=memory))
-    stale = [fix.describe() for fix in stale_fixes()] if name == "transformers" else []
-    summary = summarize(records, specs, stale, left_out(name))
+    stale = [fix.describe() for fix in stale_fixes()] if "transformers" in settings.sweep.corpus else []
+    # A model name is unique within its suite, and the suites' names do not meet (timm's are
+    # lower-case registry names, the others class names): one table serves them all.
+    left = {
+        model: why
+        for suite in settings.sweep.corpus
+        if suite not in skipped
+        for model, why in left_out(suite).items()
+    }
+    summary = summarize(records, specs, stale, left)
     print(json.dumps(summary, indent=2) if as_json else render(summary))
