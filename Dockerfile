@@ -66,8 +66,8 @@ RUN pip install --pre "torch${TORCH_VERSION:+==$TORCH_VERSION}" \
 
 # The torchvision nightly built for this torch (the constraint makes the resolver pick it; it has
 # no version of its own to pin), then timm on top of it. A night without a matching torchvision
-# build leaves both out rather than fail the image: the corpus check below then shows the timm
-# models as missing a dependency. natten only as a prebuilt wheel: none means DiNAT stays uncovered.
+# build leaves both out rather than fail the image: the corpus check below then says the timm
+# suite is not checked, and why (the rest of the image, and of each night, runs without it). natten only as a prebuilt wheel: none means DiNAT stays uncovered.
 # hadolint ignore=DL3013
 RUN if pip install --pre torchvision --constraint /opt/keep-torch.txt \
             --index-url "https://download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}"; then \
