@@ -141,14 +141,13 @@ def load_suites(names: list[str]) -> tuple[list[ModelSpec], dict[str, str]]:
 
 
 def left_out(name: str) -> dict[str, str]:
-    """Every name of the corpus's library that it does not sweep, with why: the suite's own
-    `left_out()` where it has one (timm: every variant but its family's smallest), else its
-    `LEFT_OUT` table, else nothing."""
+    """Every model of the corpus's library that it does not sweep (keyed as a night keys it),
+    with why: the suite's own `left_out()` where it has one (timm: every variant but its
+    family's smallest), else its `LEFT_OUT` table, else nothing."""
     check_corpus(name)
     module = _suite_module(CORPORA[name], name)
-    if hasattr(module, "left_out"):
-        return module.left_out()
-    return dict(getattr(module, "LEFT_OUT", {}))
+    reasons = module.left_out() if hasattr(module, "left_out") else dict(getattr(module, "LEFT_OUT", {}))
+    return {model_key(name, model): why for model, why in reasons.items()}  # as a night keys them
 
 
 def build(spec: ModelSpec, device: str) -> Built:
