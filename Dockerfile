@@ -23,8 +23,10 @@ ARG TORCH_VERSION=
 # The transformers requirements/runtime.lock pins (tests/test_lock.py keeps them equal): moving it
 # is one deliberate change of both (docs/configuration.md, "Moving transformers").
 ARG TRANSFORMERS_VERSION=5.24.0
-# Optional packages some transformers models need: timm (with a torchvision built for this torch),
-# Pillow, and natten where a wheel for this torch and Python exists.
+# The diffusers corpus's library and the Pillow it needs, as requirements/runtime.lock pins them.
+ARG DIFFUSERS_VERSION=0.42.1
+# The timm corpus's library (with a torchvision built for this torch), which some transformers
+# models need too, Pillow, and natten where a wheel for this torch and Python exists.
 ARG TIMM_VERSION=1.0.31
 ARG PILLOW_VERSION=13.0.0
 ARG NATTEN_VERSION=0.21.7
@@ -59,12 +61,13 @@ RUN pip install --pre "torch${TORCH_VERSION:+==$TORCH_VERSION}" \
         --index-url "https://download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}" \
     && pip freeze | grep -E '^torch==' > /opt/keep-torch.txt \
     && pip install --constraint /opt/keep-torch.txt "transformers==${TRANSFORMERS_VERSION}" "pillow==${PILLOW_VERSION}" \
+        "diffusers==${DIFFUSERS_VERSION}" \
     && python -c "import torch; print('torch', torch.__version__, torch.version.git_version)"
 
 # The torchvision nightly built for this torch (the constraint makes the resolver pick it; it has
 # no version of its own to pin), then timm on top of it. A night without a matching torchvision
-# build leaves both out rather than fail the image: the corpus check below then shows the timm
-# models as missing a dependency. natten only as a prebuilt wheel: none means DiNAT stays uncovered.
+# build leaves both out rather than fail the image: the corpus check below then says the timm
+# suite is not checked, and why (the rest of the image, and of each night, runs without it). natten only as a prebuilt wheel: none means DiNAT stays uncovered.
 # hadolint ignore=DL3013
 RUN if pip install --pre torchvision --constraint /opt/keep-torch.txt \
             --index-url "https://download.pytorch.org/whl/${TORCH_CHANNEL}/${TORCH_VARIANT}"; then \

@@ -105,6 +105,7 @@ def nightly(day: date) -> str:
 
 NIGHTS = [date(2026, 4, 1) + timedelta(days) for days in range(12)]
 BUILT = [day for day in NIGHTS if day not in MISSING]
+NO_TORCHVISION = date(2026, 4, 3)  # a night whose torchvision build is missing from the index
 
 
 def reproduction(call: str = "torch.compile_model()", extra: str = "") -> Reproduction:
@@ -124,6 +125,19 @@ def index(tmp_path_factory):
             mode = SPECIAL.get(day, "bad" if day >= FIRST_BAD else "good")
             nightlies.append(torch_wheel(wheels, nightly(day), mode))
         server.torch_style("/whl/nightly/cpu", "torch", nightlies)
+        # torchvision built for each night but one (NO_TORCHVISION), each requiring its own torch
+        visions = [
+            build_wheel(
+                wheels,
+                "torchvision",
+                f"0.29.0.dev{day:%Y%m%d}",
+                {"torchvision/__init__.py": f"BUILT_FOR = {nightly(day)!r}\n"},
+                requires=(f"torch=={nightly(day)}",),
+            )
+            for day in BUILT
+            if day != NO_TORCHVISION
+        ]
+        server.torch_style("/whl/nightly/cpu", "torchvision", visions)
         releases = [
             build_wheel(
                 wheels,
@@ -134,6 +148,8 @@ def index(tmp_path_factory):
             for version in ("5.22.0", "5.23.0", "5.24.0", "5.25.0")
         ]
         server.pypi_style("/simple", "transformers", releases)
+        timm = build_wheel(wheels, "timm", "1.0.31", {"timm/__init__.py": "import torchvision\n"})
+        server.pypi_style("/simple", "timm", [timm])
         # torch releases as PyPI lists them (no local label), the first bad in the middle
         torch_releases = [
             torch_wheel(wheels, version, mode)
@@ -591,3 +607,43 @@ def test_a_planter_who_rewrites_the_marker_too_is_caught_where_the_job_has_the_s
     assert sealed.python_for(pins, 60)[1] is True  # made afresh
     torch = next(folder.glob("lib/python*/site-packages/torch")) / "__init__.py"
     assert torch.read_text() != "MODE = 'good'\n"
+
+
+# A timm model's reproduction: its class path names timm, and torchvision must be torch's own.
+TIMM_CALL = (
+    "import timm, torchvision\n"
+    "    from torch import version\n"
+    "    CLASS_PATH = 'timm.models.resnet:resnet10t'\n"
+    "    if torchvision.BUILT_FOR != version.__version__:\n"
+    "        raise ImportError('operator torchvision::nms does not exist')\n"
+    "    torch.compile_model()"
+)
+
+
+def test_a_timm_probe_installs_the_torchvision_of_its_torch_and_one_without_it_is_skipped_saying_so(
+    index, envs
+):
+    request = BisectRequest(reproduction(call=TIMM_CALL), nightly(NIGHTS[0]), nightly(NIGHTS[-1]))
+    checked = bisector(index, envs, budget=600)
+    pins = checked.pins(request, nightly(NIGHTS[0]))
+    added = [(pin.project, pin.version) for pin in pins][1:]
+    assert added == [("torchvision", ""), ("timm", pins[2].version)]
+    assert pins[1].index == checked.torch_index.url and pins[2].index == checked.releases.url
+    prober = Prober(request.reproduction, checked.envs, Deadline(600), runs=1, say=lambda line: None)
+    assert prober.probe(nightly(NIGHTS[0]), pins).verdict == Verdict.good
+    later = nightly(FIRST_BAD + timedelta(1))
+    bad = prober.probe(later, checked.pins(request, later))
+    assert bad.verdict == Verdict.bad
+    skipped = prober.probe(nightly(NO_TORCHVISION), checked.pins(request, nightly(NO_TORCHVISION)))
+    assert skipped.verdict == Verdict.skip and "cannot install torchvision" in skipped.reason
+    assert "\n" not in skipped.reason
+
+
+def test_a_reproduction_that_imports_no_suite_library_installs_none():
+    from triagebot.bisect.suites import imported_suites
+
+    assert imported_suites(REPRO.format(extra="", call="torch.compile_model()")) == []
+    assert imported_suites("from diffusers.models import UNet2DModel\n") == ["diffusers"]
+    assert imported_suites("CLASS_PATH = 'timm.models.vit:test_vit'\n") == ["timm"]
+    assert imported_suites("x = 'not a path: timm'\nimport timmy\n") == []
+    assert imported_suites("def broken(:\n") == []

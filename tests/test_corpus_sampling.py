@@ -147,6 +147,22 @@ def test_coverage_counts_partial_and_missing_dependencies_apart():
     assert "D [vl_multimodal] failed" in render(summary)
 
 
+def test_coverage_names_what_the_library_has_and_the_corpus_leaves_out():
+    specs = [ModelSpec(model="resnet10t", stratum="resnet")]
+    records = [_record("resnet10t", Status.ok)]
+    few = {"resnet18": "family timm.models.resnet/resnet is swept as its smallest variant, resnet10t"}
+    summary = summarize(records, specs, left_out=few)
+    assert summary["left_out"] == few
+    assert f"  resnet18: {few['resnet18']}" in render(summary).splitlines()
+    # timm leaves out some 1,190 variants: counted by reason, each listed by --json alone
+    many = {f"variant{i:04d}": f"family f{i % 300} is swept as its smallest variant" for i in range(1190)}
+    text = render(summarize(records, specs, left_out=many))
+    assert "left out of the sweep: 1190 names of the library" in text
+    assert "(300 reasons; --json lists each name with its reason)" in text
+    assert "variant0001" not in text
+    assert "left out" not in render(summarize(records, specs))
+
+
 def test_selection_by_stratum_and_names():
     specs = corpus()
     assert len(narrow(specs, "test", "encoder_decoder")) == 10

@@ -98,11 +98,14 @@ def test_transformers_is_pinned_where_a_fresh_machine_installs_it():
     for lock in (RUNTIME, DEV):
         versions = {entry["version"] for entry in pins(lock) if entry["name"] == "transformers"}
         assert len(versions) == 1, f"{lock.name}: transformers {versions}"
-    # The runner image, where the GPU nights sweep, installs the same one.
-    (locked,) = {entry["version"] for entry in pins(RUNTIME) if entry["name"] == "transformers"}
+    # The runner image, where the GPU nights sweep, installs the same one, and the same library
+    # of each other suite the lock pins (diffusers, and the Pillow it brings).
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    (image,) = re.findall(r"^ARG TRANSFORMERS_VERSION=(\S+)$", dockerfile, flags=re.M)
-    assert Version(image) == locked, f"the image installs transformers {image}, the lock pins {locked}"
+    for name in ("transformers", "diffusers", "pillow"):
+        (locked,) = {entry["version"] for entry in pins(RUNTIME) if entry["name"] == name}
+        (image,) = re.findall(rf"^ARG {name.upper()}_VERSION=(\S+)$", dockerfile, flags=re.M)
+        assert Version(image) == locked, f"the image installs {name} {image}, the lock pins {locked}"
+        assert f'"{name}==${{{name.upper()}_VERSION}}"' in dockerfile, f"the image does not install {name}"
 
 
 def test_make_and_the_token_holding_jobs_install_from_the_locks_with_hashes():

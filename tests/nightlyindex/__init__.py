@@ -175,12 +175,19 @@ def wheel_metadata(wheel: Path) -> bytes | None:
 
 
 def build_wheel(
-    folder: Path, name: str, version: str, files: dict[str, str], tag: str = "py3-none-any"
+    folder: Path,
+    name: str,
+    version: str,
+    files: dict[str, str],
+    tag: str = "py3-none-any",
+    requires: tuple[str, ...] = (),
 ) -> Path:
-    """An installable wheel of `files` (path in the wheel -> text), with its metadata and RECORD."""
+    """An installable wheel of `files` (path in the wheel -> text), with its metadata (and the
+    requirements `requires`) and RECORD."""
     dist_info = f"{name}-{version}.dist-info"
     contents = dict(files)
-    contents[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    required = "".join(f"Requires-Dist: {requirement}\n" for requirement in requires)
+    contents[f"{dist_info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{required}"
     contents[f"{dist_info}/WHEEL"] = (
         f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: {tag}\n"
     )

@@ -17,6 +17,7 @@ from triagebot.analysis.diff import transformers_compare_url
 from triagebot.bisect.envs import EnvironmentCache, Pin
 from triagebot.bisect.probe import Deadline, Prober
 from triagebot.bisect.search import Search, run_search
+from triagebot.bisect.suites import suite_pins
 from triagebot.errors import BisectError
 from triagebot.nightlies import PackageIndex, Target, version_of
 from triagebot.results import Axis, Bisection, Change, Environment, Reproduction, Verdict, Wheel
@@ -143,16 +144,21 @@ class Bisector:
         return self._record(request, search, good, bad, spent)
 
     def pins(self, request: BisectRequest, version: str) -> Sequence[Pin]:
-        """What a probe of `version` installs, in order: torch first, then transformers."""
+        """What a probe of `version` installs, in order: torch first, then transformers, then the
+        library of the model's suite where the script imports one (`suites`)."""
         if request.axis == "transformers":
             return [
                 Pin("torch", request.pinned["torch"], self.torch_index.url),
                 Pin("transformers", version, self.releases.url),
+                *self._suite_pins(request),
             ]
         pins = [Pin("torch", version, self.torch_index.url)]
         if request.pinned.get("transformers"):
             pins.append(Pin("transformers", request.pinned["transformers"], self.releases.url))
-        return pins
+        return pins + self._suite_pins(request)
+
+    def _suite_pins(self, request: BisectRequest) -> list[Pin]:
+        return suite_pins(request.reproduction.script, self.torch_index.url, self.releases.url)
 
     def _record(
         self, request: BisectRequest, search: Search, good: str, bad: str, seconds: float

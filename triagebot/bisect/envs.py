@@ -60,14 +60,15 @@ DEFAULT_CACHE = Path(".triagebot") / "envs"
 
 @dataclass(frozen=True)
 class Pin:
-    """One package at one version, installed from the simple index at `index`."""
+    """One package at one version, installed from the simple index at `index`; no version (""):
+    the one the pins before it allow (torchvision, whose build follows the torch installed)."""
 
     project: str
     version: str
     index: str
 
     def requirement(self) -> str:
-        return f"{self.project}=={self.version}"
+        return f"{self.project}=={self.version}" if self.version else self.project
 
 
 class InstallFailed(Exception):
@@ -108,6 +109,10 @@ class Installer:
 
     def install(self, env_python: Path, pin: Pin, constraints: Path | None) -> list[str]:
         constrained = ["--constraint", str(constraints)] if constraints else []
+        # A pin without a version takes the build its constraints allow, which on a nightly
+        # index is a pre-release (torchvision 0.29.0.dev20260408 for that night's torch).
+        if not pin.version:
+            constrained += ["--prerelease", "allow"] if self.name == "uv" else ["--pre"]
         common = ["--index-url", pin.index, "--only-binary", ":all:", *constrained, pin.requirement()]
         if self.name == "uv":
             return [

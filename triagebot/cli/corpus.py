@@ -25,7 +25,7 @@ from triagebot.cli.options import (
     split_names,
 )
 from triagebot.config import Config
-from triagebot.corpus import load_suites
+from triagebot.corpus import left_out, load_suites
 from triagebot.corpus.coverage import render, summarize
 from triagebot.corpus.selection import Selected, narrow, select
 from triagebot.pipeline import Snapshots
@@ -129,5 +129,13 @@ def check(
     memory = settings.sweep.memory_limit_gb
     records = list(check_models(specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=memory))
     stale = [fix.describe() for fix in stale_fixes()] if "transformers" in settings.sweep.corpus else []
-    summary = summarize(records, specs, stale)
+    # A model name is unique within its suite, and the suites' names do not meet (timm's are
+    # lower-case registry names, the others class names): one table serves them all.
+    left = {
+        model: why
+        for suite in settings.sweep.corpus
+        if suite not in skipped
+        for model, why in left_out(suite).items()
+    }
+    summary = summarize(records, specs, stale, left)
     print(json.dumps(summary, indent=2) if as_json else render(summary))

@@ -52,12 +52,39 @@ def _suite_module(module: str, suite: str):
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
-        if error.name and suite in OPTIONAL_SUITES:
-            raise SuiteNotInstalled(
-                f"the {suite} corpus needs the {error.name} package, which is not installed here: "
-                f"pip install {error.name}"
-            ) from error
+        if error.name == "torchvision" or (error.name and suite in OPTIONAL_SUITES):
+            raise SuiteNotInstalled(_missing_library(suite, error.name)) from error
         raise
+    except RuntimeError as error:
+        # A torchvision built for another torch fails as it registers its C++ operators
+        # ("operator torchvision::nms does not exist").
+        if "torchvision::" in str(error):
+            raise SuiteNotInstalled(_missing_library(suite, "torchvision", mismatched=True)) from error
+        raise
+
+
+def _missing_library(suite: str, package: str, mismatched: bool = False) -> str:
+    """Why `suite` cannot load, in one line that says what to install. torchvision is no plain
+    `pip install`: it must be the build made for the installed torch, from the index that torch
+    came from (PyPI's are CUDA builds of one release, so a CPU torch has none there)."""
+    if package == "timm":
+        return (
+            "the timm corpus needs the timm package, which is not installed here: pip install timm, "
+            "beside a torchvision built for this torch"
+        )
+    if package != "torchvision":
+        return (
+            f"the {suite} corpus needs the {package} package, which is not installed here: "
+            f"pip install {package}"
+        )
+    import torch
+
+    found = "a torchvision built for another torch is installed" if mismatched else "none is installed"
+    return (
+        f"the {suite} corpus needs a torchvision built for this torch ({torch.__version__}) and {found}: "
+        "install torchvision from the index this torch came from (download.pytorch.org/whl/...); "
+        "PyPI has none for CPU builds"
+    )
 
 
 class Built(NamedTuple):
@@ -111,6 +138,16 @@ def load_suites(names: list[str]) -> tuple[list[ModelSpec], dict[str, str]]:
             f"none of the corpora {', '.join(names)} can be swept here: " + "; ".join(skipped.values())
         )
     return specs, skipped
+
+
+def left_out(name: str) -> dict[str, str]:
+    """Every model of the corpus's library that it does not sweep (keyed as a night keys it),
+    with why: the suite's own `left_out()` where it has one (timm: every variant but its
+    family's smallest), else its `LEFT_OUT` table, else nothing."""
+    check_corpus(name)
+    module = _suite_module(CORPORA[name], name)
+    reasons = module.left_out() if hasattr(module, "left_out") else dict(getattr(module, "LEFT_OUT", {}))
+    return {model_key(name, model): why for model, why in reasons.items()}  # as a night keys them
 
 
 def build(spec: ModelSpec, device: str) -> Built:

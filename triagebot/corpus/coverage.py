@@ -55,10 +55,14 @@ def reason_of(record: RunRecord) -> str | None:
 
 
 def summarize(
-    records: Iterable[RunRecord], specs: Iterable[ModelSpec], stale_fixes: Iterable[str] = ()
+    records: Iterable[RunRecord],
+    specs: Iterable[ModelSpec],
+    stale_fixes: Iterable[str] = (),
+    left_out: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The coverage object `corpus check --json` prints: counts over the population, one entry per
-    model, and the stale family fixes (one line each)."""
+    model, the stale family fixes (one line each), and the library's names the corpus leaves out
+    with why (`corpus.left_out`)."""
     by_model = {record.model: record for record in records}
     entries = []
     for spec in specs:
@@ -91,6 +95,7 @@ def summarize(
         ),
         "entries": entries,
         "stale_fixes": list(stale_fixes),
+        "left_out": dict(sorted((left_out or {}).items())),
     }
 
 
@@ -128,8 +133,24 @@ def render(summary: dict[str, Any]) -> str:
         lines += ["", "not covered:"]
         for entry in sorted(others, key=lambda e: (e["status"], e["model"])):
             lines.append(f"  {entry['model']} [{entry['stratum']}] {entry['status']}: {entry['reason']}")
+    lines += _left_out_lines(summary.get("left_out") or {})
     stale = summary.get("stale_fixes") or []
     if stale:
         lines += ["", f"family fixes to remove ({len(stale)}: their family is gone from this transformers):"]
         lines += [f"  {line}" for line in stale]
     return "\n".join(lines)
+
+
+# Up to this many left-out names are listed one a line; more (timm's 1,190 variants) are counted
+# by reason, and `--json` lists each.
+_LISTED = 40
+
+
+def _left_out_lines(left_out: dict[str, str]) -> list[str]:
+    if not left_out:
+        return []
+    lines = ["", f"left out of the sweep: {len(left_out)} names of the library"]
+    if len(left_out) <= _LISTED:
+        return lines + [f"  {name}: {reason}" for name, reason in left_out.items()]
+    reasons = Counter(left_out.values())
+    return [*lines, f"  ({len(reasons)} reasons; --json lists each name with its reason)"]

@@ -190,10 +190,10 @@ def resolve(spec: ModelSpec, device: str = "cpu") -> Built:
         except NotApplicable:
             continue
         except ImportError as error:
-            raise MissingDependency(_describe(error)) from error
+            raise MissingDependency(describe_error(error)) from error
         except Exception as error:
-            failures.append(f"{name}: {_describe(error)}")
-            log.debug("%s: recipe %s failed: %s", spec.model, name, _describe(error))
+            failures.append(f"{name}: {describe_error(error)}")
+            log.debug("%s: recipe %s failed: %s", spec.model, name, describe_error(error))
             continue
         resolved = spec.model_copy(
             update={
@@ -258,7 +258,8 @@ def _attempt(model: torch.nn.Module, ctx: Context, recipe: RecipeFunction, devic
     raise RuntimeError("placeholder count did not settle")
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
+    """`Type: first line of the message`, bounded; a bare `assert` has no message at all."""
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {message}"[:300]
 
@@ -276,5 +277,5 @@ def round_trip_difference(spec: ModelSpec) -> str | None:
     try:
         rebuilt = config_from_dict(model_class, recorded(spec).config)
     except Exception as error:
-        return f"it does not rebuild: {_describe(error)}"
+        return f"it does not rebuild: {describe_error(error)}"
     return first_difference(built, rebuilt, "config")

@@ -23,7 +23,14 @@ from collections.abc import Iterator
 import torch
 
 from triagebot.corpus import Built
-from triagebot.corpus.hf import MissingDependency, NoRecipe, count_params, eager_run, import_object
+from triagebot.corpus.hf import (
+    MissingDependency,
+    NoRecipe,
+    count_params,
+    describe_error,
+    eager_run,
+    import_object,
+)
 from triagebot.corpus.inputs import materialize_inputs
 from triagebot.results import InputSpec, ModelSpec
 
@@ -99,7 +106,7 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
     try:
         model = entry_point(**dict(spec.config or {}))
     except ImportError as error:
-        raise MissingDependency(str(error).strip().splitlines()[0]) from error
+        raise MissingDependency(describe_error(error)) from error
     return model.eval().to(device)
 
 
@@ -110,34 +117,57 @@ def build(spec: ModelSpec, device: str = "cpu") -> Built:
     return Built(model, materialize_inputs(spec.inputs, spec.seed, device), spec)
 
 
-def _attempts(spec: ModelSpec) -> Iterator[tuple[dict, int]]:
-    """(keyword arguments, resolution) to try: a model shrunk to the image, then at its own size."""
-    native = timm.get_pretrained_cfg(spec.model)
-    channels_size = getattr(native, "input_size", None) or (3, 224, 224)
-    # A transformer's depth goes through its entry point's keyword arguments (timm merges them
-    # over the variant's own), so a base-sized family runs as two blocks.
-    yield {"pretrained": False, "img_size": RESOLUTIONS[0], "depth": 2}, RESOLUTIONS[0]
-    for resolution in RESOLUTIONS:
-        yield {"pretrained": False, "img_size": resolution}, resolution
-    for resolution in sorted({*RESOLUTIONS, channels_size[-1]}):
-        yield {"pretrained": False}, resolution
+# Depth through the entry point's keyword arguments, which timm merges over the variant's own:
+# a transformer's blocks (`depth`), a hierarchical model's blocks per stage (`depths`: ConvNeXt,
+# Swin, ...), a ResNet's (`layers`) and a DenseNet's (`block_config`), so that a base-sized family
+# builds and runs in about a second. An argument the model does not take fails at once in its
+# constructor (TypeError) and the next is tried; the model at its own size comes last.
+SHRINKS: tuple[dict, ...] = (
+    {"depth": 2},
+    {"depths": [1, 1, 1, 1]},
+    {"layers": [1, 1, 1, 1]},
+    {"block_config": [1, 1, 1, 1]},
+    {"depths": [1, 1, 1]},
+    {},
+)
+
+
+def _configurations() -> Iterator[dict]:
+    """Constructor arguments to try, smallest first: each shrink at each image size, then as is."""
+    for shrink in SHRINKS:
+        for resolution in RESOLUTIONS:
+            yield {"pretrained": False, "img_size": resolution, **shrink}
+        yield {"pretrained": False, **shrink}
+
+
+def _resolutions(config: dict, native: int) -> list[int]:
+    """The input sizes to run a model built with `config` on: the one it was built for, if any."""
+    if "img_size" in config:
+        return [config["img_size"]]
+    return sorted({*RESOLUTIONS, native})
 
 
 def _resolve(spec: ModelSpec, device: str) -> ModelSpec:
-    """`spec` with the first arguments and resolution the model runs on eagerly."""
+    """`spec` with the first arguments and resolution the model runs on eagerly; each model is
+    built once per set of arguments and run at each resolution it may take."""
     failures: list[str] = []
-    native = timm.get_pretrained_cfg(spec.model)
-    channels = (getattr(native, "input_size", None) or (3,))[0]
-    for config, resolution in _attempts(spec):
+    native = getattr(timm.get_pretrained_cfg(spec.model), "input_size", None) or (3, 224, 224)
+    for config in _configurations():
         attempt = spec.model_copy(update={"config": config})
-        inputs = [InputSpec(name="x", shape=[1, channels, resolution, resolution], dtype="float32")]
         try:
             model = instantiate(attempt, device)
-            eager_run(model, materialize_inputs(inputs, spec.seed, device))
         except MissingDependency:
             raise
         except Exception as error:
-            failures.append(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}")
+            failures.append(describe_error(error)[:200])
             continue
-        return attempt.model_copy(update={"inputs": inputs, "recipe": "image", "params": count_params(model)})
+        for resolution in _resolutions(config, native[-1]):
+            inputs = [InputSpec(name="x", shape=[1, native[0], resolution, resolution], dtype="float32")]
+            try:
+                eager_run(model, materialize_inputs(inputs, spec.seed, device))
+            except Exception as error:
+                failures.append(describe_error(error)[:200])
+                continue
+            found = {"inputs": inputs, "recipe": "image", "params": count_params(model)}
+            return attempt.model_copy(update=found)
     raise NoRecipe("; ".join(list(dict.fromkeys(failures))[:3]))
