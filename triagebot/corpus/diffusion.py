@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from triagebot.corpus import Built
+from triagebot.corpus.diffusers_recipes import RECIPES
 from triagebot.corpus.diffusers_shrink import SAMPLE_SIZE, defaults, tiny
 from triagebot.corpus.encoding import decode, encode
 from triagebot.corpus.hf import MissingDependency, NoRecipe, count_params, eager_run, import_object
@@ -99,6 +100,12 @@ def _stratum(name: str) -> str:
     return "other"
 
 
+def tiny_config(name: str, model_class: type) -> dict[str, Any]:
+    """The class's defaults shrunk by the rules, with its recipe's init arguments laid over them."""
+    recipe = RECIPES.get(name)
+    return {**tiny(defaults(model_class)), **(recipe.init if recipe else {})}
+
+
 def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn.Module:
     model_class = import_object(spec.class_path)
     torch.manual_seed(spec.seed)
@@ -111,7 +118,9 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
 
 def build(spec: ModelSpec, device: str = "cpu") -> Built:
     if spec.config is None:
-        spec = spec.model_copy(update={"config": encode(tiny(defaults(import_object(spec.class_path))))})
+        spec = spec.model_copy(
+            update={"config": encode(tiny_config(spec.model, import_object(spec.class_path)))}
+        )
     model = instantiate(spec, device)
     if not spec.inputs:
         spec = _resolve(model, spec, device)
@@ -122,7 +131,9 @@ def build(spec: ModelSpec, device: str = "cpu") -> Built:
 def _resolve(model: torch.nn.Module, spec: ModelSpec, device: str) -> ModelSpec:
     """`spec` with the first candidate inputs that `model` runs on eagerly."""
     failures: list[str] = []
-    for inputs in candidate_inputs(spec.model, decode(dict(spec.config or {})), _forward_parameters(model)):
+    recipe = RECIPES.get(spec.model)
+    generic = candidate_inputs(spec.model, decode(dict(spec.config or {})), _forward_parameters(model))
+    for inputs in [recipe.inputs] if recipe and recipe.inputs else generic:
         try:
             eager_run(model, materialize_inputs(inputs, spec.seed, device))
         except Exception as error:
