@@ -50,7 +50,14 @@ def _literal(name: str, value: Any) -> InputSpec:
 # one image's (frame, height, width) from a list of them by tuple against list.
 IMAGE_SHAPES = [[[1, 4, 4]]]
 
+# A continuous-input transformer whose in_channels defaults to None: as many channels as the
+# norm has groups.
+_CONTINUOUS = ClassRecipe(init={"in_channels": 8})
+
 RECIPES: dict[str, ClassRecipe] = {
+    "Transformer2DModel": _CONTINUOUS,
+    "DualTransformer2DModel": _CONTINUOUS,
+    "DreamLiteTransformer2DModel": _CONTINUOUS,
     "AceStepTransformer1DModel": ClassRecipe(
         init={
             "hidden_size": 32,
@@ -769,26 +776,6 @@ RECIPES: dict[str, ClassRecipe] = {
             _values("encoder_attention_mask", [1, 4], "bool", [[True, True, True, False]]),
         ],
     ),
-    "LTX2VideoDiffusionDecoderModel": ClassRecipe(
-        init={
-            "out_channels": 3,
-            "latent_channels": 8,
-            "patch_size": 2,
-            "decoder_head_dim": 16,
-            "decoder_stage_channels": [64, 32, 16, 16, 16],
-            "decoder_stage_depths": [1, 1, 1, 1, 2],
-            "decoder_stage_kernels": [[3, 3, 3], [3, 3, 3], [3, 3, 3], [3, 3, 3]],
-            "decoder_upsample_strides": [[1, 2, 2], [2, 1, 1], [2, 2, 2], [2, 2, 2]],
-            "decoder_upsample_channel_reductions": [2, 2, 1, 1],
-            "decoder_stage5_kernel": [3, 3, 3],
-            "decoder_t_emb_dim": 32,
-            "spatial_compression_ratio": 16,
-            "temporal_compression_ratio": 8,
-        },
-        inputs=[
-            _randn("z", [2, 8, 2, 3, 3]),
-        ],
-    ),
     "LTX2VideoTransformer3DModel": ClassRecipe(
         init={
             "in_channels": 4,
@@ -1016,17 +1003,16 @@ RECIPES: dict[str, ClassRecipe] = {
         init={
             "in_channels": 16,
             "patch_size": 2,
-            "context_in_dim": 1792,
-            "hidden_size": 1792,
-            "mlp_ratio": 3.5,
-            "num_heads": 28,
-            "depth": 4,
-            "axes_dim": [32, 32],
-            "theta": 10000,
+            "context_in_dim": 16,
+            "hidden_size": 16,
+            "mlp_ratio": 2.0,
+            "num_heads": 2,
+            "depth": 1,
+            "axes_dim": [4, 4],
         },
         inputs=[
             _randn("hidden_states", [1, 16, 16, 16]),
-            _randn("encoder_hidden_states", [1, 16, 1792]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
             _randn("timestep", [1]),
         ],
     ),

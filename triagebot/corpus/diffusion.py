@@ -193,8 +193,14 @@ def _conditioning(
     """The timestep, text states, pooled projections and position ids `forward` takes."""
     inputs = []
     for name in parameters:
-        if name in ("timestep", "timesteps", "t"):
+        if name in _TIMESTEPS:
             inputs.append(InputSpec(name=name, shape=[1], dtype=dtype, kind="randint", low=1, high=999))
+        elif name == "timestep_ratio":
+            inputs.append(InputSpec(name=name, shape=[1], dtype="float32", kind="ones"))
+        elif name == "fps":
+            inputs.append(InputSpec(name=name, shape=[1], dtype="int64", kind="randint", low=1, high=30))
+        elif name == "image_latents":
+            inputs.append(InputSpec(name=name, shape=list(latent), dtype="float32"))
         elif name == "encoder_hidden_states":
             inputs.append(InputSpec(name=name, shape=[1, TEXT_TOKENS, width], dtype="float32"))
         elif name == "pooled_projections":
@@ -223,6 +229,8 @@ def _conditioning(
 
 
 _LATENT_SIZES = ("num_frames", "height", "width")
+# The diffusion timestep, and the second one of the flow models that take the step's start and end.
+_TIMESTEPS = ("timestep", "timesteps", "t", "timestep_r", "r_timestep")
 
 
 def _latent_size(latent: list[int]) -> dict[str, int]:
