@@ -1345,4 +1345,55 @@ RECIPES: dict[str, ClassRecipe] = {
             _randn("encoder_hidden_states", [4, 4, 8]),
         ],
     ),
+    "ImageProjection": ClassRecipe(
+        init={"image_embed_dim": 16, "cross_attention_dim": 16, "num_image_text_embeds": 4},
+        inputs=[_randn("image_embeds", [1, 16])],
+    ),
+    "AutoencoderKLHunyuanImage": ClassRecipe(
+        init={
+            "in_channels": 3,
+            "out_channels": 3,
+            "latent_channels": 4,
+            "block_out_channels": [32, 32],
+            "layers_per_block": 1,
+            "spatial_compression_ratio": 2,
+            "sample_size": 16,
+        },
+        inputs=[_randn("sample", [1, 3, 16, 16])],
+    ),
+    "StableAudioDiTModel": ClassRecipe(
+        init={
+            "cross_attention_input_dim": 16,
+            "global_states_input_dim": 16,
+            "in_channels": 8,
+            "out_channels": 8,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 8, 16]),
+            _randn("timestep", [1]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            _randn("global_hidden_states", [1, 1, 16]),
+        ],
+    ),
+    "QwenImageControlNetModel": ClassRecipe(
+        init={"in_channels": 16, "out_channels": 4, "attention_head_dim": 16, "axes_dims_rope": [8, 4, 4]},
+        inputs=[
+            _randn("hidden_states", [1, 16, 16]),
+            _randn("controlnet_cond", [1, 16, 16]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            _randint("encoder_hidden_states_mask", [1, 8], 1, 2),
+            _randn("timestep", [1]),
+            _literal("img_shapes", IMAGE_SHAPES),
+        ],
+    ),
+    "AutoencoderKLQwenImage": ClassRecipe(
+        init={
+            "base_dim": 16,
+            "z_dim": 4,
+            "dim_mult": [1, 2],
+            "temperal_downsample": [False],
+            "latents_mean": [0.0] * 4,
+            "latents_std": [1.0] * 4,
+        },
+    ),
 }

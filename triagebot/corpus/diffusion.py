@@ -170,7 +170,9 @@ def candidate_inputs(
     latent = next((p for p in parameters if p in _LATENTS), None)
     if latent is None:
         return
-    channels = next((config[k] for k in ("in_channels", "in_dim", "num_channels") if config.get(k)), 4)
+    channels = next(
+        (config[k] for k in ("in_channels", "in_dim", "num_channels", "input_channels") if config.get(k)), 4
+    )
     size = int(config.get("sample_size") or SAMPLE_SIZE) if isinstance(config.get("sample_size"), int) else 16
     width = next((config[k] for k in _TEXT_WIDTHS if isinstance(config.get(k), int)), 32)
     for shape in _latent_shapes(name, int(channels), size):
