@@ -1396,4 +1396,41 @@ RECIPES: dict[str, ClassRecipe] = {
             "latents_std": [1.0] * 4,
         },
     ),
+    "I2VGenXLUNet": ClassRecipe(
+        inputs=[
+            _randn("sample", [1, 4, 2, 16, 16]),
+            _randint("timestep", [1], 1, 999),
+            _randint("fps", [1], 1, 30),
+            _randn("image_latents", [1, 4, 2, 16, 16]),
+            _randn("image_embeddings", [1, 16]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+        ],
+    ),
+    "StableCascadeUNet": ClassRecipe(
+        init={"conditioning_dim": 32, "clip_text_pooled_in_channels": 16},
+        inputs=[
+            _randn("sample", [1, 16, 16, 16]),
+            _ones("timestep_ratio", [1], "float32"),
+            _randn("clip_text_pooled", [1, 1, 16]),
+        ],
+    ),
+    "MMAudioVocoder": ClassRecipe(
+        init={
+            "num_mels": 16,
+            "upsample_initial_channel": 32,
+            "upsample_rates": [2, 2],
+            "upsample_kernel_sizes": [4, 4],
+        },
+        inputs=[_randn("mel", [1, 16, 8])],
+    ),
+    "AnimaTextConditioner": ClassRecipe(
+        init={
+            "source_dim": 32,
+            "target_dim": 32,
+            "model_dim": 32,
+            "target_vocab_size": 100,
+            "min_sequence_length": 8,
+        },
+        inputs=[_randn("source_hidden_states", [1, 8, 32]), _randint("target_input_ids", [1, 8], 0, 100)],
+    ),
 }

@@ -88,7 +88,7 @@ def _counts_layers(name: str) -> bool:
     """`num_text_layers`, `n_refiner_layers`, `transformer_num_layers`: a count of layers or
     blocks of one stage (not `vace_layers`, which lists layer indices)."""
     counted = name.startswith(("num_", "n_")) or name.endswith("num_layers")
-    return counted and name.endswith(("_layers", "_blocks"))
+    return counted and name.endswith(("_layers", "_blocks", "_layers_per_block"))
 
 
 def tiny(config: dict[str, Any]) -> dict[str, Any]:

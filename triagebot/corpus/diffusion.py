@@ -210,9 +210,13 @@ def _conditioning(
             inputs.append(InputSpec(name=name, shape=[1, int(pooled)], dtype="float32"))
         elif name == "img_ids":
             tokens = latent[1] if len(latent) == 3 else latent[-1] * latent[-2]
-            inputs.append(InputSpec(name=name, shape=[tokens, 3], dtype="float32", kind="zeros"))
+            inputs.append(
+                InputSpec(name=name, shape=[tokens, _id_axes(config)], dtype="float32", kind="zeros")
+            )
         elif name == "txt_ids":
-            inputs.append(InputSpec(name=name, shape=[TEXT_TOKENS, 3], dtype="float32", kind="zeros"))
+            inputs.append(
+                InputSpec(name=name, shape=[TEXT_TOKENS, _id_axes(config)], dtype="float32", kind="zeros")
+            )
         elif name in _LATENT_SIZES and parameters[name].default is None:
             # The latents' own size, which some models take as numbers beside them (LTX).
             size = _latent_size(latent).get(name)
@@ -245,6 +249,12 @@ def _latent_size(latent: list[int]) -> dict[str, int]:
         return {}
     size = {"height": latent[-2], "width": latent[-1]}
     return {**size, "num_frames": latent[2]} if len(latent) == 5 else size
+
+
+def _id_axes(config: dict[str, Any]) -> int:
+    """How many position axes an image or text id has: one per rotary axis (Flux: 3)."""
+    axes = config.get("axes_dims_rope")
+    return len(axes) if isinstance(axes, list | tuple) else 3
 
 
 def _classes(config: dict[str, Any], parameter: inspect.Parameter) -> int | None:
