@@ -1433,4 +1433,44 @@ RECIPES: dict[str, ClassRecipe] = {
         },
         inputs=[_randn("source_hidden_states", [1, 8, 32]), _randint("target_input_ids", [1, 8], 0, 100)],
     ),
+    "MiniMaxMusic3RVQDepthDecoder": ClassRecipe(inputs=[_randn("inputs_embeds", [1, 8, 16])]),
+    "MiniMaxMusic3Vocoder": ClassRecipe(
+        init={
+            "latent_channels": 8,
+            "decoder_input_dim": 32,
+            "decoder_hidden_dim": 32,
+            "upsampling_ratios": [2, 2],
+        },
+        inputs=[_randn("latents", [1, 8, 4])],
+    ),
+    "MiniMaxMusic3ConditionEncoder": ClassRecipe(
+        init={"condition_hidden_dim": 32, "out_dim": 32},
+        inputs=[_randn("hidden_states", [1, 16, 32])],
+    ),
+    "UVit2DModel": ClassRecipe(
+        init={
+            "in_channels": 32,
+            "block_out_channels": 32,
+            "cond_embed_dim": 16,
+            "micro_cond_encode_dim": 8,
+            "micro_cond_embed_dim": 40,
+            "vocab_size": 64,
+            "codebook_size": 48,
+        },
+        inputs=[
+            _randint("input_ids", [1, 8, 8], 0, 48),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            _randn("pooled_text_emb", [1, 16]),
+            _randn("micro_conds", [1, 5]),
+        ],
+    ),
+    "Kandinsky6SRVAE": ClassRecipe(
+        init={
+            "latent_channels": 4,
+            "encoder_block_out_channels": [16, 32],
+            "decoder_block_out_channels": [16, 32],
+            "temporal_compression_ratio": 1,
+        },
+        inputs=[_randn("sample", [1, 3, 1, 16, 16])],
+    ),
 }
