@@ -1473,4 +1473,21 @@ RECIPES: dict[str, ClassRecipe] = {
         },
         inputs=[_randn("sample", [1, 3, 1, 16, 16])],
     ),
+    "AutoencoderKLQwenImage21": ClassRecipe(
+        init={
+            "base_dim": 16,
+            "decoder_base_dim": 16,
+            "z_dim": 4,
+            "dim_mult": [1, 2, 2],
+            "temperal_downsample": [False, False],
+            "latents_mean": [0.0] * 4,
+            "latents_std": [1.0] * 4,
+            "scale_factor_temporal": 1,
+            "scale_factor_spatial": 2,
+        },
+    ),
+    "Kandinsky6SRLatentUpscalerBank": ClassRecipe(
+        init={"in_channels": 4, "stage_channels": [32, 32, 32]},
+        inputs=[_randn("latents", [1, 4, 1, 8, 8]), _literal("scale", 2)],
+    ),
 }

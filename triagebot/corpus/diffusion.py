@@ -195,7 +195,7 @@ def _conditioning(
     """The timestep, text states, pooled projections and position ids `forward` takes."""
     inputs = []
     for name in parameters:
-        if name in _TIMESTEPS:
+        if name in _TIMESTEPS and (name in _FIRST_TIMESTEPS or _required(parameters[name])):
             inputs.append(InputSpec(name=name, shape=[1], dtype=dtype, kind="randint", low=1, high=999))
         elif name == "timestep_ratio":
             inputs.append(InputSpec(name=name, shape=[1], dtype="float32", kind="ones"))
@@ -235,8 +235,14 @@ def _conditioning(
 
 
 _LATENT_SIZES = ("num_frames", "height", "width")
-# The diffusion timestep, and the second one of the flow models that take the step's start and end.
-_TIMESTEPS = ("timestep", "timesteps", "t", "timestep_r", "r_timestep")
+# The diffusion timestep, and the second one of the flow models that take the step's start and
+# end (given only where forward requires it: where it is optional it switches to another mode).
+_FIRST_TIMESTEPS = ("timestep", "timesteps", "t")
+_TIMESTEPS = (*_FIRST_TIMESTEPS, "timestep_r", "r_timestep")
+
+
+def _required(parameter: inspect.Parameter) -> bool:
+    return parameter.default is inspect.Parameter.empty
 
 
 def _latent_size(latent: list[int]) -> dict[str, int]:
@@ -262,7 +268,7 @@ def _classes(config: dict[str, Any], parameter: inspect.Parameter) -> int | None
     count = config.get("num_embeds_ada_norm") or config.get("num_class_embeds")
     if count:
         return int(count)
-    return 10 if parameter.default is inspect.Parameter.empty else None
+    return 10 if _required(parameter) else None
 
 
 def _condition_shape(config: dict[str, Any], latent: list[int], pixels: bool) -> list[int]:
