@@ -177,3 +177,55 @@ def test_a_suite_whose_library_is_missing_is_one_line_naming_it(monkeypatch):
     monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
     with pytest.raises(SuiteNotInstalled, match="the diffusers corpus needs the diffusers package"):
         load_corpus("diffusers")
+
+
+def test_the_shrinker_finds_layer_head_and_width_counts_by_their_names():
+    small = tiny(
+        {
+            "num_text_layers": 12,
+            "transformer_num_layers": 40,
+            "down_num_layers_per_block": (8, 24),
+            "n_refiner_layers": 2,
+            "vace_layers": [0, 5, 10],  # layer indices, not a count
+            "text_num_attention_heads": 20,
+            "num_key_value_heads": 12,
+            "groups": 32,
+            "text_intermediate_size": 6912,
+        }
+    )
+    assert small["num_text_layers"] == small["transformer_num_layers"] == small["n_refiner_layers"] == 1
+    assert small["down_num_layers_per_block"] == (1, 1)
+    assert small["vace_layers"] == [0, 5, 10]
+    assert small["text_num_attention_heads"] == small["num_key_value_heads"] == 2
+    assert small["groups"] == 8 and small["text_intermediate_size"] <= 32
+
+
+def test_coverage_counts_the_library_and_names_each_left_out_class_with_its_reason():
+    from triagebot.corpus.coverage import render, summarize
+
+    unet = ModelSpec(model="UNet2DModel", source="diffusers", class_path="diffusers.models:UNet2DModel")
+    reason = "a list of T2IAdapters given to its constructor"
+    summary = summarize([], [unet], left_out={"MultiAdapter": reason})
+    assert summary["library_classes"] == 2 and summary["population"] == 1
+    assert summary["left_out"] == [{"model": "MultiAdapter", "reason": reason}]
+    text = render(summary)
+    assert "classes in the library 2: left out 1, swept 1" in text
+    assert f"MultiAdapter: {reason}" in text
+
+
+@torch_tests
+def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forward_take():
+    pytest.importorskip("diffusers")
+    import inspect
+
+    from triagebot.corpus import diffusion, left_out
+    from triagebot.corpus.diffusers_recipes import RECIPES
+
+    exported = diffusion.model_classes()
+    assert set(RECIPES) <= set(exported) - set(diffusion.LEFT_OUT)
+    for name, recipe in RECIPES.items():
+        taken = inspect.signature(exported[name].__init__).parameters
+        assert set(recipe.init) <= set(taken), name
+        forward = inspect.signature(exported[name].forward).parameters
+        assert {item.name for item in recipe.inputs} <= set(forward), name
+    assert left_out("diffusers") == diffusion.LEFT_OUT

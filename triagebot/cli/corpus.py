@@ -24,6 +24,7 @@ from triagebot.cli.options import (
     split_names,
 )
 from triagebot.config import Config
+from triagebot.corpus import left_out
 from triagebot.corpus.coverage import render, summarize
 from triagebot.corpus.selection import Selected, load, narrow, select
 from triagebot.pipeline import Snapshots
@@ -124,5 +125,5 @@ def check(
     memory = settings.sweep.memory_limit_gb
     records = list(check_models(specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=memory))
     stale = [fix.describe() for fix in stale_fixes()] if name == "transformers" else []
-    summary = summarize(records, specs, stale)
+    summary = summarize(records, specs, stale, left_out(name))
     print(json.dumps(summary, indent=2) if as_json else render(summary))

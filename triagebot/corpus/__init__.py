@@ -83,5 +83,13 @@ def load_corpus(name: str) -> list[ModelSpec]:
     return _suite_module(CORPORA[name], name).specs()
 
 
+def left_out(name: str) -> dict[str, str]:
+    """The library's model classes a corpus does not sweep, each with why (its module's
+    `left_out()`; none for a corpus that is not a whole library's)."""
+    check_corpus(name)
+    module = _suite_module(CORPORA[name], name)
+    return module.left_out() if hasattr(module, "left_out") else {}
+
+
 def build(spec: ModelSpec, device: str) -> Built:
     return _suite_module(BUILDERS[spec.source], spec.source).build(spec, device)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from triagebot.results import ModelSpec, RunRecord, Status
@@ -55,10 +55,15 @@ def reason_of(record: RunRecord) -> str | None:
 
 
 def summarize(
-    records: Iterable[RunRecord], specs: Iterable[ModelSpec], stale_fixes: Iterable[str] = ()
+    records: Iterable[RunRecord],
+    specs: Iterable[ModelSpec],
+    stale_fixes: Iterable[str] = (),
+    left_out: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The coverage object `corpus check --json` prints: counts over the population, one entry per
-    model, and the stale family fixes (one line each)."""
+    model, the library's classes left out of the population with why, and the stale family fixes
+    (one line each)."""
+    left_out = dict(left_out or {})
     by_model = {record.model: record for record in records}
     entries = []
     for spec in specs:
@@ -77,6 +82,8 @@ def summarize(
     ]
     population = len(entries)
     return {
+        "library_classes": population + len(left_out),
+        "left_out": [{"model": name, "reason": reason} for name, reason in sorted(left_out.items())],
         "population": population,
         "covered": counts[COVERED],
         "partial": counts[PARTIAL],
@@ -110,7 +117,10 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
 def render(summary: dict[str, Any]) -> str:
     """Coverage as plain text: totals, a row per stratum, then every model that is not covered."""
     population = summary["population"]
+    left_out = summary.get("left_out") or []
     lines = [
+        f"classes in the library {summary.get('library_classes', population)}: "
+        f"left out {len(left_out)}, swept {population}",
         f"population {population}: covered {summary['covered']} ({summary['covered_percent']}%), "
         f"partial {summary['partial']}, missing dependency {summary['missing_dependency']}, "
         f"failed {summary['failed']}",
@@ -128,6 +138,9 @@ def render(summary: dict[str, Any]) -> str:
         lines += ["", "not covered:"]
         for entry in sorted(others, key=lambda e: (e["status"], e["model"])):
             lines.append(f"  {entry['model']} [{entry['stratum']}] {entry['status']}: {entry['reason']}")
+    if left_out:
+        lines += ["", "left out:"]
+        lines += [f"  {entry['model']}: {entry['reason']}" for entry in left_out]
     stale = summary.get("stale_fixes") or []
     if stale:
         lines += ["", f"family fixes to remove ({len(stale)}: their family is gone from this transformers):"]

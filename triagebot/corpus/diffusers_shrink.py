@@ -85,9 +85,9 @@ def _rotary_axes(axes: Any, width: int) -> Any:
 
 
 def _counts_layers(name: str) -> bool:
-    """`num_text_layers`, `n_refiner_layers`, `transformer_num_layers`: a count of layers or
+    """`num_text_layers`, `n_refiner_layers`, `down_num_layers_per_block`: a count of layers or
     blocks of one stage (not `vace_layers`, which lists layer indices)."""
-    counted = name.startswith(("num_", "n_")) or name.endswith("num_layers")
+    counted = name.startswith(("num_", "n_")) or "num_layers" in name
     return counted and name.endswith(("_layers", "_blocks", "_layers_per_block"))
 
 
