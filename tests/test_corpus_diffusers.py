@@ -229,3 +229,74 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
         forward = inspect.signature(exported[name].forward).parameters
         assert {item.name for item in recipe.inputs} <= set(forward), name
     assert left_out("diffusers") == diffusion.LEFT_OUT
+
+
+# The exported model classes no generic rule or recipe builds and runs yet, as the last
+# `triagebot corpus check --corpus diffusers` found them (diffusers 0.42.1); the check prints
+# each one's reason. A class that starts to run fails its xfail: take it off the list.
+NOT_YET_COVERED = frozenset(
+    {
+        "AutoencoderKLAllegro",
+        "AutoencoderKLHunyuanImageRefiner",
+        "AutoencoderKLHunyuanVideo15",
+        "AutoencoderRAE",
+        "BriaFibo2Transformer2DModel",
+        "BriaFiboTransformer2DModel",
+        "ConsisIDTransformer3DModel",
+        "ControlNetUnionModel",
+        "ControlNetXSAdapter",
+        "Cosmos3OmniTransformer",
+        "CosmosControlNetModel",
+        "CosmosTransformer3DModel",
+        "HunyuanDiT2DControlNetModel",
+        "HunyuanDiT2DModel",
+        "Kandinsky3UNet",
+        "Kandinsky5Transformer3DModel",
+        "Kandinsky6SRTransformer3DModel",
+        "Kandinsky6Transformer3DModel",
+        "LTX2VideoDiffusionDecoderModel",
+        "MMAudioVAE",
+        "OmniGenTransformer2DModel",
+        "QwenImage21Transformer2DModel",
+        "RFD4ProteinaAutoencoder",
+        "RFD4ProteinaTransformer",
+        "SanaWMLTX2RefinerTransformer3DModel",
+        "SanaWMTransformer3DModel",
+        "SparseControlNetModel",
+        "T5FilmDecoder",
+        "WanAnimate2Transformer3DModel",
+        "ZImageControlNetModel",
+        "ZImageTransformer2DModel",
+    }
+)
+
+
+def _diffusers_specs() -> list:
+    try:
+        from triagebot.corpus import SuiteNotInstalled, load_corpus
+
+        return load_corpus("diffusers")
+    except (ImportError, SuiteNotInstalled):
+        return []
+
+
+@pytest.mark.slow
+@torch_tests
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            spec, id=spec.model, marks=[pytest.mark.xfail(strict=True)] * (spec.model in NOT_YET_COVERED)
+        )
+        for spec in _diffusers_specs()
+    ],
+)
+def test_every_covered_class_builds_tiny_and_runs_eagerly(spec):
+    torch = pytest.importorskip("torch")
+    from triagebot.corpus import build
+    from triagebot.corpus.hf import eager_run
+
+    built = build(spec, "cpu")
+    assert built.spec.params < 5_000_000, "tiny: about a second on a CPU core"
+    assert eager_run(built.model, built.inputs) is not None
+    assert torch.is_grad_enabled()

@@ -1140,16 +1140,16 @@ RECIPES: dict[str, ClassRecipe] = {
             "num_attention_heads": 8,
             "out_channels": 4,
             "in_channels": 4,
-            "layers_per_block": 2,
+            "layers_per_block": 1,
             "sample_size": 32,
             "projection_class_embeddings_input_dim": 96,
             "addition_time_embed_dim": 32,
         },
         inputs=[
-            _randn("sample", [2, 2, 4, 32, 32]),
+            _randn("sample", [1, 2, 4, 16, 16]),
             _randint("timestep", [1], 10, 11),
-            _randn("encoder_hidden_states", [2, 1, 32]),
-            _randn("added_time_ids", [2, 3]),
+            _randn("encoder_hidden_states", [1, 1, 32]),
+            _randn("added_time_ids", [1, 3]),
         ],
     ),
     "WanAnimateTransformer3DModel": ClassRecipe(
@@ -1489,5 +1489,26 @@ RECIPES: dict[str, ClassRecipe] = {
     "Kandinsky6SRLatentUpscalerBank": ClassRecipe(
         init={"in_channels": 4, "stage_channels": [32, 32, 32]},
         inputs=[_randn("latents", [1, 4, 1, 8, 8]), _literal("scale", 2)],
+    ),
+    "AutoencoderVidTok": ClassRecipe(init={"ch": 16, "ch_mult": [1, 2]}),
+    "AutoencoderKLKVAEAudio": ClassRecipe(
+        init={
+            "encoder_dim": 16,
+            "encoder_rates": [2, 2],
+            "latent_dim": 16,
+            "codebook_dim": 8,
+            "decoder_dim": 32,
+            "decoder_rates": [2, 2],
+        },
+    ),
+    "LongCatAudioDiTVae": ClassRecipe(
+        init={
+            "channels": 16,
+            "c_mults": [1, 2],
+            "strides": [2, 2],
+            "latent_dim": 8,
+            "encoder_latent_dim": 16,
+            "downsampling_ratio": 4,
+        },
     ),
 }
