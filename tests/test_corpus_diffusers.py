@@ -292,11 +292,10 @@ def _diffusers_specs() -> list:
     ],
 )
 def test_every_covered_class_builds_tiny_and_runs_eagerly(spec):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from triagebot.corpus import build
     from triagebot.corpus.hf import eager_run
 
     built = build(spec, "cpu")
     assert built.spec.params < 5_000_000, "tiny: about a second on a CPU core"
-    assert eager_run(built.model, built.inputs) is not None
-    assert torch.is_grad_enabled()
+    assert eager_run(built.model, built.inputs) is not None, "a forward that returns nothing ran nothing"

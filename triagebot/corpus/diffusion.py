@@ -43,6 +43,7 @@ FRAMES = 2
 _WRAPPER = "a list of {}s given to its constructor, run one after another: {} is swept on its own"
 LEFT_OUT: dict[str, str] = {
     "ModelMixin": "the base class of every diffusers model, with no forward of its own",
+    "MotionAdapter": "motion modules that UNetMotionModel loads (swept there); its own forward does nothing",
     **{
         wrapper: _WRAPPER.format(single, single)
         for wrapper, single in (
