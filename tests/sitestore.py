@@ -4,7 +4,9 @@ The third nightly (2.12.0.dev20260410) is a later build in which T5 stops crashi
 capture_dynamic_output_shape_ops and GPT-2 starts to (so that the night has both notices),
 Mistral's baseline loses a graph, a model joins whose crash
 text carries markup, a mention and an issue reference (all of which the pages must show as
-text), and a model with a name no file can carry as it is.
+text), and a model with a name no file can carry as it is. Llama's eager disagrees with itself
+across attention implementations at baseline (a library finding, with a verified no-compile
+repro whose script carries markup).
 """
 
 from __future__ import annotations
@@ -13,12 +15,39 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.snapshots import DYNAMIC, SCALAR, crash, model, new_snapshot, ok, old_snapshot
-from triagebot.results import BASELINE, ModelResult, Snapshot
+from triagebot.results import (
+    BASELINE,
+    Accuracy,
+    AccuracyCheck,
+    CrossCheck,
+    ModelResult,
+    Reproduction,
+    Snapshot,
+)
 from triagebot.store import LocalStore
 
 HOSTILE = "OddModel</td><script>alert(1)</script>"
 HOSTILE_ERROR = "<img src=x onerror=alert(1)> @maintainer see #123 | `tick`"
 THIRD_KEY = "2.12.0.dev20260410+cu128"
+LIBRARY = "LlamaForCausalLM"  # eager disagrees with itself in the third nightly
+INCONSISTENT = AccuracyCheck(
+    verdict=Accuracy.eager_inconsistent,
+    where="logits",
+    detail="largest difference 2.79 above tolerance 0.001",
+    cross_checks=[
+        CrossCheck(
+            name="eager_other_attention", implementation="eager", agrees=False, detail="2.79 </li><b>x"
+        ),
+        CrossCheck(name="compiled_vs_other_attention", implementation="eager", agrees=True),
+    ],
+)
+LIBRARY_REPRO = Reproduction(
+    flag=BASELINE,
+    model=LIBRARY,
+    signature="EagerInconsistent: logits",
+    script="raise EagerInconsistent('</code></pre><script>alert(1)</script>')\n",
+    verified=True,
+)
 
 
 def timed(results: dict[str, ModelResult]) -> None:
@@ -52,6 +81,8 @@ def third_snapshot() -> Snapshot:
         confirmations={SCALAR: [crash("RuntimeError", HOSTILE_ERROR)]},
     )
     results[HOSTILE] = model(HOSTILE, "vision", ok(2), ok(1), ok(2))
+    library = results[LIBRARY].outcomes[BASELINE]
+    results[LIBRARY].outcomes[BASELINE] = library.model_copy(update={"accuracy": INCONSISTENT})
     timed(results)
     return snapshot.model_copy(
         update={
@@ -65,6 +96,7 @@ def third_snapshot() -> Snapshot:
             ),
             "results": list(results.values()),
             "corpus": snapshot.corpus.model_copy(update={"models": list(results)}),
+            "reproductions": [*snapshot.reproductions, LIBRARY_REPRO],
         }
     )
 

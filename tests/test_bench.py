@@ -119,7 +119,7 @@ def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_
         48.0,
     )
     for config in (counting, defaults):
-        assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == ("transformers", 101, 3)
+        assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == (["transformers"], 101, 3)
     phases = {"sweep": {"wall": 100.0, "cpu": 150.0, "runs": 10, "seconds": 180.0}}
     slower = {
         "sweep": {"wall": 110.0, "cpu": 153.0, "runs": 10, "seconds": 189.0},

@@ -43,6 +43,16 @@ def test_grammar():
     assert parse("  /rerun-sweep help  ").kind == Kind.help
     assert parse("/rerun-sweep models=BertModel,BertModel").models == ["BertModel"]
     assert "unknown model `GPT9`" in parse("/rerun-sweep models=GPT9").reason
+
+
+def test_a_model_of_another_suite_is_named_by_its_key():
+    keys = [*MODELS, "timm/resnet10t", "diffusers/UNet2DModel"]
+    command = commands.parse_command("/rerun-sweep models=timm/resnet10t,BertModel", keys, FLAGS)
+    assert command.kind == Kind.run and command.models == ["timm/resnet10t", "BertModel"]
+    assert commands.parse_command("/rerun-sweep models=diffusers/UNet2DModel", keys, FLAGS).models == [
+        "diffusers/UNet2DModel"
+    ]
+    assert parse("/rerun-sweep models=../../etc").kind != Kind.run
     assert "unknown key" in parse("/rerun-sweep model=BertModel").reason
     assert "given twice" in parse("/rerun-sweep confirm=1 confirm=2").reason
     assert "0 to 5" in parse("/rerun-sweep confirm=9").reason

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from triagebot.corpus.diffusers_shrink import HEAD_WIDTH, tiny
-from triagebot.results import ModelSpec
+from triagebot.results import ModelSpec, split_key
 
 FLUX_DEFAULTS = {
     "patch_size": 1,
@@ -66,6 +66,11 @@ def test_a_record_stored_before_the_suites_is_a_transformers_model():
 torch_tests = pytest.mark.torch
 
 
+def _name(spec: ModelSpec) -> str:
+    """The class's name in diffusers (a night keys it as diffusers/name)."""
+    return split_key(spec.model)[1]
+
+
 @torch_tests
 def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
     pytest.importorskip("diffusers")
@@ -75,14 +80,14 @@ def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
     stale = sorted(set(diffusion.LEFT_OUT) - set(exported))
     assert not stale, f"left out but no longer exported by diffusers.models: {stale}"
     specs = load_corpus("diffusers")
-    names = [spec.model for spec in specs]
+    names = [_name(spec) for spec in specs]
     assert len(names) == len(set(names)), "a model name is unique within its suite"
     assert sorted(names) == sorted(set(exported) - set(diffusion.LEFT_OUT))
     assert {spec.source for spec in specs} == {"diffusers"}
     from triagebot.corpus.hf import import_object
 
     # Every class path imports (a few classes are exported by diffusers.models alone).
-    assert all(import_object(spec.class_path) is exported[spec.model] for spec in specs)
+    assert all(import_object(spec.class_path) is exported[_name(spec)] for spec in specs)
     assert {
         "UNet2DConditionModel",
         "FluxTransformer2DModel",
@@ -134,7 +139,7 @@ def test_a_model_is_built_tiny_with_inputs_of_its_kinds_and_rebuilt_the_same_fro
     from triagebot.corpus import build, load_corpus
     from triagebot.corpus.hf import recorded
 
-    (spec,) = [spec for spec in load_corpus("diffusers") if spec.model == model]
+    (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == model]
     built = build(spec, "cpu")
     assert {item.name for item in built.spec.inputs} == wanted
     assert built.spec.params < 2_000_000, "tiny: well under a second on a CPU core"
@@ -154,7 +159,7 @@ def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
     from triagebot.report.repro import repro_script
     from triagebot.results import Outcome, Status
 
-    (spec,) = [spec for spec in load_corpus("diffusers") if spec.model == "UNet2DConditionModel"]
+    (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "UNet2DConditionModel"]
     built = build(spec, "cpu")
     assert "$tuple" in str(built.spec.config)  # block types and widths are tuples: decoded
     crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
@@ -286,7 +291,7 @@ def _diffusers_specs() -> list:
     "spec",
     [
         pytest.param(
-            spec, id=spec.model, marks=[pytest.mark.xfail(strict=True)] * (spec.model in NOT_YET_COVERED)
+            spec, id=_name(spec), marks=[pytest.mark.xfail(strict=True)] * (_name(spec) in NOT_YET_COVERED)
         )
         for spec in _diffusers_specs()
     ],

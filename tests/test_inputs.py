@@ -118,9 +118,29 @@ def test_a_test_corpus_is_published_only_where_the_config_opts_in(here, monkeypa
     Config().check_publishable("transformers", "owner/name")
 
 
-def test_a_night_sweeps_the_whole_corpus_unless_the_config_says_otherwise():
-    assert Config().sweep.corpus == "transformers"
-    assert parse_config('[sweep]\ncorpus = "smoke"\n').sweep.corpus == "smoke"
+def test_a_night_sweeps_the_three_suites_unless_the_config_says_otherwise():
+    assert Config().sweep.corpus == ["transformers", "diffusers", "timm"]
+    assert Config().sweep.corpus_name == "transformers+diffusers+timm"
+    assert parse_config('[sweep]\ncorpus = "smoke"\n').sweep.corpus == ["smoke"]
+    assert parse_config('[sweep]\ncorpus = "smoke"\n').sweep.corpus_name == "smoke"
+    listed = parse_config('[sweep]\ncorpus = ["transformers", "timm"]\n')
+    assert listed.sweep.corpus == ["transformers", "timm"]
+    assert parse_config("", options={"--corpus": "transformers,timm"}).sweep == listed.sweep
+    # a stored night's corpus name, as /rerun-sweep hands it to the GPU job, is the same suites
+    again = parse_config("", options={"--corpus": "transformers+diffusers+timm"}).sweep
+    assert again.corpus == Config().sweep.corpus and again.corpus_name == "transformers+diffusers+timm"
+
+
+def test_a_corpus_list_with_no_name_or_a_name_twice_is_one_line():
+    for text in ("corpus = []", 'corpus = ["smoke", "smoke"]', 'corpus = ""'):
+        with pytest.raises(ConfigError, match="corpus"):
+            parse_config(f"[sweep]\n{text}\n")
+
+
+def test_a_night_of_suites_with_a_test_corpus_among_them_is_not_published():
+    with pytest.raises(ConfigError, match="'smoke' is a test corpus"):
+        Config().check_publishable("transformers+smoke", "owner/name")
+    Config().check_publishable("transformers+diffusers+timm", "owner/name")
 
 
 def test_a_misspelt_key_anywhere_is_refused_with_the_nearest(here, monkeypatch, capsys):

@@ -107,3 +107,19 @@ def test_each_issue_fits_a_screen_above_its_first_fold_and_no_table_overflows(pa
     measured = page.evaluate(MEASURE)
     assert measured["above"] <= SCREEN, f"{flag}: {measured['above']} px above the first <details>"
     assert measured["wide"] == [], f"{flag}: tables wider than the {COLUMN} px column"
+
+
+def test_the_issue_of_a_night_of_two_suites_fits_as_one_suite_s_does(page):
+    from builders import SCALAR, night_of
+    from test_suites_night import suites_night
+
+    night = night_of(suites_night(suites={"transformers": 180, "diffusers": 40}))
+    (body,) = [issue.body for issue in desired_issues(night, Config().tracker) if issue.flag == SCALAR]
+    page.set_content(as_github_shows(body))
+    measured = page.evaluate(MEASURE)
+    assert measured["above"] <= SCREEN, f"{measured['above']} px above the first <details>"
+    assert measured["wide"] == [], f"tables wider than the {COLUMN} px column"
+    shown = page.inner_text("article")
+    assert "15 models crash (12 of 180 transformers models, 3 of 40 diffusers models; " in shown
+    if os.environ.get("TRIAGEBOT_SCREENSHOT"):  # to look at it: a PNG of the column, folds open
+        page.screenshot(path=os.environ["TRIAGEBOT_SCREENSHOT"], full_page=True)

@@ -7,6 +7,7 @@ from builders import SCALAR, night_of, ok, result, snapshot
 
 from triagebot.analysis import flag_stats
 from triagebot.analysis.health import corpus_health
+from triagebot.analysis.library import finding_title
 from triagebot.report.render import render
 from triagebot.results import BASELINE, Accuracy, AccuracyCheck, CrossCheck, Reproduction
 
@@ -45,8 +46,8 @@ def test_eager_inconsistent_models_are_library_findings_not_wrong_results() -> N
     assert len(health.library_findings) == 200
     finding = health.library_findings[0]
     assert finding.title == (
-        'Aimv2TextModel0: eager outputs differ between attn_implementation="sdpa" and "eager" '
-        "(last_hidden_state)"
+        "transformers: Aimv2TextModel0's sdpa attention ignores the attention mask it builds "
+        "(eager and sdpa attention disagree in plain eager; compiled sdpa agrees with eager attention)"
     )
     assert finding.repro is not None and finding.repro.verified
     assert health.overall.wrong_results == 0
@@ -90,6 +91,38 @@ def test_the_library_findings_repro_compiles_nothing_and_compares_attention_impl
     assert "class EagerInconsistent(AssertionError)" in script and "WrongResult" not in script
 
 
+def test_the_title_names_only_what_the_checks_show() -> None:
+    """The cause is named from the record: sdpa's mask skip where plain-eager sdpa is the odd one
+    out; a model on eager attention gets the disagreement, no cause it was not shown; causality,
+    which no check probes, is never claimed."""
+    checks = _inconsistent().cross_checks
+    sdpa = finding_title("Phi4MultimodalVisionModel", "sdpa", checks)
+    assert sdpa.startswith("transformers: Phi4MultimodalVisionModel's sdpa attention ignores the attention")
+    on_eager = [check.model_copy(update={"implementation": "sdpa"}) for check in checks]
+    eager = finding_title("M", "eager", on_eager)
+    assert eager == (
+        "transformers: M's eager attention disagrees with sdpa attention "
+        "(eager and sdpa attention disagree in plain eager; compiled eager agrees with sdpa attention)"
+    )
+    unconfirmed = finding_title("M", "sdpa", checks[:1])
+    assert "ignores" not in unconfirmed and "compiled not compared" in unconfirmed
+    assert not any("causal" in title for title in (sdpa, eager, unconfirmed))
+
+
+def test_the_repro_docstring_carries_the_findings_title() -> None:
+    from builders import snapshot as snapshot_of
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import ModelSpec
+
+    spec = ModelSpec(model="Aimv2TextModel", class_path="transformers:Aimv2TextModel", config={})
+    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    [finding] = corpus_health(tonight).library_findings
+    script = repro_script(tonight, BASELINE, "Aimv2TextModel", finding.signature)
+    docstring = script.split('"""')[1]
+    assert f"{finding.title}." in docstring.replace("\n", " ")
+
+
 def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> None:
     """The reducer renders a reproduction's candidates by its signature: a library finding's
     must stay the no-compile comparison, not become a compile script."""
@@ -102,3 +135,24 @@ def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> Non
     tonight = snapshot_of([result("M", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
     script = repro_script(tonight, BASELINE, "M", "EagerInconsistent: last_hidden_state")
     assert "set_attn_implementation" in script and "compiled = torch.compile" not in script
+
+
+def test_a_flag_issue_names_them_not_judged_and_never_as_matching_or_wrong() -> None:
+    """Under a flag, eager's disagreement with itself is no wrong result, and the issue does not
+    claim every compiled call matched eager: it names them as not judged, the library's."""
+    from builders import night_of
+
+    from triagebot.report import issue_body, words
+
+    inconsistent = ok(1, accuracy=_inconsistent())
+    plain = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.match))
+    models = [
+        result("Aimv2TextModel", ok(2, ["item"], accuracy=_inconsistent()), {SCALAR: inconsistent}),
+        result("Plain", ok(2, ["item"], accuracy=plain.accuracy), {SCALAR: plain}),
+    ]
+    night = night_of(snapshot(models, checks=["accuracy"]))
+    assert night.flags[SCALAR].stats.eager_inconsistent == ["Aimv2TextModel"]
+    body = issue_body(night, SCALAR)
+    assert f"{words.LIBRARY_NOT_JUDGED}: `Aimv2TextModel`." in body
+    assert "every compiled call's outputs judged match eager's" in body
+    assert night.flags[SCALAR].figures.wrong_results == 0

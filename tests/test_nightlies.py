@@ -292,7 +292,7 @@ def test_nightly_check_on_the_command_line_writes_the_workflow_outputs(server, t
 
     # The configured night, stored without a configured flag: that flag is swept on it, so the
     # image is built.
-    stored = trial.model_copy(update={"corpus": CorpusSelection(name="transformers")})
+    stored = trial.model_copy(update={"corpus": CorpusSelection(name=Config().sweep.corpus_name)})
     LocalStore(store).put(stored.model_copy(update={"flags": {SCALAR: {SCALAR: True}}}), Config())
     output.unlink()
     lacking = run_main(monkeypatch, capsys, *arguments)

@@ -29,16 +29,20 @@ from triagebot.store import lease as leases
 ROOT = Path(__file__).resolve().parent.parent
 
 
+CONFIG = Config(tracker=TrackerSettings(repo=REPO))
+
+
 def configured_night(key: str, crashing: dict) -> Snapshot:
     """A night of the configured corpus (CONFIG's), so that no stored night is a trial."""
     night = snapshot(key, crashing)
-    return night.model_copy(update={"corpus": night.corpus.model_copy(update={"name": "transformers"})})
+    return night.model_copy(
+        update={"corpus": night.corpus.model_copy(update={"name": CONFIG.sweep.corpus_name})}
+    )
 
 
 N1 = configured_night("2.12.0.dev20260401", {SCALAR: ["Llama"]})
 N2 = configured_night("2.12.0.dev20260402", {SCALAR: ["Llama", "Bert"]})
 N3 = configured_night("2.12.0.dev20260403", {SCALAR: ["Llama", "T5"]})
-CONFIG = Config(tracker=TrackerSettings(repo=REPO))
 
 
 @pytest.fixture

@@ -92,7 +92,8 @@ def test_first_run_sweeps_stores_renders_publishes_and_says_where(tmp_path: Path
     assert report.diff_file is None  # nothing to compare with
     assert stages.published_dry is True  # no token, no repo
     assert lines[0] == (
-        f"torch {new.key} (bbb) is not in the store: sweeping corpus 'transformers' under 2 flags"
+        f"torch {new.key} (bbb) is not in the store: "
+        "sweeping corpus 'transformers+diffusers+timm' under 2 flags"
     )
     assert any(line.startswith(f"snapshot {new.key}: ") for line in lines)
     assert any("diff: none (first snapshot)" in line for line in lines)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from builders import night_of
 
-from tests.sitestore import HOSTILE, make_store, nightlies, third_snapshot
+from tests.sitestore import HOSTILE, LIBRARY, LIBRARY_REPRO, make_store, nightlies, third_snapshot
 from tests.snapshots import DYNAMIC, SCALAR
 from triagebot.analysis import CRASH_EFFECTS, classify, diff
 from triagebot.config import Config, TrackerSettings
@@ -466,6 +466,26 @@ def test_a_crashing_model_links_to_its_crash_group(visit, site: Path):
     page.page.wait_for_load_state("load")
     assert page.page.url.endswith(links.crash_group(SCALAR, row.signature))
     assert page.page.locator(f"#{links.crash_anchor(row.signature)}").is_visible()
+
+
+def test_a_library_finding_reads_as_transformers_never_as_a_wrong_result(visit, screenshots: Path):
+    """The model page of a model whose eager disagrees with itself says which side is wrong, the
+    cross-checks that ran and what each gave, the repro's state, and never "wrong result"."""
+    [finding] = night_of(third_snapshot()).health.library_findings
+    page = visit(links.model_page(LIBRARY))
+    page.shot(screenshots, "model-library-finding")
+    section = page.page.locator("#library-finding")
+    text = section.inner_text()
+    assert finding.title in text and words.library_verdict(finding) in text
+    checks = page.page.locator("#cross-checks li").all_inner_texts()
+    assert checks == [words.cross_check(finding, check) for check in finding.cross_checks]
+    assert checks[0].endswith("differ (2.79 </li><b>x)")  # markup in a detail stays text
+    assert page.page.locator("#library-repro").inner_text().startswith("Repro: verified (no torch.compile)")
+    section.locator("summary").click()
+    assert section.locator("pre code").inner_text() == LIBRARY_REPRO.script
+    assert "wrong result" not in page.page.locator("body").inner_text().lower()
+    assert page.page.locator("#library-finding script, #library-finding b").count() == 0
+    assert page.errors == [] and page.outside == []
 
 
 # --- the index at a glance, colours that mean one thing, a comparison in the address ----------------

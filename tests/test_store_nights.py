@@ -19,6 +19,7 @@ from triagebot.store.selection import comparable, is_configured_night, replaceme
 from triagebot.sweep.stream import StreamWriter, merge, read_stream
 
 MODELS = ["A", "B", "C"]
+TRANSFORMERS = Config.model_validate({"sweep": {"corpus": "transformers"}})  # the one suite
 
 
 def night(key: str, git: str, models=MODELS, *, corpus: str = "smoke", flags=(SCALAR,)) -> Snapshot:
@@ -79,6 +80,24 @@ def test_a_diff_compares_like_with_like_and_says_with_which():
     drawn = CorpusSelection(name="transformers", sample=2, seed=0, models=["X", "Y"])
     sampled = snapshot([result("X", ok(1), {SCALAR: ok(1)})], key="2.12.0.dev20260411", git="e", corpus=drawn)
     assert night_of(sampled, store, Config()).previous_key is None
+
+
+def test_the_first_night_of_suites_compares_with_the_last_transformers_night():
+    models = ["A", "B", "C"]
+    transformers = night("2.12.0.dev20260407", "aaa", models, corpus="transformers")
+    smoke = night("2.12.0.dev20260408", "bbb", models, corpus="smoke")
+    store = MemoryStore([transformers, smoke])
+    selection = CorpusSelection(
+        name="transformers+diffusers+timm",
+        models=[*models, "timm/resnet10t"],
+        skipped={"diffusers": "missing"},
+    )
+    suites = night("2.12.0.dev20260409", "ccc", models).model_copy(update={"corpus": selection})
+
+    assert comparable(transformers.corpus, selection) and not comparable(smoke.corpus, selection)
+    assert night_of(suites, store, Config()).previous_key == transformers.key
+    drawn = selection.model_copy(update={"sample": 3, "seed": 0})
+    assert not comparable(transformers.corpus.model_copy(update={"sample": 3, "seed": 0}), drawn)
 
 
 def test_a_sample_whose_strata_moved_with_the_corpus_is_still_compared():
@@ -189,9 +208,9 @@ def test_the_trial_run_then_the_real_night_of_the_same_build_sweeps_and_stores_i
     swept: list[str] = []
 
     def sweeper(config: Config, work: Path, resume: bool) -> Snapshot:
-        swept.append(config.sweep.corpus)
+        swept.append(config.sweep.corpus_name)
         return night(
-            build.torch_version, "aaa", ["X", "Y", "Z", "W"], corpus=config.sweep.corpus, flags=flags
+            build.torch_version, "aaa", ["X", "Y", "Z", "W"], corpus=config.sweep.corpus_name, flags=flags
         )
 
     stages = {"sweeper": sweeper, "renderer": lambda n, out: out, "publisher": lambda n, *_: ("dry run", n)}
@@ -217,14 +236,14 @@ def test_the_trial_run_then_the_real_night_of_the_same_build_sweeps_and_stores_i
         configured, RunOptions(out=tmp_path / "night"), store=store, build=build, say=print, **stages
     )
 
-    assert report.swept and swept == ["transformers"]
+    assert report.swept and swept == ["transformers+diffusers+timm"]
     stored = store.get(build.torch_version)
-    assert stored.corpus.name == "transformers" and len(stored.results) == 4
+    assert stored.corpus.name == "transformers+diffusers+timm" and len(stored.results) == 4
     assert not ask()
 
 
 def test_a_trial_never_replaces_the_configured_night_nor_another_trial_of_another_selection():
-    configured = Config()
+    configured = TRANSFORMERS
     real = night("2.13.0+cpu", "aaa", corpus="transformers")
     trial = night("2.13.0+cpu", "aaa", corpus="smoke")
     sampled = real.model_copy(update={"corpus": real.corpus.model_copy(update={"sample": 2, "seed": 0})})
@@ -238,12 +257,25 @@ def test_a_trial_never_replaces_the_configured_night_nor_another_trial_of_anothe
 def test_the_configured_night_is_the_corpus_drawn_as_configured():
     whole = CorpusSelection(name="transformers", models=["A", "B"])
     drawn = CorpusSelection(name="transformers", sample=2, seed=7, models=["A", "B"])
-    sample_of_two = Config.model_validate({"corpus": {"sample": 2, "seed": 7}})
-    strata_only = Config.model_validate({"corpus": {"strata": {"text": 2}, "seed": 7}})
+    sample_of_two = Config.model_validate(
+        {"sweep": {"corpus": "transformers"}, "corpus": {"sample": 2, "seed": 7}}
+    )
+    strata_only = Config.model_validate(
+        {"sweep": {"corpus": "transformers"}, "corpus": {"strata": {"text": 2}, "seed": 7}}
+    )
 
-    assert is_configured_night(whole, Config()) and not is_configured_night(drawn, Config())
+    assert is_configured_night(whole, TRANSFORMERS) and not is_configured_night(drawn, TRANSFORMERS)
     assert is_configured_night(drawn, sample_of_two) and not is_configured_night(whole, sample_of_two)
     assert not is_configured_night(drawn.model_copy(update={"seed": 8}), sample_of_two)
     assert not is_configured_night(drawn.model_copy(update={"sample": 1}), sample_of_two)
     assert is_configured_night(drawn, strata_only)  # strata size the draw: no sample to compare
-    assert not is_configured_night(whole.model_copy(update={"name": "smoke"}), Config())
+    assert not is_configured_night(whole.model_copy(update={"name": "smoke"}), TRANSFORMERS)
+
+
+def test_the_configured_night_of_suites_is_them_all_whether_or_not_one_was_skipped():
+    suites = CorpusSelection(name="transformers+diffusers+timm", models=["A", "timm/resnet10t"])
+    missing = suites.model_copy(update={"skipped": {"timm": "the timm package is not installed"}})
+
+    assert is_configured_night(suites, Config()) and is_configured_night(missing, Config())
+    assert not is_configured_night(CorpusSelection(name="transformers", models=["A"]), Config())
+    assert missing.swept_suites() == ["transformers", "diffusers"]

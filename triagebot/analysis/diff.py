@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from triagebot.analysis.effects import RAN_EFFECTS, model_effect
+from triagebot.analysis.figures import suite_counts
 from triagebot.results import (
     BASELINE,
     Effect,
@@ -150,6 +151,7 @@ def diff_flag(
         graphs = _graph_change(model, new_result.stratum, old_result, new_result, flag)
         if graphs is not None:
             result.graph_changes.append(graphs)
+    result.newly_crashing_suites = suite_counts((change.model for change in result.newly_crashing), models)
     return result
 
 

@@ -5,6 +5,8 @@ one rule that says whether the flag is ready to be on by default.
   already carrying where they fail and which members are new) and its diff.
 - `share(count, total)`: the one percentage of a count over its denominator;
   `plural(count, word)`: "1 graph", "2 graphs", for every surface down to the sweep's live log.
+- `suite_counts(counted, population)`: per suite, how many of its models a figure counts (a
+  night of several suites), the one count of them every surface prints.
 - `verdict(figures)`: the rule (the README's "Is the flag ready?"): a flag is ready when it ran
   on at least one model it could affect and no model crashes under it (confirmed), none gives a
   wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
@@ -15,10 +17,12 @@ one rule that says whether the flag is ready to be on by default.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from triagebot.results import (
     COUNTING_BACKEND,
+    SUITES,
     CompileTime,
     Effect,
     FailureGroup,
@@ -26,8 +30,10 @@ from triagebot.results import (
     FlagFigures,
     FlagStats,
     FlagVerdict,
+    SuiteCount,
     VerdictLine,
     VerdictRow,
+    suite_of,
 )
 
 
@@ -43,6 +49,18 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     if words is None:
         words = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
     return f"{count} {words}"
+
+
+def suite_counts(counted: Iterable[str], population: Iterable[str]) -> list[SuiteCount]:
+    """Per suite of the model keys `population`, how many of its models are among `counted`,
+    in suite order (transformers first): "12 of 180 transformers models, 3 of 40 diffusers
+    models". None for a population of one suite, so that a one-suite night reads as before."""
+    totals = Counter(suite_of(model) for model in set(population))
+    if len(totals) < 2:
+        return []
+    counts = Counter(suite_of(model) for model in set(counted))
+    order = sorted(totals, key=lambda suite: (SUITES.index(suite) if suite in SUITES else len(SUITES), suite))
+    return [SuiteCount(suite=suite, count=counts[suite], total=totals[suite]) for suite in order]
 
 
 def _members(groups: Iterable[FailureGroup]) -> int:
@@ -90,6 +108,7 @@ def flag_figures(
         affectable=stats.affectable,
         engine_errors=counts.get(Effect.engine_error, 0),
         crashes=counts.get(Effect.crashes, 0),
+        crash_suites=stats.crash_suites,
         crash_errors=len(groups),
         crashes_reachable=_members(group for group in groups if group.reach not in (None, COUNTING_BACKEND)),
         crashes_counting_only=_members(group for group in groups if group.reach == COUNTING_BACKEND),
@@ -100,7 +119,7 @@ def flag_figures(
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
         wrong_results=counts.get(Effect.wrong_result, 0),
-        helped=counts.get(Effect.reduces_graphs, 0),
+        helped=stats.helps,
         increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
         laddered=len(stats.ladder_rows),

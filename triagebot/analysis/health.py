@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import SHOWN_BREAK_REASONS, break_reason_counts, most_common
 from triagebot.analysis.diff import diff
+from triagebot.analysis.figures import suite_counts
 from triagebot.analysis.ladder import FAILED_WORDS, recompile_run, rung_word
 from triagebot.analysis.library import library_findings
 from triagebot.results import (
@@ -61,6 +62,17 @@ def percentile(values: Sequence[float], share: float) -> float | None:
 def _confirmed_wrong(result: ModelResult) -> bool:
     baseline = result.outcomes[BASELINE]
     return baseline.mismatched and all(rerun.mismatched for rerun in result.confirmations.get(BASELINE, []))
+
+
+def _compiled_models(results: Iterable[ModelResult]) -> list[str]:
+    """The models whose baseline compiled: `HealthNumbers.compiled`'s count, per suite."""
+    return [
+        result.model
+        for result in results
+        if (outcome := result.outcomes.get(BASELINE)) is not None
+        and outcome.ran
+        and outcome.graphs is not None
+    ]
 
 
 def numbers(
@@ -212,6 +224,10 @@ def health_of(
         same_build=change.same_build if change is not None else False,
         overall=overall,
         strata=strata,
+        suites=suite_counts(
+            _compiled_models(snapshot.results), (result.model for result in snapshot.results)
+        ),
+        skipped_suites=dict(snapshot.corpus.skipped),
         trend=[points[ALL] for points in older] + [_point(snapshot.key, overall)],
         library_findings=library_findings(snapshot),
         strata_trend={

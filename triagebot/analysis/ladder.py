@@ -340,8 +340,10 @@ def ladder_figures(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -
     """`flag`'s ladder columns and groups, and how many helped models survive the full stack;
     `rows`: the flag's rows of `snapshot`."""
     climbed = rows_that_climbed(snapshot, rows, flag, snapshot.ladder)
-    helped = [row for row in climbed if row.survives is not None]
-    ran = [row for row in climbed if row.effect == Effect.reduces_graphs]
+    sentinels = snapshot.sentinels  # they prove no help
+    evidence = [row for row in climbed if row.model not in sentinels]
+    helped = [row for row in evidence if row.survives is not None]
+    ran = [row for row in evidence if row.effect == Effect.reduces_graphs]
     return LadderFigures(
         ladder=list(snapshot.ladder),
         ladder_rows=climbed,

@@ -13,6 +13,7 @@ from triagebot.results import (
     BASELINE,
     EAGER_INCONSISTENT,
     OTHER_ATTENTION,
+    CrossCheck,
     LibraryFinding,
     ModelResult,
     Reproduction,
@@ -29,6 +30,36 @@ def library_signature(where: str | None) -> str:
 def _repro(snapshot: Snapshot, model: str, signature: str) -> Reproduction | None:
     mine = (r for r in snapshot.reproductions if r.flag == BASELINE and r.model == model)
     return next((repro for repro in mine if repro.signature == signature), None)
+
+
+def finding_title(model: str, attention: str, checks: list[CrossCheck]) -> str:
+    """A library finding's title, as a transformers issue would name it: the cause its
+    cross-checks point to, then the evidence in brackets. Said on every surface (the summary,
+    the health issue, the site, the repro's docstring).
+
+    The checks show that plain eager under `attention` is the odd one out: eager under the other
+    implementation differs from it, and the compiled outputs (the same model, `attention` too,
+    but traced) agree with that other one. For `sdpa` the one branch transformers takes only
+    outside tracing is the mask builders' skip (`_ignore_causal_mask_sdpa`,
+    `_ignore_bidirectional_mask_sdpa`: no mask, the pattern left to the module's `is_causal`), so
+    sdpa ignoring the mask it builds is the cause the evidence names. Whether the mask asked for
+    was causal no check shows, so the title does not say; nor which output differs, since the
+    checks may first differ in different ones (the cross-checks' details say)."""
+    other = checks[0].implementation if checks else OTHER_ATTENTION.get(attention, "eager")
+    agreed = any(check.name == "compiled_vs_other_attention" and check.agrees for check in checks)
+    follows = f"compiled {attention} agrees with {other} attention" if agreed else "compiled not compared"
+    evidence = f"{' and '.join(sorted((attention, other)))} attention disagree in plain eager; {follows}"
+    if attention == "sdpa" and agreed:
+        cause = "sdpa attention ignores the attention mask it builds"
+    else:
+        cause = f"{attention} attention disagrees with {other} attention"
+    return f"transformers: {model}'s {cause} ({evidence})"
+
+
+def finding_of(snapshot: Snapshot, model: str) -> LibraryFinding | None:
+    """`model`'s library finding in `snapshot`, or None: what its repro's docstring is titled by."""
+    result = snapshot.result(model)
+    return _finding(result, snapshot) if result is not None else None
 
 
 def _finding(result: ModelResult, snapshot: Snapshot) -> LibraryFinding | None:
@@ -50,18 +81,8 @@ def _finding(result: ModelResult, snapshot: Snapshot) -> LibraryFinding | None:
         detail=check.detail,
         cross_checks=check.cross_checks,
         signature=signature,
-        title=(
-            f"{result.model}: eager outputs differ between attn_implementation="
-            f'"{attention}" and "{other}" ({where})'
-        ),
-        repro=next(
-            (
-                r
-                for r in snapshot.reproductions
-                if r.flag == BASELINE and r.signature == signature and r.model == result.model
-            ),
-            None,
-        ),
+        title=finding_title(result.model, attention, check.cross_checks),
+        repro=_repro(snapshot, result.model, signature),
     )
 
 

@@ -55,7 +55,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         key=snapshot.key,
         created=snapshot.created,
         environment=snapshot.environment,
-        trend={flag: trend_point(snapshot.key, mine) for flag, mine in by_flag.items()},
+        trend={flag: trend_point(snapshot.key, mine, snapshot.sentinels) for flag, mine in by_flag.items()},
         crash_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
             for flag, mine in by_flag.items()

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
 from triagebot.analysis.effects import classify, crash_groups
-from triagebot.analysis.figures import share
+from triagebot.analysis.figures import share, suite_counts
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
     clean_rungs,
@@ -63,10 +63,17 @@ def flag_stats(
     testable = _testable(counts)
     skipped = counts.get(Effect.skipped, 0)
     affectable = testable - skipped  # the models the flag could affect: percentages are over them
-    helped = [row for row in mine if row.effect == Effect.reduces_graphs]
+    sentinels = snapshot.sentinels
+    fewer = [row for row in mine if row.effect == Effect.reduces_graphs]
+    helped = [row for row in fewer if row.model not in sentinels]
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
+    affected = [row.model for row in mine if row.effect not in (Effect.untestable, Effect.skipped)]
+    crashing = [row.model for row in mine if row.effect == Effect.crashes]
+    confirmed = [
+        group.model_copy(update={"suites": suite_counts(group.models, affected)}) for group in confirmed
+    ]
     recompiles = recompile_rows(snapshot.results, mine, flag)
     return FlagStats(
         flag=flag,
@@ -77,17 +84,20 @@ def flag_stats(
         skipped=skipped,
         affectable=affectable,
         counts=counts,
-        percentages=_percentages(counts, affectable),
+        percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),
         crash_to_benefit=round(counts.get(Effect.crashes, 0) / len(helped), 2) if helped else None,
         mean_graph_reduction=reduction,
         mean_graph_reduction_percent=reduction_percent,
         crash_groups=confirmed,
+        crash_suites=suite_counts(crashing, affected),
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
+        sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
-        nondeterministic=_nondeterministic(snapshot, flag),
+        nondeterministic=_not_judged(snapshot, flag, Accuracy.nondeterministic),
+        eager_inconsistent=_not_judged(snapshot, flag, Accuracy.eager_inconsistent),
         **ladder._asdict(),
         recompiles=recompiles,
         recompiles_more=recompiles_more(recompiles),
@@ -117,6 +127,12 @@ def bisectable_reproduction(snapshot: Snapshot, flag: str, group: FailureGroup) 
         ),
         None,
     )
+
+
+def _with_suites(group: FailureGroup, affected: Sequence[str]) -> FailureGroup:
+    """`group` with its members counted per suite of the `affected` models (several suites)."""
+    suites = suite_counts(group.models, affected)
+    return group.model_copy(update={"suites": suites}) if suites else group
 
 
 def _percentages(counts: dict[Effect, int], affectable: int) -> dict[Effect, float]:
@@ -162,8 +178,10 @@ def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict
     `flag` crashes and it helps (`overlap_helped`), and that it crashes and `flag` helps
     (`overlap_rescued`)."""
     under: dict[tuple[str, Effect], set[str]] = defaultdict(set)
+    sentinels = snapshot.sentinels
     for row in rows:
-        under[(row.flag, row.effect)].add(row.model)
+        if not (row.effect == Effect.reduces_graphs and row.model in sentinels):  # no evidence of help
+            under[(row.flag, row.effect)].add(row.model)
     crashing, helping = under[(flag, Effect.crashes)], under[(flag, Effect.reduces_graphs)]
     others = [other for other in snapshot.flags if other != flag]
     return {
@@ -260,24 +278,28 @@ def _wrong_groups(
     return [group.model_copy(update=_where(group, snapshot, by_name, by_model)) for group in groups]
 
 
-def _nondeterministic(snapshot: Snapshot, flag: str) -> list[str]:
-    """Models whose accuracy under `flag` was not judged: two eager runs differ."""
+def _not_judged(snapshot: Snapshot, flag: str, verdict: Accuracy) -> list[str]:
+    """Models whose outputs under `flag` were not judged the compiler's, for `verdict`: two
+    eager runs differ (`nondeterministic`), or eager disagrees with itself across attention
+    implementations (`eager_inconsistent`, the library's finding)."""
     return [
         result.model
         for result in snapshot.results
         if (run := result.outcomes.get(flag)) is not None
         and run.accuracy is not None
-        and run.accuracy.verdict == Accuracy.nondeterministic
+        and run.accuracy.verdict == verdict
     ]
 
 
-def trend_point(key: str, rows: Iterable[ModelEffect]) -> TrendPoint:
-    """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`."""
+def trend_point(key: str, rows: Iterable[ModelEffect], sentinels: frozenset[str] = frozenset()) -> TrendPoint:
+    """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`;
+    `sentinels` (`Snapshot.sentinels`) are no evidence of help."""
+    rows = list(rows)
     counts = _counts(rows)
     return TrendPoint(
         key=key,
         crashes=counts.get(Effect.crashes, 0),
-        helps=counts.get(Effect.reduces_graphs, 0),
+        helps=sum(row.effect == Effect.reduces_graphs and row.model not in sentinels for row in rows),
         flaky=counts.get(Effect.flaky, 0),
         testable=_testable(counts),
         wrong_results=counts.get(Effect.wrong_result, 0),

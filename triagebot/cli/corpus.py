@@ -8,6 +8,7 @@ that command, a third of a second that `corpus list` and `triagebot --help` shou
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
@@ -24,10 +25,11 @@ from triagebot.cli.options import (
     split_names,
 )
 from triagebot.config import Config
-from triagebot.corpus import left_out
+from triagebot.corpus import left_out, load_suites
 from triagebot.corpus.coverage import render, summarize
-from triagebot.corpus.selection import Selected, load, narrow, select
+from triagebot.corpus.selection import Selected, narrow, select
 from triagebot.pipeline import Snapshots
+from triagebot.results import model_key
 
 app = typer.Typer(
     help="The model corpus: what is swept, and whether it builds.\n\n"
@@ -98,7 +100,8 @@ def selection_json(chosen: Selected) -> str:
 def selection_text(chosen: Selected) -> str:
     lines = [f"{row['model']:<56} {row['stratum']:<16} {row['modality']}" for row in selection_rows(chosen)]
     whole = f" (shard {chosen.shard} of {len(chosen.selection.models)})" if chosen.shard else ""
-    return "\n".join([*lines, f"{len(chosen.specs)} models{whole} of corpus {chosen.selection.name!r}"])
+    total = f"{len(chosen.specs)} models{whole} of corpus {chosen.selection.name!r}"
+    return "\n".join([*lines, total, *chosen.selection.skipped_lines()])
 
 
 @app.command("check")
@@ -120,10 +123,22 @@ def check(
     from triagebot.corpus.shrink import stale_fixes  # start-up cost: see the module
     from triagebot.sweep import check_models
 
-    name = settings.sweep.corpus
-    specs = narrow(load(name), name, stratum, split_names(models))
+    suites, skipped = load_suites(settings.sweep.corpus)
+    for suite, why in skipped.items():
+        print(f"suite {suite} not checked: {why}", file=sys.stderr)
+    specs = narrow(suites, settings.sweep.corpus_name, stratum, split_names(models))
     memory = settings.sweep.memory_limit_gb
     records = list(check_models(specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=memory))
-    stale = [fix.describe() for fix in stale_fixes()] if name == "transformers" else []
-    summary = summarize(records, specs, stale, left_out(name))
+    stale = [fix.describe() for fix in stale_fixes()] if "transformers" in settings.sweep.corpus else []
+    summary = summarize(records, specs, stale, _left_out(settings.sweep.corpus, skipped))
     print(json.dumps(summary, indent=2) if as_json else render(summary))
+
+
+def _left_out(corpora: list[str], skipped: dict[str, str]) -> dict[str, str]:
+    """The library classes each checked suite leaves out, by their key in a night, with why."""
+    return {
+        model_key(suite, name): why
+        for suite in corpora
+        if suite not in skipped
+        for name, why in left_out(suite).items()
+    }

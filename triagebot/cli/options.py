@@ -101,7 +101,10 @@ RepoOption = Annotated[
 CorpusOption = Annotated[
     str | None,
     typer.Option(
-        "--corpus", metavar="NAME", help="transformers, smoke or sentinels (default: [sweep] corpus)."
+        "--corpus",
+        metavar="NAME[,NAME]",
+        help="transformers, diffusers, timm, smoke or sentinels; several side by side, comma-separated "
+        "(default: [sweep] corpus).",
     ),
 ]
 ModelsOption = Annotated[

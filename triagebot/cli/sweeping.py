@@ -96,7 +96,7 @@ def sweep(
     from triagebot.sweep.command import default_stream  # start-up cost: see the module
     from triagebot.sweep.command import sweep as sweep_selection
 
-    out = out or default_stream(settings.sweep.corpus, shard)
+    out = out or default_stream(settings.sweep.corpus_name, shard)
     if out.exists() and not (resume or force):
         raise UsageError(
             f"{out} holds a sweep's stream already: --resume finishes it, --force starts it over "

@@ -17,7 +17,16 @@ from pydantic import (
 )
 
 from triagebot.errors import ConfigError, UsageError, unknown
-from triagebot.results import BASELINE, HEALTH_ISSUE, FlagSettings, IssueTitle, KeyScheme, people_only
+from triagebot.results import (
+    BASELINE,
+    HEALTH_ISSUE,
+    SUITE_JOINER,
+    FlagSettings,
+    IssueTitle,
+    KeyScheme,
+    people_only,
+    suites_name,
+)
 
 # Both act only where Dynamo would otherwise break the graph, and its reason for such a break
 # names them: their runs are skipped on models none of whose baseline breaks names them.
@@ -141,10 +150,16 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+DEFAULT_SUITES = ("transformers", "diffusers", "timm")
+"""The corpora a night sweeps unless `[sweep] corpus` says otherwise: HuggingFace's three suites."""
+
+
 class SweepSettings(Section):
-    # The whole corpus: a night sweeps every model unless the file says otherwise (the test
-    # corpora, `smoke` and `sentinels`, are for `make run` and for trying a fork).
-    corpus: str = "transformers"
+    # The corpora, side by side in one night: every model of each unless the file says otherwise
+    # (the test corpora, `smoke` and `sentinels`, are for `make run` and for trying a fork). One
+    # name, or a list (in TOML or, comma-separated, `--corpus`). A suite whose library is not
+    # installed for a build is said, recorded as skipped, and the rest of the night runs.
+    corpus: list[str] = Field(default_factory=lambda: list(DEFAULT_SUITES))
     device: Literal["auto", "cpu", "cuda"] = "auto"
     jobs: Jobs = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
@@ -181,6 +196,29 @@ class SweepSettings(Section):
             if not _BACKEND_NAME.fullmatch(name):
                 raise ValueError(f"backend {name!r} is neither a backend name nor module:function")
         return names
+
+    @field_validator("corpus", mode="before")
+    @classmethod
+    def _corpus_list(cls, value: Any) -> Any:
+        """A string is one name, or several split at commas or at SUITE_JOINER, so that a
+        stored night's own corpus name (`/rerun-sweep` hands it to the GPU job) sweeps it again."""
+        if not isinstance(value, str):
+            return value
+        return [name.strip() for name in re.split(f"[,{re.escape(SUITE_JOINER)}]", value)]
+
+    @field_validator("corpus")
+    @classmethod
+    def _corpus_names(cls, names: list[str]) -> list[str]:
+        if not names or not all(names):
+            raise ValueError('name at least one corpus, e.g. corpus = ["transformers"]')
+        if len(set(names)) != len(names):
+            raise ValueError(f"a corpus named twice in {names}")
+        return names
+
+    @property
+    def corpus_name(self) -> str:
+        """The night's `CorpusSelection.name`: the one corpus, or the suites joined."""
+        return suites_name(self.corpus)
 
     @field_validator("jobs", mode="before")
     @classmethod
@@ -363,13 +401,15 @@ class Config(Section):
         return self.model_copy(update={"flags": self.select_flags(names)})
 
     def check_publishable(self, corpus: str, repo: str | None = None) -> None:
-        """Refuse to publish results of the test corpus `corpus` to a repository (default
-        `tracker.repo`) unless `[tracker] publish_test_corpus` opts in."""
-        if corpus not in TEST_CORPORA or self.tracker.publish_test_corpus:
+        """Refuse to publish results of a night of the test corpus `corpus` (a night's corpus
+        name: of several suites, any of them) to a repository (default `tracker.repo`) unless
+        `[tracker] publish_test_corpus` opts in."""
+        test = [name for name in corpus.split(SUITE_JOINER) if name in TEST_CORPORA]
+        if not test or self.tracker.publish_test_corpus:
             return
         target = repo or self.tracker.repo or "a repository"
         raise ConfigError(
-            f"corpus {corpus!r} is a test corpus: its results are not published to {target} "
+            f"corpus {test[0]!r} is a test corpus: its results are not published to {target} "
             "unless [tracker] publish_test_corpus = true (a fork's own test repository); "
             "sweep corpus 'transformers', or publish with --dry-run"
         )

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from triagebot.errors import SelectionError, unknown
-from triagebot.results import ModelSpec
+from triagebot.results import ModelSpec, model_key, split_key
 
 if TYPE_CHECKING:
     import torch
@@ -78,9 +78,39 @@ def check_corpus(name: str) -> None:
         raise UnknownCorpus(unknown("corpus", name, corpus_names()))
 
 
+def _keyed(spec: ModelSpec) -> ModelSpec:
+    """`spec` under its key in a night (`model_key`): its suite before the name of any suite but
+    transformers, so that names stay unique across suites (a corpus module names its models as
+    its library does)."""
+    key = model_key(spec.source, spec.model)
+    return spec if key == spec.model else spec.model_copy(update={"model": key})
+
+
 def load_corpus(name: str) -> list[ModelSpec]:
     check_corpus(name)
-    return _suite_module(CORPORA[name], name).specs()
+    return [_keyed(spec) for spec in _suite_module(CORPORA[name], name).specs()]
+
+
+def load_suites(names: list[str]) -> tuple[list[ModelSpec], dict[str, str]]:
+    """The specs of the corpora `names`, in that order, and each optional suite whose library
+    is not installed here -> the one line saying so. Every name is checked first; one corpus
+    alone that is not installed is an error, as is a list of which none is."""
+    for name in names:
+        check_corpus(name)
+    specs: list[ModelSpec] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        try:
+            specs += load_corpus(name)
+        except SuiteNotInstalled as missing:
+            if len(names) == 1:
+                raise
+            skipped[name] = str(missing)
+    if len(skipped) == len(names):
+        raise SuiteNotInstalled(
+            f"none of the corpora {', '.join(names)} can be swept here: " + "; ".join(skipped.values())
+        )
+    return specs, skipped
 
 
 def left_out(name: str) -> dict[str, str]:
@@ -92,4 +122,10 @@ def left_out(name: str) -> dict[str, str]:
 
 
 def build(spec: ModelSpec, device: str) -> Built:
-    return _suite_module(BUILDERS[spec.source], spec.source).build(spec, device)
+    """`spec` built by its suite's builder, which knows the name its library gives the model."""
+    builder = _suite_module(BUILDERS[spec.source], spec.source)
+    name = split_key(spec.model)[1]
+    if name == spec.model:  # a transformers model or a sentinel: its key is its name
+        return builder.build(spec, device)
+    built = builder.build(spec.model_copy(update={"model": name}), device)
+    return built._replace(spec=_keyed(built.spec))

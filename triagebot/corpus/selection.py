@@ -3,7 +3,9 @@
 `select` is used by every command that sweeps or shows what would be swept (`run`, `sweep`,
 `corpus list`, `corpus check`, and `/rerun-sweep`, whose GPU job runs `triagebot sweep`):
 
-1. the corpus (`[sweep] corpus` or `--corpus`), narrowed to one stratum (`--stratum`);
+1. the corpora (`[sweep] corpus` or `--corpus`: one, or suites side by side, each optional suite
+   whose library is not installed recorded as skipped in `CorpusSelection.skipped`), narrowed
+   to one stratum (`--stratum`);
 2. named models (`--models`) are swept as named; otherwise the configured sample (`[corpus]
    sample`, `seed`, `strata`, `only_breaking_in`, or their options) is drawn, if any;
 3. with `--shard i/n`, this job's share of them, split by recorded cost.
@@ -25,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from triagebot.corpus import load_corpus
+from triagebot.corpus import load_corpus, load_suites
 from triagebot.corpus.sampling import sample
 from triagebot.errors import SelectionError, StoreError, unknown
 from triagebot.results import CorpusSelection, ModelSpec, Snapshot
@@ -169,10 +171,13 @@ def select(
     line's options applied (`--corpus`, `--sample`, `--seed`, `--only-breaking-in`); `models`,
     `stratum` and `shard` are the options that are not settings. `store` gives the costs and
     the `only_breaking_in` snapshot. `specs` stands in for the corpus (tests)."""
-    name = config.sweep.corpus
+    name = config.sweep.corpus_name
     settings = config.corpus
     position = parse_shard(shard)
-    candidates = narrow(load(name) if specs is None else specs, name, stratum, models)
+    skipped: dict[str, str] = {}
+    if specs is None:
+        specs, skipped = load_suites(config.sweep.corpus)
+    candidates = narrow(specs, name, stratum, models)
     if not models and (settings.sample is not None or settings.strata or settings.only_breaking_in):
         reference = None
         if settings.only_breaking_in:
@@ -188,6 +193,7 @@ def select(
         )
     else:
         selection = CorpusSelection(name=name, models=[spec.model for spec in candidates])
+    selection = selection.model_copy(update={"skipped": skipped})
     previous = _previous(store, shard)
     recorded = previous.model_seconds() if previous is not None else {}
     costs = estimated_costs(selection.models, recorded)

@@ -94,7 +94,7 @@ def sweep_need(store: Store, build: Environment, config: Config, *, force: bool 
         return SweepNeed(
             True,
             f"{name} is stored only as a trial, snapshot {describe(stored)}: the night of the configured "
-            f"corpus {config.sweep.corpus!r} replaces it",
+            f"corpus {config.sweep.corpus_name!r} replaces it",
         )
     if not stored.environment.same_transformers(build):  # nights named by torch alone
         return SweepNeed(

@@ -105,14 +105,15 @@ def run(
     if build is None:
         build = given.environment if given is not None else installed_build()
     if given is None:  # a misspelt corpus is an error whether or not this build needs a sweep
-        check_corpus(config.sweep.corpus)
+        for corpus in config.sweep.corpus:
+            check_corpus(corpus)
     need = sweep_need(store, build, config, force=options.force)
     if options.check_only:
         return _check(build, need, owed(store, config), say)
     if not need.sweep and given is None:
         return _skip(store, build, need, config, options, publisher, say)
     if writes_github(config, options.token, options.dry_run):  # refused before a sweep, not after it
-        config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus)
+        config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus_name)
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else snapshot_key(build, scheme))
     out.mkdir(parents=True, exist_ok=True)
@@ -212,9 +213,9 @@ def _sweep(
     """Sweep what the store lacks, saying so first: the build, or only the flags its stored
     night lacks (`sweep_flags`)."""
     if need.flags and need.existing is not None:
-        say(f"{need.reason} on the {config.sweep.corpus!r} models of that snapshot")
+        say(f"{need.reason} on the {config.sweep.corpus_name!r} models of that snapshot")
         return sweep_flags(store.get(need.existing), config, out, sweeper)
-    say(f"{need.reason}: sweeping corpus {config.sweep.corpus!r} under {len(config.flags)} flags")
+    say(f"{need.reason}: sweeping corpus {config.sweep.corpus_name!r} under {len(config.flags)} flags")
     # A sweep of this build interrupted on this machine is finished rather than started over;
     # --force starts over.
     return sweeper(config, out, not options.force)

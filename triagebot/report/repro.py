@@ -19,6 +19,7 @@ import ast
 import sys
 from typing import Any
 
+from triagebot.analysis.library import finding_of
 from triagebot.errors import ReproError
 from triagebot.report.render import render
 from triagebot.results import BASELINE, EAGER_INCONSISTENT, OTHER_ATTENTION, WRONG_RESULT, Outcome, Snapshot
@@ -111,7 +112,7 @@ def repro_script(
         raise ReproError(f"snapshot {snapshot.key} has no flag {flag!r}")
     spec = result.spec
     outcome = result.ladder.get(flag, {}).get(backend) if backend else result.outcomes.get(flag)
-    if spec.source == "sentinel" and not spec.code:
+    if spec.sentinel and not spec.code:
         raise ReproError(f"sentinel {model!r} carries no source code to inline")
     code = _used_imports_only(spec.code.rstrip()) if spec.code else None
     return render(
@@ -138,7 +139,14 @@ def repro_script(
         where=_where(outcome) if wrong else "",
         other_attention=other_attention,
         attention=OTHER_ATTENTION.get(other_attention or "", ""),
+        title=_title(snapshot, model) if other_attention else None,
     )
+
+
+def _title(snapshot: Snapshot, model: str) -> str | None:
+    """A library finding's title (`analysis.library.finding_title`), what its script is about."""
+    finding = finding_of(snapshot, model)
+    return finding.title if finding is not None else None
 
 
 def _other_attention(snapshot: Snapshot, flag: str, model: str, signature: str | None) -> str | None:

@@ -17,6 +17,8 @@ lives in these words, so that no two of them can disagree.
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
+- `library_verdict(finding)`, `cross_check(finding, check)`, `library_repro(finding)`: a
+  library finding (eager disagreeing with itself) in words, never "wrong result";
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
@@ -38,7 +40,7 @@ from triagebot.results import (
     WRONG_RESULT,
     CompileRiser,
     CompileTime,
-    Effect,
+    CrossCheck,
     Environment,
     FailureGroup,
     FlagFigures,
@@ -46,14 +48,28 @@ from triagebot.results import (
     FlagVerdict,
     IssueTitle,
     LadderRow,
+    LibraryFinding,
     Reduction,
     Snapshot,
+    SuiteCount,
     VerdictRow,
     key_versions,
 )
 
 BACKWARD_RUNG = "backward"
 """The ladder's rung that runs the backward pass; a night without it measured inference only."""
+
+SENTINELS_HELPED = (
+    "Sentinels with fewer graphs, as they were built to have: they show the detector works and "
+    "are not counted as help"
+)
+"""What the issue and the flag page say before naming `FlagStats.sentinels_helped`."""
+
+LIBRARY_NOT_JUDGED = (
+    "Not judged the compiler's, eager disagrees with itself across attention implementations "
+    "(library findings, in the corpus's health)"
+)
+"""What the issue and the flag page say before naming `FlagStats.eager_inconsistent`."""
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -93,6 +109,12 @@ def of(count: int, figures: FlagFigures) -> str:
     return (
         f"{count} of {figures.affectable} {population(figures)} ({percent(share(count, figures.affectable))})"
     )
+
+
+def by_suite(counts: Sequence[SuiteCount], noun: str = "models") -> str:
+    """A figure per suite (`analysis.figures.suite_counts`): "12 of 180 transformers models, 3 of
+    40 diffusers models"; empty for a night of one suite."""
+    return ", ".join(f"{count.count} of {count.total} {count.suite} {noun}" for count in counts)
 
 
 def of_recompiled(count: int, figures: FlagFigures) -> str:
@@ -298,7 +320,7 @@ def survival(stats: FlagStats) -> str | None:
     if not stats.helped_laddered:
         return None
     ran = ", ".join(f"{rung}: {stats.helped_rungs.get(rung, 0) or 'none'}" for rung in stats.ladder)
-    helped = stats.counts.get(Effect.reduces_graphs, 0)
+    helped = stats.helps
     left = ""
     if helped > stats.helped_laddered:  # the ladder's bounds (`ladder_seconds`, `ladder_max_pairs`)
         left = (
@@ -348,14 +370,16 @@ def _crash_clause(figures: FlagFigures, groups: Sequence[FailureGroup]) -> str:
     text = plural(figures.crashes, "model crashes", "models crash")
     if figures.new_crashes:
         text += f", {figures.new_crashes} new tonight"
+    # A night of several suites says them first: "(2 of 10 transformers models, 1 of 5 timm models; ...)".
+    suites = f"{by_suite(figures.crash_suites)}; " if figures.crash_suites else ""
     if len(groups) == 1:
-        return f"{text} ({groups[0].name or groups[0].error_type}, {reach(groups[0])})"
+        return f"{text} ({suites}{groups[0].name or groups[0].error_type}, {reach(groups[0])})"
     places = list(dict.fromkeys(reach(group) for group in groups))
     if len(places) == 1:
         every = "both" if len(groups) == 2 else "all"
-        return f"{text} ({len(groups)} errors, {every} {places[0]})"
+        return f"{text} ({suites}{len(groups)} errors, {every} {places[0]})"
     counted = [f"{sum(reach(group) == place for group in groups)} {place}" for place in places]
-    return f"{text} ({len(groups)} errors: {', '.join(counted)})"
+    return f"{text} ({suites}{len(groups)} errors: {', '.join(counted)})"
 
 
 def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:
@@ -449,6 +473,8 @@ def headline(figures: FlagFigures) -> str:
     if not figures.crashes:
         return "no model crashes" + wrong
     text = plural(figures.crashes, "model crashes", "models crash")
+    if figures.crash_suites:  # a night of several suites: "(2 of 10 transformers models, 1 of 5 timm models)"
+        text += f" ({by_suite(figures.crash_suites)})"
     if figures.new_crashes:
         text += f", {figures.new_crashes} new"
     # A title is plain text, but an error's name comes from a snapshot: letters, digits, `_.:-`,
@@ -482,3 +508,35 @@ def key_words(key: str) -> str:
     for a key that names transformers too (`[store] key = "torch+transformers"`)."""
     torch, transformers = key_versions(key)
     return f"{torch} with transformers {transformers}" if transformers else torch
+
+
+def library_verdict(finding: LibraryFinding) -> str:
+    """Which side is wrong, as the cross-checks show it: eager against itself, and which
+    implementation the compiled outputs follow."""
+    agreed = any(
+        check.name == "compiled_vs_other_attention" and check.agrees for check in finding.cross_checks
+    )
+    follows = (
+        f"compiled agrees with {finding.other_attention} attention" if agreed else "compiled not compared"
+    )
+    return (
+        f"Eager disagrees with itself: {finding.attention} vs {finding.other_attention} attention; "
+        f"{follows}. A transformers bug, not torch.compile's, counted against no flag."
+    )
+
+
+def cross_check(finding: LibraryFinding, check: CrossCheck) -> str:
+    """One cross-check that ran and what it gave."""
+    if check.name == "eager_other_attention":
+        what = f"eager with {finding.attention} attention vs eager with {check.implementation} attention"
+    else:
+        what = f"compiled vs eager with {check.implementation} attention (float64 reference)"
+    gave = "agree" if check.agrees else "not made" if check.agrees is None else "differ"
+    return f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else "")
+
+
+def library_repro(finding: LibraryFinding) -> str:
+    """Whether the finding's no-compile repro was made and raised what it should."""
+    if finding.repro is None:
+        return "not made"
+    return "verified (no torch.compile)" if finding.repro.verified else "made, not reproduced"

@@ -90,6 +90,15 @@ class CompileTime(Record):
         return self.blocks_above is not None and self.measurable and (self.median or 0) > self.blocks_above
 
 
+class SuiteCount(Record):
+    """One suite's share of a night's figure: `count` of its `total` models (`analysis.figures.
+    suite_counts`, the one place they are counted; every surface prints these)."""
+
+    suite: str
+    count: int
+    total: int
+
+
 class FlagFigures(Record):
     """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
     body, the step summary, the report folder and every page of the site print these and no
@@ -106,6 +115,9 @@ class FlagFigures(Record):
     affectable: int = 0  # testable - skipped: the population the flag could affect
     engine_errors: int = 0  # the flag run could not rebuild the model: untested, a fault of the sweep
     crashes: int = 0  # confirmed crashes
+    crash_suites: list[SuiteCount] = Field(
+        default_factory=list
+    )  # per suite, of its affectable (several suites)
     crash_errors: int = 0  # confirmed crash groups (distinct signatures)
     crashes_reachable: int = 0  # models in groups that also fail under a backend users run
     crashes_counting_only: int = 0  # models in groups that crash under the counting backend only

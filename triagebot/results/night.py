@@ -11,7 +11,7 @@ from pydantic import Field
 
 from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
-from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict
+from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict, SuiteCount
 from triagebot.results.runs import CrossCheck, Environment, Reproduction, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
@@ -68,6 +68,9 @@ class FailureGroup(Record):
     # The error's own name: the exception a wrapper names first in its message
     # (`InternalTorchDynamoError: PendingUnbackedSymbolNotFound: ...` is PendingUnbackedSymbolNotFound).
     name: str | None = None
+    # Per suite, its members of the suite's models the flag could affect: a group may hold models
+    # of several suites (empty: a night of one suite, or a group not counted so).
+    suites: list[SuiteCount] = Field(default_factory=list)
     models: list[str]
     confirmed: bool = True  # False: the crash did not repeat when run again (flaky)
     first_seen: str | None = None  # key of the first stored snapshot with this signature
@@ -195,15 +198,24 @@ class FlagStats(Record):
     mean_graph_reduction: float | None = None  # graphs removed per helped model
     mean_graph_reduction_percent: float | None = None
     crash_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
+    # Per suite, its confirmed crashing models of its affectable ones (empty: a night of one suite).
+    crash_suites: list[SuiteCount] = Field(default_factory=list)
     flaky_groups: list[FailureGroup] = Field(default_factory=list)
     overlap: dict[str, list[str]] = Field(default_factory=dict)  # other flag -> models both crash
     # Other flag -> models this one crashes and the other helps, and the other way round.
     overlap_helped: dict[str, list[str]] = Field(default_factory=dict)
     overlap_rescued: dict[str, list[str]] = Field(default_factory=dict)
+    # Sentinels with fewer graphs under the flag: they show the detector works and are named as
+    # such, but are never evidence that the flag helps (not in `helps`, its share, the overlap,
+    # the crash-to-benefit ratio, the reductions or the ladder's survival).
+    sentinels_helped: list[str] = Field(default_factory=list)
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
     nondeterministic: list[str] = Field(default_factory=list)  # not judged: two eager runs differ
+    # Not the compiler's: eager disagrees with itself across attention implementations (a library
+    # finding, reported in the corpus's health and never against a flag).
+    eager_inconsistent: list[str] = Field(default_factory=list)
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs, in order
     ladder_rows: list[LadderRow] = Field(default_factory=list)  # pairs that climbed the ladder
     ladder_groups: list[FailureGroup] = Field(default_factory=list)  # failures met only on the ladder
@@ -214,6 +226,11 @@ class FlagStats(Record):
     recompiles_more: list[str] = Field(default_factory=list)  # models the flag makes recompile more
     # Models that climbed under the flag but have no recompile row, and why (no second shape...).
     recompile_gaps: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def helps(self) -> int:
+        """Models the flag helps (fewer graphs), as evidence: its sentinels left out."""
+        return self.counts.get(Effect.reduces_graphs, 0) - len(self.sentinels_helped)
 
 
 class ModelGraphs(Record):
@@ -310,6 +327,10 @@ class CorpusHealth(Record):
     same_build: bool = False  # the previous nightly is the same build (torch and transformers): not news
     overall: HealthNumbers
     strata: list[HealthNumbers] = Field(default_factory=list)
+    # Per suite, its models compiled at baseline (empty: a night of one suite), and each configured
+    # suite the night could not sweep, and why (`CorpusSelection.skipped`).
+    suites: list[SuiteCount] = Field(default_factory=list)
+    skipped_suites: dict[str, str] = Field(default_factory=dict)
     trend: list[HealthPoint] = Field(default_factory=list)  # stored nightlies, oldest first, tonight last
     strata_trend: dict[str, list[HealthPoint]] = Field(default_factory=dict)  # the same, per stratum
     ladder: list[str] = Field(default_factory=list)  # the ladder's rungs
@@ -427,6 +448,8 @@ class FlagDiff(Record):
 
     flag: str
     newly_crashing: list[ModelChange] = Field(default_factory=list)
+    # Per suite, its newly crashing models of its models in both nights (empty: one suite).
+    newly_crashing_suites: list[SuiteCount] = Field(default_factory=list)
     newly_wrong: list[ModelChange] = Field(default_factory=list)  # a wrong result now, not before
     fixed: list[ModelChange] = Field(default_factory=list)  # crashed, runs now
     signature_changes: list[ModelChange] = Field(default_factory=list)
@@ -536,12 +559,16 @@ class FlagNight(Record):
 
     @property
     def helps(self) -> int:
-        return self.stats.counts.get(Effect.reduces_graphs, 0)
+        return self.stats.helps
 
     @property
     def helped(self) -> list[ModelEffect]:
-        """Models with fewer graphs under the flag, the largest reduction first."""
-        rows = [row for row in self.effects if row.effect == Effect.reduces_graphs]
+        """Models with fewer graphs under the flag, the largest reduction first; sentinels are
+        no evidence of help (`FlagStats.sentinels_helped` names them)."""
+        sentinels = set(self.stats.sentinels_helped)
+        rows = [
+            row for row in self.effects if row.effect == Effect.reduces_graphs and row.model not in sentinels
+        ]
         return sorted(rows, key=lambda row: ((row.flag_graphs or 0) - (row.baseline_graphs or 0), row.model))
 
     @property
@@ -582,13 +609,9 @@ class Night(Record):
 
     @property
     def sentinels(self) -> frozenset[str]:
-        """The test corpus's sentinel models (built to fail in one known way): every row that
-        names one says so, and no label is suggested from them alone."""
-        return frozenset(
-            result.model
-            for result in self.snapshot.results
-            if result.spec is not None and result.spec.source == "sentinel"
-        )
+        """The night's sentinel models (`Snapshot.sentinels`): every row that names one says so,
+        and no label is suggested from them alone."""
+        return self.snapshot.sentinels
 
     @property
     def effects(self) -> list[ModelEffect]:

@@ -12,6 +12,10 @@ from pydantic import Field, model_validator
 from triagebot.results.base import Record
 from triagebot.results.operations import keyed_by_operation
 
+Suite = Literal["sentinel", "transformers", "diffusers", "timm"]
+"""A model's suite: the library whose model it is (and so its builder)."""
+SUITES: tuple[str, ...] = Suite.__args__
+
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
 
@@ -267,13 +271,37 @@ class InputSpec(Record):
     values: Any = None
 
 
+DEFAULT_SUITE = "transformers"
+"""The suite of a record stored before there was more than one: a bare model key is its."""
+
+# Suites whose model keys are their bare names: transformers (so that every key of a night stored
+# before there were suites means what it meant) and the test corpora's sentinels.
+_BARE_KEYED = frozenset({DEFAULT_SUITE, "sentinel"})
+
+
+def model_key(suite: str, name: str) -> str:
+    """The key of model `name` of `suite` in a night (runs, results, diffs, trackers, site
+    paths): its bare name for transformers and the sentinels, `suite/name` for any other suite,
+    so that a name is unique within its suite and two suites never collide."""
+    return name if suite in _BARE_KEYED else f"{suite}/{name}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(suite, name) of a `model_key`: a bare key is a transformers model's (or a sentinel's,
+    which says so in its spec)."""
+    suite, slash, name = key.partition("/")
+    return (suite, name) if slash and suite in SUITES else (DEFAULT_SUITE, key)
+
+
 class ModelSpec(Record):
     """Everything needed to rebuild one corpus model without a hub: a repro is built from this."""
 
-    model: str  # unique name in its suite, e.g. "LlamaForCausalLM"
+    # Its key in the night (`model_key`): the name in its suite, e.g. "LlamaForCausalLM", with
+    # the suite before it for a suite other than transformers ("timm/resnet10t").
+    model: str
     # The suite (the library whose model it is) and so its builder; a record stored before
     # there was more than one suite is a transformers model.
-    source: Literal["sentinel", "transformers", "diffusers", "timm"] = "transformers"
+    source: Suite = DEFAULT_SUITE
     class_path: str = ""  # importable "module:Class"
     config_class: str | None = None
     model_type: str | None = None
@@ -286,6 +314,12 @@ class ModelSpec(Record):
     params: int | None = None
     seed: int = 0
     code: str | None = None  # source of a module no released package has (sentinels), for repros
+
+    @property
+    def sentinel(self) -> bool:
+        """Whether it is one of the test corpus's sentinels (built to fail, or to be helped, in one
+        known way): the one test of what is a sentinel."""
+        return self.source == "sentinel"
 
 
 When = Literal["always", "graph_breaks", "named_in_breaks"]
@@ -363,6 +397,10 @@ class RunRecord(Record):
     spec: ModelSpec | None = None
     backend: str | None = None  # a ladder run's rung (counting, aot_eager, inductor); None: the sweep
 
+    @property
+    def suite(self) -> str:
+        return suite_of(self.model)
+
 
 class UnreachedPair(Record):
     """A (model, config) pair the backend ladder chose and did not climb, whole or from some rung
@@ -378,15 +416,46 @@ class UnreachedPair(Record):
     bound: Literal["pairs", "seconds"]
 
 
+def suite_of(key: str) -> str:
+    """The suite of the model keyed `key`, read from the key (`model_key`, written from its
+    spec's source): a bare key, a record stored before there were suites included, is a
+    transformers model's; the test corpora's sentinels stand with transformers."""
+    return split_key(key)[0]
+
+
+SUITE_JOINER = "+"
+"""Between the suites of a night of several (`CorpusSelection.name`: "transformers+timm")."""
+
+
 class CorpusSelection(Record):
     """Which models a snapshot covers and how they were chosen."""
 
-    name: str
+    name: str  # the corpus, or the suites joined by SUITE_JOINER (`suites_name`)
+    # A configured suite whose library could not be imported for this build -> why: said, and
+    # the rest of the night swept (empty in a night of one corpus or one stored before suites).
+    skipped: dict[str, str] = Field(default_factory=dict)
     seed: int | None = None
     sample: int | None = None
     strata: dict[str, int] = Field(default_factory=dict)  # stratum -> models drawn
     models: list[str] = Field(default_factory=list)
     only_breaking_in: str | None = None  # snapshot key whose baseline graph breaks filtered
+
+    def suites(self) -> list[str]:
+        """The corpora the night was configured to sweep, skipped ones included."""
+        return self.name.split(SUITE_JOINER)
+
+    def swept_suites(self) -> list[str]:
+        return [suite for suite in self.suites() if suite not in self.skipped]
+
+    def skipped_lines(self) -> list[str]:
+        """One line per configured suite the night did not sweep, and why: what the progress,
+        the summary and the health say of it."""
+        return [f"suite {suite} not swept: {why}" for suite, why in self.skipped.items()]
+
+
+def suites_name(suites: list[str]) -> str:
+    """`CorpusSelection.name` of a night of `suites` (one suite: its own name, as before)."""
+    return SUITE_JOINER.join(suites)
 
 
 class SweepHeader(Record):
@@ -419,6 +488,10 @@ class ModelResult(Record):
     # only for the (model, config) pairs the ladder chose. Its reruns of failures apart.
     ladder: dict[str, dict[str, Outcome]] = Field(default_factory=dict)
     ladder_confirmations: dict[str, dict[str, list[Outcome]]] = Field(default_factory=dict)
+
+    @property
+    def suite(self) -> str:
+        return suite_of(self.model)
 
 
 class Reduction(Record):
@@ -490,6 +563,15 @@ class Snapshot(Record):
 
     def result(self, model: str) -> ModelResult | None:
         return next((r for r in self.results if r.model == model), None)
+
+    @property
+    def sentinels(self) -> frozenset[str]:
+        """The test corpus's sentinel models (`ModelSpec.sentinel`). They prove a detector works
+        and say so wherever they are named; they never count as evidence that a flag helps
+        (`FlagStats.sentinels_helped`)."""
+        return frozenset(
+            result.model for result in self.results if result.spec is not None and result.spec.sentinel
+        )
 
     def model_seconds(self) -> dict[str, float]:
         """Each model's recorded wall seconds over all its runs (every config, confirmations

@@ -11,9 +11,11 @@ sample, the sentinels) is never the configured night of its build (`is_configure
 the first configured night of that build replaces it.
 
 A diff compares a night with the newest earlier one of a comparable selection (`comparable`):
-the same corpus drawn the same way, and, for a corpus swept whole or by name, at least half of
-the larger model list in common, so that a one-model rerun is never the "previous night" of a
-whole-corpus sweep, while a corpus that gained a few models with a new transformers still is.
+the same corpus drawn the same way (or, swept whole or by name, corpora with a suite in common:
+a transformers night and the first night of the three suites beside it), and, for a corpus
+swept whole or by name, at least half of the larger model list in common, so that a one-model
+rerun is never the "previous night" of a whole-corpus sweep, while a corpus that gained a few
+models with a new transformers still is.
 A sample of the same seed and size compares when its strata drew as many models each, or when
 they did not but at least half its models are in common: a stratum's share of a proportional
 sample moves with the corpus (one model more in a stratum can move a model of the sample from
@@ -28,6 +30,7 @@ from triagebot.results import CorpusSelection, Snapshot
 _DRAWN = ("name", "seed", "sample", "strata", "only_breaking_in")
 """The fields of a `CorpusSelection` that say how its models were drawn (all but the list)."""
 _STRATA = frozenset({"strata"})
+_NAME = frozenset({"name"})
 
 
 def describe(snapshot: Snapshot) -> str:
@@ -58,8 +61,10 @@ def same_selection(a: CorpusSelection, b: CorpusSelection) -> bool:
 
 def comparable(a: CorpusSelection, b: CorpusSelection) -> bool:
     """Whether nights of `a` and `b` compare like with like (see the module docstring)."""
-    if _drawn(a, exclude=_STRATA) != _drawn(b, exclude=_STRATA):
+    if _drawn(a, exclude=_STRATA | _NAME) != _drawn(b, exclude=_STRATA | _NAME):
         return False
+    if a.name != b.name and (a.sample is not None or not set(a.swept_suites()) & set(b.swept_suites())):
+        return False  # another draw, or no suite in common
     if a.sample is not None and a.strata == b.strata:
         return True  # the same draw; its models move only with the corpus
     larger = max(len(set(a.models)), len(set(b.models)))
@@ -73,7 +78,7 @@ def is_configured_night(selection: CorpusSelection, config: Config) -> bool:
     rule of `ask`, `run --check` and the store's replacement of a trial night."""
     settings = config.corpus
     sampled = settings.sample is not None or bool(settings.strata) or settings.only_breaking_in is not None
-    if selection.name != config.sweep.corpus or (selection.sample is not None) != sampled:
+    if selection.name != config.sweep.corpus_name or (selection.sample is not None) != sampled:
         return False
     if not sampled:
         return True

@@ -35,9 +35,13 @@ def choose(
     store: SnapshotSource | None = None,
 ) -> Selected:
     """Start the warm parent, then `select` (see `triagebot.corpus.selection`): torch is
-    imported there while this process loads the corpus."""
+    imported there while this process loads the corpus. A configured suite that cannot be swept
+    here is said in one line, and the rest is swept."""
     start_parent()
-    return select(settings, models=models, shard=shard, store=store)
+    selected = select(settings, models=models, shard=shard, store=store)
+    for line in selected.selection.skipped_lines():
+        print(line)
+    return selected
 
 
 def run_selected(
@@ -64,7 +68,7 @@ def sweep(
 ) -> SweepResult:
     """`triagebot sweep`: sweep the selection, then print the summary and the crashes."""
     selected = choose(settings, models=models, shard=shard, store=store)
-    out = out or default_stream(settings.sweep.corpus, shard)
+    out = out or default_stream(settings.sweep.corpus_name, shard)
     with on_ctrl_c(out, resume="--resume finishes it"):
         result = run_selected(settings, selected, out, resume=resume, interactive=interactive)
     console = Console(file=sys.stdout)

@@ -42,7 +42,7 @@ _fifo: tuple[str, int] | None = None  # a parent started early waits for its cla
 def preload_modules(specs: Iterable[ModelSpec]) -> list[str]:
     """The model classes (`module:Class`) the warm parent resolves, so that the modules that
     define them (transformers' modeling modules) are imported before it forks."""
-    return sorted({spec.class_path for spec in specs if spec.class_path and spec.source != "sentinel"})
+    return sorted({spec.class_path for spec in specs if spec.class_path and not spec.sentinel})
 
 
 def start_parent() -> None:

@@ -34,7 +34,8 @@ MAX_LINE = 1000  # longer first lines are refused before any parsing
 MAX_MODELS = 20  # the default of `tracker.rerun_max_models`
 MAX_CONFIRM = 5
 KEYS = ("models", "flags", "confirm")
-_MODEL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
+# A model's key (`results.model_key`): its name, after its suite's for a suite but transformers.
+_MODEL_NAME = re.compile(r"(?:[a-z]+/)?[A-Za-z0-9_.\-]{1,100}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUOTE = re.compile(r"^ {0,3}>")
 _GROUP_ID = re.compile(r"[0-9a-f]{6,12}")

@@ -112,7 +112,7 @@ def health_issue(night: Night, settings: TrackerSettings) -> TrackedIssue:
         flag=HEALTH,
         marker=HEALTH_MARKER,
         title=(
-            f"[triagebot] Dynamo on the {night.snapshot.corpus.name} corpus: {overall.one_graph} of "
+            f"[triagebot] Dynamo on the {_corpora(night.snapshot.corpus.suites())}: {overall.one_graph} of "
             f"{overall.models} models compile to one graph"
         ),
         body=report.health_body(night),
@@ -120,3 +120,10 @@ def health_issue(night: Night, settings: TrackerSettings) -> TrackedIssue:
         open=True,
         notices=health_notices(night),
     )
+
+
+def _corpora(suites: list[str]) -> str:
+    """ "the transformers corpus", or "the transformers, diffusers and timm corpora"."""
+    if len(suites) == 1:
+        return f"{suites[0]} corpus"
+    return f"{', '.join(suites[:-1])} and {suites[-1]} corpora"

@@ -30,7 +30,7 @@ from triagebot.report.site.data import (
     run_columns,
 )
 from triagebot.report.site.writer import SiteWriter
-from triagebot.results import BASELINE, Bisection, Effect, FlagNight, ModelSpec, Night
+from triagebot.results import BASELINE, Bisection, Effect, FlagNight, LibraryFinding, ModelSpec, Night
 
 
 class Pages:
@@ -124,11 +124,15 @@ def _model_pages(
     for row in night.effects:
         tonight.setdefault(row.model, {})[row.flag] = row.effect.value
     bisected = model_bisections(night)
+    findings = {finding.model: finding for finding in night.health.library_findings} if night.health else {}
     for model, rows in sorted(histories.items()):
         newest = rows[-1].night is latest
         mine = bisected.get(model, []) if newest else []
         page_groups = groups if newest else {}
-        _model_page(pages, model, rows, page_groups, specs, model in in_latest, tonight.get(model, {}), mine)
+        found = findings.get(model) if newest else None
+        _model_page(
+            pages, model, rows, page_groups, specs, model in in_latest, tonight.get(model, {}), mine, found
+        )
 
 
 def model_bisections(night: Night) -> dict[str, list[tuple[str, Bisection]]]:
@@ -156,6 +160,7 @@ def _model_page(
     in_latest: bool,
     tonight: dict[str, str],
     bisections: list[tuple[str, Bisection]],
+    finding: LibraryFinding | None = None,
 ) -> None:
     configs = list(dict.fromkeys(config for entry in rows for config in entry.night.configs))
     flags = [config for config in configs if config != BASELINE]
@@ -176,6 +181,7 @@ def _model_page(
         columns=history_columns(rows),
         charts=model_charts([entry.night.key for entry in rows], run_columns(rows, configs)),
         bisections=bisections,
+        finding=finding,
     )
 
 

@@ -1,0 +1,99 @@
+"""Suites side by side: one night of several corpora, keyed by (suite, model), and a suite
+whose library is missing said and skipped while the rest is swept."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from triagebot import corpus
+from triagebot.config import Config
+from triagebot.corpus import Built, SuiteNotInstalled, build, load_suites
+from triagebot.corpus.selection import select
+from triagebot.results import ModelResult, ModelSpec, RunRecord, model_key, split_key, suite_of
+
+
+@pytest.fixture
+def fake_timm(monkeypatch):
+    """A timm corpus module of two models whose builder records the names it was handed."""
+    handed: list[str] = []
+    module = types.ModuleType("fake_timm_corpus")
+    module.specs = lambda: [
+        ModelSpec(model=name, source="timm", stratum="resnet") for name in ("resnet10t", "vit")
+    ]
+
+    def build_one(spec: ModelSpec, device: str) -> Built:
+        handed.append(spec.model)
+        return Built(model=None, inputs={}, spec=spec.model_copy(update={"params": 7}))
+
+    module.build = build_one
+    monkeypatch.setitem(sys.modules, "fake_timm_corpus", module)
+    monkeypatch.setitem(corpus.CORPORA, "timm", "fake_timm_corpus")
+    monkeypatch.setitem(corpus.BUILDERS, "timm", "fake_timm_corpus")
+    return handed
+
+
+def test_a_transformers_key_is_its_bare_name_and_another_suite_s_names_its_suite():
+    assert model_key("transformers", "LlamaForCausalLM") == "LlamaForCausalLM"
+    assert model_key("sentinel", "RangeLoop") == "RangeLoop"
+    assert model_key("timm", "resnet10t") == "timm/resnet10t"
+    assert split_key("diffusers/UNet2DModel") == ("diffusers", "UNet2DModel")
+    assert split_key("LlamaForCausalLM") == ("transformers", "LlamaForCausalLM")
+    # a record stored before suites reads as transformers; the key says its suite
+    assert ModelResult(model="BertModel", outcomes={}).suite == "transformers"
+    spec = ModelSpec(model="timm/vit", source="timm")
+    assert (
+        RunRecord.model_validate(
+            {"model": "timm/vit", "config": "baseline", "outcome": {"status": "ok"}, "spec": spec}
+        ).suite
+        == "timm"
+    )
+    assert suite_of("RangeLoop") == "transformers"  # the test corpora's sentinels stand with it
+
+
+def test_two_suites_with_a_model_of_the_same_name_never_collide(fake_timm, monkeypatch):
+    monkeypatch.setitem(corpus.CORPORA, "twin", "fake_twin")
+    twin = types.ModuleType("fake_twin")
+    twin.specs = lambda: [ModelSpec(model="vit", source="transformers")]
+    monkeypatch.setitem(sys.modules, "fake_twin", twin)
+
+    specs, skipped = load_suites(["twin", "timm"])
+
+    assert [spec.model for spec in specs] == ["vit", "timm/resnet10t", "timm/vit"] and skipped == {}
+
+
+def test_a_suite_s_builder_gets_its_library_s_name_and_the_built_spec_keeps_the_key(fake_timm):
+    (spec,) = [spec for spec in load_suites(["timm"])[0] if spec.model == "timm/resnet10t"]
+
+    built = build(spec, "cpu")
+
+    assert fake_timm == ["resnet10t"]
+    assert built.spec.model == "timm/resnet10t" and built.spec.params == 7
+
+
+def test_a_suite_whose_library_is_missing_is_said_and_the_rest_is_selected(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "timm", None)  # import timm fails as when it is not installed
+    config = Config.model_validate({"sweep": {"corpus": ["smoke", "timm"]}})
+
+    selected = select(config)
+
+    assert selected.selection.name == "smoke+timm"
+    assert (
+        list(selected.selection.skipped) == ["timm"]
+        and "pip install timm" in selected.selection.skipped["timm"]
+    )
+    assert selected.selection.swept_suites() == ["smoke"] and selected.specs
+    assert selected.selection.skipped_lines() == [
+        f"suite timm not swept: {selected.selection.skipped['timm']}"
+    ]
+
+
+def test_one_suite_alone_or_every_suite_missing_is_one_line_not_a_night(monkeypatch):
+    monkeypatch.setitem(sys.modules, "timm", None)
+    monkeypatch.setitem(sys.modules, "diffusers", None)
+    with pytest.raises(SuiteNotInstalled, match="pip install timm"):
+        load_suites(["timm"])
+    with pytest.raises(SuiteNotInstalled, match="none of the corpora diffusers, timm"):
+        load_suites(["diffusers", "timm"])
