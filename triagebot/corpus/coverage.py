@@ -81,6 +81,7 @@ def summarize(
     ]
     population = len(entries)
     return {
+        "library_classes": population + len(left_out or {}),
         "population": population,
         "covered": counts[COVERED],
         "partial": counts[PARTIAL],
@@ -115,7 +116,10 @@ def _entry(spec: ModelSpec, status: str, seconds: float | None, reason: str | No
 def render(summary: dict[str, Any]) -> str:
     """Coverage as plain text: totals, a row per stratum, then every model that is not covered."""
     population = summary["population"]
+    left_out = summary.get("left_out") or {}
     lines = [
+        f"classes in the library {summary.get('library_classes', population)}: "
+        f"left out {len(left_out)}, swept {population}",
         f"population {population}: covered {summary['covered']} ({summary['covered_percent']}%), "
         f"partial {summary['partial']}, missing dependency {summary['missing_dependency']}, "
         f"failed {summary['failed']}",

@@ -84,21 +84,28 @@ def _rotary_axes(axes: Any, width: int) -> Any:
     return type(axes)(cut) if cut[-1] > 0 else axes
 
 
+def _counts_layers(name: str) -> bool:
+    """`num_text_layers`, `n_refiner_layers`, `down_num_layers_per_block`: a count of layers or
+    blocks of one stage (not `vace_layers`, which lists layer indices)."""
+    counted = name.startswith(("num_", "n_")) or "num_layers" in name
+    return counted and name.endswith(("_layers", "_blocks", "_layers_per_block"))
+
+
 def tiny(config: dict[str, Any]) -> dict[str, Any]:
     """`config` (a model's defaults) shrunk by the module's rules."""
     small = dict(config)
     for name, value in config.items():
-        if name in _LAYER_COUNTS:
+        if name in _LAYER_COUNTS or _counts_layers(name):
             small[name] = _smaller(value, 1)
-        elif name == "num_attention_heads" or name.endswith("_num_heads") or name == "num_heads":
+        elif name.endswith("heads"):
             small[name] = _smaller(value, HEADS)
         elif name == "attention_head_dim" or name.endswith("head_dim"):
             small[name] = _smaller(value, HEAD_WIDTH)
         elif name in ("block_out_channels", "channels") and isinstance(value, tuple | list):
             small[name] = type(value)(BLOCK_CHANNELS for _ in value)
-        elif name == "norm_num_groups" or name.endswith("norm_groups"):
+        elif name in ("norm_num_groups", "groups") or name.endswith("norm_groups"):
             small[name] = _smaller(value, NORM_GROUPS)
-        elif name in _WIDTHS:
+        elif name in _WIDTHS or name.endswith("intermediate_size"):
             small[name] = _smaller(value, WIDTH)
         elif name == "sample_size":
             small[name] = _smaller(value, SAMPLE_SIZE)

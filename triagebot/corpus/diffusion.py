@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from triagebot.corpus import Built
+from triagebot.corpus.diffusers_recipes import RECIPES
 from triagebot.corpus.diffusers_shrink import SAMPLE_SIZE, defaults, tiny
 from triagebot.corpus.encoding import decode, encode
 from triagebot.corpus.hf import MissingDependency, NoRecipe, count_params, eager_run, import_object
@@ -42,6 +43,7 @@ FRAMES = 2
 _WRAPPER = "a list of {}s given to its constructor, run one after another: {} is swept on its own"
 LEFT_OUT: dict[str, str] = {
     "ModelMixin": "the base class of every diffusers model, with no forward of its own",
+    "MotionAdapter": "motion modules that UNetMotionModel loads (swept there); its own forward does nothing",
     **{
         wrapper: _WRAPPER.format(single, single)
         for wrapper, single in (
@@ -82,6 +84,11 @@ def model_classes() -> dict[str, type]:
     return found
 
 
+def left_out() -> dict[str, str]:
+    """The exported classes not swept, each with why."""
+    return {name: LEFT_OUT[name] for name in model_classes() if name in LEFT_OUT}
+
+
 def specs() -> list[ModelSpec]:
     """One unresolved spec per exported model class not `LEFT_OUT`."""
     return [
@@ -99,6 +106,12 @@ def _stratum(name: str) -> str:
     return "other"
 
 
+def tiny_config(name: str, model_class: type) -> dict[str, Any]:
+    """The class's defaults shrunk by the rules, with its recipe's init arguments laid over them."""
+    recipe = RECIPES.get(name)
+    return {**tiny(defaults(model_class)), **(recipe.init if recipe else {})}
+
+
 def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn.Module:
     model_class = import_object(spec.class_path)
     torch.manual_seed(spec.seed)
@@ -111,7 +124,9 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
 
 def build(spec: ModelSpec, device: str = "cpu") -> Built:
     if spec.config is None:
-        spec = spec.model_copy(update={"config": encode(tiny(defaults(import_object(spec.class_path))))})
+        spec = spec.model_copy(
+            update={"config": encode(tiny_config(spec.model, import_object(spec.class_path)))}
+        )
     model = instantiate(spec, device)
     if not spec.inputs:
         spec = _resolve(model, spec, device)
@@ -122,7 +137,9 @@ def build(spec: ModelSpec, device: str = "cpu") -> Built:
 def _resolve(model: torch.nn.Module, spec: ModelSpec, device: str) -> ModelSpec:
     """`spec` with the first candidate inputs that `model` runs on eagerly."""
     failures: list[str] = []
-    for inputs in candidate_inputs(spec.model, decode(dict(spec.config or {})), _forward_parameters(model)):
+    recipe = RECIPES.get(spec.model)
+    generic = candidate_inputs(spec.model, decode(dict(spec.config or {})), _forward_parameters(model))
+    for inputs in [recipe.inputs] if recipe and recipe.inputs else generic:
         try:
             eager_run(model, materialize_inputs(inputs, spec.seed, device))
         except Exception as error:
@@ -159,7 +176,9 @@ def candidate_inputs(
     latent = next((p for p in parameters if p in _LATENTS), None)
     if latent is None:
         return
-    channels = next((config[k] for k in ("in_channels", "in_dim", "num_channels") if config.get(k)), 4)
+    channels = next(
+        (config[k] for k in ("in_channels", "in_dim", "num_channels", "input_channels") if config.get(k)), 4
+    )
     size = int(config.get("sample_size") or SAMPLE_SIZE) if isinstance(config.get("sample_size"), int) else 16
     width = next((config[k] for k in _TEXT_WIDTHS if isinstance(config.get(k), int)), 32)
     for shape in _latent_shapes(name, int(channels), size):
@@ -182,8 +201,14 @@ def _conditioning(
     """The timestep, text states, pooled projections and position ids `forward` takes."""
     inputs = []
     for name in parameters:
-        if name in ("timestep", "timesteps", "t"):
+        if name in _TIMESTEPS and (name in _FIRST_TIMESTEPS or _required(parameters[name])):
             inputs.append(InputSpec(name=name, shape=[1], dtype=dtype, kind="randint", low=1, high=999))
+        elif name == "timestep_ratio":
+            inputs.append(InputSpec(name=name, shape=[1], dtype="float32", kind="ones"))
+        elif name == "fps":
+            inputs.append(InputSpec(name=name, shape=[1], dtype="int64", kind="randint", low=1, high=30))
+        elif name == "image_latents":
+            inputs.append(InputSpec(name=name, shape=list(latent), dtype="float32"))
         elif name == "encoder_hidden_states":
             inputs.append(InputSpec(name=name, shape=[1, TEXT_TOKENS, width], dtype="float32"))
         elif name == "pooled_projections":
@@ -191,9 +216,13 @@ def _conditioning(
             inputs.append(InputSpec(name=name, shape=[1, int(pooled)], dtype="float32"))
         elif name == "img_ids":
             tokens = latent[1] if len(latent) == 3 else latent[-1] * latent[-2]
-            inputs.append(InputSpec(name=name, shape=[tokens, 3], dtype="float32", kind="zeros"))
+            inputs.append(
+                InputSpec(name=name, shape=[tokens, _id_axes(config)], dtype="float32", kind="zeros")
+            )
         elif name == "txt_ids":
-            inputs.append(InputSpec(name=name, shape=[TEXT_TOKENS, 3], dtype="float32", kind="zeros"))
+            inputs.append(
+                InputSpec(name=name, shape=[TEXT_TOKENS, _id_axes(config)], dtype="float32", kind="zeros")
+            )
         elif name in _LATENT_SIZES and parameters[name].default is None:
             # The latents' own size, which some models take as numbers beside them (LTX).
             size = _latent_size(latent).get(name)
@@ -212,6 +241,14 @@ def _conditioning(
 
 
 _LATENT_SIZES = ("num_frames", "height", "width")
+# The diffusion timestep, and the second one of the flow models that take the step's start and
+# end (given only where forward requires it: where it is optional it switches to another mode).
+_FIRST_TIMESTEPS = ("timestep", "timesteps", "t")
+_TIMESTEPS = (*_FIRST_TIMESTEPS, "timestep_r", "r_timestep")
+
+
+def _required(parameter: inspect.Parameter) -> bool:
+    return parameter.default is inspect.Parameter.empty
 
 
 def _latent_size(latent: list[int]) -> dict[str, int]:
@@ -226,12 +263,18 @@ def _latent_size(latent: list[int]) -> dict[str, int]:
     return {**size, "num_frames": latent[2]} if len(latent) == 5 else size
 
 
+def _id_axes(config: dict[str, Any]) -> int:
+    """How many position axes an image or text id has: one per rotary axis (Flux: 3)."""
+    axes = config.get("axes_dims_rope")
+    return len(axes) if isinstance(axes, list | tuple) else 3
+
+
 def _classes(config: dict[str, Any], parameter: inspect.Parameter) -> int | None:
     """How many class labels a class-conditioned model embeds (None: it takes none)."""
     count = config.get("num_embeds_ada_norm") or config.get("num_class_embeds")
     if count:
         return int(count)
-    return 10 if parameter.default is inspect.Parameter.empty else None
+    return 10 if _required(parameter) else None
 
 
 def _condition_shape(config: dict[str, Any], latent: list[int], pixels: bool) -> list[int]:
