@@ -93,6 +93,9 @@ def test_a_suite_whose_library_is_missing_is_said_and_the_rest_is_selected(monke
 def test_one_suite_alone_or_every_suite_missing_is_one_line_not_a_night(monkeypatch):
     monkeypatch.setitem(sys.modules, "timm", None)
     monkeypatch.setitem(sys.modules, "diffusers", None)
+    # Where the libraries are installed, an earlier test may have imported the corpus modules.
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.timm_models", raising=False)
     with pytest.raises(SuiteNotInstalled, match="pip install timm"):
         load_suites(["timm"])
     with pytest.raises(SuiteNotInstalled, match="none of the corpora diffusers, timm"):

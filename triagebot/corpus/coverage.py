@@ -117,9 +117,11 @@ def render(summary: dict[str, Any]) -> str:
     """Coverage as plain text: totals, a row per stratum, then every model that is not covered."""
     population = summary["population"]
     left_out = summary.get("left_out") or {}
+    library = [
+        f"classes in the library {population + len(left_out)}: left out {len(left_out)}, swept {population}"
+    ]
     lines = [
-        f"classes in the library {summary.get('library_classes', population)}: "
-        f"left out {len(left_out)}, swept {population}",
+        *(library if left_out else []),
         f"population {population}: covered {summary['covered']} ({summary['covered_percent']}%), "
         f"partial {summary['partial']}, missing dependency {summary['missing_dependency']}, "
         f"failed {summary['failed']}",
