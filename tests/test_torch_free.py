@@ -28,7 +28,8 @@ from triagebot.store import LocalStore, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCHLESS = Path(__file__).resolve().parent / "torchless"
-MODEL_CODE = {"torch", "transformers", "diffusers", "scipy"}  # as tests/torchless/sitecustomize.py refuses them
+# as tests/torchless/sitecustomize.py refuses them
+MODEL_CODE = {"torch", "transformers", "diffusers", "scipy"}
 
 
 def allowed_distributions() -> set[str]:
