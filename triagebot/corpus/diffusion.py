@@ -24,7 +24,14 @@ from triagebot.corpus import Built
 from triagebot.corpus.diffusers_recipes import RECIPES
 from triagebot.corpus.diffusers_shrink import SAMPLE_SIZE, defaults, tiny
 from triagebot.corpus.encoding import decode, encode
-from triagebot.corpus.hf import MissingDependency, NoRecipe, count_params, eager_run, import_object
+from triagebot.corpus.hf import (
+    MissingDependency,
+    NoRecipe,
+    count_params,
+    describe_error,
+    eager_run,
+    import_object,
+)
 from triagebot.corpus.inputs import materialize_inputs
 from triagebot.results import InputSpec, ModelSpec
 
@@ -118,7 +125,7 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
     try:
         model = model_class(**decode(dict(spec.config or {})))
     except ImportError as error:
-        raise MissingDependency(str(error).strip().splitlines()[0]) from error
+        raise MissingDependency(describe_error(error)) from error
     return model.eval().to(device)
 
 
@@ -143,7 +150,7 @@ def _resolve(model: torch.nn.Module, spec: ModelSpec, device: str) -> ModelSpec:
         try:
             eager_run(model, materialize_inputs(inputs, spec.seed, device))
         except Exception as error:
-            failures.append(f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}")
+            failures.append(describe_error(error)[:200])
             continue
         return spec.model_copy(
             update={"inputs": inputs, "recipe": "diffusers", "params": count_params(model)}
