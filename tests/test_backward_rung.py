@@ -80,8 +80,9 @@ def test_a_rung_name_says_its_backend_and_whether_it_trains():
 
 
 def test_the_backward_rung_is_estimated_within_the_ladders_budget():
-    """It costs more than aot_eager's forward; a budget that fits the forward rungs alone cuts it
-    (an unreached pair naming it) rather than running past the bound."""
+    """It costs more than aot_eager's forward; a budget that fits the forward rungs alone climbs
+    them and cuts the backward rung (an unreached pair naming it alone) rather than running past
+    the bound, or dropping the forward rungs with it."""
     assert estimate(10.0, BACKWARD_RUNG) > estimate(10.0, "aot_eager")
     order = ["aot_eager", BACKWARD_RUNG]
     from triagebot.sweep.ladder import Rungs
@@ -90,12 +91,38 @@ def test_the_backward_rung_is_estimated_within_the_ladders_budget():
     forward_only = 2 * estimate(1.0, "aot_eager")
     ladder = Ladder(choose=lambda *_: chosen, max_seconds=forward_only + 1)
     climbs = plan_climbs(chosen, ladder, {pair: ok(1) for pair in chosen}, Rungs(order), {"M": 1.0}, {})
-    assert climbs.todo == {}  # a model's two pairs go together or not at all
-    assert {pair.bound for pair in climbs.unreached} == {"seconds"}
-    assert all(BACKWARD_RUNG in pair.rungs for pair in climbs.unreached)
+    assert climbs.todo == {pair: ["aot_eager"] for pair in chosen}  # the two pairs together
+    assert [(u.config, u.rungs, u.bound) for u in climbs.unreached] == [
+        (BASELINE, [BACKWARD_RUNG], "seconds"),
+        (FLAG, [BACKWARD_RUNG], "seconds"),
+    ]
     roomy = Ladder(choose=lambda *_: chosen, max_seconds=100)
     planned = plan_climbs(chosen, roomy, {pair: ok(1) for pair in chosen}, Rungs(order), {"M": 1.0}, {})
     assert planned.todo == {pair: order for pair in chosen}
+    assert planned.unreached == []
+
+
+def test_a_big_models_backward_rung_never_crowds_out_a_later_failures_forward_rungs():
+    """The smoke night's shape: a slow model first, then a wrong result's representative. The
+    budget fits the slow model's forward rungs and the representative's climb, not also the slow
+    model's backward rung: the representative climbs every rung, where its failure lives."""
+    from triagebot.sweep.ladder import Rungs
+
+    order = [COUNTING_BACKEND, "aot_eager", "inductor", BACKWARD_RUNG]
+    rungs = Rungs(order, failures_only=frozenset({"inductor"}))
+    chosen = [("Slow", BASELINE), ("Slow", FLAG), ("Wrong", BASELINE), ("Wrong", FLAG)]
+    counted = {("Slow", BASELINE): ok(3), ("Slow", FLAG): ok(1), ("Wrong", BASELINE): ok(1)}
+    counted[("Wrong", FLAG)] = wrong(1)
+    seconds = {"Slow": 10.0, "Wrong": 0.1}
+    slow_forward = 2 * (estimate(10.0, COUNTING_BACKEND) + estimate(10.0, "aot_eager"))
+    wrong_climb = sum(estimate(0.1, rung) for rung in order) + sum(
+        estimate(0.1, rung) for rung in (COUNTING_BACKEND, "aot_eager", BACKWARD_RUNG)
+    )
+    ladder = Ladder(choose=lambda *_: chosen, max_seconds=slow_forward + wrong_climb + 1)
+    climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, {})
+    assert climbs.todo[("Wrong", FLAG)] == order
+    assert climbs.todo[("Slow", FLAG)] == [COUNTING_BACKEND, "aot_eager"]
+    assert {(u.model, tuple(u.rungs)) for u in climbs.unreached} == {("Slow", (BACKWARD_RUNG,))}
 
 
 def test_a_flag_that_breaks_only_the_backward_pass_is_a_ladder_failure_of_its_own_rung():

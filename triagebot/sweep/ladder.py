@@ -30,7 +30,7 @@ not checked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -58,12 +58,13 @@ DEFAULT_BACKENDS: dict[str, list[str]] = {
 # 2.8, it calls three shapes; aot_eager 1.7 and 1.9, it traces the graphs again; inductor, which
 # compiles them to C++, 7.5 and 27, its C++ toolchain's start costing about 30 s even for a
 # model that compiles in a second: hence its floor). The backward rung traces the forward and the
-# backward graphs, a forked child loading AOTAutograd's backward path the first time: on the
-# smoke night (a shared CPU) the wrong-gradient sentinel's took 13.7 s and 18.0 s where its
-# aot_eager rung took 2.6 s and 3.1 s (its longest sweep run 0.44 s): about 5 times aot_eager's
-# rung, hence 5 times its factor. A backend not listed counts as the most expensive one.
-RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0, BACKWARD_RUNG: 10.0}
-RUNG_FLOOR = {"inductor": 30.0}
+# backward graphs and runs both: on a quiet CPU, Mistral3's took 1.6 and 2.4 times its longest
+# sweep run (21.0 s and 32.5 s, its aot_eager rung 11.7 s and 24.1 s), the wrong-gradient
+# sentinel's about 2 s whatever its size, the backward path's first imports included (which the
+# warm parent now makes: `triagebot.sweep.warm`). A backend not listed counts as the most
+# expensive one.
+RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0, BACKWARD_RUNG: 3.0}
+RUNG_FLOOR = {"inductor": 30.0, BACKWARD_RUNG: 2.0}
 
 Pairs = list[tuple[str, str]]
 Pair = tuple[str, str]
@@ -184,7 +185,8 @@ def plan_climbs(
     records already in the stream (model, config, rung), which are kept and whose seconds are
     spent. A model's consecutive pairs (its baseline pair and the flag pair it is compared
     with) are admitted together, or else a failure's representative alone (where it fails is
-    worth more than the comparison), or not at all; a later, cheaper model may still fit."""
+    worth more than the comparison), or not at all; either way without the backward rung when
+    only that does not fit (`admissions`); a later, cheaper model may still fit."""
     pair_rungs = {pair: rungs.of(counted.get(pair)) for pair in chosen}
     climbs = Climbs(through={pair for pair in chosen if is_failure(counted.get(pair))})
     kept = bounded(chosen, ladder.max_pairs)
@@ -199,7 +201,7 @@ def plan_climbs(
         todo = {
             pair: to_climb(pair_rungs[pair], by_pair.get(pair, {}), pair in climbs.through) for pair in unit
         }
-        for admitted in (todo, {pair: rungs for pair, rungs in todo.items() if pair in climbs.through}):
+        for admitted in admissions(todo, climbs.through):
             cost = sum(
                 estimate(seconds.get(model, 0.0), rung) for rungs in admitted.values() for rung in rungs
             )
@@ -207,12 +209,23 @@ def plan_climbs(
                 spent += cost
                 climbs.todo.update(admitted)
                 break
-        climbs.unreached += [
-            _unreached(m, c, rungs, "seconds")
-            for (m, c), rungs in todo.items()
-            if rungs and (m, c) not in climbs.todo
-        ]
+        for (m, c), rungs in todo.items():
+            left = [rung for rung in rungs if rung not in climbs.todo.get((m, c), ())]
+            if left:
+                climbs.unreached.append(_unreached(m, c, left, "seconds"))
     return climbs
+
+
+def admissions(todo: Mapping[Pair, list[str]], through: set[Pair]) -> Iterator[dict[Pair, list[str]]]:
+    """What of a model's pairs to admit, the most first: every pair with every rung; then without
+    the backward rung, the ladder's last and costliest (its forward rungs say where a failure lives
+    and whether outputs match: worth more than the training check); then the failures'
+    representatives alone, with and without it."""
+    for pairs in (todo, {pair: rungs for pair, rungs in todo.items() if pair in through}):
+        yield dict(pairs)
+        forward = {pair: [rung for rung in rungs if rung != BACKWARD_RUNG] for pair, rungs in pairs.items()}
+        if forward != pairs:
+            yield {pair: rungs for pair, rungs in forward.items() if rungs}
 
 
 def _unreached(model: str, config: str, rungs: Iterable[str], bound: str) -> UnreachedPair:
