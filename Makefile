@@ -77,12 +77,15 @@ bench-full: $(INSTALLED)
 		--costs $(BENCH_FULL)/always/snapshot.json --out $(BENCH_FULL)/graph_breaks
 	$(PY) bench/full_sweep.py compare $(BENCH_FULL)/always/snapshot.json $(BENCH_FULL)/graph_breaks/snapshot.json
 
-# The default night against the counting-only night, one after the other in one invocation
-# (`bench/night.py`): every phase's wall time and run seconds, and their ratios. The whole corpus
-# by default (about two hours on 2 cores: run it on a quiet machine), or `make bench-night
-# SHARE=0.12`, a stratified share with the ladder's bounds scaled to it.
+# Two nights one after the other in one invocation (`bench/night.py`): every phase's wall time,
+# CPU time and run seconds, and their ratios. COMPARE=counting (the default night against the
+# counting-only one), backward (against the defaults without the backward rung) or suites (the
+# three suites side by side against transformers alone). The whole corpus by default (an hour or
+# more on 2 cores: run it on a quiet machine), or `make bench-night SHARE=0.12`, a stratified
+# share with the ladder's bounds scaled to it.
+COMPARE ?= counting
 bench-night: $(INSTALLED)
-	$(PY) bench/night.py --share $(SHARE) --out .triagebot/bench-night
+	$(PY) bench/night.py --compare $(COMPARE) --share $(SHARE) --out .triagebot/bench-night/$(COMPARE)
 
 clean:
 	rm -rf $(VENV) .triagebot .pytest_cache

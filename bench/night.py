@@ -1,30 +1,36 @@
-"""The default night against the counting-only night, side by side in one invocation.
+"""Two default nights side by side in one invocation: what a part of the night costs.
 
-    python bench/night.py [--share 0.12] [--seed 0] [--jobs 2] [--timeout 180] [--no-repros]
-                          [--first counting|defaults] [--out DIR]
+    python bench/night.py [--compare counting|backward|suites] [--share 0.12] [--seed 0]
+                          [--jobs 2] [--timeout 180] [--no-repros] [--first NIGHT] [--out DIR]
 
-Draws a stratified share of the transformers corpus (`[corpus] sample`, as a night with a sample
-draws it; `--share 1`: the whole corpus) and sweeps it twice on this machine, one after the
-other, with both default flags and crashes confirmed once:
+Draws a stratified share of the corpus (`[corpus] sample`, as a night with a sample draws it;
+`--share 1`: the whole corpus) and sweeps it twice on this machine, one after the other, with both
+default flags and crashes confirmed once. `--compare` names the two nights:
 
-- `counting`: the counting backend alone (`accuracy = false`, `recompiles = "none"`,
-  `backends = []`);
-- `defaults`: `[sweep]` as it ships (accuracy, the ladder with its recompile rung, its bounds),
-  the ladder's bounds (`ladder_max_pairs`, `ladder_sample`, `ladder_seconds`, which are per
-  night) scaled by the share, so that a share costs what its part of a whole night would.
+- `counting` (the default): `counting`, the counting backend alone (`accuracy = false`,
+  `recompiles = "none"`, `backends = []`), against `defaults`, `[sweep]` as it ships (accuracy,
+  the ladder with its recompile and backward rungs, its bounds);
+- `backward`: `no-backward`, the defaults with the backward rung taken out of the default ladder
+  (and nothing else: Inductor still for the failures' representatives only), against `defaults`;
+- `suites`: `defaults` on the transformers corpus against `suites`, the defaults on the three
+  suites side by side (`DEFAULT_SUITES`; a suite whose library this machine cannot import is
+  skipped, as a night skips it), the share drawn from each.
 
+The defaults' ladder bounds (`ladder_max_pairs`, `ladder_sample`, `ladder_seconds`, which are
+per night) are scaled by the share, so that a share costs what its part of a whole night would.
 Then each night's reproductions are written and verified (`reproduce`, as `triagebot run` does),
-unless `--no-repros`. For each night it prints every phase's wall time,
-runs and run seconds (the sum of the seconds the runs recorded); the sweep's wall against its
-lower bound (run seconds / workers); the seconds per stage of a run; the ladder's seconds per
-rung and the pairs it did not reach; then the ratios defaults / counting. The warm parent
-starts before either night and is shared by both. The last line is JSON.
+unless `--no-repros`. For each night it prints every phase's wall time, CPU time, runs and run
+seconds (the sum of the seconds the runs recorded); the sweep's wall against its lower bound (run
+seconds / workers); the sweep's run seconds per suite; the seconds per stage of a run; the
+ladder's seconds per rung and the pairs it did not reach; then the ratios second / first. The
+warm parent starts before either night and is shared by both. The last line is JSON.
 
 Both nights must make the runs they claim, or their ratios compare unlike things: every run of
-each sweep made the checks its `[sweep]` asks of every run (`plan.checks_for`: accuracy on the
-defaults' night, none on the counting one), ladder rungs appear only in the night that climbs
-it, and the two sweeps made and skipped the same (model, config) runs. A line says so, or names
-what broke it, and then the benchmark exits 1 (after its figures and its JSON).
+each sweep made the checks its `[sweep]` asks of every run (`plan.checks_for`), ladder rungs
+appear only in a night that climbs them, and the two sweeps made and skipped the same (model,
+config) runs (for `suites`, the transformers models' runs: the other suites' are what it adds).
+A line says so, or names what broke it, and then the benchmark exits 1 (after its figures and
+its JSON).
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ import resource
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,17 +51,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triagebot.config import Config, SweepSettings, parse_config  # noqa: E402
+from triagebot.config.settings import DEFAULT_SUITES  # noqa: E402
 from triagebot.corpus.selection import Selected, select  # noqa: E402
 from triagebot.pipeline import script_lanes  # noqa: E402
 from triagebot.reproduce import reproduce  # noqa: E402
-from triagebot.results import RunRecord, Snapshot  # noqa: E402
+from triagebot.results import BACKWARD_RUNG, RunRecord, Snapshot, suite_of  # noqa: E402
+from triagebot.sweep import ladder as ladder_module  # noqa: E402
 from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
 from triagebot.sweep.parent import parent_pid  # noqa: E402
 from triagebot.sweep.plan import checks_for, ladder_for, plan_for  # noqa: E402
 from triagebot.sweep.progress import PlainProgress  # noqa: E402
 from triagebot.sweep.summary import run_seconds, runs_made, seconds_by_model, slow_tail  # noqa: E402
 
-NIGHTS = ("counting", "defaults")
+COMPARISONS = {
+    "counting": ("counting", "defaults"),
+    "backward": ("no-backward", "defaults"),
+    "suites": ("defaults", "suites"),
+}
 STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
 
 
@@ -119,9 +132,14 @@ class PhaseClock(PlainProgress):
             current.cpu = children_cpu() - current.cpu_started
 
 
+def night_corpus(night: str) -> list[str]:
+    return list(DEFAULT_SUITES) if night == "suites" else ["transformers"]
+
+
 def night_config(night: str, share: float, seed: int, sample: int, jobs: int, timeout: float) -> Config:
     """The `triagebot.toml` of one night; the defaults' ladder bounds scaled by `share`."""
-    sweep = ['corpus = "transformers"', 'device = "cpu"', f"jobs = {jobs}", f"timeout = {float(timeout)}"]
+    corpus = ", ".join(f'"{name}"' for name in night_corpus(night))
+    sweep = [f"corpus = [{corpus}]", 'device = "cpu"', f"jobs = {jobs}", f"timeout = {float(timeout)}"]
     if night == "counting":
         sweep += ["accuracy = false", 'recompiles = "none"', "backends = []"]
     else:
@@ -132,6 +150,22 @@ def night_config(night: str, share: float, seed: int, sample: int, jobs: int, ti
             f"ladder_seconds = {base.ladder_seconds * share:.1f}",
         ]
     return parse_config("[sweep]\n" + "\n".join(sweep) + f"\n[corpus]\nsample = {sample}\nseed = {seed}\n")
+
+
+@contextmanager
+def default_ladder(night: str) -> Iterator[None]:
+    """The default ladder of the night: `no-backward` takes the backward rung out of it and
+    leaves the rest as it ships (`[sweep] backends` cannot say "the defaults but one": a list
+    climbs Inductor on every pair)."""
+    shipped = ladder_module.DEFAULT_BACKENDS
+    if night == "no-backward":
+        ladder_module.DEFAULT_BACKENDS = {
+            device: [rung for rung in rungs if rung != BACKWARD_RUNG] for device, rungs in shipped.items()
+        }
+    try:
+        yield
+    finally:
+        ladder_module.DEFAULT_BACKENDS = shipped
 
 
 def claim_lines(night: str, config: Config, records: Sequence[RunRecord]) -> list[str]:
@@ -161,15 +195,20 @@ def listed(records: Sequence[RunRecord]) -> Listed:
     return [(model, config, status == "skipped") for model, config, status, _ in runs_made(records)]
 
 
-def same_list_lines(counting: Listed, defaults: Listed) -> list[str]:
+def same_list_lines(first: tuple[str, Listed], second: tuple[str, Listed]) -> list[str]:
     """Where the two sweeps' lists of runs differ, a line each (at most five per side)."""
     said = []
-    for name, mine, theirs in (("counting", counting, defaults), ("defaults", defaults, counting)):
+    for (name, mine), (_, theirs) in ((first, second), (second, first)):
         only = sorted(set(mine) - set(theirs))
         said += [f"only the {name} night {'skipped' if skip else 'made'} {m} {c}" for m, c, skip in only[:5]]
         if len(only) > 5:
             said.append(f"and {len(only) - 5} more runs only in the {name} night")
     return said
+
+
+def transformers_runs(runs: Listed) -> Listed:
+    """The runs of the transformers models: what a three-suite night shares with a transformers one."""
+    return [run for run in runs if suite_of(run[0]) == "transformers"]
 
 
 def sweep_night(
@@ -206,7 +245,12 @@ def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) ->
             if record.backend:
                 rungs[record.backend][0] += 1
                 rungs[record.backend][1] += record.outcome.seconds
-    tail = slow_tail(seconds_by_model([r for p in phases if p.name == "sweep" for r in p.records]))
+    swept = seconds_by_model([r for p in phases if p.name == "sweep" for r in p.records])
+    tail = slow_tail(swept)
+    suites: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for model, seconds in swept.items():
+        suites[suite_of(model)][0] += 1
+        suites[suite_of(model)][1] += seconds
     return {
         "night": night,
         "jobs": jobs,
@@ -224,6 +268,10 @@ def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) ->
         "unreached": len(snapshot.ladder_unreached),
         "reproductions": len(snapshot.reproductions),
         "slowest": {"models": len(tail.slowest), "share": round(tail.share, 3)},
+        "suites": {
+            suite: {"models": int(n), "seconds": round(t, 1)} for suite, (n, t) in sorted(suites.items())
+        },
+        "skipped_suites": dict(snapshot.corpus.skipped),
     }
 
 
@@ -251,6 +299,12 @@ def lines(figures: dict) -> list[str]:
     said.append(
         f"  the {slowest['models']} slowest models: {slowest['share']:.1%} of the sweep's run seconds"
     )
+    if len(figures["suites"]) > 1 or figures["skipped_suites"]:
+        per_suite = ", ".join(
+            f"{suite} {v['models']} models {v['seconds']:.1f} s" for suite, v in figures["suites"].items()
+        )
+        said.append(f"  sweep run seconds by suite: {per_suite}")
+        said += [f"  skipped suite {suite}: {why}" for suite, why in figures["skipped_suites"].items()]
     said.append("  stages (run s): " + ", ".join(f"{s} {v:.1f}" for s, v in figures["stages"].items() if v))
     if figures["rungs"]:
         rungs = ", ".join(f"{r} {v['runs']} runs {v['seconds']:.1f} s" for r, v in figures["rungs"].items())
@@ -259,27 +313,27 @@ def lines(figures: dict) -> list[str]:
     return said
 
 
-def ratio_lines(counting: dict, defaults: dict) -> list[str]:
-    """defaults / counting per phase and for the night, in wall time, CPU time and run seconds."""
-    said = ["defaults / counting:"]
-    names = list(dict.fromkeys([*counting["phases"], *defaults["phases"]]))
+def ratio_lines(first: dict, second: dict) -> list[str]:
+    """second / first per phase and for the night, in wall time, CPU time and run seconds."""
+    said = [f"{second['night']} / {first['night']}:"]
+    names = list(dict.fromkeys([*first["phases"], *second["phases"]]))
     totals = {key: [0.0, 0.0] for key in KEYS}
     for name in names:
-        a, b = counting["phases"].get(name), defaults["phases"].get(name)
+        a, b = first["phases"].get(name), second["phases"].get(name)
         for key in KEYS:
             totals[key][0] += a[key] if a else 0.0
             totals[key][1] += b[key] if b else 0.0
-        said.append(f"  {name:22s} " + _ratios(a, b))
+        said.append(f"  {name:22s} " + _ratios(first["night"], a, second["night"], b))
     night = {key: totals[key][0] for key in KEYS}, {key: totals[key][1] for key in KEYS}
-    said.append(f"  {'the night':22s} " + _ratios(*night))
+    said.append(f"  {'the night':22s} " + _ratios(first["night"], night[0], second["night"], night[1]))
     return said
 
 
-def _ratios(a: dict | None, b: dict | None) -> str:
+def _ratios(first: str, a: dict | None, second: str, b: dict | None) -> str:
     if not b:
-        return "(counting only)"
+        return f"({first} only)"
     if not a:
-        return "(defaults only: " + ", ".join(f"{label} {b[key]:.1f} s" for key, label in KEYS.items()) + ")"
+        return f"({second} only: " + ", ".join(f"{label} {b[key]:.1f} s" for key, label in KEYS.items()) + ")"
     return "  ".join(
         f"{label} {b[key] / a[key]:.3f}" if a[key] else f"{label} -" for key, label in KEYS.items()
     )
@@ -287,45 +341,53 @@ def _ratios(a: dict | None, b: dict | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", choices=COMPARISONS, default="counting", help="which two nights")
     parser.add_argument("--share", type=float, default=0.12, help="a stratified share of the corpus (0-1]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=180.0)
-    parser.add_argument("--first", choices=NIGHTS, default="counting", help="which night runs first")
+    parser.add_argument("--first", help="which of the two nights runs first (default: the first named)")
     parser.add_argument("--no-repros", dest="repros", action="store_false")
     parser.add_argument("--out", type=Path, default=Path(".triagebot/bench-night"))
     args = parser.parse_args()
     if not 0 < args.share <= 1:
         parser.error("--share must be in (0, 1]")
+    nights = COMPARISONS[args.compare]
+    if args.first is not None and args.first not in nights:
+        parser.error(f"--first: {args.compare} compares {' and '.join(nights)}")
     start_parent()
-    from triagebot.corpus import load_corpus
+    from triagebot.corpus import load_suites
 
-    size = len(load_corpus("transformers"))
-    sample = max(1, round(args.share * size))
-    order = [args.first, *(night for night in NIGHTS if night != args.first)]
+    order = [args.first or nights[0], *(night for night in nights if night != (args.first or nights[0]))]
     figures, runs = {}, {}
     for night in order:
+        size = len(load_suites(night_corpus(night))[0])
+        sample = max(1, round(args.share * size))
         config = night_config(night, args.share, args.seed, sample, args.jobs, args.timeout)
         selected = select(config)
-        if not figures:
-            drawn = f"{len(selected.specs)} of {size} models (share {args.share:g}, seed {args.seed})"
-            print(f"{drawn}, {args.jobs} workers", flush=True)
-        figures[night], runs[night] = sweep_night(night, config, selected, args.out, args.repros)
+        drawn = f"{len(selected.specs)} of {size} models (share {args.share:g}, seed {args.seed})"
+        print(f"{night}: {drawn}, {args.jobs} workers", flush=True)
+        with default_ladder(night):
+            figures[night], runs[night] = sweep_night(night, config, selected, args.out, args.repros)
         print("\n".join(lines(figures[night])), flush=True)
+    first, second = nights
+    shared = transformers_runs if args.compare == "suites" else list
     broken = [
-        *figures["counting"]["claims"],
-        *figures["defaults"]["claims"],
-        *same_list_lines(runs["counting"], runs["defaults"]),
+        *figures[first]["claims"],
+        *figures[second]["claims"],
+        *same_list_lines((first, shared(runs[first])), (second, shared(runs[second]))),
     ]
-    skipped = sum(skip for _, _, skip in runs["defaults"])
+    common = shared(runs[second])
+    skipped = sum(skip for _, _, skip in common)
     print(
         "like with like: NO\n" + "\n".join(f"  {line}" for line in broken)
         if broken
-        else f"like with like: both nights made the same {len(runs['defaults']) - skipped} runs and skipped "
+        else f"like with like: both nights made the same {len(common) - skipped} runs and skipped "
         f"the same {skipped}, each with the checks its [sweep] claims"
+        + (" (the transformers models' runs)" if args.compare == "suites" else "")
     )
-    print("\n".join(ratio_lines(figures["counting"], figures["defaults"])))
-    print(json.dumps({"share": args.share, "models": sample, "like_with_like": not broken, **figures}))
+    print("\n".join(ratio_lines(figures[first], figures[second])))
+    print(json.dumps({"compare": args.compare, "share": args.share, "like_with_like": not broken, **figures}))
     if broken:
         sys.exit(1)
 

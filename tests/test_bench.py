@@ -17,6 +17,7 @@ from builders import result, snapshot
 from triagebot.config import DEFAULT_FLAGS
 from triagebot.corpus.shrink.families import why_slow
 from triagebot.results import (
+    BACKWARD_RUNG,
     BASELINE,
     Accuracy,
     AccuracyCheck,
@@ -125,10 +126,37 @@ def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_
         "sweep": {"wall": 110.0, "cpu": 153.0, "runs": 10, "seconds": 189.0},
         "ladder": {"wall": 5.0, "cpu": 9.0, "runs": 2, "seconds": 9.0},
     }
-    lines = night_bench.ratio_lines({"phases": phases}, {"phases": slower})
+    lines = night_bench.ratio_lines(
+        {"night": "counting", "phases": phases}, {"night": "defaults", "phases": slower}
+    )
+    assert lines[0] == "defaults / counting:"
     assert lines[1].split() == ["sweep", "wall", "1.100", "CPU", "1.020", "run", "seconds", "1.050"]
     assert lines[2].split()[:3] == ["ladder", "(defaults", "only:"]
     assert lines[-1].split() == ["the", "night", "wall", "1.150", "CPU", "1.080", "run", "seconds", "1.100"]
+
+
+def test_the_night_benchmark_compares_the_backward_rung_and_the_suites_one_change_each():
+    """`backward`: the defaults against the defaults without the backward rung, Inductor still
+    for the failures only; `suites`: the transformers night against the three suites', whose
+    like-with-like check reads the transformers models' runs."""
+    from triagebot.sweep.ladder import Ladder
+
+    no_backward = night_bench.night_config("no-backward", 0.1, 3, 101, 2, 180)
+    defaults = night_bench.night_config("defaults", 0.1, 3, 101, 2, 180)
+    assert no_backward == defaults  # the same [sweep]: only the default ladder differs
+    shipped = Ladder(choose=lambda *_: []).rungs("cpu")
+    with night_bench.default_ladder("no-backward"):
+        cut = Ladder(choose=lambda *_: []).rungs("cpu")
+    assert shipped.order == [*cut.order, BACKWARD_RUNG] and cut.failures_only == shipped.failures_only
+    assert Ladder(choose=lambda *_: []).rungs("cpu") == shipped  # restored
+    suites = night_bench.night_config("suites", 0.1, 3, 101, 2, 180)
+    assert suites.sweep.corpus == ["transformers", "diffusers", "timm"]
+    assert suites.sweep.model_copy(update={"corpus": ["transformers"]}) == defaults.sweep
+    plain = Outcome(status=Status.ok, graphs=1)
+    three = night_bench.listed(
+        [_record("Bert", BASELINE, plain), _record("diffusers/UNet2DModel", BASELINE, plain)]
+    )
+    assert night_bench.transformers_runs(three) == [("Bert", BASELINE, False)]
 
 
 def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models_took():
@@ -303,8 +331,8 @@ def test_the_night_benchmark_says_when_a_night_did_not_make_the_runs_it_claims()
     ]
     one = night_bench.listed([_record("Bert", BASELINE, plain), _record("Bert", FLAG, skipped)])
     other = night_bench.listed([_record("Bert", BASELINE, judged), _record("Bert", FLAG, judged)])
-    assert night_bench.same_list_lines(one, one) == []
-    assert night_bench.same_list_lines(one, other) == [
+    assert night_bench.same_list_lines(("counting", one), ("defaults", one)) == []
+    assert night_bench.same_list_lines(("counting", one), ("defaults", other)) == [
         f"only the counting night skipped Bert {FLAG}",
         f"only the defaults night made Bert {FLAG}",
     ]
