@@ -162,6 +162,9 @@ def test_a_sampled_baseline_runs_again_after_its_flags_only_when_it_ran_and_was_
     assert ("A", BASELINE_AGAIN) in queued
     assert queued.index(("A", SCALAR)) < queued.index(("A", BASELINE_AGAIN))
     assert ("B", BASELINE_AGAIN) not in queued and ("C", BASELINE_AGAIN) not in queued
+    # the progress counts both sampled second runs, then drops the one not made: never "4/3"
+    assert schedule.planned == 3 * 2 + 2
+    assert schedule.take_not_again() == 1 and schedule.take_not_again() == 0
 
 
 def test_a_stream_keeps_the_second_baseline_apart_from_the_configs():

@@ -122,15 +122,17 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
 def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
     """The counting runs: every baseline, then each model's flags as its baseline finishes."""
     first = [r for r in keep.records if r.attempt == 0 and r.backend is None]
-    keep.progress.phase("sweep", len(plan.specs) * (1 + len(plan.flags)), recorded=first)
     schedule = Schedule(plan.specs, plan.settings, first, plan.checks, plan.noise)
+    keep.progress.phase("sweep", schedule.planned, recorded=first)
     schedule.start(longest_first(plan.specs, plan.costs), {r.model: r for r in first if r.config == BASELINE})
+    keep.progress.drop(schedule.take_not_again())
     for record in schedule.take_copies():
         keep(record)
     for result in pool.run(schedule.tasks):  # consumed in place: the runs queued meanwhile join
         record = keep(run_record(result))
         if record.config == BASELINE:
             schedule.after_baseline(record)
+            keep.progress.drop(schedule.take_not_again())
             for copy in schedule.take_copies():
                 keep(copy)
 

@@ -108,6 +108,14 @@ class Schedule:
         self.recorded = {(r.model, r.config) for r in recorded}
         self.tasks: deque[Task] = deque()
         self.copies: list[RunRecord] = []
+        self.not_again = 0  # second baseline runs counted in `planned` that will not be made
+
+    @property
+    def planned(self) -> int:
+        """The sweep's runs at most: each model's baseline and flags, and the noise sample's
+        second baseline (a model's whose baseline turns out slow or failed is not made:
+        `take_not_again`)."""
+        return len(self.specs) * (1 + len(self.flags)) + len(self.specs.keys() & set(self.noise))
 
     def start(self, order: Sequence[ModelSpec], baselines: Mapping[str, RunRecord]) -> None:
         """Queue every baseline not yet recorded, in `order`; the flags of those recorded follow."""
@@ -130,13 +138,20 @@ class Schedule:
             if flag not in run
         ]
         tasks = [self._task(spec, flag, self.flags[flag].patch) for flag in run]
-        if runs_again(baseline, self.noise) and (baseline.model, BASELINE_AGAIN) not in self.recorded:
-            tasks.append(self._task(spec, BASELINE_AGAIN, {}))
+        if (baseline.model, BASELINE_AGAIN) not in self.recorded and baseline.model in self.noise:
+            if runs_again(baseline, self.noise):
+                tasks.append(self._task(spec, BASELINE_AGAIN, {}))
+            else:
+                self.not_again += 1
         # to the front: a model's runs stay together, and its flags start while it is fresh
         self.tasks.extendleft(reversed(tasks))
 
     def _task(self, spec: ModelSpec, config: str, patch: dict[str, Any]) -> Task:
         return run_task(RunKey(spec.model, config), spec, patch, self.checks)
+
+    def take_not_again(self) -> int:
+        count, self.not_again = self.not_again, 0
+        return count
 
     def take_copies(self) -> list[RunRecord]:
         copies, self.copies = self.copies, []
