@@ -26,6 +26,7 @@ from triagebot.results import (
 from triagebot.sweep import merge
 from triagebot.sweep.climb import _Climber
 from triagebot.sweep.ladder import Climbs, Ladder, Rungs, plan_climbs, to_climb
+from triagebot.sweep.pool import Result
 from triagebot.sweep.progress import NullProgress
 from triagebot.sweep.stream import still_unreached
 from triagebot.sweep.tasks import RunKey, RunRequest
@@ -115,8 +116,8 @@ class Drops(NullProgress):
     def __init__(self) -> None:
         self.dropped = 0
 
-    def drop(self, runs: int) -> None:
-        self.dropped += runs
+    def resize(self, runs: int) -> None:
+        self.dropped -= runs
 
 
 class Keep:
@@ -247,3 +248,76 @@ def test_a_failures_representative_climbs_alone_when_its_comparison_does_not_fit
     climbs = plan_climbs(chosen, ladder(max_seconds=33.0), counted, CPU, {"Rep": 1.0}, {})
     assert climbs.todo == {("Rep", FLAG): ["aot_eager", "inductor"]}
     assert [(u.config, u.rungs) for u in climbs.unreached] == [(BASELINE, [COUNTING_BACKEND, "aot_eager"])]
+
+
+class Counted(NullProgress):
+    """The ladder phase's total, as a display shows it, and the runs it made."""
+
+    def __init__(self) -> None:
+        self.total = self.made = 0
+
+    def phase(self, name, total, recorded=(), note=""):
+        self.total = total
+
+    def update(self, record):
+        self.made += 1
+
+    def resize(self, runs):
+        self.total += runs
+
+
+class QuickPool:
+    """Every rung ok in `seconds`: far less than the ladder's estimates."""
+
+    jobs = 2
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def run(self, tasks):
+        while tasks:
+            task = tasks.popleft()
+            yield Result(task, ok(self.seconds), task.request.spec)
+
+
+class Written:
+    def __init__(self) -> None:
+        self.lines = []
+
+    def write(self, line) -> None:
+        self.lines.append(line)
+
+
+def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
+    """Five models whose sweep runs took 4 s: the plan fits two (each pair's climb estimated at
+    (2.5 + 2) x 4 = 18 s, a model's two pairs 36 s, of 80); their rungs take 1 s each, so the
+    ladder plans again against the 8 s spent and climbs the rest, and the final word on what
+    was not reached is the last plan's. The display's total grows with what each round admits."""
+    from triagebot.sweep.climb import run_ladder
+    from triagebot.sweep.keeper import Keeper
+
+    models = [f"M{index}" for index in range(5)]
+    records = [
+        RunRecord(model=model, config=config, outcome=ok(4.0), spec=ModelSpec(model=model))
+        for model in models
+        for config in (BASELINE, FLAG)
+    ]
+    chosen = [(model, config) for model in models for config in (BASELINE, FLAG)]
+    progress, written = Counted(), Written()
+    keep = Keeper(written, list(records), progress)
+    bounded = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=80.0)
+    rungs = Rungs([COUNTING_BACKEND, "aot_eager"])
+    run_ladder(QuickPool(1.0), keep, bounded, rungs, {FLAG: {FLAG: True}}, 0, ())
+    climbed = {(r.model, r.config, r.backend) for r in keep.records if r.backend}
+    assert climbed == {(m, c, rung) for m, c in chosen for rung in rungs.order}
+    assert [line for line in written.lines if isinstance(line, UnreachedPair)] == []
+    assert progress.made == progress.total == 20
+
+    keep = Keeper(Written(), list(records), Counted())
+    tight = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=40.0)
+    run_ladder(QuickPool(1.0), keep, tight, rungs, {FLAG: {FLAG: True}}, 0, ())
+    unreached = [line for line in keep.writer.lines if isinstance(line, UnreachedPair)]
+    made = {(r.model, r.config) for r in keep.records if r.backend}
+    assert made and unreached  # 40 s: two models, then rounds while 36 s still fit
+    assert {(u.model, u.config) for u in unreached} == set(chosen) - made
+    assert keep.progress.made == keep.progress.total == len(made) * 2

@@ -29,7 +29,7 @@ def test_each_phase_counts_its_own_runs_and_a_crashing_pair_counts_once():
     progress.update(run("B", FLAG, Status.crash, attempt=1))
     progress.phase("ladder", 3)
     progress.update(run("A", FLAG, Status.crash, backend="aot_eager"))
-    progress.drop(1)  # the pair stops at its failure: its next rung is not run
+    progress.resize(-1)  # the pair stops at its failure: its next rung is not run
     progress.update(run("B", BASELINE, backend="aot_eager"))
     lines = stream.getvalue().splitlines()
     assert lines[0] == "sweep: 4 runs, 2 already recorded"

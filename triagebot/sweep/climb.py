@@ -3,7 +3,9 @@
 Pairs start in priority order as workers free up, and a pair's next rung goes to the front of the
 queue, so that the pairs started finish first. Before each rung is queued, the seconds the
 ladder has recorded plus the estimates of the rungs running must leave room for its estimate;
-when they do not, that pair's remaining rungs are not run (an `UnreachedPair`, bound `seconds`).
+when they do not, that pair's remaining rungs wait. When the rungs admitted have run, what the
+estimates kept out is planned again against the seconds really spent (the estimates are cautious),
+round after round until nothing more fits; what is left is an `UnreachedPair` (bound `seconds`).
 Every failure on the ladder is run again `confirm` times, as every crash of the sweep is, except
 a crash the pair's own sweep run raised and its reruns repeated (`confirmed_by_the_sweep`).
 Records go to the sweep's own stream with `RunRecord.backend` set to the rung, so a resumed
@@ -120,7 +122,7 @@ class _Climber:
         if needs_confirming(self.results.get(record.model), record):  # its reruns come after the climb
             self.spent += self.confirm * record.outcome.seconds
         if failed(record.outcome) and pair not in self.through:
-            keep.progress.drop(len(rest))
+            keep.progress.resize(-len(rest))
             return
         self._queue(pair, rest, budget, keep, front=True)
 
@@ -131,7 +133,7 @@ class _Climber:
         cost = estimate(self.seconds[model], rungs[0])
         if budget is not None and self.spent + sum(self.running.values()) + cost > budget:
             self.cut.append(UnreachedPair(model=model, config=config, rungs=rungs, bound="seconds"))
-            keep.progress.drop(len(rungs))
+            keep.progress.resize(-len(rungs))
             return
         spec = self.results[model].spec
         assert spec is not None
@@ -169,18 +171,34 @@ def run_ladder(
         for model, config in ladder.choose(list(results.values()), flags)
         if model in results and results[model].spec is not None and config in configs
     ]
-    climbed = {(r.model, r.config, r.backend): r for r in keep.records if r.backend and r.attempt == 0}
     counted = {(m, c): results[m].outcomes.get(c) for m, c in chosen}
     seconds = {m: longest_run(results[m]) for m, _ in chosen}
-    climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, climbed)
+
+    def climbed() -> dict[tuple[str, str, str], RunRecord]:
+        return {(r.model, r.config, r.backend): r for r in keep.records if r.backend and r.attempt == 0}
+
+    def reserved() -> float:  # the confirmations owed by the failures met so far
+        owed = [r for r in climbed().values() if needs_confirming(results.get(r.model), r)]
+        return confirm * sum(r.outcome.seconds for r in owed)
+
+    def plan() -> Climbs:  # the seconds spent are the ladder's records so far
+        return plan_climbs(chosen, ladder, counted, rungs, seconds, climbed(), reserved())
+
+    climbs = plan()
     keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
-    spent = sum(r.outcome.seconds for r in climbed.values())
-    climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks)
-    climber.fill(pool.jobs, ladder.max_seconds, keep)
-    for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
-        climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
+    while climbs.todo:
+        spent = sum(r.outcome.seconds for r in climbed().values()) + reserved()
+        climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks)
         climber.fill(pool.jobs, ladder.max_seconds, keep)
-    keep.unreached(climbs.unreached + climber.cut)
+        for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
+            climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
+            climber.fill(pool.jobs, ladder.max_seconds, keep)
+        # The estimates are cautious (a slow model's rungs ran in half their estimate on the smoke
+        # night): what they kept out is planned again against the seconds really spent, until
+        # nothing more fits. Each round runs a rung at least (it fits alone what the plan fit).
+        climbs = plan()
+        keep.progress.resize(climbs.runs)
+    keep.unreached(climbs.unreached)
     _confirm(pool, keep, results, configs, confirm, checks)
 
 
@@ -188,11 +206,12 @@ def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
     only = [rung for rung in rungs.order if rung in rungs.failures_only]
     which = f"; {', '.join(only)} for the failures' representatives only" if only else ""
     cut = (
-        f", {len(climbs.unreached)} not reached ([sweep] ladder_max_pairs, ladder_seconds)"
+        f", {len(climbs.unreached)} not yet ([sweep] ladder_max_pairs, ladder_seconds; the seconds"
+        " it spends may leave room for more)"
         if climbs.unreached
         else ""
     )
-    return f"{' -> '.join(rungs.order)}{which}: {len(climbs.todo)} of {chosen} pairs{cut}"
+    return f"{' -> '.join(rungs.order)}{which}: {len(climbs.todo)} of {chosen} pairs first{cut}"
 
 
 def _confirm(

@@ -125,14 +125,14 @@ def _sweep(plan: SweepPlan, pool: Pool, keep: Keeper) -> None:
     schedule = Schedule(plan.specs, plan.settings, first, plan.checks, plan.noise)
     keep.progress.phase("sweep", schedule.planned, recorded=first)
     schedule.start(longest_first(plan.specs, plan.costs), {r.model: r for r in first if r.config == BASELINE})
-    keep.progress.drop(schedule.take_not_again())
+    keep.progress.resize(-schedule.take_not_again())
     for record in schedule.take_copies():
         keep(record)
     for result in pool.run(schedule.tasks):  # consumed in place: the runs queued meanwhile join
         record = keep(run_record(result))
         if record.config == BASELINE:
             schedule.after_baseline(record)
-            keep.progress.drop(schedule.take_not_again())
+            keep.progress.resize(-schedule.take_not_again())
             for copy in schedule.take_copies():
                 keep(copy)
 

@@ -179,11 +179,13 @@ def plan_climbs(
     rungs: Rungs,
     seconds: Mapping[str, float],
     climbed: Mapping[tuple[str, str, str], RunRecord],
+    reserved: float = 0.0,
 ) -> Climbs:
     """Admit `chosen` pairs (priority order) within the ladder's bounds. `counted`: each pair's
     run in the sweep; `seconds`: each model's longest run in the sweep; `climbed`: the ladder's
     records already in the stream (model, config, rung), which are kept and whose seconds are
-    spent. A model's consecutive pairs (its baseline pair and the flag pair it is compared
+    spent, as are the `reserved` seconds (the confirmations its failures owe). A model's
+    consecutive pairs (its baseline pair and the flag pair it is compared
     with) are admitted together, or else a failure's representative alone (where it fails is
     worth more than the comparison), or not at all; either way without the backward rung when
     only that does not fit (`admissions`); a later, cheaper model may still fit."""
@@ -193,7 +195,7 @@ def plan_climbs(
     for model, config in chosen[len(kept) :]:
         climbs.unreached.append(_unreached(model, config, pair_rungs[(model, config)], "pairs"))
     budget = ladder.max_seconds
-    spent = sum(record.outcome.seconds for record in climbed.values())
+    spent = reserved + sum(record.outcome.seconds for record in climbed.values())
     by_pair: dict[Pair, dict[str, RunRecord]] = {}
     for (model, config, rung), record in climbed.items():
         by_pair.setdefault((model, config), {})[rung] = record
@@ -221,8 +223,9 @@ def admissions(todo: Mapping[Pair, list[str]], through: set[Pair]) -> Iterator[d
     the backward rung, the ladder's last and costliest (its forward rungs say where a failure lives
     and whether outputs match: worth more than the training check); then the failures'
     representatives alone, with and without it."""
-    for pairs in (todo, {pair: rungs for pair, rungs in todo.items() if pair in through}):
-        yield dict(pairs)
+    left = {pair: rungs for pair, rungs in todo.items() if rungs}  # a pair climbed already is done
+    for pairs in (left, {pair: rungs for pair, rungs in left.items() if pair in through}):
+        yield pairs
         forward = {pair: [rung for rung in rungs if rung != BACKWARD_RUNG] for pair, rungs in pairs.items()}
         if forward != pairs:
             yield {pair: rungs for pair, rungs in forward.items() if rungs}

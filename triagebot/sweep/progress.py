@@ -37,8 +37,10 @@ class Progress(Protocol):
     def step(self, what: str) -> None:
         """A step of the current phase that is not a run finished (a reproduction checked)."""
 
-    def drop(self, runs: int) -> None:
-        """`runs` the current phase planned will not be made."""
+    def resize(self, runs: int) -> None:
+        """The current phase makes `runs` more runs than it said (negative: fewer, those it
+        planned and will not make; positive: the ladder admitting more pairs once the seconds
+        it spent show room its estimates did not)."""
 
     def close(self) -> None: ...
 
@@ -53,7 +55,7 @@ class NullProgress:
     def step(self, what: str) -> None:
         pass
 
-    def drop(self, runs: int) -> None:
+    def resize(self, runs: int) -> None:
         pass
 
     def close(self) -> None:
@@ -102,8 +104,8 @@ class Tally:
         self.done += 1
         self.made += 1
 
-    def drop(self, runs: int) -> None:
-        self.total = max(self.done, self.total - runs)
+    def resize(self, runs: int) -> None:
+        self.total = max(self.done, self.total + runs)
 
     @property
     def left(self) -> float:
@@ -155,8 +157,8 @@ class LiveProgress:
         crashes = len(self.tally.crashed)
         self.bar.update(self.task, advance=1, crashes=crashes, engine=engine, last=what)
 
-    def drop(self, runs: int) -> None:
-        self.tally.drop(runs)
+    def resize(self, runs: int) -> None:
+        self.tally.resize(runs)
         if self.task is not None:
             self.bar.update(self.task, total=self.tally.total)
 
@@ -195,8 +197,8 @@ class PlainProgress:
         where = f"{tally.name} {tally.done}/{tally.total} crashing pairs {len(tally.crashed)}{engine}"
         self._print(f"[{where} ETA {_clock(tally.left)}] {what}")
 
-    def drop(self, runs: int) -> None:
-        self.tally.drop(runs)
+    def resize(self, runs: int) -> None:
+        self.tally.resize(runs)
 
     def close(self) -> None:
         if self.tally.engine_errors:
