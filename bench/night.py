@@ -1,6 +1,6 @@
 """Two default nights side by side in one invocation: what a part of the night costs.
 
-    python bench/night.py [--compare counting|backward|suites] [--share 0.12] [--seed 0]
+    python bench/night.py [--compare counting|backward|suites[,...]] [--share 0.12] [--seed 0]
                           [--jobs 2] [--timeout 180] [--no-repros] [--first NIGHT] [--out DIR]
 
 Draws a stratified share of the corpus (`[corpus] sample`, as a night with a sample draws it;
@@ -15,6 +15,8 @@ default flags and crashes confirmed once. `--compare` names the two nights:
 - `suites`: `defaults` on the transformers corpus against `suites`, the defaults on the three
   suites side by side (`DEFAULT_SUITES`; a suite whose library this machine cannot import is
   skipped, as a night skips it), the share drawn from each.
+
+Several, comma-separated (`--compare backward,suites`), sweep each night they name once.
 
 The defaults' ladder bounds (`ladder_max_pairs`, `ladder_sample`, `ladder_seconds`, which are
 per night) are scaled by the share, so that a share costs what its part of a whole night would.
@@ -339,22 +341,55 @@ def _ratios(first: str, a: dict | None, second: str, b: dict | None) -> str:
     )
 
 
+def comparisons(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in COMPARISONS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{', '.join(unknown)}: compare one of {', '.join(COMPARISONS)}")
+    return names
+
+
+def like_with_like(compare: str, figures: dict, runs: dict) -> tuple[list[str], str]:
+    """What breaks the comparison (empty: nothing), and the line that says it."""
+    first, second = COMPARISONS[compare]
+    shared = transformers_runs if compare == "suites" else list
+    broken = [
+        *figures[first]["claims"],
+        *figures[second]["claims"],
+        *same_list_lines((first, shared(runs[first])), (second, shared(runs[second]))),
+    ]
+    if broken:
+        return broken, f"{compare}: like with like: NO\n" + "\n".join(f"  {line}" for line in broken)
+    common = shared(runs[second])
+    skipped = sum(skip for _, _, skip in common)
+    which = " (the transformers models' runs)" if compare == "suites" else ""
+    return broken, (
+        f"{compare}: like with like: both nights made the same {len(common) - skipped} runs and "
+        f"skipped the same {skipped}{which}, each with the checks its [sweep] claims"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", choices=COMPARISONS, default="counting", help="which two nights")
+    parser.add_argument(
+        "--compare",
+        type=comparisons,
+        default=["counting"],
+        help=f"which two nights: {', '.join(COMPARISONS)}; several comma-separated share their nights",
+    )
     parser.add_argument("--share", type=float, default=0.12, help="a stratified share of the corpus (0-1]")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=180.0)
-    parser.add_argument("--first", help="which of the two nights runs first (default: the first named)")
+    parser.add_argument("--first", help="which night runs first (default: the first named)")
     parser.add_argument("--no-repros", dest="repros", action="store_false")
     parser.add_argument("--out", type=Path, default=Path(".triagebot/bench-night"))
     args = parser.parse_args()
     if not 0 < args.share <= 1:
         parser.error("--share must be in (0, 1]")
-    nights = COMPARISONS[args.compare]
+    nights = list(dict.fromkeys(night for compare in args.compare for night in COMPARISONS[compare]))
     if args.first is not None and args.first not in nights:
-        parser.error(f"--first: {args.compare} compares {' and '.join(nights)}")
+        parser.error(f"--first: the nights compared are {', '.join(nights)}")
     start_parent()
     from triagebot.corpus import load_suites
 
@@ -370,23 +405,13 @@ def main() -> None:
         with default_ladder(night):
             figures[night], runs[night] = sweep_night(night, config, selected, args.out, args.repros)
         print("\n".join(lines(figures[night])), flush=True)
-    first, second = nights
-    shared = transformers_runs if args.compare == "suites" else list
-    broken = [
-        *figures[first]["claims"],
-        *figures[second]["claims"],
-        *same_list_lines((first, shared(runs[first])), (second, shared(runs[second]))),
-    ]
-    common = shared(runs[second])
-    skipped = sum(skip for _, _, skip in common)
-    print(
-        "like with like: NO\n" + "\n".join(f"  {line}" for line in broken)
-        if broken
-        else f"like with like: both nights made the same {len(common) - skipped} runs and skipped "
-        f"the same {skipped}, each with the checks its [sweep] claims"
-        + (" (the transformers models' runs)" if args.compare == "suites" else "")
-    )
-    print("\n".join(ratio_lines(figures[first], figures[second])))
+    broken = []
+    for compare in args.compare:
+        wrong, said = like_with_like(compare, figures, runs)
+        broken += wrong
+        first, second = COMPARISONS[compare]
+        print(said)
+        print("\n".join(ratio_lines(figures[first], figures[second])))
     print(json.dumps({"compare": args.compare, "share": args.share, "like_with_like": not broken, **figures}))
     if broken:
         sys.exit(1)

@@ -157,6 +157,12 @@ def test_the_night_benchmark_compares_the_backward_rung_and_the_suites_one_chang
         [_record("Bert", BASELINE, plain), _record("diffusers/UNet2DModel", BASELINE, plain)]
     )
     assert night_bench.transformers_runs(three) == [("Bert", BASELINE, False)]
+    one = night_bench.listed([_record("Bert", BASELINE, plain)])
+    figures = {"defaults": {"claims": []}, "suites": {"claims": []}}
+    broken, said = night_bench.like_with_like("suites", figures, {"defaults": one, "suites": three})
+    assert broken == [] and "the same 1 runs" in said and "transformers models' runs" in said
+    broken, said = night_bench.like_with_like("suites", figures, {"defaults": [], "suites": three})
+    assert broken == ["only the suites night made Bert baseline"] and "like with like: NO" in said
 
 
 def test_the_slow_tail_is_the_share_of_the_sweeps_run_seconds_its_slowest_models_took():
