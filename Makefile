@@ -79,11 +79,10 @@ bench-full: $(INSTALLED)
 
 # Two nights one after the other in one invocation (`bench/night.py`): every phase's wall time,
 # CPU time and run seconds, and their ratios. COMPARE=counting (the default night against the
-# counting-only one), backward (against the defaults without the backward rung) or suites (the
-# three suites side by side against transformers alone; several comma-separated share their
-# nights). The whole corpus by default (an hour or
-# more on 2 cores: run it on a quiet machine), or `make bench-night SHARE=0.12`, a stratified
-# share with the ladder's bounds scaled to it.
+# counting-only one), backward (against the defaults without the backward rung), suites (the
+# three suites side by side against transformers alone), or several comma-separated, which share
+# their nights. The whole corpus by default (an hour or more on 2 cores: run it on a quiet
+# machine), or `make bench-night SHARE=0.12`, a stratified share with its ladder's bounds scaled.
 COMPARE ?= counting
 bench-night: $(INSTALLED)
 	$(PY) bench/night.py --compare $(COMPARE) --share $(SHARE) --out .triagebot/bench-night/$(COMPARE)
