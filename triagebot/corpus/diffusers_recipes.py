@@ -36,6 +36,10 @@ def _ones(name: str, shape: list[int], dtype: str) -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="ones")
 
 
+def _zeros(name: str, shape: list[int], dtype: str) -> InputSpec:
+    return InputSpec(name=name, shape=shape, dtype=dtype, kind="zeros")
+
+
 def _values(name: str, shape: list[int], dtype: str, values: Any) -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="values", values=values)
 
@@ -53,6 +57,44 @@ IMAGE_SHAPES = [[[1, 4, 4]]]
 # A continuous-input transformer whose in_channels defaults to None: as many channels as the
 # norm has groups.
 _CONTINUOUS = ClassRecipe(init={"in_channels": 8})
+
+# HunyuanDiT and its ControlNet: a CLIP and a T5 text stream, each as long as its padding table
+# (`text_len`, `text_len_t5`), the image's sizes and crop as six numbers, one style (index 0).
+_HUNYUAN_DIT_INIT = {
+    "sample_size": 8,
+    "patch_size": 2,
+    "in_channels": 4,
+    "cross_attention_dim": 8,
+    "cross_attention_dim_t5": 8,
+    "pooled_projection_dim": 4,
+    "text_len": 4,
+    "text_len_t5": 4,
+}
+_HUNYUAN_DIT_TEXT = [
+    _randn("encoder_hidden_states", [1, 4, 8]),
+    _ones("text_embedding_mask", [1, 4], "int64"),
+    _randn("encoder_hidden_states_t5", [1, 4, 8]),
+    _ones("text_embedding_mask_t5", [1, 4], "int64"),
+    _values("image_meta_size", [1, 6], "float32", [[1024, 1024, 16, 16, 0, 0]]),
+    _zeros("style", [1], "int64"),
+]
+
+# HunyuanVideo 1.5's VAE, as its pipeline's test builds it, and the image refiner's of the same
+# shape: video frames 1 + 2k, each four times the latents' size.
+_HUNYUAN_VIDEO15_VAE = ClassRecipe(
+    init={
+        "in_channels": 3,
+        "out_channels": 3,
+        "latent_channels": 4,
+        "block_out_channels": [16, 16],
+        "layers_per_block": 1,
+        "spatial_compression_ratio": 4,
+        "temporal_compression_ratio": 2,
+        "downsample_match_channel": False,
+        "upsample_match_channel": False,
+    },
+    inputs=[_randn("sample", [1, 3, 5, 16, 16])],
+)
 
 RECIPES: dict[str, ClassRecipe] = {
     "Transformer2DModel": _CONTINUOUS,
@@ -1510,5 +1552,86 @@ RECIPES: dict[str, ClassRecipe] = {
             "encoder_latent_dim": 16,
             "downsampling_ratio": 4,
         },
+    ),
+    "HunyuanDiT2DModel": ClassRecipe(
+        init=_HUNYUAN_DIT_INIT,
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            *_HUNYUAN_DIT_TEXT,
+        ],
+    ),
+    # Its blocks are the first half of the transformer's, less one: four layers make one.
+    "HunyuanDiT2DControlNetModel": ClassRecipe(
+        init={**_HUNYUAN_DIT_INIT, "transformer_num_layers": 4},
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            _randn("controlnet_cond", [1, 4, 8, 8]),
+            *_HUNYUAN_DIT_TEXT,
+        ],
+    ),
+    # Channels-last video latents (batch, frames, height, width, channels); the rotary positions
+    # are the frames' and the patch rows' and columns' indices, and the text tokens'.
+    "Kandinsky5Transformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 16,
+            "in_text_dim": 16,
+            "in_text_dim2": 16,
+            "time_dim": 16,
+            "out_visual_dim": 16,
+            "patch_size": [1, 2, 2],
+            "model_dim": 16,
+            "ff_dim": 32,
+            "num_text_blocks": 1,
+            "num_visual_blocks": 2,
+            "axes_dims": [1, 1, 2],
+        },
+        inputs=[
+            _randn("hidden_states", [1, 1, 4, 4, 16]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            _randn("pooled_projections", [1, 16]),
+            _literal("visual_rope_pos", [[0], [0, 1], [0, 1]]),
+            _values("text_rope_pos", [8], "int64", list(range(8))),
+        ],
+    ),
+    "Kandinsky3UNet": ClassRecipe(
+        init={
+            "in_channels": 4,
+            "time_embedding_dim": 4,
+            "groups": 2,
+            "attention_head_dim": 4,
+            "layers_per_block": 3,  # its up blocks add skips for three layers
+            "block_out_channels": [32, 64],
+            "cross_attention_dim": 4,
+            "encoder_hid_dim": 32,
+        },
+        inputs=[
+            _randn("sample", [1, 4, 8, 8]),
+            _randint("timestep", [1], 1, 999),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _ones("encoder_attention_mask", [1, 8], "int64"),
+        ],
+    ),
+    "AutoencoderKLHunyuanVideo15": _HUNYUAN_VIDEO15_VAE,
+    "AutoencoderKLHunyuanImageRefiner": _HUNYUAN_VIDEO15_VAE,
+    # The frozen representation encoder is a transformers DINOv2 whose heads are 64 channels wide
+    # (one head here); the decoder's sizes are those diffusers' test gives it.
+    "AutoencoderRAE": ClassRecipe(
+        init={
+            "encoder_type": "dinov2",
+            "encoder_hidden_size": 64,
+            "encoder_patch_size": 8,
+            "encoder_num_hidden_layers": 1,
+            "encoder_input_size": 32,
+            "patch_size": 4,
+            "image_size": 16,
+            "decoder_hidden_size": 32,
+            "decoder_num_hidden_layers": 1,
+            "decoder_num_attention_heads": 4,
+            "decoder_intermediate_size": 64,
+        },
+        inputs=[_randn("sample", [1, 3, 32, 32])],
     ),
 }
