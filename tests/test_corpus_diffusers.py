@@ -242,12 +242,7 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
 NOT_YET_COVERED = frozenset(
     {
         "AutoencoderKLAllegro",
-        "BriaFibo2Transformer2DModel",
-        "BriaFiboTransformer2DModel",
-        "ConsisIDTransformer3DModel",
-        "ControlNetUnionModel",
         "ControlNetXSAdapter",
-        "Cosmos3OmniTransformer",
         "CosmosControlNetModel",
         "CosmosTransformer3DModel",
         "Kandinsky6SRTransformer3DModel",
