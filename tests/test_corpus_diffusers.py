@@ -77,12 +77,12 @@ def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
     from triagebot.corpus import diffusion, load_corpus
 
     exported = diffusion.model_classes()
-    stale = sorted(set(diffusion.LEFT_OUT) - set(exported))
+    stale = sorted((set(diffusion.LEFT_OUT) | set(diffusion.NEEDS_PACKAGE)) - set(exported))
     assert not stale, f"left out but no longer exported by diffusers.models: {stale}"
     specs = load_corpus("diffusers")
     names = [_name(spec) for spec in specs]
     assert len(names) == len(set(names)), "a model name is unique within its suite"
-    assert sorted(names) == sorted(set(exported) - set(diffusion.LEFT_OUT))
+    assert sorted(names) == sorted(set(exported) - set(diffusion.left_out()))
     assert {spec.source for spec in specs} == {"diffusers"}
     from triagebot.corpus.hf import import_object
 
@@ -233,7 +233,62 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
         assert set(recipe.init) <= set(taken), name
         forward = inspect.signature(exported[name].forward).parameters
         assert {item.name for item in recipe.inputs} <= set(forward), name
-    assert left_out("diffusers") == {f"diffusers/{name}": why for name, why in diffusion.LEFT_OUT.items()}
+    assert left_out("diffusers") == {f"diffusers/{name}": why for name, why in diffusion.left_out().items()}
+    assert set(diffusion.LEFT_OUT) <= set(diffusion.left_out())
+
+
+@torch_tests
+def test_a_class_whose_forward_needs_a_package_is_left_out_where_it_is_missing_and_swept_where_it_is(
+    monkeypatch,
+):
+    pytest.importorskip("diffusers")
+    import diffusers.utils
+
+    from triagebot.corpus import diffusion
+
+    monkeypatch.setattr(diffusers.utils, "is_torchvision_available", lambda: False)
+    left = diffusion.left_out()
+    assert left["CosmosControlNetModel"] == "its forward needs torchvision, which is not installed here"
+    assert "CosmosTransformer3DModel" in left
+    assert not {"CosmosTransformer3DModel", "CosmosControlNetModel"} & {s.model for s in diffusion.specs()}
+    monkeypatch.setattr(diffusers.utils, "is_torchvision_available", lambda: True)
+    assert not set(diffusion.NEEDS_PACKAGE) & set(diffusion.left_out())
+    assert {"CosmosTransformer3DModel", "CosmosControlNetModel"} <= {s.model for s in diffusion.specs()}
+
+
+def _nearest_resize():
+    """torchvision.transforms as these models call it: a tensor's nearest resize, which torchvision
+    does with torch's own interpolate."""
+    from types import SimpleNamespace
+
+    import torch.nn.functional as F
+
+    def resize(tensor, size, interpolation):
+        return F.interpolate(tensor, size=size, mode=interpolation)
+
+    return SimpleNamespace(
+        functional=SimpleNamespace(resize=resize), InterpolationMode=SimpleNamespace(NEAREST="nearest")
+    )
+
+
+@torch_tests
+@pytest.mark.parametrize("model", ["CosmosTransformer3DModel", "CosmosControlNetModel"])
+def test_a_class_left_out_for_its_package_builds_tiny_and_runs_where_the_package_is(model, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    import diffusers.utils
+
+    from triagebot.corpus import diffusion
+    from triagebot.corpus.hf import eager_run
+
+    module = sys.modules[diffusion.model_classes()[model].__module__]
+    if not diffusers.utils.is_torchvision_available():
+        monkeypatch.setattr(module, "transforms", _nearest_resize(), raising=False)
+    built = diffusion.build(
+        ModelSpec(model=model, source="diffusers", class_path=f"diffusers.models:{model}")
+    )
+    assert built.spec.recipe == "diffusers" and built.spec.params < 5_000_000
+    assert eager_run(built.model, built.inputs) is not None
 
 
 # The exported model classes no generic rule or recipe builds and runs yet, as the last
@@ -242,9 +297,6 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
 NOT_YET_COVERED = frozenset(
     {
         "AutoencoderKLAllegro",
-        "ControlNetXSAdapter",
-        "CosmosControlNetModel",
-        "CosmosTransformer3DModel",
         "Kandinsky6SRTransformer3DModel",
         "Kandinsky6Transformer3DModel",
         "LTX2VideoDiffusionDecoderModel",

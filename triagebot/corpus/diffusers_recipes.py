@@ -1789,4 +1789,34 @@ RECIPES: dict[str, ClassRecipe] = {
             _ones("encoder_attention_mask", [1, 8], "bool"),
         ],
     ),
+    # Control latents beside the base latents, a condition mask and the padding mask it resizes
+    # (with torchvision: left out where that is not installed); text alone, without the image
+    # context its test adds, which would need a tuple of the two.
+    "CosmosControlNetModel": ClassRecipe(
+        init={
+            "n_controlnet_blocks": 2,
+            "in_channels": 18,  # control latents, condition mask, padding mask
+            "latent_channels": 18,
+            "model_channels": 32,
+            "num_attention_heads": 2,
+            "attention_head_dim": 16,
+            "mlp_ratio": 2,
+            "text_embed_dim": 32,
+            "adaln_lora_dim": 4,
+            "patch_size": [1, 2, 2],
+            "max_size": [4, 32, 32],
+            "rope_scale": [2.0, 1.0, 1.0],
+            "extra_pos_embed_type": None,
+            "img_context_dim_in": None,
+            "use_crossattn_projection": False,
+        },
+        inputs=[
+            _randn("controls_latents", [1, 16, 1, 16, 16]),
+            _randn("latents", [1, 16, 1, 16, 16]),
+            _values("timestep", [1], "float32", [0.5]),
+            _randn("encoder_hidden_states", [1, 12, 32]),
+            _ones("condition_mask", [1, 1, 1, 16, 16], "float32"),
+            _zeros("padding_mask", [1, 1, 16, 16], "float32"),
+        ],
+    ),
 }
