@@ -175,6 +175,36 @@ def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
     )
 
 
+@torch_tests
+def test_a_model_that_runs_only_after_a_method_call_records_it_and_its_repro_makes_it():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    from builders import SCALAR, ok, result, snapshot
+
+    from triagebot.corpus import build, load_corpus
+    from triagebot.corpus.hf import recorded
+    from triagebot.report.repro import repro_script
+    from triagebot.results import Outcome, Status
+
+    (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "AutoencoderKLAllegro"]
+    built = build(spec, "cpu")
+    assert built.spec.after_init == ["enable_tiling"] and built.model.use_tiling
+    again = build(recorded(built.spec), "cpu")  # a flag run: without tiling its forward raises
+    assert again.model.use_tiling
+    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
+    vae = result(spec.model, ok(1), {"f": crashed}, spec=built.spec, confirmations={})
+    swept = snapshot([vae], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(repro_script(swept, "f", spec.model), namespace)
+    assert namespace["build_model"]().use_tiling
+
+
+@pytest.mark.parametrize("method", ["enable_tiling()\nimport os", "_private", "a.b"])
+def test_a_recorded_spec_names_only_public_methods_to_call_after_init(method):
+    with pytest.raises(ValueError, match="names no public method"):
+        ModelSpec(model="AutoencoderKLAllegro", source="diffusers", after_init=[method])
+
+
 def test_a_suite_whose_library_is_missing_is_one_line_naming_it(monkeypatch):
     from triagebot.corpus import SuiteNotInstalled, load_corpus
 
@@ -296,7 +326,6 @@ def test_a_class_left_out_for_its_package_builds_tiny_and_runs_where_the_package
 # each one's reason. A class that starts to run fails its xfail: take it off the list.
 NOT_YET_COVERED = frozenset(
     {
-        "AutoencoderKLAllegro",
         "Kandinsky6SRTransformer3DModel",
         "Kandinsky6Transformer3DModel",
         "LTX2VideoDiffusionDecoderModel",

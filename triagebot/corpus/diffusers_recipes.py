@@ -18,10 +18,12 @@ from triagebot.results import InputSpec, tensor_list
 
 @dataclass(frozen=True)
 class ClassRecipe:
-    """Init arguments for one class and, when given, the inputs its forward runs on."""
+    """Init arguments for one class, the methods to call once it is built (`ModelSpec.after_init`)
+    and, when given, the inputs its forward runs on."""
 
     init: dict[str, Any] = field(default_factory=dict)
     inputs: list[InputSpec] = field(default_factory=list)
+    after_init: list[str] = field(default_factory=list)
 
 
 def _randn(name: str, shape: list[int], dtype: str = "float32") -> InputSpec:
@@ -1818,5 +1820,20 @@ RECIPES: dict[str, ClassRecipe] = {
             _ones("condition_mask", [1, 1, 1, 16, 16], "float32"),
             _zeros("padding_mask", [1, 1, 16, 16], "float32"),
         ],
+    ),
+    # It encodes and decodes only tile by tile (`enable_tiling`, as its pipeline's test calls it),
+    # on tiles of 24 frames and `sample_size` pixels overlapping by 120 rows: one tile of the
+    # smallest size whose stride spans a latent, in blocks of 2 channels (with 4, a tile of
+    # 400,000 pixels took 2 seconds eagerly on a core; with 2, half a second).
+    "AutoencoderKLAllegro": ClassRecipe(
+        init={
+            "block_out_channels": [2, 2, 2, 2],
+            "latent_channels": 4,
+            "layers_per_block": 1,
+            "norm_num_groups": 1,
+            "sample_size": 128,
+        },
+        inputs=[_randn("sample", [1, 3, 24, 128, 128])],
+        after_init=["enable_tiling"],
     ),
 }

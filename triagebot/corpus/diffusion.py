@@ -146,13 +146,19 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
         model = model_class(**decode(dict(spec.config or {})))
     except ImportError as error:
         raise MissingDependency(describe_error(error)) from error
+    for method in spec.after_init:
+        getattr(model, method)()
     return model.eval().to(device)
 
 
 def build(spec: ModelSpec, device: str = "cpu") -> Built:
     if spec.config is None:
+        recipe = RECIPES.get(spec.model)
         spec = spec.model_copy(
-            update={"config": encode(tiny_config(spec.model, import_object(spec.class_path)))}
+            update={
+                "config": encode(tiny_config(spec.model, import_object(spec.class_path))),
+                "after_init": list(recipe.after_init) if recipe else [],
+            }
         )
     model = instantiate(spec, device)
     if not spec.inputs:

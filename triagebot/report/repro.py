@@ -145,6 +145,7 @@ def repro_script(
         element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in item.items or [])),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
+        after_init=spec.after_init,
         imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
         backend=compiler,
         backward=backward,

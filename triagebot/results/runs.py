@@ -364,6 +364,17 @@ class ModelSpec(Record):
     params: int | None = None
     seed: int = 0
     code: str | None = None  # source of a module no released package has (sentinels), for repros
+    # Methods of the built model called with no arguments, in order, before it runs: a mode its
+    # constructor has no argument for (diffusers' `enable_tiling`, without which Allegro's VAE
+    # does not encode).
+    after_init: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _after_init_names_methods(self) -> ModelSpec:
+        strays = [name for name in self.after_init if not name.isidentifier() or name.startswith("_")]
+        if strays:
+            raise ValueError(f"after_init of {self.model!r} names no public method: {strays}")
+        return self
 
     @property
     def sentinel(self) -> bool:
