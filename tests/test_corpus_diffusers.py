@@ -149,25 +149,32 @@ def test_a_model_is_built_tiny_with_inputs_of_its_kinds_and_rebuilt_the_same_fro
     torch.testing.assert_close(first, second, rtol=0, atol=0)
 
 
+def _repro_build_model(spec: ModelSpec):
+    """`build_model` of the repro script of a crash of the model `spec` records under a flag."""
+    import torch
+    from builders import SCALAR, ok, result, snapshot
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import Outcome, Status
+
+    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
+    record = result(spec.model, ok(1), {"f": crashed}, spec=spec, confirmations={})
+    swept = snapshot([record], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(repro_script(swept, "f", spec.model), namespace)
+    return namespace["build_model"]
+
+
 @torch_tests
 def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
     torch = pytest.importorskip("torch")
     pytest.importorskip("diffusers")
-    from builders import SCALAR, ok, result, snapshot
-
     from triagebot.corpus import build, load_corpus
-    from triagebot.report.repro import repro_script
-    from triagebot.results import Outcome, Status
 
     (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "UNet2DConditionModel"]
     built = build(spec, "cpu")
     assert "$tuple" in str(built.spec.config)  # block types and widths are tuples: decoded
-    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
-    unet = result(spec.model, ok(1), {"f": crashed}, spec=built.spec, confirmations={})
-    swept = snapshot([unet], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
-    namespace: dict = {"__name__": "repro_under_test"}
-    exec(repro_script(swept, "f", spec.model), namespace)
-    rebuilt = namespace["build_model"]()
+    rebuilt = _repro_build_model(built.spec)()
     assert dict(rebuilt.config) == dict(built.model.config)
     assert all(
         torch.equal(a, b)
@@ -177,26 +184,17 @@ def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
 
 @torch_tests
 def test_a_model_that_runs_only_after_a_method_call_records_it_and_its_repro_makes_it():
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     pytest.importorskip("diffusers")
-    from builders import SCALAR, ok, result, snapshot
-
     from triagebot.corpus import build, load_corpus
     from triagebot.corpus.hf import recorded
-    from triagebot.report.repro import repro_script
-    from triagebot.results import Outcome, Status
 
     (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "AutoencoderKLAllegro"]
     built = build(spec, "cpu")
     assert built.spec.after_init == ["enable_tiling"] and built.model.use_tiling
     again = build(recorded(built.spec), "cpu")  # a flag run: without tiling its forward raises
     assert again.model.use_tiling
-    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
-    vae = result(spec.model, ok(1), {"f": crashed}, spec=built.spec, confirmations={})
-    swept = snapshot([vae], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
-    namespace: dict = {"__name__": "repro_under_test"}
-    exec(repro_script(swept, "f", spec.model), namespace)
-    assert namespace["build_model"]().use_tiling
+    assert _repro_build_model(built.spec)().use_tiling
 
 
 @pytest.mark.parametrize("method", ["enable_tiling()\nimport os", "_private", "a.b"])
