@@ -77,12 +77,12 @@ def test_left_out_classes_still_exist_and_every_other_model_class_is_a_spec():
     from triagebot.corpus import diffusion, load_corpus
 
     exported = diffusion.model_classes()
-    stale = sorted(set(diffusion.LEFT_OUT) - set(exported))
+    stale = sorted((set(diffusion.LEFT_OUT) | set(diffusion.NEEDS_PACKAGE)) - set(exported))
     assert not stale, f"left out but no longer exported by diffusers.models: {stale}"
     specs = load_corpus("diffusers")
     names = [_name(spec) for spec in specs]
     assert len(names) == len(set(names)), "a model name is unique within its suite"
-    assert sorted(names) == sorted(set(exported) - set(diffusion.LEFT_OUT))
+    assert sorted(names) == sorted(set(exported) - set(diffusion.left_out()))
     assert {spec.source for spec in specs} == {"diffusers"}
     from triagebot.corpus.hf import import_object
 
@@ -149,30 +149,58 @@ def test_a_model_is_built_tiny_with_inputs_of_its_kinds_and_rebuilt_the_same_fro
     torch.testing.assert_close(first, second, rtol=0, atol=0)
 
 
+def _repro_build_model(spec: ModelSpec):
+    """`build_model` of the repro script of a crash of the model `spec` records under a flag."""
+    import torch
+    from builders import SCALAR, ok, result, snapshot
+
+    from triagebot.report.repro import repro_script
+    from triagebot.results import Outcome, Status
+
+    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
+    record = result(spec.model, ok(1), {"f": crashed}, spec=spec, confirmations={})
+    swept = snapshot([record], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(repro_script(swept, "f", spec.model), namespace)
+    return namespace["build_model"]
+
+
 @torch_tests
 def test_a_repro_script_rebuilds_a_diffusers_model_from_its_keyword_config():
     torch = pytest.importorskip("torch")
     pytest.importorskip("diffusers")
-    from builders import SCALAR, ok, result, snapshot
-
     from triagebot.corpus import build, load_corpus
-    from triagebot.report.repro import repro_script
-    from triagebot.results import Outcome, Status
 
     (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "UNet2DConditionModel"]
     built = build(spec, "cpu")
     assert "$tuple" in str(built.spec.config)  # block types and widths are tuples: decoded
-    crashed = Outcome(status=Status.crash, error_type="E", error="boom", signature="E: boom")
-    unet = result(spec.model, ok(1), {"f": crashed}, spec=built.spec, confirmations={})
-    swept = snapshot([unet], key=torch.__version__, flags={"f": {SCALAR: True}}, corpus="diffusers")
-    namespace: dict = {"__name__": "repro_under_test"}
-    exec(repro_script(swept, "f", spec.model), namespace)
-    rebuilt = namespace["build_model"]()
+    rebuilt = _repro_build_model(built.spec)()
     assert dict(rebuilt.config) == dict(built.model.config)
     assert all(
         torch.equal(a, b)
         for a, b in zip(rebuilt.state_dict().values(), built.model.state_dict().values(), strict=True)
     )
+
+
+@torch_tests
+def test_a_model_that_runs_only_after_a_method_call_records_it_and_its_repro_makes_it():
+    pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    from triagebot.corpus import build, load_corpus
+    from triagebot.corpus.hf import recorded
+
+    (spec,) = [spec for spec in load_corpus("diffusers") if _name(spec) == "AutoencoderKLAllegro"]
+    built = build(spec, "cpu")
+    assert built.spec.after_init == ["enable_tiling"] and built.model.use_tiling
+    again = build(recorded(built.spec), "cpu")  # a flag run: without tiling its forward raises
+    assert again.model.use_tiling
+    assert _repro_build_model(built.spec)().use_tiling
+
+
+@pytest.mark.parametrize("method", ["enable_tiling()\nimport os", "_private", "a.b"])
+def test_a_recorded_spec_names_only_public_methods_to_call_after_init(method):
+    with pytest.raises(ValueError, match="names no public method"):
+        ModelSpec(model="AutoencoderKLAllegro", source="diffusers", after_init=[method])
 
 
 def test_a_suite_whose_library_is_missing_is_one_line_naming_it(monkeypatch):
@@ -233,7 +261,62 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
         assert set(recipe.init) <= set(taken), name
         forward = inspect.signature(exported[name].forward).parameters
         assert {item.name for item in recipe.inputs} <= set(forward), name
-    assert left_out("diffusers") == {f"diffusers/{name}": why for name, why in diffusion.LEFT_OUT.items()}
+    assert left_out("diffusers") == {f"diffusers/{name}": why for name, why in diffusion.left_out().items()}
+    assert set(diffusion.LEFT_OUT) <= set(diffusion.left_out())
+
+
+@torch_tests
+def test_a_class_whose_forward_needs_a_package_is_left_out_where_it_is_missing_and_swept_where_it_is(
+    monkeypatch,
+):
+    pytest.importorskip("diffusers")
+    import diffusers.utils
+
+    from triagebot.corpus import diffusion
+
+    monkeypatch.setattr(diffusers.utils, "is_torchvision_available", lambda: False)
+    left = diffusion.left_out()
+    assert left["CosmosControlNetModel"] == "its forward needs torchvision, which is not installed here"
+    assert "CosmosTransformer3DModel" in left
+    assert not {"CosmosTransformer3DModel", "CosmosControlNetModel"} & {s.model for s in diffusion.specs()}
+    monkeypatch.setattr(diffusers.utils, "is_torchvision_available", lambda: True)
+    assert not set(diffusion.NEEDS_PACKAGE) & set(diffusion.left_out())
+    assert {"CosmosTransformer3DModel", "CosmosControlNetModel"} <= {s.model for s in diffusion.specs()}
+
+
+def _nearest_resize():
+    """torchvision.transforms as these models call it: a tensor's nearest resize, which torchvision
+    does with torch's own interpolate."""
+    from types import SimpleNamespace
+
+    import torch.nn.functional as F
+
+    def resize(tensor, size, interpolation):
+        return F.interpolate(tensor, size=size, mode=interpolation)
+
+    return SimpleNamespace(
+        functional=SimpleNamespace(resize=resize), InterpolationMode=SimpleNamespace(NEAREST="nearest")
+    )
+
+
+@torch_tests
+@pytest.mark.parametrize("model", ["CosmosTransformer3DModel", "CosmosControlNetModel"])
+def test_a_class_left_out_for_its_package_builds_tiny_and_runs_where_the_package_is(model, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("diffusers")
+    import diffusers.utils
+
+    from triagebot.corpus import diffusion
+    from triagebot.corpus.hf import eager_run
+
+    module = sys.modules[diffusion.model_classes()[model].__module__]
+    if not diffusers.utils.is_torchvision_available():
+        monkeypatch.setattr(module, "transforms", _nearest_resize(), raising=False)
+    built = diffusion.build(
+        ModelSpec(model=model, source="diffusers", class_path=f"diffusers.models:{model}")
+    )
+    assert built.spec.recipe == "diffusers" and built.spec.params < 5_000_000
+    assert eager_run(built.model, built.inputs) is not None
 
 
 # The exported model classes no generic rule or recipe builds and runs yet, as the last
@@ -241,22 +324,6 @@ def test_every_recipe_names_an_exported_class_and_what_its_constructor_and_forwa
 # each one's reason. A class that starts to run fails its xfail: take it off the list.
 NOT_YET_COVERED = frozenset(
     {
-        "AutoencoderKLAllegro",
-        "AutoencoderKLHunyuanImageRefiner",
-        "AutoencoderKLHunyuanVideo15",
-        "AutoencoderRAE",
-        "BriaFibo2Transformer2DModel",
-        "BriaFiboTransformer2DModel",
-        "ConsisIDTransformer3DModel",
-        "ControlNetUnionModel",
-        "ControlNetXSAdapter",
-        "Cosmos3OmniTransformer",
-        "CosmosControlNetModel",
-        "CosmosTransformer3DModel",
-        "HunyuanDiT2DControlNetModel",
-        "HunyuanDiT2DModel",
-        "Kandinsky3UNet",
-        "Kandinsky5Transformer3DModel",
         "Kandinsky6SRTransformer3DModel",
         "Kandinsky6Transformer3DModel",
         "LTX2VideoDiffusionDecoderModel",

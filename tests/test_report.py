@@ -219,6 +219,54 @@ def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
         assert rebuilt[name].equal(expected[name])
 
 
+@pytest.mark.torch
+def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_them() -> None:
+    from triagebot.corpus.inputs import materialize_inputs
+    from triagebot.results import InputSpec, tensor_list
+
+    snapshot = OLD.model_copy(deep=True)
+    result = snapshot.result("NonzeroGuardCrash")
+    result.spec.inputs = [
+        InputSpec(name="before", shape=[2], dtype="float32"),
+        tensor_list(
+            "x",
+            [
+                InputSpec(name="x[0]", shape=[4, 1, 2, 2], dtype="float32"),
+                InputSpec(name="x[1]", shape=[3, 5], dtype="int64", kind="randint", low=0, high=9),
+                InputSpec(name="x[2]", shape=[2], dtype="bool", kind="ones"),
+            ],
+        ),
+        InputSpec(name="after", shape=[3], dtype="float32"),
+    ]
+    script = repro_script(snapshot, "capture_dynamic_output_shape_ops", "NonzeroGuardCrash")
+    assert "'items': None" not in script  # only a list carries items
+    namespace: dict = {"__name__": "repro_under_test"}
+    exec(script, namespace)
+    rebuilt = namespace["build_inputs"]()
+    expected = materialize_inputs(result.spec.inputs, result.spec.seed)
+    assert isinstance(rebuilt["x"], list) and [t.shape for t in rebuilt["x"]] == [(4, 1, 2, 2), (3, 5), (2,)]
+    for got, want in zip(rebuilt["x"], expected["x"], strict=True):
+        assert got.equal(want) and got.dtype == want.dtype
+    assert rebuilt["before"].equal(expected["before"]) and rebuilt["after"].equal(expected["after"])
+
+
+def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
+    from triagebot.results import InputSpec, ModelSpec, tensor_list
+
+    items = [InputSpec(name=f"x[{i}]", shape=[4, 1, 2, 2], dtype="float32") for i in range(3)]
+    spec = ModelSpec(model="diffusers/Z", source="diffusers", inputs=[tensor_list("x", items)])
+    assert ModelSpec.model_validate_json(spec.model_dump_json()) == spec
+    literal = InputSpec(name="n", shape=[], dtype="int64", kind="literal", values=3)
+    with pytest.raises(ValueError, match="holds items of kind literal"):
+        InputSpec(name="x", shape=[1], dtype="int64", kind="list", items=[literal])
+    with pytest.raises(ValueError, match="has no items"):
+        InputSpec(name="x", shape=[0], dtype="float32", kind="list", items=[])
+    with pytest.raises(ValueError, match=r"has shape \[2\], not \[3\]"):
+        InputSpec(name="x", shape=[2], dtype="float32", kind="list", items=items)
+    with pytest.raises(ValueError, match="only a list has"):
+        InputSpec(name="y", shape=[2], dtype="float32", items=items)
+
+
 def imports_and_uses(script: str) -> tuple[set[str], set[str]]:
     """The names a script's imports bind, and the names it reads."""
     tree = ast.parse(script)

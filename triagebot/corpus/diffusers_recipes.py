@@ -13,15 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triagebot.results import InputSpec
+from triagebot.results import InputSpec, tensor_list
 
 
 @dataclass(frozen=True)
 class ClassRecipe:
-    """Init arguments for one class and, when given, the inputs its forward runs on."""
+    """Init arguments for one class, the methods to call once it is built (`ModelSpec.after_init`)
+    and, when given, the inputs its forward runs on."""
 
     init: dict[str, Any] = field(default_factory=dict)
     inputs: list[InputSpec] = field(default_factory=list)
+    after_init: list[str] = field(default_factory=list)
 
 
 def _randn(name: str, shape: list[int], dtype: str = "float32") -> InputSpec:
@@ -34,6 +36,10 @@ def _randint(name: str, shape: list[int], low: int, high: int, dtype: str = "int
 
 def _ones(name: str, shape: list[int], dtype: str) -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="ones")
+
+
+def _zeros(name: str, shape: list[int], dtype: str) -> InputSpec:
+    return InputSpec(name=name, shape=shape, dtype=dtype, kind="zeros")
 
 
 def _values(name: str, shape: list[int], dtype: str, values: Any) -> InputSpec:
@@ -53,6 +59,47 @@ IMAGE_SHAPES = [[[1, 4, 4]]]
 # A continuous-input transformer whose in_channels defaults to None: as many channels as the
 # norm has groups.
 _CONTINUOUS = ClassRecipe(init={"in_channels": 8})
+
+# HunyuanDiT and its ControlNet: a CLIP and a T5 text stream, each as long as its padding table
+# (`text_len`, `text_len_t5`), the image's sizes and crop as six numbers, one style (index 0).
+_HUNYUAN_DIT_INIT = {
+    "sample_size": 8,
+    "patch_size": 2,
+    "in_channels": 4,
+    "cross_attention_dim": 8,
+    "cross_attention_dim_t5": 8,
+    "pooled_projection_dim": 4,
+    "text_len": 4,
+    "text_len_t5": 4,
+}
+_HUNYUAN_DIT_CONDITIONS = [
+    _randn("encoder_hidden_states", [1, 4, 8]),
+    _ones("text_embedding_mask", [1, 4], "int64"),
+    _randn("encoder_hidden_states_t5", [1, 4, 8]),
+    _ones("text_embedding_mask_t5", [1, 4], "int64"),
+    _values("image_meta_size", [1, 6], "float32", [[1024, 1024, 16, 16, 0, 0]]),
+    _zeros("style", [1], "int64"),
+    # The rotary table's cosines and sines, one row per patch of the 8x8 latents: a rotation by
+    # nothing, as diffusers' test gives it, which runs the very same operations as any other.
+    tensor_list("image_rotary_emb", [_ones("cos", [16, 8], "float32"), _zeros("sin", [16, 8], "float32")]),
+]
+
+# HunyuanVideo 1.5's VAE, as its pipeline's test builds it, and the image refiner's of the same
+# shape: video frames 1 + 2k, each four times the latents' size.
+_HUNYUAN_VIDEO15_VAE = ClassRecipe(
+    init={
+        "in_channels": 3,
+        "out_channels": 3,
+        "latent_channels": 4,
+        "block_out_channels": [16, 16],
+        "layers_per_block": 1,
+        "spatial_compression_ratio": 4,
+        "temporal_compression_ratio": 2,
+        "downsample_match_channel": False,
+        "upsample_match_channel": False,
+    },
+    inputs=[_randn("sample", [1, 3, 5, 16, 16])],
+)
 
 RECIPES: dict[str, ClassRecipe] = {
     "Transformer2DModel": _CONTINUOUS,
@@ -1510,5 +1557,283 @@ RECIPES: dict[str, ClassRecipe] = {
             "encoder_latent_dim": 16,
             "downsampling_ratio": 4,
         },
+    ),
+    "HunyuanDiT2DModel": ClassRecipe(
+        init=_HUNYUAN_DIT_INIT,
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            *_HUNYUAN_DIT_CONDITIONS,
+        ],
+    ),
+    # Its blocks are the first half of the transformer's, less one: four layers make one.
+    "HunyuanDiT2DControlNetModel": ClassRecipe(
+        init={**_HUNYUAN_DIT_INIT, "transformer_num_layers": 4},
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            _randn("controlnet_cond", [1, 4, 8, 8]),
+            *_HUNYUAN_DIT_CONDITIONS,
+        ],
+    ),
+    # Channels-last video latents (batch, frames, height, width, channels); the rotary positions
+    # are the frames' and the patch rows' and columns' indices, and the text tokens'.
+    "Kandinsky5Transformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 16,
+            "in_text_dim": 16,
+            "in_text_dim2": 16,
+            "time_dim": 16,
+            "out_visual_dim": 16,
+            "patch_size": [1, 2, 2],
+            "model_dim": 16,
+            "ff_dim": 32,
+            "num_text_blocks": 1,
+            "num_visual_blocks": 2,
+            "axes_dims": [1, 1, 2],
+        },
+        inputs=[
+            _randn("hidden_states", [1, 1, 4, 4, 16]),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            _randint("timestep", [1], 0, 1000, "float32"),
+            _randn("pooled_projections", [1, 16]),
+            _literal("visual_rope_pos", [[0], [0, 1], [0, 1]]),
+            _values("text_rope_pos", [8], "int64", list(range(8))),
+        ],
+    ),
+    "Kandinsky3UNet": ClassRecipe(
+        init={
+            "in_channels": 4,
+            "time_embedding_dim": 4,
+            "groups": 2,
+            "attention_head_dim": 4,
+            "layers_per_block": 3,  # its up blocks add skips for three layers
+            "block_out_channels": [32, 64],
+            "cross_attention_dim": 4,
+            "encoder_hid_dim": 32,
+        },
+        inputs=[
+            _randn("sample", [1, 4, 8, 8]),
+            _randint("timestep", [1], 1, 999),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _ones("encoder_attention_mask", [1, 8], "int64"),
+        ],
+    ),
+    "AutoencoderKLHunyuanVideo15": _HUNYUAN_VIDEO15_VAE,
+    "AutoencoderKLHunyuanImageRefiner": _HUNYUAN_VIDEO15_VAE,
+    # The frozen representation encoder is a transformers DINOv2 whose heads are 64 channels wide
+    # (one head here); the decoder's sizes are those diffusers' test gives it.
+    "AutoencoderRAE": ClassRecipe(
+        init={
+            "encoder_type": "dinov2",
+            "encoder_hidden_size": 64,
+            "encoder_patch_size": 8,
+            "encoder_num_hidden_layers": 1,
+            "encoder_input_size": 32,
+            "patch_size": 4,
+            "image_size": 16,
+            "decoder_hidden_size": 32,
+            "decoder_num_hidden_layers": 1,
+            "decoder_num_attention_heads": 4,
+            "decoder_intermediate_size": 64,
+        },
+        inputs=[_randn("sample", [1, 3, 32, 32])],
+    ),
+    # Frames before channels, as CogVideoX; the face identity as an embedding and one ViT
+    # feature map per scale of the local facial extractor.
+    "ConsisIDTransformer3DModel": ClassRecipe(
+        init={
+            "num_attention_heads": 2,
+            "attention_head_dim": 8,
+            "in_channels": 4,
+            "out_channels": 4,
+            "time_embed_dim": 2,
+            "text_embed_dim": 8,
+            "num_layers": 1,
+            "sample_width": 8,
+            "sample_height": 8,
+            "sample_frames": 8,
+            "patch_size": 2,
+            "temporal_compression_ratio": 4,
+            "max_text_seq_length": 8,
+            "cross_attn_interval": 1,
+            "is_kps": False,
+            "is_train_face": True,
+            "cross_attn_dim_head": 1,
+            "cross_attn_num_heads": 1,
+            "LFE_id_dim": 2,
+            "LFE_vit_dim": 2,
+            "LFE_depth": 5,
+            "LFE_dim_head": 8,
+            "LFE_num_heads": 2,
+            "LFE_num_id_token": 1,
+            "LFE_num_querie": 1,
+            "LFE_output_dim": 10,
+            "LFE_ff_mult": 1,
+            "LFE_num_scale": 1,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 1, 4, 8, 8]),
+            _randn("encoder_hidden_states", [1, 8, 8]),
+            _randint("timestep", [1], 0, 1000),
+            tensor_list("id_vit_hidden", [_ones("id_vit_hidden", [1, 2, 2], "float32")]),
+            _ones("id_cond", [1, 2], "float32"),
+        ],
+    ),
+    # Two of its six control types at once (a depth map and a pose, say): one condition image
+    # each, 8 times the latents' size, the types as a one-hot row and as indexes. The control
+    # transformer is as wide as the first block.
+    "ControlNetUnionModel": ClassRecipe(
+        init={
+            "conditioning_embedding_out_channels": [16, 32, 96, 256],  # ControlNetModel's
+            "addition_time_embed_dim": 8,
+            "num_trans_channel": 32,
+            "num_trans_head": 2,
+            "num_proj_channel": 32,
+        },
+        inputs=[
+            _randn("sample", [1, 4, 16, 16]),
+            _randint("timestep", [1], 1, 999),
+            _randn("encoder_hidden_states", [1, 8, 16]),
+            tensor_list(
+                "controlnet_cond", [_randn("depth", [1, 3, 128, 128]), _randn("pose", [1, 3, 128, 128])]
+            ),
+            _values("control_type", [1, 6], "int64", [[1, 0, 0, 1, 0, 0]]),
+            _literal("control_type_idx", [0, 3]),
+        ],
+    ),
+    # One packed sequence: two text tokens, then a 2x2 grid of one frame's vision tokens (a
+    # list item per video, with its patch grid and which of its frames are noisy); three rotary
+    # axes of position ids.
+    "Cosmos3OmniTransformer": ClassRecipe(
+        init={
+            "head_dim": 6,
+            "hidden_act": "relu2",
+            "hidden_size": 12,
+            "intermediate_size": 24,
+            "latent_channel": 2,
+            "latent_patch_size": 1,
+            "num_attention_heads": 2,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 1,
+            "patch_latent_dim": 2,
+            "qk_norm_for_text": False,
+            "rms_norm_eps": 1e-5,
+            "rope_axes_dim": [1, 1, 1],
+            "rope_theta": 1e8,
+            "vocab_size": 32,
+        },
+        inputs=[
+            _values("input_ids", [2], "int64", [1, 2]),
+            _values("text_indexes", [2], "int64", [0, 1]),
+            _zeros("position_ids", [3, 6], "int64"),
+            _literal("und_len", 2),
+            _literal("sequence_length", 6),
+            tensor_list("vision_tokens", [_randn("video", [1, 2, 1, 2, 2])]),
+            _literal("vision_token_shapes", [[1, 2, 2]]),
+            _values("vision_sequence_indexes", [4], "int64", [2, 3, 4, 5]),
+            _values("vision_mse_loss_indexes", [4], "int64", [2, 3, 4, 5]),
+            _ones("vision_timesteps", [4], "float32"),
+            tensor_list("vision_noisy_frame_indexes", [_zeros("frames", [1], "int64")]),
+        ],
+    ),
+    # Patch latents as Flux packs them (tokens, channels), and the text encoder's hidden states of
+    # each block that reads them, one tensor per block, as diffusers' test gives them.
+    "BriaFiboTransformer2DModel": ClassRecipe(
+        init={
+            "patch_size": 1,
+            "in_channels": 48,
+            "num_layers": 1,
+            "num_single_layers": 1,
+            "attention_head_dim": 8,
+            "num_attention_heads": 2,
+            "joint_attention_dim": 64,
+            "text_encoder_dim": 32,
+            "pooled_projection_dim": None,
+            "axes_dims_rope": [0, 4, 4],
+        },
+        inputs=[
+            _randn("hidden_states", [1, 64, 48]),
+            _randn("encoder_hidden_states", [1, 8, 64]),
+            _zeros("img_ids", [64, 3], "float32"),
+            _zeros("txt_ids", [8, 3], "float32"),
+            _ones("timestep", [1], "float32"),
+            tensor_list("text_encoder_layers", [_randn("layer", [1, 8, 32]), _randn("layer", [1, 8, 32])]),
+        ],
+    ),
+    # Fibo 2: the text as one bundle of hidden states for its Perceiver (which makes gist tokens,
+    # as many as the text is long between the two lengths) and one per block that reads it
+    # (`injection_layer_ids`), with the padding mask the pipeline passes; the rotary planes are
+    # the gist tokens' and then the image's, one past the most gist tokens.
+    "BriaFibo2Transformer2DModel": ClassRecipe(
+        init={
+            "in_channels": 4,
+            "patch_size": 2,
+            "dim": 32,
+            "n_layers": 2,
+            "n_refiner_layers": 1,
+            "n_heads": 2,
+            "cap_feat_dim": 16,
+            "injection_layer_ids": [1],
+            "perceiver_num_layers": 1,
+            "min_num_gist_tokens": 4,
+            "max_num_gist_tokens": 8,
+            "gist_step": 4,
+            "gist_min_text_len": 4,
+            "gist_max_text_len": 16,
+            "axes_dims": [4, 6, 6],
+            "axes_lens": [16, 8, 8],
+        },
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _values("timestep", [1], "float32", [0.5]),
+            _randn("encoder_hidden_states", [1, 2, 8, 16]),
+            _ones("encoder_attention_mask", [1, 8], "bool"),
+        ],
+    ),
+    # Control latents beside the base latents, a condition mask and the padding mask it resizes
+    # (with torchvision: left out where that is not installed); text alone, without the image
+    # context its test adds, which would need a tuple of the two.
+    "CosmosControlNetModel": ClassRecipe(
+        init={
+            "n_controlnet_blocks": 2,
+            "in_channels": 18,  # control latents, condition mask, padding mask
+            "latent_channels": 18,
+            "model_channels": 32,
+            "num_attention_heads": 2,
+            "attention_head_dim": 16,
+            "mlp_ratio": 2,
+            "text_embed_dim": 32,
+            "adaln_lora_dim": 4,
+            "patch_size": [1, 2, 2],
+            "max_size": [4, 32, 32],
+            "rope_scale": [2.0, 1.0, 1.0],
+            "extra_pos_embed_type": None,
+            "img_context_dim_in": None,
+            "use_crossattn_projection": False,
+        },
+        inputs=[
+            _randn("controls_latents", [1, 16, 1, 16, 16]),
+            _randn("latents", [1, 16, 1, 16, 16]),
+            _values("timestep", [1], "float32", [0.5]),
+            _randn("encoder_hidden_states", [1, 12, 32]),
+            _ones("condition_mask", [1, 1, 1, 16, 16], "float32"),
+            _zeros("padding_mask", [1, 1, 16, 16], "float32"),
+        ],
+    ),
+    # It encodes and decodes only tile by tile (`enable_tiling`, as its pipeline's test calls it),
+    # on tiles of 24 frames and `sample_size` pixels overlapping by 120 rows: one tile of the
+    # smallest size whose stride spans a latent, in blocks of 2 channels (with 4, a tile of
+    # 400,000 pixels took 2 seconds eagerly on a core; with 2, half a second).
+    "AutoencoderKLAllegro": ClassRecipe(
+        init={
+            "block_out_channels": [2, 2, 2, 2],
+            "latent_channels": 4,
+            "layers_per_block": 1,
+            "norm_num_groups": 1,
+            "sample_size": 128,
+        },
+        inputs=[_randn("sample", [1, 3, 24, 128, 128])],
+        after_init=["enable_tiling"],
     ),
 }

@@ -7,7 +7,8 @@ states as wide as the config's text width, pooled projections, position ids) are
 order, each validated by an eager run; the first that runs is recorded in the spec, so a flag
 run and a repro rebuild the very same model and tensors. Pipelines and schedulers are not
 models and are not listed; the exported classes that are not models to run alone are
-`LEFT_OUT`, each with its reason (a test checks that each still exists).
+`LEFT_OUT`, each with its reason (a test checks that each still exists), and so, where the
+package is not installed, is a class whose forward needs one (`NEEDS_PACKAGE`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ _WRAPPER = "a list of {}s given to its constructor, run one after another: {} is
 LEFT_OUT: dict[str, str] = {
     "ModelMixin": "the base class of every diffusers model, with no forward of its own",
     "MotionAdapter": "motion modules that UNetMotionModel loads (swept there); its own forward does nothing",
+    "ControlNetXSAdapter": (
+        "the control half of UNetControlNetXSModel, which builds one beside its UNet (swept there); "
+        "its own forward refuses to run alone"
+    ),
     **{
         wrapper: _WRAPPER.format(single, single)
         for wrapper, single in (
@@ -63,6 +68,13 @@ LEFT_OUT: dict[str, str] = {
             ("QwenImageMultiControlNetModel", "QwenImageControlNetModel"),
         )
     },
+}
+
+# Classes whose forward calls a package that diffusers imports only where it is installed (it
+# checks with its own `is_<package>_available`): swept there, left out here otherwise.
+NEEDS_PACKAGE: dict[str, str] = {
+    "CosmosTransformer3DModel": "torchvision",  # resizes its padding mask with torchvision.transforms
+    "CosmosControlNetModel": "torchvision",  # so does the Cosmos ControlNet, unconditionally
 }
 
 _TEXT_WIDTHS = (
@@ -92,16 +104,24 @@ def model_classes() -> dict[str, type]:
 
 
 def left_out() -> dict[str, str]:
-    """The exported classes not swept, each with why."""
-    return {name: LEFT_OUT[name] for name in model_classes() if name in LEFT_OUT}
+    """The exported classes not swept here, each with why: `LEFT_OUT`, and those of
+    `NEEDS_PACKAGE` whose package is not installed."""
+    missing = {
+        name: f"its forward needs {package}, which is not installed here"
+        for name, package in NEEDS_PACKAGE.items()
+        if not getattr(diffusers.utils, f"is_{package}_available")()
+    }
+    reasons = {**LEFT_OUT, **missing}
+    return {name: reasons[name] for name in model_classes() if name in reasons}
 
 
 def specs() -> list[ModelSpec]:
-    """One unresolved spec per exported model class not `LEFT_OUT`."""
+    """One unresolved spec per exported model class not left out here."""
+    skipped = left_out()
     return [
         ModelSpec(model=name, source=SUITE, class_path=f"diffusers.models:{name}", stratum=_stratum(name))
         for name in model_classes()
-        if name not in LEFT_OUT
+        if name not in skipped
     ]
 
 
@@ -126,13 +146,19 @@ def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn
         model = model_class(**decode(dict(spec.config or {})))
     except ImportError as error:
         raise MissingDependency(describe_error(error)) from error
+    for method in spec.after_init:
+        getattr(model, method)()
     return model.eval().to(device)
 
 
 def build(spec: ModelSpec, device: str = "cpu") -> Built:
     if spec.config is None:
+        recipe = RECIPES.get(spec.model)
         spec = spec.model_copy(
-            update={"config": encode(tiny_config(spec.model, import_object(spec.class_path)))}
+            update={
+                "config": encode(tiny_config(spec.model, import_object(spec.class_path))),
+                "after_init": list(recipe.after_init) if recipe else [],
+            }
         )
     model = instantiate(spec, device)
     if not spec.inputs:

@@ -24,8 +24,24 @@ def torch_dtype(name: str) -> torch.dtype:
         raise ValueError(f"unsupported input dtype {name!r}") from None
 
 
+def _tensor(item: InputSpec, generator: torch.Generator) -> torch.Tensor:
+    """One tensor of a tensor kind: an input's, or one element of a list input's."""
+    dtype = torch_dtype(item.dtype)
+    if item.kind == "randn":
+        return torch.randn(item.shape, generator=generator, dtype=dtype)
+    if item.kind == "randint":
+        high = item.high if item.high is not None else item.low + 2
+        return torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
+    if item.kind == "ones":
+        return torch.ones(item.shape, dtype=dtype)
+    if item.kind == "zeros":
+        return torch.zeros(item.shape, dtype=dtype)
+    return torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+
+
 def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
-    """Tensors for `inputs`, random kinds drawn in order from `torch.manual_seed(seed)`.
+    """Tensors for `inputs`, random kinds drawn in order (a list's elements in theirs) from
+    `torch.manual_seed(seed)`.
 
     Drawn on the CPU and then moved, so the values do not depend on the device.
     """
@@ -34,18 +50,8 @@ def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.d
     for item in inputs:
         if item.kind == "literal":
             tensors[item.name] = item.values
-            continue
-        dtype = torch_dtype(item.dtype)
-        if item.kind == "randn":
-            tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
-        elif item.kind == "randint":
-            high = item.high if item.high is not None else item.low + 2
-            tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
-        elif item.kind == "ones":
-            tensor = torch.ones(item.shape, dtype=dtype)
-        elif item.kind == "zeros":
-            tensor = torch.zeros(item.shape, dtype=dtype)
+        elif item.kind == "list":
+            tensors[item.name] = [_tensor(element, generator).to(device) for element in item.items or []]
         else:
-            tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
-        tensors[item.name] = tensor.to(device)
+            tensors[item.name] = _tensor(item, generator).to(device)
     return tensors

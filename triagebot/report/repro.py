@@ -27,6 +27,7 @@ from triagebot.results import (
     EAGER_INCONSISTENT,
     OTHER_ATTENTION,
     WRONG_RESULT,
+    InputSpec,
     Outcome,
     Snapshot,
     rung_backend,
@@ -139,10 +140,12 @@ def repro_script(
         seed=spec.seed,
         device=snapshot.environment.device,
         patch=snapshot.flags.get(flag, {}),
-        inputs=[item.model_dump() for item in spec.inputs],
+        inputs=[_input_dict(item) for item in spec.inputs],
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
+        element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in item.items or [])),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
+        after_init=spec.after_init,
         imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
         backend=compiler,
         backward=backward,
@@ -152,6 +155,13 @@ def repro_script(
         attention=OTHER_ATTENTION.get(other_attention or "", ""),
         title=_title(snapshot, model) if other_attention else None,
     )
+
+
+def _input_dict(item: InputSpec) -> dict[str, Any]:
+    """An input as the script's INPUTS holds it: `items` only where it is a list's."""
+    if item.items is None:
+        return item.model_dump(exclude={"items"})
+    return item.model_dump(exclude={"items": {"__all__": {"items"}}})
 
 
 def _title(snapshot: Snapshot, model: str) -> str | None:

@@ -80,6 +80,7 @@ from triagebot.results.runs import (
     SKIPPED_RUN,
     SUITE_JOINER,
     SUITES,
+    TENSOR_KINDS,
     WRONG_RESULT,
     Accuracy,
     AccuracyCheck,
@@ -114,6 +115,7 @@ from triagebot.results.runs import (
     split_key,
     suite_of,
     suites_name,
+    tensor_list,
 )
 from triagebot.results.signatures import (
     error_signature,
@@ -160,6 +162,7 @@ __all__ = [
     "SKIPPED_RUN",
     "SUITES",
     "SUITE_JOINER",
+    "TENSOR_KINDS",
     "WRONG_RESULT",
     "Accuracy",
     "AccuracyCheck",
@@ -254,6 +257,7 @@ __all__ = [
     "split_key",
     "suite_of",
     "suites_name",
+    "tensor_list",
     "verdict_word",
     "wrong_result_signature",
 ]

@@ -273,22 +273,52 @@ class Outcome(Record):
         return self.status in (Status.timeout, Status.signal) and self.stage in PRE_COMPILE_STAGES
 
 
+TENSOR_KINDS = frozenset({"randn", "randint", "ones", "zeros", "values"})
+"""The kinds of `InputSpec` that make one tensor: those a list input's elements may have."""
+
+
 class InputSpec(Record):
-    """One input tensor fed to a model: enough to rebuild it, so that a repro needs no corpus code.
+    """One input fed to a model: enough to rebuild it, so that a repro needs no corpus code.
 
     `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
-    `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid), or
-    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index).
-    Random kinds are drawn in input order from `torch.manual_seed(ModelSpec.seed)`.
+    `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid),
+    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index), or
+    `list` (a Python list of tensors, one per spec in `items`, each of a tensor kind and its own
+    shape and dtype: a model that takes one tensor per image, such as Z-Image's latents).
+    Random kinds are drawn in input order, a list's elements in theirs, from
+    `torch.manual_seed(ModelSpec.seed)`.
     """
 
     name: str
-    shape: list[int]
+    shape: list[int]  # a list's: [number of items]
     dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
-    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal"] = "randn"
+    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal", "list"] = "randn"
     low: int = 0
     high: int | None = None
     values: Any = None
+    items: list[InputSpec] | None = None
+
+    @model_validator(mode="after")
+    def _items_only_in_a_list(self) -> InputSpec:
+        if self.kind != "list":
+            if self.items is not None:
+                raise ValueError(f"input {self.name!r} of kind {self.kind!r} has items: only a list has")
+            return self
+        if not self.items:
+            raise ValueError(f"list input {self.name!r} has no items")
+        strays = sorted({item.kind for item in self.items} - TENSOR_KINDS)
+        if strays:
+            kinds = ", ".join(strays)
+            raise ValueError(f"list input {self.name!r} holds items of kind {kinds}: tensors only")
+        if self.shape != [len(self.items)]:
+            raise ValueError(f"list input {self.name!r} has shape {self.shape}, not [{len(self.items)}]")
+        return self
+
+
+def tensor_list(name: str, items: list[InputSpec]) -> InputSpec:
+    """A `list` input of `items`, in order (their names are for reading only)."""
+    dtype = items[0].dtype if items else "float32"
+    return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind="list", items=items)
 
 
 DEFAULT_SUITE = "transformers"
@@ -334,6 +364,17 @@ class ModelSpec(Record):
     params: int | None = None
     seed: int = 0
     code: str | None = None  # source of a module no released package has (sentinels), for repros
+    # Methods of the built model called with no arguments, in order, before it runs: a mode its
+    # constructor has no argument for (diffusers' `enable_tiling`, without which Allegro's VAE
+    # does not encode).
+    after_init: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _after_init_names_methods(self) -> ModelSpec:
+        strays = [name for name in self.after_init if not name.isidentifier() or name.startswith("_")]
+        if strays:
+            raise ValueError(f"after_init of {self.model!r} names no public method: {strays}")
+        return self
 
     @property
     def sentinel(self) -> bool:
