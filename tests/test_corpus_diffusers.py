@@ -259,19 +259,13 @@ NOT_YET_COVERED = frozenset(
         "Kandinsky5Transformer3DModel",
         "Kandinsky6SRTransformer3DModel",
         "Kandinsky6Transformer3DModel",
-        "LTX2VideoDiffusionDecoderModel",
-        "MMAudioVAE",
-        "OmniGenTransformer2DModel",
-        "QwenImage21Transformer2DModel",
         "RFD4ProteinaAutoencoder",
         "RFD4ProteinaTransformer",
         "SanaWMLTX2RefinerTransformer3DModel",
         "SanaWMTransformer3DModel",
-        "SparseControlNetModel",
         "T5FilmDecoder",
         "WanAnimate2Transformer3DModel",
         "ZImageControlNetModel",
-        "ZImageTransformer2DModel",
     }
 )
 

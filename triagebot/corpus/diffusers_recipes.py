@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triagebot.results import InputSpec
+from triagebot.results import InputSpec, tensor_list
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,15 @@ def _randint(name: str, shape: list[int], low: int, high: int, dtype: str = "int
 
 def _ones(name: str, shape: list[int], dtype: str) -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="ones")
+
+
+def _zeros(name: str, shape: list[int], dtype: str = "float32") -> InputSpec:
+    return InputSpec(name=name, shape=shape, dtype=dtype, kind="zeros")
+
+
+def _randn_list(name: str, shapes: list[list[int]]) -> InputSpec:
+    """A list of normal float tensors, one per shape (one per image of a batch)."""
+    return tensor_list(name, [_randn(f"{name}[{index}]", shape) for index, shape in enumerate(shapes)])
 
 
 def _values(name: str, shape: list[int], dtype: str, values: Any) -> InputSpec:
@@ -1510,5 +1519,130 @@ RECIPES: dict[str, ClassRecipe] = {
             "encoder_latent_dim": 16,
             "downsampling_ratio": 4,
         },
+    ),
+    # Z-Image takes one tensor per image: latents (channels, frames, height, width) and caption
+    # features (tokens, width), as lists.
+    "ZImageTransformer2DModel": ClassRecipe(
+        init={
+            "all_patch_size": (2,),
+            "all_f_patch_size": (1,),
+            "in_channels": 16,
+            "dim": 16,
+            "n_layers": 1,
+            "n_refiner_layers": 1,
+            "n_heads": 1,
+            "n_kv_heads": 2,
+            "qk_norm": True,
+            "cap_feat_dim": 16,
+            "axes_dims": [8, 4, 4],
+            "axes_lens": [256, 32, 32],
+        },
+        inputs=[
+            _randn_list("x", [[16, 1, 16, 16]]),
+            _zeros("t", [1]),
+            _randn_list("cap_feats", [[16, 16]]),
+        ],
+    ),
+    # OmniGen as its pipeline runs it without input images (text to image): no image latents to
+    # place among the tokens; the mask and positions cover the text, the timestep and the latents.
+    "OmniGenTransformer2DModel": ClassRecipe(
+        init={
+            "hidden_size": 16,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 4,
+            "intermediate_size": 32,
+            "num_layers": 2,
+            "pad_token_id": 0,
+            "vocab_size": 1000,
+            "in_channels": 4,
+            "time_step_dim": 4,
+            "rope_scaling": {"long_factor": [1, 2], "short_factor": [1, 2]},
+        },
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randn("timestep", [1]),
+            _randint("input_ids", [1, 24], 0, 10),
+            _literal("input_img_latents", []),
+            _literal("input_image_sizes", {}),
+            _ones("attention_mask", [1, 41, 41], "float32"),
+            _values("position_ids", [1, 41], "int64", [list(range(41))]),
+        ],
+    ),
+    # Sparse control frames: latents-sized conditions (the simplified embedding) and the mask of
+    # which frames carry one, both (batch, channels, frames, height, width).
+    "SparseControlNetModel": ClassRecipe(
+        init={
+            "block_out_channels": (8, 8),
+            "layers_per_block": 1,
+            "in_channels": 4,
+            "conditioning_channels": 4,
+            "down_block_types": ("CrossAttnDownBlockMotion", "DownBlockMotion"),
+            "cross_attention_dim": 8,
+            "norm_num_groups": 1,
+            "attention_head_dim": 4,
+            "motion_num_attention_heads": 2,
+        },
+        inputs=[
+            _randn("sample", [1, 4, 2, 8, 8]),
+            _randint("timestep", [1], 1, 999),
+            _randn("encoder_hidden_states", [2, 8, 8]),
+            _randn("controlnet_cond", [1, 4, 2, 8, 8]),
+            _ones("conditioning_mask", [1, 1, 2, 8, 8], "float32"),
+        ],
+    ),
+    # A mono waveform (batch, samples) to encode into mel latents and decode back.
+    "MMAudioVAE": ClassRecipe(
+        init={
+            "mel_bins": 16,
+            "latent_channels": 4,
+            "hidden_channels": 16,
+            "channel_multipliers": (1, 2),
+            "layers_per_block": 1,
+            "sample_rate": 16000,
+            "n_fft": 64,
+            "hop_length": 16,
+        },
+        inputs=[_randn("sample", [1, 1024])],
+    ),
+    "LTX2VideoDiffusionDecoderModel": ClassRecipe(
+        init={
+            "out_channels": 3,
+            "latent_channels": 8,
+            "patch_size": 2,
+            "decoder_head_dim": 16,
+            "decoder_stage_channels": (64, 32, 16, 16, 16),
+            "decoder_stage_depths": (1, 1, 1, 1, 2),
+            "decoder_stage_kernels": ((3, 3, 3), (3, 3, 3), (3, 3, 3), (3, 3, 3)),
+            # One spatial doubling fewer than diffusers' test model: a quarter of the pixels,
+            # which its unfused neighborhood attention makes the bulk of the time.
+            "decoder_upsample_strides": ((1, 1, 1), (2, 1, 1), (2, 2, 2), (2, 2, 2)),
+            "decoder_upsample_channel_reductions": (2, 2, 1, 1),
+            "decoder_stage5_kernel": (3, 3, 3),
+            "decoder_t_emb_dim": 32,
+            "spatial_compression_ratio": 8,
+            "temporal_compression_ratio": 8,
+        },
+        inputs=[_randn("z", [1, 8, 2, 3, 3])],
+    ),
+    # One target image of 4x4 latent tokens after 8 text tokens: its 4 image slots (each a 2x2
+    # group of tokens) end the vision-language mask.
+    "QwenImage21Transformer2DModel": ClassRecipe(
+        init={
+            "patch_size": 1,
+            "in_channels": 16,
+            "out_channels": 16,
+            "num_layers": 2,
+            "attention_head_dim": 16,
+            "num_attention_heads": 2,
+            "context_in_dim": 32,
+            "axes_dims_rope": (4, 6, 6),
+        },
+        inputs=[
+            _randn("hidden_states", [1, 16, 16]),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _ones("timestep", [1], "float32"),
+            _literal("img_shapes", IMAGE_SHAPES),
+            _values("img_mask", [1, 12], "bool", [[False] * 8 + [True] * 4]),
+        ],
     ),
 }
