@@ -1645,4 +1645,88 @@ RECIPES: dict[str, ClassRecipe] = {
             _values("img_mask", [1, 12], "bool", [[False] * 8 + [True] * 4]),
         ],
     ),
+    # Kandinsky 6 takes video latents channels last, (batch, frames, height, width, channels), the
+    # channels the noisy latent, the conditioning latent and a mask (2 * in_visual_dim + 1); its
+    # attention heads are as wide as the rotary axes together.
+    "Kandinsky6Transformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 4,
+            "out_visual_dim": 4,
+            "in_text_dim": 32,
+            "in_text_dim2": 16,
+            "time_dim": 32,
+            "patch_size": (1, 2, 2),
+            "model_dim": 32,
+            "ff_dim": 64,
+            "num_text_blocks": 1,
+            "num_visual_blocks": 1,
+            "axes_dims": (4, 6, 6),
+            "in_audio_dim": 8,
+            "out_audio_dim": 8,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 2, 4, 4, 9]),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _randn("pooled_projections", [1, 16]),
+            _randint("timestep", [1], 1, 999),
+        ],
+    ),
+    # Its sparse attention groups 8x8 spatial neighbourhoods: the token grid is one such block.
+    "Kandinsky6SRTransformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 4,
+            "out_visual_dim": 4,
+            "time_dim": 32,
+            "model_dim": 32,
+            "ff_dim": 64,
+            "num_visual_blocks": 1,
+            "axes_dims": (4, 6, 6),
+        },
+        inputs=[_randn("hidden_states", [1, 1, 8, 8, 9]), _randint("timestep", [1], 1, 999)],
+    ),
+    # Sana-WM takes per-frame timesteps (batch, 1, frames) and text as (batch, 1, tokens, width).
+    "SanaWMTransformer3DModel": ClassRecipe(
+        init={
+            "in_channels": 8,
+            "num_layers": 2,
+            "hidden_size": 32,
+            "num_attention_heads": 2,
+            "linear_head_dim": 16,
+            "softmax_every_n": 2,
+            "chunk_plucker_channels": 8,
+            "chunk_plucker_post_attn_blocks": 2,
+            "image_size": 16,
+            "caption_channels": 16,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 8, 2, 8, 8]),
+            _randint("timestep", [1, 1, 2], 1, 999),
+            _randn("encoder_hidden_states", [1, 1, 8, 16]),
+            _ones("encoder_attention_mask", [1, 8], "int64"),
+        ],
+    ),
+    # The refiner takes patchified tokens, a timestep per token and its rotary table as a
+    # (cos, sin) pair, each (batch, tokens, heads * head width): a list of two tensors.
+    "SanaWMLTX2RefinerTransformer3DModel": ClassRecipe(
+        init={
+            "in_channels": 8,
+            "out_channels": 8,
+            "num_attention_heads": 2,
+            "attention_head_dim": 8,
+            "cross_attention_dim": 16,
+            "caption_channels": 16,
+            "num_layers": 1,
+            "audio_in_channels": 8,
+            "audio_out_channels": 8,
+            "audio_num_attention_heads": 2,
+            "audio_attention_head_dim": 8,
+            "audio_cross_attention_dim": 16,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 8, 8]),
+            _randn("encoder_hidden_states", [1, 4, 16]),
+            _randn("timestep", [1, 8]),
+            _randn_list("video_rotary_emb", [[1, 8, 16], [1, 8, 16]]),
+        ],
+    ),
 }
