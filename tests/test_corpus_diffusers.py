@@ -257,8 +257,6 @@ NOT_YET_COVERED = frozenset(
         "HunyuanDiT2DModel",
         "Kandinsky3UNet",
         "Kandinsky5Transformer3DModel",
-        "RFD4ProteinaAutoencoder",
-        "RFD4ProteinaTransformer",
         "T5FilmDecoder",
         "WanAnimate2Transformer3DModel",
         "ZImageControlNetModel",

@@ -220,7 +220,7 @@ def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
 
 
 @pytest.mark.torch
-def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_them() -> None:
+def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep_drew_them() -> None:
     from triagebot.corpus.inputs import materialize_inputs
     from triagebot.results import InputSpec, tensor_list
 
@@ -237,6 +237,14 @@ def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_the
             ],
         ),
         InputSpec(name="after", shape=[3], dtype="float32"),
+        tensor_list(
+            "features",
+            [
+                InputSpec(name="mask", shape=[1, 4], dtype="bool", kind="ones"),
+                InputSpec(name="coordinates", shape=[1, 4, 3], dtype="float32"),
+            ],
+            kind="dict",
+        ),
     ]
     script = repro_script(snapshot, "capture_dynamic_output_shape_ops", "NonzeroGuardCrash")
     assert "'items': None" not in script  # only a list carries items
@@ -248,6 +256,9 @@ def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_the
     for got, want in zip(rebuilt["x"], expected["x"], strict=True):
         assert got.equal(want) and got.dtype == want.dtype
     assert rebuilt["before"].equal(expected["before"]) and rebuilt["after"].equal(expected["after"])
+    assert list(rebuilt["features"]) == ["mask", "coordinates"]
+    for name, want in expected["features"].items():
+        assert rebuilt["features"][name].equal(want) and rebuilt["features"][name].dtype == want.dtype
 
 
 def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
@@ -263,7 +274,9 @@ def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
         InputSpec(name="x", shape=[0], dtype="float32", kind="list", items=[])
     with pytest.raises(ValueError, match=r"has shape \[2\], not \[3\]"):
         InputSpec(name="x", shape=[2], dtype="float32", kind="list", items=items)
-    with pytest.raises(ValueError, match="only a list has"):
+    with pytest.raises(ValueError, match="names an item twice"):
+        tensor_list("features", [items[0], items[0]], kind="dict")
+    with pytest.raises(ValueError, match="only a list or dict has"):
         InputSpec(name="y", shape=[2], dtype="float32", items=items)
 
 

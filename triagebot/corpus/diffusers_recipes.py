@@ -63,6 +63,14 @@ IMAGE_SHAPES = [[[1, 4, 4]]]
 # norm has groups.
 _CONTINUOUS = ClassRecipe(init={"in_channels": 8})
 
+# The RFD4-Proteina models' per-token conditioning features of 8 residues: which are given as
+# context rather than generated (none), and which carry a local latent (all).
+_PROTEIN_TOKENS = tensor_list(
+    "conditioning",
+    [_zeros("is_in_context_conditioning", [1, 8], "bool"), _ones("supports_local_latent", [1, 8], "bool")],
+    kind="dict",
+)
+
 RECIPES: dict[str, ClassRecipe] = {
     "Transformer2DModel": _CONTINUOUS,
     "DualTransformer2DModel": _CONTINUOUS,
@@ -1727,6 +1735,61 @@ RECIPES: dict[str, ClassRecipe] = {
             _randn("encoder_hidden_states", [1, 4, 16]),
             _randn("timestep", [1, 8]),
             _randn_list("video_rotary_emb", [[1, 8, 16], [1, 8, 16]]),
+        ],
+    ),
+    # A protein of 8 residues: noisy backbone coordinates and local latents with their two times;
+    # the features read are those these inputs carry, not the preprocessor's topology tensors.
+    "RFD4ProteinaTransformer": ClassRecipe(
+        init={
+            "nlayers": 2,
+            "token_dim": 32,
+            "nheads": 2,
+            "dim_cond": 16,
+            "pair_repr_dim": 16,
+            "latent_dim": 4,
+            "token_type_emb_dim": 8,
+            "cath_emb_dim": 8,
+            "t_emb_dim": 16,
+            "seq_sep_dim": 8,
+            "xt_pair_dist_dim": 8,
+            "feats_seq": ("xt_bb_ca", "xt_local_latents"),
+            "feats_cond_seq": ("time_emb_bb_ca", "time_emb_local_latents"),
+            "feats_pair_repr": ("xt_bb_ca_pair_dists",),
+            "feats_pair_cond": ("time_emb_bb_ca", "time_emb_local_latents"),
+            "tri_mult_c": 16,
+        },
+        inputs=[
+            _randn("bb_ca", [1, 8, 3]),
+            _randn("local_latents", [1, 8, 4]),
+            _ones("bb_ca_time", [1], "float32"),
+            _ones("local_latents_time", [1], "float32"),
+            _ones("padding_mask", [1, 8], "bool"),
+            _PROTEIN_TOKENS,
+        ],
+    ),
+    # The decoder of 8 residues from their latents and alpha-carbon coordinates; its constructor
+    # takes the chemistry tables (which atom slots each residue type fills, which residue types
+    # each token type allows), here for 4 residue types and 2 token types, every slot allowed.
+    "RFD4ProteinaAutoencoder": ClassRecipe(
+        init={
+            "atom37_mask": [[True] * 37] * 4,
+            "allowed_residue_types": [[True] * 4] * 2,
+            "latent_dim": 4,
+            "n_residue_types": 4,
+            "num_token_types": 2,
+            "nlayers": 2,
+            "token_dim": 32,
+            "nheads": 2,
+            "dim_cond": 16,
+            "pair_repr_dim": 16,
+            "token_type_emb_dim": 8,
+            "decoder_feats_seq": ("ca_coors_nm", "z_latent_seq"),
+        },
+        inputs=[
+            _randn("z_latent", [1, 8, 4]),
+            _randn("ca_coors_nm", [1, 8, 3]),
+            _ones("padding_mask", [1, 8], "bool"),
+            _PROTEIN_TOKENS,
         ],
     ),
 }

@@ -25,7 +25,7 @@ def torch_dtype(name: str) -> torch.dtype:
 
 
 def _tensor(item: InputSpec, generator: torch.Generator) -> torch.Tensor:
-    """One tensor of a tensor kind: an input's, or one element of a list input's."""
+    """One tensor of a tensor kind: an input's, or one item of a list or dict input's."""
     dtype = torch_dtype(item.dtype)
     if item.kind == "randn":
         return torch.randn(item.shape, generator=generator, dtype=dtype)
@@ -40,7 +40,7 @@ def _tensor(item: InputSpec, generator: torch.Generator) -> torch.Tensor:
 
 
 def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
-    """Tensors for `inputs`, random kinds drawn in order (a list's elements in theirs) from
+    """Tensors for `inputs`, random kinds drawn in order (a collection's items in theirs) from
     `torch.manual_seed(seed)`.
 
     Drawn on the CPU and then moved, so the values do not depend on the device.
@@ -52,6 +52,10 @@ def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.d
             tensors[item.name] = item.values
         elif item.kind == "list":
             tensors[item.name] = [_tensor(element, generator).to(device) for element in item.items or []]
+        elif item.kind == "dict":
+            tensors[item.name] = {
+                element.name: _tensor(element, generator).to(device) for element in item.items or []
+            }
         else:
             tensors[item.name] = _tensor(item, generator).to(device)
     return tensors

@@ -157,7 +157,7 @@ def repro_script(
 
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:
-    """An input as the script's INPUTS holds it: `items` only where it is a list's."""
+    """An input as the script's INPUTS holds it: `items` only where it is a list's or dict's."""
     if item.items is None:
         return item.model_dump(exclude={"items"})
     return item.model_dump(exclude={"items": {"__all__": {"items"}}})

@@ -274,7 +274,10 @@ class Outcome(Record):
 
 
 TENSOR_KINDS = frozenset({"randn", "randint", "ones", "zeros", "values"})
-"""The kinds of `InputSpec` that make one tensor: those a list input's elements may have."""
+"""The kinds of `InputSpec` that make one tensor: those a list's or a dict's items may have."""
+
+COLLECTION_KINDS = frozenset({"list", "dict"})
+"""The kinds of `InputSpec` that hold tensors made from their `items`."""
 
 
 class InputSpec(Record):
@@ -282,43 +285,51 @@ class InputSpec(Record):
 
     `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
     `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid),
-    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index), or
+    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index),
     `list` (a Python list of tensors, one per spec in `items`, each of a tensor kind and its own
-    shape and dtype: a model that takes one tensor per image, such as Z-Image's latents).
-    Random kinds are drawn in input order, a list's elements in theirs, from
+    shape and dtype: a model that takes one tensor per image, such as Z-Image's latents), or
+    `dict` (a dict of such tensors keyed by their items' names: a protein's feature tensors).
+    Random kinds are drawn in input order, a collection's items in theirs, from
     `torch.manual_seed(ModelSpec.seed)`.
     """
 
     name: str
-    shape: list[int]  # a list's: [number of items]
+    shape: list[int]  # a list's or dict's: [number of items]
     dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
-    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal", "list"] = "randn"
+    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal", "list", "dict"] = "randn"
     low: int = 0
     high: int | None = None
     values: Any = None
     items: list[InputSpec] | None = None
 
     @model_validator(mode="after")
-    def _items_only_in_a_list(self) -> InputSpec:
-        if self.kind != "list":
+    def _items_only_in_a_collection(self) -> InputSpec:
+        if self.kind not in COLLECTION_KINDS:
             if self.items is not None:
-                raise ValueError(f"input {self.name!r} of kind {self.kind!r} has items: only a list has")
+                raise ValueError(
+                    f"input {self.name!r} of kind {self.kind!r} has items: only a list or dict has"
+                )
             return self
         if not self.items:
-            raise ValueError(f"list input {self.name!r} has no items")
+            raise ValueError(f"{self.kind} input {self.name!r} has no items")
         strays = sorted({item.kind for item in self.items} - TENSOR_KINDS)
         if strays:
             kinds = ", ".join(strays)
-            raise ValueError(f"list input {self.name!r} holds items of kind {kinds}: tensors only")
+            raise ValueError(f"{self.kind} input {self.name!r} holds items of kind {kinds}: tensors only")
         if self.shape != [len(self.items)]:
-            raise ValueError(f"list input {self.name!r} has shape {self.shape}, not [{len(self.items)}]")
+            raise ValueError(
+                f"{self.kind} input {self.name!r} has shape {self.shape}, not [{len(self.items)}]"
+            )
+        if self.kind == "dict" and len({item.name for item in self.items}) < len(self.items):
+            raise ValueError(f"dict input {self.name!r} names an item twice")
         return self
 
 
-def tensor_list(name: str, items: list[InputSpec]) -> InputSpec:
-    """A `list` input of `items`, in order (their names are for reading only)."""
+def tensor_list(name: str, items: list[InputSpec], kind: Literal["list", "dict"] = "list") -> InputSpec:
+    """A `list` input of `items` in order (their names for reading only), or a `dict` input of
+    them keyed by their names."""
     dtype = items[0].dtype if items else "float32"
-    return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind="list", items=items)
+    return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind=kind, items=items)
 
 
 DEFAULT_SUITE = "transformers"
