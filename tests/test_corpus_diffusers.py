@@ -257,7 +257,6 @@ NOT_YET_COVERED = frozenset(
         "HunyuanDiT2DModel",
         "Kandinsky3UNet",
         "Kandinsky5Transformer3DModel",
-        "T5FilmDecoder",
         "WanAnimate2Transformer3DModel",
         "ZImageControlNetModel",
     }

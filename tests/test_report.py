@@ -245,6 +245,19 @@ def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep
             ],
             kind="dict",
         ),
+        tensor_list(
+            "pairs",
+            [
+                tensor_list(
+                    f"pairs[{index}]",
+                    [
+                        InputSpec(name="encoding", shape=[1, 2, 4], dtype="float32"),
+                        InputSpec(name="mask", shape=[1, 2], dtype="int64", kind="ones"),
+                    ],
+                )
+                for index in range(2)
+            ],
+        ),
     ]
     script = repro_script(snapshot, "capture_dynamic_output_shape_ops", "NonzeroGuardCrash")
     assert "'items': None" not in script  # only a list carries items
@@ -259,6 +272,9 @@ def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep
     assert list(rebuilt["features"]) == ["mask", "coordinates"]
     for name, want in expected["features"].items():
         assert rebuilt["features"][name].equal(want) and rebuilt["features"][name].dtype == want.dtype
+    assert [[tensor.shape for tensor in pair] for pair in rebuilt["pairs"]] == [[(1, 2, 4), (1, 2)]] * 2
+    for got, want in zip(rebuilt["pairs"], expected["pairs"], strict=True):
+        assert got[0].equal(want[0]) and got[1].equal(want[1])
 
 
 def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
@@ -267,6 +283,8 @@ def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
     items = [InputSpec(name=f"x[{i}]", shape=[4, 1, 2, 2], dtype="float32") for i in range(3)]
     spec = ModelSpec(model="diffusers/Z", source="diffusers", inputs=[tensor_list("x", items)])
     assert ModelSpec.model_validate_json(spec.model_dump_json()) == spec
+    nested = ModelSpec(model="m", inputs=[tensor_list("pairs", [tensor_list("pair", items[:2])])])
+    assert ModelSpec.model_validate_json(nested.model_dump_json()) == nested
     literal = InputSpec(name="n", shape=[], dtype="int64", kind="literal", values=3)
     with pytest.raises(ValueError, match="holds items of kind literal"):
         InputSpec(name="x", shape=[1], dtype="int64", kind="list", items=[literal])

@@ -1792,4 +1792,25 @@ RECIPES: dict[str, ClassRecipe] = {
             _PROTEIN_TOKENS,
         ],
     ),
+    # The spectrogram decoder cross-attends to the encodings of its upstream encoders, given as a
+    # list of (encoding, mask) pairs: one pair, of 8 tokens, as lists.
+    "T5FilmDecoder": ClassRecipe(
+        init={
+            "input_dims": 8,
+            "targets_length": 16,
+            "d_model": 32,
+            "num_layers": 2,
+            "num_heads": 2,
+            "d_kv": 16,
+            "d_ff": 64,
+        },
+        inputs=[
+            tensor_list(
+                "encodings_and_masks",
+                [tensor_list("notes", [_randn("encoding", [1, 8, 32]), _ones("mask", [1, 8], "bool")])],
+            ),
+            _randn("decoder_input_tokens", [1, 16, 8]),
+            _values("decoder_noise_time", [1], "float32", [0.5]),
+        ],
+    ),
 }

@@ -24,19 +24,26 @@ def torch_dtype(name: str) -> torch.dtype:
         raise ValueError(f"unsupported input dtype {name!r}") from None
 
 
-def _tensor(item: InputSpec, generator: torch.Generator) -> torch.Tensor:
-    """One tensor of a tensor kind: an input's, or one item of a list or dict input's."""
+def _made(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
+    """An input's value, or one item's of a list or dict input: a tensor drawn on the CPU and
+    moved, or a list or dict of them, made item by item."""
+    if item.kind == "list":
+        return [_made(element, generator, device) for element in item.items or []]
+    if item.kind == "dict":
+        return {element.name: _made(element, generator, device) for element in item.items or []}
     dtype = torch_dtype(item.dtype)
     if item.kind == "randn":
-        return torch.randn(item.shape, generator=generator, dtype=dtype)
-    if item.kind == "randint":
+        tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
+    elif item.kind == "randint":
         high = item.high if item.high is not None else item.low + 2
-        return torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
-    if item.kind == "ones":
-        return torch.ones(item.shape, dtype=dtype)
-    if item.kind == "zeros":
-        return torch.zeros(item.shape, dtype=dtype)
-    return torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+        tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
+    elif item.kind == "ones":
+        tensor = torch.ones(item.shape, dtype=dtype)
+    elif item.kind == "zeros":
+        tensor = torch.zeros(item.shape, dtype=dtype)
+    else:
+        tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+    return tensor.to(device)
 
 
 def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
@@ -46,16 +53,7 @@ def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.d
     Drawn on the CPU and then moved, so the values do not depend on the device.
     """
     generator = torch.Generator().manual_seed(seed)
-    tensors: dict[str, object] = {}
-    for item in inputs:
-        if item.kind == "literal":
-            tensors[item.name] = item.values
-        elif item.kind == "list":
-            tensors[item.name] = [_tensor(element, generator).to(device) for element in item.items or []]
-        elif item.kind == "dict":
-            tensors[item.name] = {
-                element.name: _tensor(element, generator).to(device) for element in item.items or []
-            }
-        else:
-            tensors[item.name] = _tensor(item, generator).to(device)
-    return tensors
+    return {
+        item.name: item.values if item.kind == "literal" else _made(item, generator, device)
+        for item in inputs
+    }

@@ -142,7 +142,7 @@ def repro_script(
         patch=snapshot.flags.get(flag, {}),
         inputs=[_input_dict(item) for item in spec.inputs],
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
-        element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in item.items or [])),
+        element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in _nested(item))),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
         imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
@@ -158,9 +158,15 @@ def repro_script(
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:
     """An input as the script's INPUTS holds it: `items` only where it is a list's or dict's."""
-    if item.items is None:
-        return item.model_dump(exclude={"items"})
-    return item.model_dump(exclude={"items": {"__all__": {"items"}}})
+    made = item.model_dump(exclude={"items"})
+    if item.items is not None:
+        made["items"] = [_input_dict(each) for each in item.items]
+    return made
+
+
+def _nested(item: InputSpec) -> list[InputSpec]:
+    """Every item a list or dict input holds, at any depth."""
+    return [inner for each in item.items or [] for inner in [each, *_nested(each)]]
 
 
 def _title(snapshot: Snapshot, model: str) -> str | None:

@@ -274,10 +274,11 @@ class Outcome(Record):
 
 
 TENSOR_KINDS = frozenset({"randn", "randint", "ones", "zeros", "values"})
-"""The kinds of `InputSpec` that make one tensor: those a list's or a dict's items may have."""
+"""The kinds of `InputSpec` that make one tensor."""
 
 COLLECTION_KINDS = frozenset({"list", "dict"})
-"""The kinds of `InputSpec` that hold tensors made from their `items`."""
+"""The kinds of `InputSpec` that hold tensors made from their `items` (or collections of them,
+nested: a list of (encoding, mask) pairs)."""
 
 
 class InputSpec(Record):
@@ -288,7 +289,8 @@ class InputSpec(Record):
     `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index),
     `list` (a Python list of tensors, one per spec in `items`, each of a tensor kind and its own
     shape and dtype: a model that takes one tensor per image, such as Z-Image's latents), or
-    `dict` (a dict of such tensors keyed by their items' names: a protein's feature tensors).
+    `dict` (a dict of such tensors keyed by their items' names: a protein's feature tensors); a
+    list's or dict's items may be lists or dicts themselves (T5FilmDecoder's (encoding, mask) pairs).
     Random kinds are drawn in input order, a collection's items in theirs, from
     `torch.manual_seed(ModelSpec.seed)`.
     """
@@ -312,7 +314,7 @@ class InputSpec(Record):
             return self
         if not self.items:
             raise ValueError(f"{self.kind} input {self.name!r} has no items")
-        strays = sorted({item.kind for item in self.items} - TENSOR_KINDS)
+        strays = sorted({item.kind for item in self.items} - TENSOR_KINDS - COLLECTION_KINDS)
         if strays:
             kinds = ", ".join(strays)
             raise ValueError(f"{self.kind} input {self.name!r} holds items of kind {kinds}: tensors only")
