@@ -257,7 +257,6 @@ NOT_YET_COVERED = frozenset(
         "HunyuanDiT2DModel",
         "Kandinsky3UNet",
         "Kandinsky5Transformer3DModel",
-        "WanAnimate2Transformer3DModel",
         "ZImageControlNetModel",
     }
 )

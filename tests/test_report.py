@@ -220,9 +220,9 @@ def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
 
 
 @pytest.mark.torch
-def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep_drew_them() -> None:
+def test_the_repro_rebuilds_collections_and_instances_item_by_item_as_the_sweep_made_them() -> None:
     from triagebot.corpus.inputs import materialize_inputs
-    from triagebot.results import InputSpec, tensor_list
+    from triagebot.results import InputSpec, instance, tensor_list
 
     snapshot = OLD.model_copy(deep=True)
     result = snapshot.result("NonzeroGuardCrash")
@@ -245,6 +245,7 @@ def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep
             ],
             kind="dict",
         ),
+        instance("cache", "collections:Counter", a=2),
         tensor_list(
             "pairs",
             [
@@ -272,6 +273,8 @@ def test_the_repro_rebuilds_lists_and_dicts_of_tensors_item_by_item_as_the_sweep
     assert list(rebuilt["features"]) == ["mask", "coordinates"]
     for name, want in expected["features"].items():
         assert rebuilt["features"][name].equal(want) and rebuilt["features"][name].dtype == want.dtype
+    assert rebuilt["cache"] == expected["cache"] == {"a": 2}  # an object made from its class
+    assert rebuilt["cache"] is not namespace["build_inputs"]()["cache"]  # afresh for each call
     assert [[tensor.shape for tensor in pair] for pair in rebuilt["pairs"]] == [[(1, 2, 4), (1, 2)]] * 2
     for got, want in zip(rebuilt["pairs"], expected["pairs"], strict=True):
         assert got[0].equal(want[0]) and got[1].equal(want[1])
@@ -292,6 +295,8 @@ def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
         InputSpec(name="x", shape=[0], dtype="float32", kind="list", items=[])
     with pytest.raises(ValueError, match=r"has shape \[2\], not \[3\]"):
         InputSpec(name="x", shape=[2], dtype="float32", kind="list", items=items)
+    with pytest.raises(ValueError, match="needs values"):
+        InputSpec(name="cache", shape=[], dtype="int64", kind="instance", values={"kwargs": {}})
     with pytest.raises(ValueError, match="names an item twice"):
         tensor_list("features", [items[0], items[0]], kind="dict")
     with pytest.raises(ValueError, match="only a list or dict has"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triagebot.results import InputSpec, tensor_list
+from triagebot.results import InputSpec, instance, tensor_list
 
 
 @dataclass(frozen=True)
@@ -1811,6 +1811,40 @@ RECIPES: dict[str, ClassRecipe] = {
             ),
             _randn("decoder_input_tokens", [1, 16, 8]),
             _values("decoder_noise_time", [1], "float32", [0.5]),
+        ],
+    ),
+    # Wan-Animate 2's reference pass, as diffusers' test runs it: one 2x4x4 segment of latents,
+    # text and conditioning latents (16 latent + 20 condition channels) as lists, CLIP image
+    # features, and an empty KV cache of one slot per layer that the pass fills.
+    "WanAnimate2Transformer3DModel": ClassRecipe(
+        init={
+            "patch_size": (1, 2, 2),
+            "text_len": 8,
+            "in_dim": 36,
+            "dim": 32,
+            "ffn_dim": 64,
+            "freq_dim": 16,
+            "text_dim": 32,
+            "out_dim": 16,
+            "num_heads": 2,
+            "num_layers": 2,
+            "cross_attn_norm": True,
+            "use_img_emb": True,
+        },
+        inputs=[
+            _randn_list("hidden_states", [[16, 2, 4, 4]]),
+            _ones("timestep", [1], "float32"),
+            _randn_list("encoder_hidden_states", [[8, 32]]),
+            _randn_list("condition_latents", [[20, 2, 4, 4]]),
+            _randn("encoder_hidden_states_image", [1, 4, 1280]),
+            instance(
+                "kv_cache",
+                "diffusers.models.transformers.transformer_wan_animate_2:WanAnimate2KVCache",
+                num_layers=2,
+            ),
+            _literal("kv_cache_mode", "extract"),
+            _literal("seq_len", 8),
+            _values("offset_grid_sizes", [1, 3], "int64", [[2, 2, 2]]),
         ],
     ),
 }

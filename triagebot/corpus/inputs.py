@@ -7,6 +7,9 @@ moved to the device, so values do not depend on the device, and the reproduction
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import torch
 
 from triagebot.results import InputSpec
@@ -15,6 +18,14 @@ _DTYPES = {
     name: getattr(torch, name)
     for name in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "bool", "uint8")
 }
+
+
+def import_object(path: str) -> Any:
+    """`"transformers:LlamaForCausalLM"` -> the class."""
+    module_name, _, name = path.partition(":")
+    if not name:
+        raise ValueError(f"class path {path!r} is not of the form 'module:Class'")
+    return getattr(importlib.import_module(module_name), name)
 
 
 def torch_dtype(name: str) -> torch.dtype:
@@ -53,7 +64,12 @@ def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.d
     Drawn on the CPU and then moved, so the values do not depend on the device.
     """
     generator = torch.Generator().manual_seed(seed)
-    return {
-        item.name: item.values if item.kind == "literal" else _made(item, generator, device)
-        for item in inputs
-    }
+    return {item.name: _value(item, generator, device) for item in inputs}
+
+
+def _value(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
+    if item.kind == "literal":
+        return item.values
+    if item.kind == "instance":  # afresh for each call of materialize_inputs: it may hold state
+        return import_object(item.values["class_path"])(**item.values["kwargs"])
+    return _made(item, generator, device)

@@ -86,11 +86,12 @@ def _used_imports_only(code: str) -> str:
     return "\n".join(kept).lstrip("\n")
 
 
-def _imports(code: str | None, path: bool) -> list[str]:
+def _imports(code: str | None, path: bool, instances: bool = False) -> list[str]:
     """What the script imports beside an inlined module's own imports (`code`): importlib for a
-    transformers class, torch, and re for a wrong result's output `path` (one not the output)."""
+    library's class (the model's, or an `instance` input's), torch, and re for a wrong result's
+    output `path` (one not the output)."""
     bound = _bound_imports(code) if code else set()
-    wanted = [("re", path), ("importlib", not code), ("torch", True)]
+    wanted = [("re", path), ("importlib", not code or instances), ("torch", True)]
     return [f"import {name}" for name, needed in wanted if needed and name not in bound]
 
 
@@ -145,7 +146,11 @@ def repro_script(
         element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in _nested(item))),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
-        imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
+        imports=_imports(
+            code,
+            wrong and not backward and _where(outcome) != "output",
+            any(item.kind == "instance" for item in spec.inputs),
+        ),
         backend=compiler,
         backward=backward,
         wrong=wrong,

@@ -273,6 +273,8 @@ class Outcome(Record):
         return self.status in (Status.timeout, Status.signal) and self.stage in PRE_COMPILE_STAGES
 
 
+InputKind = Literal["randn", "randint", "ones", "zeros", "values", "literal", "list", "dict", "instance"]
+
 TENSOR_KINDS = frozenset({"randn", "randint", "ones", "zeros", "values"})
 """The kinds of `InputSpec` that make one tensor."""
 
@@ -291,6 +293,8 @@ class InputSpec(Record):
     shape and dtype: a model that takes one tensor per image, such as Z-Image's latents), or
     `dict` (a dict of such tensors keyed by their items' names: a protein's feature tensors); a
     list's or dict's items may be lists or dicts themselves (T5FilmDecoder's (encoding, mask) pairs).
+    `instance` is an object the model's library defines, made afresh from `values`, a dict of its
+    `class_path` ("module:Class") and keyword arguments `kwargs` (an empty KV cache to fill).
     Random kinds are drawn in input order, a collection's items in theirs, from
     `torch.manual_seed(ModelSpec.seed)`.
     """
@@ -298,11 +302,24 @@ class InputSpec(Record):
     name: str
     shape: list[int]  # a list's or dict's: [number of items]
     dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
-    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal", "list", "dict"] = "randn"
+    kind: InputKind = "randn"
     low: int = 0
     high: int | None = None
     values: Any = None
     items: list[InputSpec] | None = None
+
+    @model_validator(mode="after")
+    def _an_instance_names_its_class(self) -> InputSpec:
+        values = self.values
+        if self.kind == "instance" and not (
+            isinstance(values, dict)
+            and set(values) == {"class_path", "kwargs"}
+            and ":" in str(values["class_path"])
+            and isinstance(values["kwargs"], dict)
+        ):
+            wanted = "{'class_path': 'module:Class', 'kwargs': {...}}"
+            raise ValueError(f"instance input {self.name!r} needs values {wanted}")
+        return self
 
     @model_validator(mode="after")
     def _items_only_in_a_collection(self) -> InputSpec:
@@ -325,6 +342,12 @@ class InputSpec(Record):
         if self.kind == "dict" and len({item.name for item in self.items}) < len(self.items):
             raise ValueError(f"dict input {self.name!r} names an item twice")
         return self
+
+
+def instance(name: str, class_path: str, **kwargs: Any) -> InputSpec:
+    """An `instance` input: an object of `class_path` ("module:Class") made from `kwargs`."""
+    values = {"class_path": class_path, "kwargs": kwargs}
+    return InputSpec(name=name, shape=[], dtype="int64", kind="instance", values=values)
 
 
 def tensor_list(name: str, items: list[InputSpec], kind: Literal["list", "dict"] = "list") -> InputSpec:
