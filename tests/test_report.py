@@ -220,9 +220,9 @@ def test_the_repro_rebuilds_the_inputs_the_sweep_fed() -> None:
 
 
 @pytest.mark.torch
-def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_them() -> None:
+def test_the_repro_rebuilds_collections_and_instances_item_by_item_as_the_sweep_made_them() -> None:
     from triagebot.corpus.inputs import materialize_inputs
-    from triagebot.results import InputSpec, tensor_list
+    from triagebot.results import InputSpec, instance, tensor_list
 
     snapshot = OLD.model_copy(deep=True)
     result = snapshot.result("NonzeroGuardCrash")
@@ -237,6 +237,28 @@ def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_the
             ],
         ),
         InputSpec(name="after", shape=[3], dtype="float32"),
+        tensor_list(
+            "features",
+            [
+                InputSpec(name="mask", shape=[1, 4], dtype="bool", kind="ones"),
+                InputSpec(name="coordinates", shape=[1, 4, 3], dtype="float32"),
+            ],
+            kind="dict",
+        ),
+        instance("cache", "collections:Counter", a=2),
+        tensor_list(
+            "pairs",
+            [
+                tensor_list(
+                    f"pairs[{index}]",
+                    [
+                        InputSpec(name="encoding", shape=[1, 2, 4], dtype="float32"),
+                        InputSpec(name="mask", shape=[1, 2], dtype="int64", kind="ones"),
+                    ],
+                )
+                for index in range(2)
+            ],
+        ),
     ]
     script = repro_script(snapshot, "capture_dynamic_output_shape_ops", "NonzeroGuardCrash")
     assert "'items': None" not in script  # only a list carries items
@@ -248,6 +270,14 @@ def test_the_repro_rebuilds_a_list_of_tensors_item_by_item_as_the_sweep_drew_the
     for got, want in zip(rebuilt["x"], expected["x"], strict=True):
         assert got.equal(want) and got.dtype == want.dtype
     assert rebuilt["before"].equal(expected["before"]) and rebuilt["after"].equal(expected["after"])
+    assert list(rebuilt["features"]) == ["mask", "coordinates"]
+    for name, want in expected["features"].items():
+        assert rebuilt["features"][name].equal(want) and rebuilt["features"][name].dtype == want.dtype
+    assert rebuilt["cache"] == expected["cache"] == {"a": 2}  # an object made from its class
+    assert rebuilt["cache"] is not namespace["build_inputs"]()["cache"]  # afresh for each call
+    assert [[tensor.shape for tensor in pair] for pair in rebuilt["pairs"]] == [[(1, 2, 4), (1, 2)]] * 2
+    for got, want in zip(rebuilt["pairs"], expected["pairs"], strict=True):
+        assert got[0].equal(want[0]) and got[1].equal(want[1])
 
 
 def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
@@ -256,6 +286,8 @@ def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
     items = [InputSpec(name=f"x[{i}]", shape=[4, 1, 2, 2], dtype="float32") for i in range(3)]
     spec = ModelSpec(model="diffusers/Z", source="diffusers", inputs=[tensor_list("x", items)])
     assert ModelSpec.model_validate_json(spec.model_dump_json()) == spec
+    nested = ModelSpec(model="m", inputs=[tensor_list("pairs", [tensor_list("pair", items[:2])])])
+    assert ModelSpec.model_validate_json(nested.model_dump_json()) == nested
     literal = InputSpec(name="n", shape=[], dtype="int64", kind="literal", values=3)
     with pytest.raises(ValueError, match="holds items of kind literal"):
         InputSpec(name="x", shape=[1], dtype="int64", kind="list", items=[literal])
@@ -263,7 +295,11 @@ def test_a_list_input_holds_tensors_only_one_per_item_and_survives_json():
         InputSpec(name="x", shape=[0], dtype="float32", kind="list", items=[])
     with pytest.raises(ValueError, match=r"has shape \[2\], not \[3\]"):
         InputSpec(name="x", shape=[2], dtype="float32", kind="list", items=items)
-    with pytest.raises(ValueError, match="only a list has"):
+    with pytest.raises(ValueError, match="needs values"):
+        InputSpec(name="cache", shape=[], dtype="int64", kind="instance", values={"kwargs": {}})
+    with pytest.raises(ValueError, match="names an item twice"):
+        tensor_list("features", [items[0], items[0]], kind="dict")
+    with pytest.raises(ValueError, match="only a list or dict has"):
         InputSpec(name="y", shape=[2], dtype="float32", items=items)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from triagebot.results import InputSpec, tensor_list
+from triagebot.results import InputSpec, instance, tensor_list
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,13 @@ def _ones(name: str, shape: list[int], dtype: str) -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="ones")
 
 
-def _zeros(name: str, shape: list[int], dtype: str) -> InputSpec:
+def _zeros(name: str, shape: list[int], dtype: str = "float32") -> InputSpec:
     return InputSpec(name=name, shape=shape, dtype=dtype, kind="zeros")
+
+
+def _randn_list(name: str, shapes: list[list[int]]) -> InputSpec:
+    """A list of normal float tensors, one per shape (one per image of a batch)."""
+    return tensor_list(name, [_randn(f"{name}[{index}]", shape) for index, shape in enumerate(shapes)])
 
 
 def _values(name: str, shape: list[int], dtype: str, values: Any) -> InputSpec:
@@ -99,6 +104,14 @@ _HUNYUAN_VIDEO15_VAE = ClassRecipe(
         "upsample_match_channel": False,
     },
     inputs=[_randn("sample", [1, 3, 5, 16, 16])],
+)
+
+# The RFD4-Proteina models' per-token conditioning features of 8 residues: which are given as
+# context rather than generated (none), and which carry a local latent (all).
+_PROTEIN_TOKENS = tensor_list(
+    "conditioning",
+    [_zeros("is_in_context_conditioning", [1, 8], "bool"), _ones("supports_local_latent", [1, 8], "bool")],
+    kind="dict",
 )
 
 RECIPES: dict[str, ClassRecipe] = {
@@ -1835,5 +1848,324 @@ RECIPES: dict[str, ClassRecipe] = {
         },
         inputs=[_randn("sample", [1, 3, 24, 128, 128])],
         after_init=["enable_tiling"],
+    ),
+    # Z-Image takes one tensor per image: latents (channels, frames, height, width) and caption
+    # features (tokens, width), as lists.
+    "ZImageTransformer2DModel": ClassRecipe(
+        init={
+            "all_patch_size": (2,),
+            "all_f_patch_size": (1,),
+            "in_channels": 16,
+            "dim": 16,
+            "n_layers": 1,
+            "n_refiner_layers": 1,
+            "n_heads": 1,
+            "n_kv_heads": 2,
+            "qk_norm": True,
+            "cap_feat_dim": 16,
+            "axes_dims": [8, 4, 4],
+            "axes_lens": [256, 32, 32],
+        },
+        inputs=[
+            _randn_list("x", [[16, 1, 16, 16]]),
+            _zeros("t", [1]),
+            _randn_list("cap_feats", [[16, 16]]),
+        ],
+    ),
+    # OmniGen as its pipeline runs it without input images (text to image): no image latents to
+    # place among the tokens; the mask and positions cover the text, the timestep and the latents.
+    "OmniGenTransformer2DModel": ClassRecipe(
+        init={
+            "hidden_size": 16,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 4,
+            "intermediate_size": 32,
+            "num_layers": 2,
+            "pad_token_id": 0,
+            "vocab_size": 1000,
+            "in_channels": 4,
+            "time_step_dim": 4,
+            "rope_scaling": {"long_factor": [1, 2], "short_factor": [1, 2]},
+        },
+        inputs=[
+            _randn("hidden_states", [1, 4, 8, 8]),
+            _randn("timestep", [1]),
+            _randint("input_ids", [1, 24], 0, 10),
+            _literal("input_img_latents", []),
+            _literal("input_image_sizes", {}),
+            _ones("attention_mask", [1, 41, 41], "float32"),
+            _values("position_ids", [1, 41], "int64", [list(range(41))]),
+        ],
+    ),
+    # Sparse control frames: latents-sized conditions (the simplified embedding) and the mask of
+    # which frames carry one, both (batch, channels, frames, height, width).
+    "SparseControlNetModel": ClassRecipe(
+        init={
+            "block_out_channels": (8, 8),
+            "layers_per_block": 1,
+            "in_channels": 4,
+            "conditioning_channels": 4,
+            "down_block_types": ("CrossAttnDownBlockMotion", "DownBlockMotion"),
+            "cross_attention_dim": 8,
+            "norm_num_groups": 1,
+            "attention_head_dim": 4,
+            "motion_num_attention_heads": 2,
+        },
+        inputs=[
+            _randn("sample", [1, 4, 2, 8, 8]),
+            _randint("timestep", [1], 1, 999),
+            _randn("encoder_hidden_states", [2, 8, 8]),
+            _randn("controlnet_cond", [1, 4, 2, 8, 8]),
+            _ones("conditioning_mask", [1, 1, 2, 8, 8], "float32"),
+        ],
+    ),
+    # A mono waveform (batch, samples) to encode into mel latents and decode back.
+    "MMAudioVAE": ClassRecipe(
+        init={
+            "mel_bins": 16,
+            "latent_channels": 4,
+            "hidden_channels": 16,
+            "channel_multipliers": (1, 2),
+            "layers_per_block": 1,
+            "sample_rate": 16000,
+            "n_fft": 64,
+            "hop_length": 16,
+        },
+        inputs=[_randn("sample", [1, 1024])],
+    ),
+    "LTX2VideoDiffusionDecoderModel": ClassRecipe(
+        init={
+            "out_channels": 3,
+            "latent_channels": 8,
+            "patch_size": 2,
+            "decoder_head_dim": 16,
+            "decoder_stage_channels": (64, 32, 16, 16, 16),
+            "decoder_stage_depths": (1, 1, 1, 1, 2),
+            "decoder_stage_kernels": ((3, 3, 3), (3, 3, 3), (3, 3, 3), (3, 3, 3)),
+            # One spatial doubling fewer than diffusers' test model: a quarter of the pixels,
+            # which its unfused neighborhood attention makes the bulk of the time.
+            "decoder_upsample_strides": ((1, 1, 1), (2, 1, 1), (2, 2, 2), (2, 2, 2)),
+            "decoder_upsample_channel_reductions": (2, 2, 1, 1),
+            "decoder_stage5_kernel": (3, 3, 3),
+            "decoder_t_emb_dim": 32,
+            "spatial_compression_ratio": 8,
+            "temporal_compression_ratio": 8,
+        },
+        inputs=[_randn("z", [1, 8, 2, 3, 3])],
+    ),
+    # One target image of 4x4 latent tokens after 8 text tokens: its 4 image slots (each a 2x2
+    # group of tokens) end the vision-language mask.
+    "QwenImage21Transformer2DModel": ClassRecipe(
+        init={
+            "patch_size": 1,
+            "in_channels": 16,
+            "out_channels": 16,
+            "num_layers": 2,
+            "attention_head_dim": 16,
+            "num_attention_heads": 2,
+            "context_in_dim": 32,
+            "axes_dims_rope": (4, 6, 6),
+        },
+        inputs=[
+            _randn("hidden_states", [1, 16, 16]),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _ones("timestep", [1], "float32"),
+            _literal("img_shapes", IMAGE_SHAPES),
+            _values("img_mask", [1, 12], "bool", [[False] * 8 + [True] * 4]),
+        ],
+    ),
+    # Kandinsky 6 takes video latents channels last, (batch, frames, height, width, channels), the
+    # channels the noisy latent, the conditioning latent and a mask (2 * in_visual_dim + 1); its
+    # attention heads are as wide as the rotary axes together.
+    "Kandinsky6Transformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 4,
+            "out_visual_dim": 4,
+            "in_text_dim": 32,
+            "in_text_dim2": 16,
+            "time_dim": 32,
+            "patch_size": (1, 2, 2),
+            "model_dim": 32,
+            "ff_dim": 64,
+            "num_text_blocks": 1,
+            "num_visual_blocks": 1,
+            "axes_dims": (4, 6, 6),
+            "in_audio_dim": 8,
+            "out_audio_dim": 8,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 2, 4, 4, 9]),
+            _randn("encoder_hidden_states", [1, 8, 32]),
+            _randn("pooled_projections", [1, 16]),
+            _randint("timestep", [1], 1, 999),
+        ],
+    ),
+    # Its sparse attention groups 8x8 spatial neighbourhoods: the token grid is one such block.
+    "Kandinsky6SRTransformer3DModel": ClassRecipe(
+        init={
+            "in_visual_dim": 4,
+            "out_visual_dim": 4,
+            "time_dim": 32,
+            "model_dim": 32,
+            "ff_dim": 64,
+            "num_visual_blocks": 1,
+            "axes_dims": (4, 6, 6),
+        },
+        inputs=[_randn("hidden_states", [1, 1, 8, 8, 9]), _randint("timestep", [1], 1, 999)],
+    ),
+    # Sana-WM takes per-frame timesteps (batch, 1, frames) and text as (batch, 1, tokens, width).
+    "SanaWMTransformer3DModel": ClassRecipe(
+        init={
+            "in_channels": 8,
+            "num_layers": 2,
+            "hidden_size": 32,
+            "num_attention_heads": 2,
+            "linear_head_dim": 16,
+            "softmax_every_n": 2,
+            "chunk_plucker_channels": 8,
+            "chunk_plucker_post_attn_blocks": 2,
+            "image_size": 16,
+            "caption_channels": 16,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 8, 2, 8, 8]),
+            _randint("timestep", [1, 1, 2], 1, 999),
+            _randn("encoder_hidden_states", [1, 1, 8, 16]),
+            _ones("encoder_attention_mask", [1, 8], "int64"),
+        ],
+    ),
+    # The refiner takes patchified tokens, a timestep per token and its rotary table as a
+    # (cos, sin) pair, each (batch, tokens, heads * head width): a list of two tensors.
+    "SanaWMLTX2RefinerTransformer3DModel": ClassRecipe(
+        init={
+            "in_channels": 8,
+            "out_channels": 8,
+            "num_attention_heads": 2,
+            "attention_head_dim": 8,
+            "cross_attention_dim": 16,
+            "caption_channels": 16,
+            "num_layers": 1,
+            "audio_in_channels": 8,
+            "audio_out_channels": 8,
+            "audio_num_attention_heads": 2,
+            "audio_attention_head_dim": 8,
+            "audio_cross_attention_dim": 16,
+        },
+        inputs=[
+            _randn("hidden_states", [1, 8, 8]),
+            _randn("encoder_hidden_states", [1, 4, 16]),
+            _randn("timestep", [1, 8]),
+            _randn_list("video_rotary_emb", [[1, 8, 16], [1, 8, 16]]),
+        ],
+    ),
+    # A protein of 8 residues: noisy backbone coordinates and local latents with their two times;
+    # the features read are those these inputs carry, not the preprocessor's topology tensors.
+    "RFD4ProteinaTransformer": ClassRecipe(
+        init={
+            "nlayers": 2,
+            "token_dim": 32,
+            "nheads": 2,
+            "dim_cond": 16,
+            "pair_repr_dim": 16,
+            "latent_dim": 4,
+            "token_type_emb_dim": 8,
+            "cath_emb_dim": 8,
+            "t_emb_dim": 16,
+            "seq_sep_dim": 8,
+            "xt_pair_dist_dim": 8,
+            "feats_seq": ("xt_bb_ca", "xt_local_latents"),
+            "feats_cond_seq": ("time_emb_bb_ca", "time_emb_local_latents"),
+            "feats_pair_repr": ("xt_bb_ca_pair_dists",),
+            "feats_pair_cond": ("time_emb_bb_ca", "time_emb_local_latents"),
+            "tri_mult_c": 16,
+        },
+        inputs=[
+            _randn("bb_ca", [1, 8, 3]),
+            _randn("local_latents", [1, 8, 4]),
+            _ones("bb_ca_time", [1], "float32"),
+            _ones("local_latents_time", [1], "float32"),
+            _ones("padding_mask", [1, 8], "bool"),
+            _PROTEIN_TOKENS,
+        ],
+    ),
+    # The decoder of 8 residues from their latents and alpha-carbon coordinates; its constructor
+    # takes the chemistry tables (which atom slots each residue type fills, which residue types
+    # each token type allows), here for 4 residue types and 2 token types, every slot allowed.
+    "RFD4ProteinaAutoencoder": ClassRecipe(
+        init={
+            "atom37_mask": [[True] * 37] * 4,
+            "allowed_residue_types": [[True] * 4] * 2,
+            "latent_dim": 4,
+            "n_residue_types": 4,
+            "num_token_types": 2,
+            "nlayers": 2,
+            "token_dim": 32,
+            "nheads": 2,
+            "dim_cond": 16,
+            "pair_repr_dim": 16,
+            "token_type_emb_dim": 8,
+            "decoder_feats_seq": ("ca_coors_nm", "z_latent_seq"),
+        },
+        inputs=[
+            _randn("z_latent", [1, 8, 4]),
+            _randn("ca_coors_nm", [1, 8, 3]),
+            _ones("padding_mask", [1, 8], "bool"),
+            _PROTEIN_TOKENS,
+        ],
+    ),
+    # The spectrogram decoder cross-attends to the encodings of its upstream encoders, given as a
+    # list of (encoding, mask) pairs: one pair, of 8 tokens, as lists.
+    "T5FilmDecoder": ClassRecipe(
+        init={
+            "input_dims": 8,
+            "targets_length": 16,
+            "d_model": 32,
+            "num_layers": 2,
+            "num_heads": 2,
+            "d_kv": 16,
+            "d_ff": 64,
+        },
+        inputs=[
+            tensor_list(
+                "encodings_and_masks",
+                [tensor_list("notes", [_randn("encoding", [1, 8, 32]), _ones("mask", [1, 8], "bool")])],
+            ),
+            _randn("decoder_input_tokens", [1, 16, 8]),
+            _values("decoder_noise_time", [1], "float32", [0.5]),
+        ],
+    ),
+    # Wan-Animate 2's reference pass, as diffusers' test runs it: one 2x4x4 segment of latents,
+    # text and conditioning latents (16 latent + 20 condition channels) as lists, CLIP image
+    # features, and an empty KV cache of one slot per layer that the pass fills.
+    "WanAnimate2Transformer3DModel": ClassRecipe(
+        init={
+            "patch_size": (1, 2, 2),
+            "text_len": 8,
+            "in_dim": 36,
+            "dim": 32,
+            "ffn_dim": 64,
+            "freq_dim": 16,
+            "text_dim": 32,
+            "out_dim": 16,
+            "num_heads": 2,
+            "num_layers": 2,
+            "cross_attn_norm": True,
+            "use_img_emb": True,
+        },
+        inputs=[
+            _randn_list("hidden_states", [[16, 2, 4, 4]]),
+            _ones("timestep", [1], "float32"),
+            _randn_list("encoder_hidden_states", [[8, 32]]),
+            _randn_list("condition_latents", [[20, 2, 4, 4]]),
+            _randn("encoder_hidden_states_image", [1, 4, 1280]),
+            instance(
+                "kv_cache",
+                "diffusers.models.transformers.transformer_wan_animate_2:WanAnimate2KVCache",
+                num_layers=2,
+            ),
+            _literal("kv_cache_mode", "extract"),
+            _literal("seq_len", 8),
+            _values("offset_grid_sizes", [1, 3], "int64", [[2, 2, 2]]),
+        ],
     ),
 }

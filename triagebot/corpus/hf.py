@@ -17,7 +17,6 @@ Recipes and shrink rules import nothing from here: this module is the only one t
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 import os
@@ -28,7 +27,7 @@ import torch
 
 from triagebot.corpus import Built
 from triagebot.corpus.encoding import decode, encode, first_difference
-from triagebot.corpus.inputs import materialize_inputs
+from triagebot.corpus.inputs import import_object, materialize_inputs
 from triagebot.corpus.recipes import BY_NAME, TEXT_ONLY, Context, NotApplicable, RecipeFunction, ladder_for
 from triagebot.corpus.recipes.common import first_int
 from triagebot.corpus.shrink import tiny_config
@@ -89,14 +88,6 @@ def spec_for(name: str, seed: int = 0) -> ModelSpec:
 
 
 # --- building a model from a spec -------------------------------------------------------------
-
-
-def import_object(path: str) -> Any:
-    """`"transformers:LlamaForCausalLM"` -> the class."""
-    module_name, _, name = path.partition(":")
-    if not name:
-        raise ValueError(f"class path {path!r} is not of the form 'module:Class'")
-    return getattr(importlib.import_module(module_name), name)
 
 
 def config_from_dict(model_class: type, config: dict[str, Any] | None) -> Any:

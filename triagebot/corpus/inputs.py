@@ -7,6 +7,9 @@ moved to the device, so values do not depend on the device, and the reproduction
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import torch
 
 from triagebot.results import InputSpec
@@ -17,6 +20,14 @@ _DTYPES = {
 }
 
 
+def import_object(path: str) -> Any:
+    """`"transformers:LlamaForCausalLM"` -> the class."""
+    module_name, _, name = path.partition(":")
+    if not name:
+        raise ValueError(f"class path {path!r} is not of the form 'module:Class'")
+    return getattr(importlib.import_module(module_name), name)
+
+
 def torch_dtype(name: str) -> torch.dtype:
     try:
         return _DTYPES[name]
@@ -24,34 +35,41 @@ def torch_dtype(name: str) -> torch.dtype:
         raise ValueError(f"unsupported input dtype {name!r}") from None
 
 
-def _tensor(item: InputSpec, generator: torch.Generator) -> torch.Tensor:
-    """One tensor of a tensor kind: an input's, or one element of a list input's."""
+def _made(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
+    """An input's value, or one item's of a list or dict input: a tensor drawn on the CPU and
+    moved, or a list or dict of them, made item by item."""
+    if item.kind == "list":
+        return [_made(element, generator, device) for element in item.items or []]
+    if item.kind == "dict":
+        return {element.name: _made(element, generator, device) for element in item.items or []}
     dtype = torch_dtype(item.dtype)
     if item.kind == "randn":
-        return torch.randn(item.shape, generator=generator, dtype=dtype)
-    if item.kind == "randint":
+        tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
+    elif item.kind == "randint":
         high = item.high if item.high is not None else item.low + 2
-        return torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
-    if item.kind == "ones":
-        return torch.ones(item.shape, dtype=dtype)
-    if item.kind == "zeros":
-        return torch.zeros(item.shape, dtype=dtype)
-    return torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+        tensor = torch.randint(item.low, high, item.shape, generator=generator, dtype=dtype)
+    elif item.kind == "ones":
+        tensor = torch.ones(item.shape, dtype=dtype)
+    elif item.kind == "zeros":
+        tensor = torch.zeros(item.shape, dtype=dtype)
+    else:
+        tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
+    return tensor.to(device)
 
 
 def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
-    """Tensors for `inputs`, random kinds drawn in order (a list's elements in theirs) from
+    """Tensors for `inputs`, random kinds drawn in order (a collection's items in theirs) from
     `torch.manual_seed(seed)`.
 
     Drawn on the CPU and then moved, so the values do not depend on the device.
     """
     generator = torch.Generator().manual_seed(seed)
-    tensors: dict[str, object] = {}
-    for item in inputs:
-        if item.kind == "literal":
-            tensors[item.name] = item.values
-        elif item.kind == "list":
-            tensors[item.name] = [_tensor(element, generator).to(device) for element in item.items or []]
-        else:
-            tensors[item.name] = _tensor(item, generator).to(device)
-    return tensors
+    return {item.name: _value(item, generator, device) for item in inputs}
+
+
+def _value(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
+    if item.kind == "literal":
+        return item.values
+    if item.kind == "instance":  # afresh for each call of materialize_inputs: it may hold state
+        return import_object(item.values["class_path"])(**item.values["kwargs"])
+    return _made(item, generator, device)

@@ -86,11 +86,12 @@ def _used_imports_only(code: str) -> str:
     return "\n".join(kept).lstrip("\n")
 
 
-def _imports(code: str | None, path: bool) -> list[str]:
+def _imports(code: str | None, path: bool, instances: bool = False) -> list[str]:
     """What the script imports beside an inlined module's own imports (`code`): importlib for a
-    transformers class, torch, and re for a wrong result's output `path` (one not the output)."""
+    library's class (the model's, or an `instance` input's), torch, and re for a wrong result's
+    output `path` (one not the output)."""
     bound = _bound_imports(code) if code else set()
-    wanted = [("re", path), ("importlib", not code), ("torch", True)]
+    wanted = [("re", path), ("importlib", not code or instances), ("torch", True)]
     return [f"import {name}" for name, needed in wanted if needed and name not in bound]
 
 
@@ -142,11 +143,15 @@ def repro_script(
         patch=snapshot.flags.get(flag, {}),
         inputs=[_input_dict(item) for item in spec.inputs],
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
-        element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in item.items or [])),
+        element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in _nested(item))),
         tagged=_tagged(spec.config or {}),
         keyword_config=spec.source in ("diffusers", "timm"),
         after_init=spec.after_init,
-        imports=_imports(code, wrong and not backward and _where(outcome) != "output"),
+        imports=_imports(
+            code,
+            wrong and not backward and _where(outcome) != "output",
+            any(item.kind == "instance" for item in spec.inputs),
+        ),
         backend=compiler,
         backward=backward,
         wrong=wrong,
@@ -158,10 +163,16 @@ def repro_script(
 
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:
-    """An input as the script's INPUTS holds it: `items` only where it is a list's."""
-    if item.items is None:
-        return item.model_dump(exclude={"items"})
-    return item.model_dump(exclude={"items": {"__all__": {"items"}}})
+    """An input as the script's INPUTS holds it: `items` only where it is a list's or dict's."""
+    made = item.model_dump(exclude={"items"})
+    if item.items is not None:
+        made["items"] = [_input_dict(each) for each in item.items]
+    return made
+
+
+def _nested(item: InputSpec) -> list[InputSpec]:
+    """Every item a list or dict input holds, at any depth."""
+    return [inner for each in item.items or [] for inner in [each, *_nested(each)]]
 
 
 def _title(snapshot: Snapshot, model: str) -> str | None:

@@ -273,8 +273,14 @@ class Outcome(Record):
         return self.status in (Status.timeout, Status.signal) and self.stage in PRE_COMPILE_STAGES
 
 
+InputKind = Literal["randn", "randint", "ones", "zeros", "values", "literal", "list", "dict", "instance"]
+
 TENSOR_KINDS = frozenset({"randn", "randint", "ones", "zeros", "values"})
-"""The kinds of `InputSpec` that make one tensor: those a list input's elements may have."""
+"""The kinds of `InputSpec` that make one tensor."""
+
+COLLECTION_KINDS = frozenset({"list", "dict"})
+"""The kinds of `InputSpec` that hold tensors made from their `items` (or collections of them,
+nested: a list of (encoding, mask) pairs)."""
 
 
 class InputSpec(Record):
@@ -282,43 +288,73 @@ class InputSpec(Record):
 
     `kind` says how values are made: `randn` (normal floats), `randint` (integers in [low, high)),
     `ones`, `zeros`, `values` (the literal nested list in `values`, e.g. an image grid),
-    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index), or
+    `literal` (`values` passed as it is, not as a tensor: an int such as a codebook index),
     `list` (a Python list of tensors, one per spec in `items`, each of a tensor kind and its own
-    shape and dtype: a model that takes one tensor per image, such as Z-Image's latents).
-    Random kinds are drawn in input order, a list's elements in theirs, from
+    shape and dtype: a model that takes one tensor per image, such as Z-Image's latents), or
+    `dict` (a dict of such tensors keyed by their items' names: a protein's feature tensors); a
+    list's or dict's items may be lists or dicts themselves (T5FilmDecoder's (encoding, mask) pairs).
+    `instance` is an object the model's library defines, made afresh from `values`, a dict of its
+    `class_path` ("module:Class") and keyword arguments `kwargs` (an empty KV cache to fill).
+    Random kinds are drawn in input order, a collection's items in theirs, from
     `torch.manual_seed(ModelSpec.seed)`.
     """
 
     name: str
-    shape: list[int]  # a list's: [number of items]
+    shape: list[int]  # a list's or dict's: [number of items]
     dtype: str  # torch dtype name without the prefix: float32, int64, bool, ...
-    kind: Literal["randn", "randint", "ones", "zeros", "values", "literal", "list"] = "randn"
+    kind: InputKind = "randn"
     low: int = 0
     high: int | None = None
     values: Any = None
     items: list[InputSpec] | None = None
 
     @model_validator(mode="after")
-    def _items_only_in_a_list(self) -> InputSpec:
-        if self.kind != "list":
+    def _an_instance_names_its_class(self) -> InputSpec:
+        values = self.values
+        if self.kind == "instance" and not (
+            isinstance(values, dict)
+            and set(values) == {"class_path", "kwargs"}
+            and ":" in str(values["class_path"])
+            and isinstance(values["kwargs"], dict)
+        ):
+            wanted = "{'class_path': 'module:Class', 'kwargs': {...}}"
+            raise ValueError(f"instance input {self.name!r} needs values {wanted}")
+        return self
+
+    @model_validator(mode="after")
+    def _items_only_in_a_collection(self) -> InputSpec:
+        if self.kind not in COLLECTION_KINDS:
             if self.items is not None:
-                raise ValueError(f"input {self.name!r} of kind {self.kind!r} has items: only a list has")
+                raise ValueError(
+                    f"input {self.name!r} of kind {self.kind!r} has items: only a list or dict has"
+                )
             return self
         if not self.items:
-            raise ValueError(f"list input {self.name!r} has no items")
-        strays = sorted({item.kind for item in self.items} - TENSOR_KINDS)
+            raise ValueError(f"{self.kind} input {self.name!r} has no items")
+        strays = sorted({item.kind for item in self.items} - TENSOR_KINDS - COLLECTION_KINDS)
         if strays:
             kinds = ", ".join(strays)
-            raise ValueError(f"list input {self.name!r} holds items of kind {kinds}: tensors only")
+            raise ValueError(f"{self.kind} input {self.name!r} holds items of kind {kinds}: tensors only")
         if self.shape != [len(self.items)]:
-            raise ValueError(f"list input {self.name!r} has shape {self.shape}, not [{len(self.items)}]")
+            raise ValueError(
+                f"{self.kind} input {self.name!r} has shape {self.shape}, not [{len(self.items)}]"
+            )
+        if self.kind == "dict" and len({item.name for item in self.items}) < len(self.items):
+            raise ValueError(f"dict input {self.name!r} names an item twice")
         return self
 
 
-def tensor_list(name: str, items: list[InputSpec]) -> InputSpec:
-    """A `list` input of `items`, in order (their names are for reading only)."""
+def instance(name: str, class_path: str, **kwargs: Any) -> InputSpec:
+    """An `instance` input: an object of `class_path` ("module:Class") made from `kwargs`."""
+    values = {"class_path": class_path, "kwargs": kwargs}
+    return InputSpec(name=name, shape=[], dtype="int64", kind="instance", values=values)
+
+
+def tensor_list(name: str, items: list[InputSpec], kind: Literal["list", "dict"] = "list") -> InputSpec:
+    """A `list` input of `items` in order (their names for reading only), or a `dict` input of
+    them keyed by their names."""
     dtype = items[0].dtype if items else "float32"
-    return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind="list", items=items)
+    return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind=kind, items=items)
 
 
 DEFAULT_SUITE = "transformers"
