@@ -125,3 +125,21 @@ def test_a_base_sized_family_is_shrunk_through_its_constructor(timm_models, fami
     built = build(spec, "cpu")
     assert shrunk.items() <= built.spec.config.items()
     assert built.spec.params == sum(p.numel() for p in built.model.parameters())
+
+
+@pytest.mark.parametrize("model", ["mobilenetv5_300m", "vgg11"])
+def test_a_model_no_generic_shrink_reaches_is_shrunk_through_its_own_arguments(timm_models, model):
+    """294M and 133M parameters as registered; a few million once shrunk, and rebuilt the same
+    from the record (timm's builder pops keys from `block_args`: the record must keep them)."""
+    import torch
+
+    from triagebot.corpus import build, load_corpus
+
+    spec = next(spec for spec in load_corpus("timm") if spec.model == f"timm/{model}")
+    built = build(spec, "cpu")
+    assert timm_models.MODEL_SHRINKS[model].items() <= built.spec.config.items()
+    assert built.spec.params == sum(p.numel() for p in built.model.parameters()) < 12_000_000
+    again = build(built.spec, "cpu")
+    assert again.spec.config == built.spec.config
+    weights = zip(built.model.state_dict().values(), again.model.state_dict().values(), strict=True)
+    assert all(torch.equal(mine, theirs) for mine, theirs in weights)

@@ -16,3 +16,32 @@ def test_the_cuda_a_build_is_for_is_recorded_on_the_cpu_too(monkeypatch):
     assert detect_environment("cpu").cuda_version == "13.0"
     monkeypatch.setattr(torch.version, "cuda", None)  # a CPU build
     assert detect_environment("cpu").cuda_version is None
+
+
+def test_the_libraries_of_the_suites_swept_are_recorded_and_no_other(monkeypatch):
+    import importlib.metadata
+
+    from triagebot.sweep.environment import detect_environment
+
+    installed = {"transformers": "5.23.0", "diffusers": "0.42.0", "timm": "1.0.31"}
+    monkeypatch.setattr(importlib.metadata, "version", installed.__getitem__)
+
+    swept = detect_environment("cpu", ["transformers", "timm"])
+    assert (swept.transformers_version, swept.diffusers_version, swept.timm_version) == (
+        "5.23.0",
+        "",
+        "1.0.31",
+    )
+    assert detect_environment("cpu").library_versions() == {"transformers": "5.23.0"}
+
+
+def test_the_probe_records_the_libraries_of_the_suites_it_is_given(monkeypatch):
+    import importlib.metadata
+
+    from triagebot.sweep.validation import probe
+
+    monkeypatch.setattr(importlib.metadata, "version", {"transformers": "5.23.0", "diffusers": "0.42.0"}.get)
+    reply = probe({"device": "cpu", "flags": {}, "suites": ["transformers", "diffusers"]})
+    assert (
+        reply["environment"]["diffusers_version"] == "0.42.0" and reply["environment"]["timm_version"] == ""
+    )

@@ -198,3 +198,87 @@ def test_the_health_issue_names_the_suites_and_a_transformers_night_as_before():
     }
     assert titles["three"].startswith("[triagebot] Dynamo on the transformers, diffusers and timm corpora: ")
     assert titles["one"].startswith("[triagebot] Dynamo on the transformers corpus: ")
+
+
+LIBRARIES = {"transformers_version": "5.23.0", "diffusers_version": "0.42.0", "timm_version": "1.0.31"}
+
+
+def with_libraries(night, **versions):
+    environment = night.environment.model_copy(update=versions)
+    return night.model_copy(update={"environment": environment})
+
+
+def surfaces(night) -> dict[str, str]:
+    """Every text a reader sees the night's environment in: the summary, the step summary, a
+    tracking issue, the health issue and the site's index."""
+    from triagebot.analysis.history import read_history
+
+    tracker = Config.model_validate({"tracker": {"health_issue": True}}).tracker
+    issues = {issue.flag: issue.body for issue in desired_issues(night, tracker)}
+    memory = MemoryWriter()
+    write_site(read_history(MemoryStore([night.snapshot])), night, memory)
+    return {
+        "summary": nightly_summary(night),
+        "step summary": run_summary(night.snapshot.environment, night, published="dry run"),
+        "issue": issues[SCALAR],
+        "health": issues[HEALTH_ISSUE],
+        "index": memory.files["index.html"],
+    }
+
+
+def test_every_surface_says_the_libraries_of_a_night_of_three_suites():
+    night = night_of(with_libraries(suites_night(), **LIBRARIES))
+
+    shown = surfaces(night)
+    said = "transformers 5.23.0, diffusers 0.42.0, timm 1.0.31"
+    assert f"; built with {said}." in shown["summary"] and f"; built with {said}." in shown["step summary"]
+    assert f"; models built with {said}." in shown["health"]
+    assert "- **diffusers**: `0.42.0`\n- **timm**: `1.0.31`\n" in shown["issue"]
+    assert "- **transformers**: `5.23.0`\n" in shown["issue"]
+    assert f"250 models of {said} on cpu" in shown["index"]
+
+
+def test_a_transformers_night_reads_as_before_though_the_libraries_are_recorded():
+    transformers = suites_night(suites={"transformers": 180})
+    night = night_of(with_libraries(transformers, transformers_version="5.23.0"))
+
+    shown = surfaces(night)
+    assert not [name for name, text in shown.items() if "diffusers" in text or "timm" in text]
+    assert "built with" not in shown["summary"] and "built with" not in shown["health"]
+    assert "- **transformers**: `5.23.0`\n- **Device**" in shown["issue"]
+    assert "180 models of transformers 5.23.0 on cpu" in shown["index"]
+
+
+def test_a_stored_snapshot_without_the_libraries_loads_unchanged():
+    from pathlib import Path
+
+    from triagebot.results import Snapshot
+
+    for path in sorted((Path(__file__).parent / "data").glob("*.json")):
+        if path.name == "crash-labels.json":
+            continue
+        stored = Snapshot.model_validate_json(path.read_text())
+        environment = stored.environment
+        assert (environment.diffusers_version, environment.timm_version) == ("", ""), path.name
+        assert set(environment.library_versions()) <= {"transformers"}
+        again = Snapshot.model_validate_json(stored.model_dump_json())
+        assert again == stored and again.key == stored.key
+
+
+def test_the_libraries_name_no_build_and_a_diff_says_which_moved():
+    from triagebot.analysis.diff import moved_between
+    from triagebot.results import snapshot_key
+
+    before = with_libraries(suites_night("2.13.0.dev20261127"), **LIBRARIES).environment
+    released = before.model_copy(update={"timm_version": "1.0.32", "diffusers_version": ""})
+    assert before.same_build(released)
+    assert snapshot_key(released, "torch+transformers") == snapshot_key(before, "torch+transformers")
+
+    timm_moved = released.model_copy(
+        update={"torch_version": "2.13.0.dev20261128", "diffusers_version": "0.42.0"}
+    )
+
+    moved, torch_moved, _ = moved_between(before, timm_moved)
+    assert torch_moved and moved[1:] == ["timm 1.0.31 → 1.0.32"]
+    # a library one of the nights did not sweep has not moved
+    assert moved_between(before, released)[0] == ["timm 1.0.31 → 1.0.32"]

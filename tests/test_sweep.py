@@ -773,3 +773,20 @@ def test_the_longest_models_by_recorded_cost_start_first_after_those_without_one
     assert baselines == ["ItemBreak", "NonzeroBreak", "EagerError", "Plain"]
     # with one worker, a model's flag runs start right after its baseline
     assert [m for m, _, _ in started] == ["ItemBreak"] * 2 + ["NonzeroBreak"] * 2 + ["EagerError", "Plain"]
+
+
+def test_the_header_records_the_libraries_of_the_night_s_swept_suites_only(tmp_path):
+    import importlib.metadata
+
+    def installed(package):
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return ""
+
+    skipped = {"timm": "the timm corpus needs the timm package"}
+    selection = CorpusSelection(name="sentinels+diffusers+timm", models=["Plain"], skipped=skipped)
+    out, _ = sweep(tmp_path, "suites.jsonl", sentinels(["Plain"]), corpus=selection)
+    environment = read_stream(out)[0].environment
+    assert environment.timm_version == "" and environment.diffusers_version == installed("diffusers")
+    assert environment.transformers_version == installed("transformers")

@@ -40,16 +40,20 @@ def transformers_compare_url(old_version: str, new_version: str) -> str:
 
 
 def moved_between(old: Environment, new: Environment) -> tuple[list[str], bool, str | None]:
-    """What moved between two builds, in words (`torch A → B`, `transformers X → Y`), whether
-    torch did, and the range of changes a reader follows: torch's commit range when torch
-    moved, else the transformers releases' when only transformers did."""
+    """What moved between two builds, in words (`torch A → B`, `transformers X → Y`, and so the
+    other suites' libraries both recorded), whether torch did, and the range of changes a reader
+    follows: torch's commit range when torch moved, else the transformers releases' when
+    transformers did."""
     torch_moved = not old.same_torch(new)
-    transformers_moved = bool(old.transformers_version and new.transformers_version) and (
-        old.transformers_version != new.transformers_version
-    )
+    new_versions = new.library_versions()
+    libraries = [
+        (library, version, new_versions[library])
+        for library, version in old.library_versions().items()
+        if new_versions.get(library, version) != version
+    ]
     moved = [f"torch {old.torch_version} → {new.torch_version}"] if torch_moved else []
-    if transformers_moved:
-        moved.append(f"transformers {old.transformers_version} → {new.transformers_version}")
+    moved += [f"{library} {before} → {after}" for library, before, after in libraries]
+    transformers_moved = any(library == "transformers" for library, _, _ in libraries)
     if torch_moved:
         return moved, True, compare_url(old.torch_git_version, new.torch_git_version)
     if transformers_moved:

@@ -16,6 +16,7 @@ random image batch at the smallest resolution of a short list that the model run
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import timm  # after the offline switch
 from timm.models import _registry
+from timm.models._efficientnet_builder import decode_arch_def
 
 SUITE = "timm"
 RESOLUTIONS = (64, 96, 128, 224)
@@ -103,8 +105,8 @@ def specs() -> list[ModelSpec]:
 def instantiate(spec: ModelSpec, device: str | torch.device = "cpu") -> torch.nn.Module:
     entry_point = import_object(spec.class_path)
     torch.manual_seed(spec.seed)
-    try:
-        model = entry_point(**dict(spec.config or {}))
+    try:  # a copy: timm's block builders pop keys from the `block_args` they are given
+        model = entry_point(**copy.deepcopy(spec.config or {}))
     except ImportError as error:
         raise MissingDependency(describe_error(error)) from error
     return model.eval().to(device)
@@ -132,9 +134,34 @@ SHRINKS: tuple[dict, ...] = (
 )
 
 
-def _configurations() -> Iterator[dict]:
-    """Constructor arguments to try, smallest first: each shrink at each image size, then as is."""
-    for shrink in SHRINKS:
+# Models none of SHRINKS reaches (their entry points take none of those arguments), shrunk
+# through the arguments their own entry point takes; tried before SHRINKS.
+MODEL_SHRINKS: dict[str, dict] = {
+    # 294M parameters as registered: 84 blocks. One block of each kind per stage (a stage ends on
+    # an inverted residual, where timm taps its features), at a quarter of the widths.
+    "mobilenetv5_300m": {
+        "block_args": decode_arch_def(
+            [
+                ["er_r1_k3_s2_e4_c128"],
+                ["uir_r1_a3_k5_s2_e6_c256"],
+                ["uir_r1_a5_k5_s2_e6_c640", "mqa_r1_k3_h12_v2_s1_d64_c640", "uir_r1_a0_k0_s1_e2_c640"],
+                ["uir_r1_a5_k5_s2_e6_c1280", "mqa_r1_k3_h16_s1_d96_c1280", "uir_r1_a0_k0_s1_e2_c1280"],
+            ]
+        ),
+        "channel_multiplier": 0.25,
+        "num_features": 256,
+    },
+    # 133M parameters as registered, 119M of them in the classifier's 7x7 convolution to 4096
+    # channels and its 1000 classes; the convolutions' widths are fixed by the variant's name.
+    "vgg11": {"mlp_ratio": 1 / 64, "num_classes": 10},
+}
+
+
+def _configurations(model: str) -> Iterator[dict]:
+    """Constructor arguments to try for `model`, smallest first: each shrink (its own first) at
+    each image size, then as is."""
+    own = MODEL_SHRINKS.get(model)
+    for shrink in ([own] if own else []) + list(SHRINKS):
         for resolution in RESOLUTIONS:
             yield {"pretrained": False, "img_size": resolution, **shrink}
         yield {"pretrained": False, **shrink}
@@ -152,7 +179,7 @@ def _resolve(spec: ModelSpec, device: str) -> ModelSpec:
     built once per set of arguments and run at each resolution it may take."""
     failures: list[str] = []
     native = getattr(timm.get_pretrained_cfg(spec.model), "input_size", None) or (3, 224, 224)
-    for config in _configurations():
+    for config in _configurations(spec.model):
         attempt = spec.model_copy(update={"config": config})
         try:
             model = instantiate(attempt, device)

@@ -476,6 +476,19 @@ def device(environment: Environment) -> str:
     return f"{environment.device} ({', '.join(said)})" if said else environment.device
 
 
+def libraries(environment: Environment) -> str:
+    """The suites' libraries a night built its models with, as every surface names them:
+    "transformers 5.23.0, diffusers 0.42.0, timm 1.0.31"; empty where none is recorded."""
+    return ", ".join(f"{library} {version}" for library, version in environment.library_versions().items())
+
+
+def libraries_beyond_transformers(environment: Environment) -> str:
+    """`libraries`, for the surfaces that never named transformers alone (the summary, the
+    health, the step summary): said only where the night swept another suite's library, so that
+    a transformers night reads as before."""
+    return libraries(environment) if set(environment.library_versions()) - {"transformers"} else ""
+
+
 def measured_on(environment: Environment) -> str | None:
     """What a verdict measured on the CPU alone does not cover; None on a GPU."""
     if environment.device != "cpu":

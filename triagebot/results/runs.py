@@ -32,6 +32,10 @@ class Environment(Record):
     torch_version: str
     torch_git_version: str = ""
     transformers_version: str = ""
+    # The libraries of the night's other suites, where it swept them ("": not swept, or a snapshot
+    # made before environments recorded them). Not part of the build: see `library_versions`.
+    diffusers_version: str = ""
+    timm_version: str = ""
     python_version: str = ""
     platform: str = ""
     device: Literal["cpu", "cuda"] = "cpu"
@@ -45,6 +49,18 @@ class Environment(Record):
         """The build in a message: `torch 2.13.0+cpu, transformers 5.23.0`."""
         transformers = f", transformers {self.transformers_version}" if self.transformers_version else ""
         return f"torch {self.torch_version}{transformers}"
+
+    def library_versions(self) -> dict[str, str]:
+        """The suites' libraries the night's models were built with -> their versions, in suite
+        order, those recorded only. diffusers and timm are kept out of `same_build` and the
+        store's keys: a night is named by its torch (and transformers), and a release of either
+        alone is no new build to sweep; a diff says it moved (`analysis.diff.moved_between`)."""
+        versions = {
+            "transformers": self.transformers_version,
+            "diffusers": self.diffusers_version,
+            "timm": self.timm_version,
+        }
+        return {library: version for library, version in versions.items() if version}
 
     def same_torch(self, other: Environment) -> bool:
         """One torch build: the same git hash, or the same version where either has no hash."""

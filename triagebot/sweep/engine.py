@@ -40,14 +40,19 @@ class SweepResult:
 
 
 def probe(
-    pool: Pool, device: str, flags: dict[str, dict[str, Any]], backends: list[str] | None = None
+    pool: Pool,
+    device: str,
+    flags: dict[str, dict[str, Any]],
+    backends: list[str] | None = None,
+    suites: Collection[str] = (),
 ) -> tuple[Environment, bool]:
     """Detect the environment in a child (CUDA is initialised there, never in the warm parent),
     resolve `device="auto"` (and the pool's `jobs="auto"`: on CUDA, the GPU's memory counts),
     and check every flag's names and value types against torch._dynamo.config and every ladder
     backend against Dynamo's registry, before any model runs (`validation`). Also returns
-    whether a C++ compiler was found (Inductor's, on the CPU)."""
-    payload = {"device": device, "flags": flags, "backends": backends or []}
+    whether a C++ compiler was found (Inductor's, on the CPU). The environment records the
+    libraries of `suites` (the night's suites that were swept)."""
+    payload = {"device": device, "flags": flags, "backends": backends or [], "suites": sorted(suites)}
     result = pool.call(Task(probe=payload), timeout=300)
     message = result.message
     if not message or "environment" not in message:
@@ -101,7 +106,11 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
     progress = progress or NullProgress()
     with _pool(plan) as pool:
         ladder = plan.ladder
-        environment, compiler = probe(pool, plan.device, plan.patches, ladder.backends if ladder else None)
+        # the night's suites, not this shard's: every shard of a night records one environment
+        suites = plan.selection.swept_suites()
+        environment, compiler = probe(
+            pool, plan.device, plan.patches, ladder.backends if ladder else None, suites
+        )
         rungs = ladder.rungs(environment.device, compiler) if ladder else None
         writer, records, header = _open(plan, _header(plan, environment, rungs))
         keep = Keeper(writer, records, progress)

@@ -1,9 +1,11 @@
-"""Where a sweep runs: the installed torch and transformers, Python, platform, device and GPU."""
+"""Where a sweep runs: the installed torch and transformers, the other suites' libraries it
+sweeps, Python, platform, device and GPU."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import platform
+from collections.abc import Collection
 
 import torch
 
@@ -17,10 +19,13 @@ def _version(package: str) -> str:
         return ""
 
 
-def detect_environment(device: str) -> Environment:
-    """The environment of this process for a sweep on `device` ("cpu" or "cuda").
+def detect_environment(device: str, suites: Collection[str] = ()) -> Environment:
+    """The environment of this process for a sweep on `device` ("cpu" or "cuda") of models of
+    `suites`.
 
-    transformers' version is read from its metadata, not by importing it. `cuda_version` is
+    transformers' version is read from its metadata, not by importing it; diffusers' and timm's
+    only for the suites among `suites` (those whose library imported, so that their models were
+    loaded): an installed library the night did not sweep is not said. `cuda_version` is
     the CUDA that torch was built for (None for a CPU build) whatever the device: a CUDA wheel
     also imports and compiles on the CPU, and a night swept so says so. On "cuda" the GPU's
     name is queried, which initialises CUDA in the calling process: the sweep calls this in a
@@ -31,6 +36,8 @@ def detect_environment(device: str) -> Environment:
         torch_version=torch.__version__,
         torch_git_version=getattr(torch.version, "git_version", "") or "",
         transformers_version=_version("transformers"),
+        diffusers_version=_version("diffusers") if "diffusers" in suites else "",
+        timm_version=_version("timm") if "timm" in suites else "",
         python_version=platform.python_version(),
         platform=platform.platform(),
         device=device,

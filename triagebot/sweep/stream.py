@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
@@ -19,6 +19,7 @@ from triagebot.errors import StreamError
 from triagebot.results import (
     BASELINE,
     BASELINE_AGAIN,
+    Environment,
     KeyScheme,
     ModelResult,
     ModelSpec,
@@ -115,8 +116,18 @@ class StreamWriter:
 _HOST_ONLY = {"platform"}
 
 
+def _compared(environment: Environment, other: Environment) -> dict[str, Any]:
+    """`environment` as two streams' environments are compared: without the host's kernel
+    string, nor a suite library (besides transformers) that `other` does not record, as a
+    stream written before environments recorded them does not (a stored night's flags added
+    later): where both record one, it must be the same."""
+    one_sided = set(environment.library_versions()) ^ set(other.library_versions())
+    unknown = {f"{library}_version" for library in one_sided - {"transformers"}}
+    return environment.model_dump(exclude=_HOST_ONLY | unknown)
+
+
 def _same_sweep(old: SweepHeader, new: SweepHeader, path: Path, what: str) -> None:
-    if old.environment.model_dump(exclude=_HOST_ONLY) != new.environment.model_dump(exclude=_HOST_ONLY):
+    if _compared(old.environment, new.environment) != _compared(new.environment, old.environment):
         raise StreamError(
             f"{what} {path}: it was written by another environment "
             f"(torch {old.environment.torch_version} on {old.environment.device})"

@@ -77,14 +77,15 @@ def cpp_compiler() -> bool:
 
 
 def probe(payload: dict[str, Any]) -> dict[str, Any]:
-    """The probe's reply: the environment (`device="auto"` resolved; on CUDA this initialises
-    CUDA, which is why it runs in a child), the problems of the flags and backends, whether a
-    C++ compiler is found, and on CUDA the GPU's memory (how many workers it holds)."""
+    """The probe's reply: the environment (`device="auto"` resolved, the libraries of the
+    payload's `suites` recorded; on CUDA this initialises CUDA, which is why it runs in a
+    child), the problems of the flags and backends, whether a C++ compiler is found, and on
+    CUDA the GPU's memory (how many workers it holds)."""
     device = payload["device"]
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return {
-        "environment": detect_environment(device).model_dump(mode="json"),
+        "environment": detect_environment(device, payload.get("suites", [])).model_dump(mode="json"),
         "problems": config_problems(payload["flags"]),
         "unknown_backends": unknown_backends(payload.get("backends", [])),
         "cpp_compiler": cpp_compiler(),
