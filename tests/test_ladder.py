@@ -291,8 +291,9 @@ class Written:
 def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
     """Five models whose sweep runs took 4 s: the plan fits two (each pair's climb estimated at
     (2.5 + 2) x 4 = 18 s, a model's two pairs 36 s, of 80); their rungs take 1 s each, so the
-    ladder plans again against the 8 s spent and climbs the rest, and the final word on what
-    was not reached is the last plan's. The display's total grows with what each round admits."""
+    ladder plans again against the 8 s spent (and estimates scaled to what the rungs took) and
+    climbs the rest. Under 40 s, with rungs of 3 s, three models climb, and the final word on
+    what was not reached is the last plan's. The display's total grows with what each round admits."""
     from triagebot.sweep.climb import run_ladder
     from triagebot.sweep.keeper import Keeper
 
@@ -315,9 +316,32 @@ def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
 
     keep = Keeper(Written(), list(records), Counted())
     tight = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=40.0)
-    run_ladder(QuickPool(1.0), keep, tight, rungs, {FLAG: {FLAG: True}}, 0, ())
+    run_ladder(QuickPool(3.0), keep, tight, rungs, {FLAG: {FLAG: True}}, 0, ())
     unreached = [line for line in keep.writer.lines if isinstance(line, UnreachedPair)]
     made = {(r.model, r.config) for r in keep.records if r.backend}
-    assert made and unreached  # 40 s: two models, then rounds while 36 s still fit
+    assert {model for model, _ in made} == {"M0", "M1", "M2"}  # 36 s of the 40, at 3 s a rung
     assert {(u.model, u.config) for u in unreached} == set(chosen) - made
     assert keep.progress.made == keep.progress.total == len(made) * 2
+
+
+def test_each_rungs_estimates_follow_what_its_runs_took_tonight():
+    """The smoke night's shape: a slow crash's representative climbs first and its Inductor rung
+    takes a quarter of its estimate (a warm C++ cache); the next representative's climb, which
+    the table's estimate says does not fit what is left, fits at tonight's scale, and climbs."""
+    from triagebot.sweep.ladder import calibration, estimate
+
+    took = RunRecord(
+        model="Slow", config=FLAG, outcome=ok(estimate(14.0, "inductor") / 4), backend="inductor"
+    )
+    cut = RunRecord(model="Slow", config=BASELINE, outcome=crash(1.0), backend="aot_eager")  # ended early
+    scale = calibration(
+        {("Slow", FLAG, "inductor"): took, ("Slow", BASELINE, "aot_eager"): cut}, {"Slow": 14.0}
+    )
+    assert scale == {"inductor": 0.25}  # a crash says nothing of what a whole run costs
+    chosen = [("Next", FLAG)]
+    counted = {("Next", FLAG): crash()}
+    climb = estimate(10.0, "aot_eager") + estimate(10.0, "inductor")  # 20 + 80
+    tight = ladder(max_seconds=climb / 2)
+    assert plan_climbs(chosen, tight, counted, CPU, {"Next": 10.0}, {}).todo == {}
+    calibrated = plan_climbs(chosen, tight, counted, CPU, {"Next": 10.0}, {}, scale=scale)
+    assert calibrated.todo == {("Next", FLAG): ["aot_eager", "inductor"]}

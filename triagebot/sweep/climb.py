@@ -29,7 +29,7 @@ from triagebot.results import (
     UnreachedPair,
 )
 from triagebot.sweep.keeper import Keeper
-from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, estimate, failed, plan_climbs
+from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, calibration, estimate, failed, plan_climbs
 from triagebot.sweep.pool import Pool, Result
 from triagebot.sweep.stream import model_results
 from triagebot.sweep.tasks import RunKey, Task, run_task
@@ -93,7 +93,9 @@ class _Climber:
         spent: float,
         confirm: int,
         checks: Collection[Check],
+        scale: dict[str, float] | None = None,
     ) -> None:
+        self.scale = scale  # each rung's estimates over what its runs took so far tonight
         self.pending = deque(climbs.todo.items())  # pairs not started, with their rungs
         self.rest: dict[Pair, list[str]] = {}  # a started pair's rungs after the one queued
         self.running: dict[Pair, float] = {}  # the estimate of each pair's queued or running rung
@@ -130,7 +132,7 @@ class _Climber:
         if not rungs:
             return
         model, config = pair
-        cost = estimate(self.seconds[model], rungs[0])
+        cost = estimate(self.seconds[model], rungs[0], self.scale)
         if budget is not None and self.spent + sum(self.running.values()) + cost > budget:
             self.cut.append(UnreachedPair(model=model, config=config, rungs=rungs, bound="seconds"))
             keep.progress.resize(-len(rungs))
@@ -182,20 +184,25 @@ def run_ladder(
         return confirm * sum(r.outcome.seconds for r in owed)
 
     def plan() -> Climbs:  # the seconds spent are the ladder's records so far
-        return plan_climbs(chosen, ladder, counted, rungs, seconds, climbed(), reserved())
+        done = climbed()
+        scale = calibration(done, seconds)
+        return plan_climbs(chosen, ladder, counted, rungs, seconds, done, reserved(), scale)
 
     climbs = plan()
     keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
     while climbs.todo:
-        spent = sum(r.outcome.seconds for r in climbed().values()) + reserved()
-        climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks)
+        done = climbed()
+        spent = sum(r.outcome.seconds for r in done.values()) + reserved()
+        scale = calibration(done, seconds)
+        climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks, scale)
         climber.fill(pool.jobs, ladder.max_seconds, keep)
         for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
             climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
             climber.fill(pool.jobs, ladder.max_seconds, keep)
         # The estimates are cautious (a slow model's rungs ran in half their estimate on the smoke
-        # night): what they kept out is planned again against the seconds really spent, until
-        # nothing more fits. Each round runs a rung at least (it fits alone what the plan fit).
+        # night): what they kept out is planned again against the seconds really spent, with each
+        # rung's estimates scaled by what its runs took, until nothing more fits. Each round runs
+        # a rung at least (it fits alone what the plan fit, on the same scale).
         climbs = plan()
         keep.progress.resize(climbs.runs)
     keep.unreached(climbs.unreached)

@@ -139,10 +139,27 @@ class Ladder:
         return Rungs(counting + [b for b in backends if b not in only or compiler], only)
 
 
-def estimate(seconds: float, rung: str) -> float:
-    """A rung's run seconds, from the model's longest run in the sweep."""
+def estimate(seconds: float, rung: str, scale: Mapping[str, float] | None = None) -> float:
+    """A rung's run seconds, from the model's longest run in the sweep; `scale`: what this night's
+    rungs took over their estimates so far (`calibration`), by rung."""
     factor = RUNG_COST.get(rung, max(RUNG_COST.values()))
-    return max(seconds * factor, RUNG_FLOOR.get(rung, 0.0))
+    return max(seconds * factor, RUNG_FLOOR.get(rung, 0.0)) * (scale or {}).get(rung, 1.0)
+
+
+def calibration(
+    climbed: Mapping[tuple[str, str, str], RunRecord], seconds: Mapping[str, float]
+) -> dict[str, float]:
+    """Per rung, the seconds its runs that ran to the end took tonight over their estimates: the
+    estimates are a cautious table for any machine, and a warm compiler cache or a fast one
+    makes a rung cost a fraction of it (Inductor's C++ on the smoke night: 27 s of an estimated
+    113). Bounded to [1/10, 10], so that one odd run cannot make a rung free or unaffordable."""
+    spent: dict[str, list[float]] = {}
+    for (model, _, rung), record in climbed.items():
+        if record.outcome.status == Status.ok and model in seconds:
+            totals = spent.setdefault(rung, [0.0, 0.0])
+            totals[0] += record.outcome.seconds
+            totals[1] += estimate(seconds[model], rung)
+    return {rung: min(10.0, max(0.1, took / guessed)) for rung, (took, guessed) in spent.items() if guessed}
 
 
 @dataclass
@@ -180,11 +197,13 @@ def plan_climbs(
     seconds: Mapping[str, float],
     climbed: Mapping[tuple[str, str, str], RunRecord],
     reserved: float = 0.0,
+    scale: Mapping[str, float] | None = None,
 ) -> Climbs:
     """Admit `chosen` pairs (priority order) within the ladder's bounds. `counted`: each pair's
     run in the sweep; `seconds`: each model's longest run in the sweep; `climbed`: the ladder's
     records already in the stream (model, config, rung), which are kept and whose seconds are
-    spent, as are the `reserved` seconds (the confirmations its failures owe). A model's
+    spent, as are the `reserved` seconds (the confirmations its failures owe); `scale`: each
+    rung's estimates scaled by what its runs took tonight (`calibration`). A model's
     consecutive pairs (its baseline pair and the flag pair it is compared
     with) are admitted together, or else a failure's representative alone (where it fails is
     worth more than the comparison), or not at all; either way without the backward rung when
@@ -204,9 +223,8 @@ def plan_climbs(
             pair: to_climb(pair_rungs[pair], by_pair.get(pair, {}), pair in climbs.through) for pair in unit
         }
         for admitted in admissions(todo, climbs.through):
-            cost = sum(
-                estimate(seconds.get(model, 0.0), rung) for rungs in admitted.values() for rung in rungs
-            )
+            guess = seconds.get(model, 0.0)
+            cost = sum(estimate(guess, rung, scale) for rungs in admitted.values() for rung in rungs)
             if admitted and (budget is None or spent + cost <= budget):
                 spent += cost
                 climbs.todo.update(admitted)
