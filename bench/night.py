@@ -237,6 +237,7 @@ def sweep_night(
 
 
 def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) -> dict:
+    """The night's figures: each phase's, the stages', the rungs', the suites' and the slow tail."""
     stages: dict[str, float] = defaultdict(float)
     rungs: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for phase in phases:
@@ -250,7 +251,7 @@ def summarise(night: str, phases: list[Phase], snapshot: Snapshot, jobs: int) ->
     swept = seconds_by_model([r for p in phases if p.name == "sweep" for r in p.records])
     tail = slow_tail(swept)
     suites: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
-    for model, seconds in swept.items():
+    for model, (seconds, _) in swept.items():
         suites[suite_of(model)][0] += 1
         suites[suite_of(model)][1] += seconds
     return {

@@ -22,6 +22,8 @@ from triagebot.results import (
     Accuracy,
     AccuracyCheck,
     Check,
+    CorpusSelection,
+    Environment,
     ModelSpec,
     Outcome,
     RunRecord,
@@ -361,3 +363,28 @@ def test_the_overhead_benchmark_runs_end_to_end_and_its_ways_make_the_same_runs(
         assert f"    {ways} made the same 12 runs with the same checks" in said
     assert any(line.startswith("    of (b)'s ") and "; the checks " in line for line in said)
     assert said[-1].startswith("overhead=") and " naive_speedup=" in said[-1]
+
+
+def test_the_night_benchmark_sums_the_sweeps_run_seconds_by_suite():
+    records = [
+        _record("Bert", BASELINE, Outcome(status=Status.ok, graphs=1, seconds=2.0)),
+        _record("diffusers/UNet2DModel", BASELINE, Outcome(status=Status.ok, graphs=1, seconds=3.0)),
+        _record("diffusers/UNet2DModel", FLAG, Outcome(status=Status.ok, graphs=1, seconds=1.0)),
+    ]
+    phase = night_bench.Phase("sweep", 0.0, wall=4.0, runs=3, seconds=6.0, records=records)
+    empty = Snapshot(
+        key="k",
+        environment=Environment(torch_version="2.13.0"),
+        flags={},
+        corpus=CorpusSelection(name="x"),
+        results=[],
+    )
+    figures = night_bench.summarise("suites", [phase], empty, 2)
+    assert figures["suites"] == {
+        "diffusers": {"models": 1, "seconds": 4.0},
+        "transformers": {"models": 1, "seconds": 2.0},
+    }
+    assert (
+        "  sweep run seconds by suite: diffusers 1 models 4.0 s, transformers 1 models 2.0 s"
+        in night_bench.lines(figures)
+    )
