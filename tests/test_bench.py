@@ -119,7 +119,7 @@ def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_
     assert (defaults.sweep.ladder_max_pairs, defaults.sweep.ladder_sample, defaults.sweep.ladder_seconds) == (
         6,
         2,
-        18.0,
+        12.0,
     )
     for config in (counting, defaults):
         assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == (["transformers"], 101, 3)

@@ -175,10 +175,10 @@ class SweepSettings(Section):
     ladder_max_pairs: int = Field(default=60, ge=1)
     # And at most this many recorded run seconds (per shard), spent whole: what the cautious
     # estimates keep out is planned again against the seconds really spent; what never fits is
-    # not reached, and the snapshot says so (`Snapshot.ladder_unreached`). 180: about what the
-    # ladder spent when 480 estimated seconds bounded it (124 on the whole corpus, 121 to 154 on
-    # 30 models, 185 on the smoke corpus), so that a night costs what it did.
-    ladder_seconds: float = Field(default=180.0, gt=0)
+    # not reached, and the snapshot says so (`Snapshot.ladder_unreached`). 120: about what the
+    # ladder spent when 480 estimated seconds bounded it (124 on the whole corpus, 61 to 154 on
+    # 30 models), so that a night costs what it did.
+    ladder_seconds: float = Field(default=120.0, gt=0)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # The night's noise floor of compile times: the baselines of this many models (a fixed
     # sample of the whole selection, those of a short run only) run a second time; 0: none.
