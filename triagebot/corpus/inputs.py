@@ -35,13 +35,27 @@ def torch_dtype(name: str) -> torch.dtype:
         raise ValueError(f"unsupported input dtype {name!r}") from None
 
 
-def _made(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
+def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
+    """Tensors for `inputs`, random kinds drawn in order (a collection's items in theirs) from
+    `torch.manual_seed(seed)`.
+
+    Drawn on the CPU and then moved, so the values do not depend on the device.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    return {item.name: _value(item, generator, device) for item in inputs}
+
+
+def _value(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
     """An input's value, or one item's of a list or dict input: a tensor drawn on the CPU and
-    moved, or a list or dict of them, made item by item."""
+    moved, a list or dict of them made item by item, a plain value, or an instance."""
+    if item.kind == "literal":
+        return item.values
+    if item.kind == "instance":  # afresh for each call of materialize_inputs: it may hold state
+        return import_object(item.values["class_path"])(**item.values["kwargs"])
     if item.kind == "list":
-        return [_made(element, generator, device) for element in item.items or []]
+        return [_value(element, generator, device) for element in item.items or []]
     if item.kind == "dict":
-        return {element.name: _made(element, generator, device) for element in item.items or []}
+        return {element.name: _value(element, generator, device) for element in item.items or []}
     dtype = torch_dtype(item.dtype)
     if item.kind == "randn":
         tensor = torch.randn(item.shape, generator=generator, dtype=dtype)
@@ -55,21 +69,3 @@ def _made(item: InputSpec, generator: torch.Generator, device: str | torch.devic
     else:
         tensor = torch.tensor(item.values, dtype=dtype).reshape(item.shape)
     return tensor.to(device)
-
-
-def materialize_inputs(inputs: list[InputSpec], seed: int, device: str | torch.device = "cpu") -> dict:
-    """Tensors for `inputs`, random kinds drawn in order (a collection's items in theirs) from
-    `torch.manual_seed(seed)`.
-
-    Drawn on the CPU and then moved, so the values do not depend on the device.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    return {item.name: _value(item, generator, device) for item in inputs}
-
-
-def _value(item: InputSpec, generator: torch.Generator, device: str | torch.device) -> object:
-    if item.kind == "literal":
-        return item.values
-    if item.kind == "instance":  # afresh for each call of materialize_inputs: it may hold state
-        return import_object(item.values["class_path"])(**item.values["kwargs"])
-    return _made(item, generator, device)

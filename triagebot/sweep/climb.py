@@ -26,7 +26,6 @@ from triagebot.results import (
     ModelSpec,
     RunRecord,
     Status,
-    UnreachedPair,
 )
 from triagebot.sweep.keeper import Keeper
 from triagebot.sweep.ladder import Climbs, Ladder, Pair, Rungs, calibration, estimate, failed, plan_climbs
@@ -106,7 +105,6 @@ class _Climber:
         self.confirm = confirm
         self.checks = checks  # what every run of the sweep checks
         self.through = climbs.through
-        self.cut: list[UnreachedPair] = []
         self.tasks: deque[Task] = deque()
 
     def fill(self, jobs: int, budget: float | None, keep: Keeper) -> None:
@@ -134,7 +132,6 @@ class _Climber:
         model, config = pair
         cost = estimate(self.seconds[model], rungs[0], self.scale)
         if budget is not None and self.spent + sum(self.running.values()) + cost > budget:
-            self.cut.append(UnreachedPair(model=model, config=config, rungs=rungs, bound="seconds"))
             keep.progress.resize(-len(rungs))
             return
         spec = self.results[model].spec
@@ -176,24 +173,20 @@ def run_ladder(
     counted = {(m, c): results[m].outcomes.get(c) for m, c in chosen}
     seconds = {m: longest_run(results[m]) for m, _ in chosen}
 
-    def climbed() -> dict[tuple[str, str, str], RunRecord]:
-        return {(r.model, r.config, r.backend): r for r in keep.records if r.backend and r.attempt == 0}
-
-    def reserved() -> float:  # the confirmations owed by the failures met so far
-        owed = [r for r in climbed().values() if needs_confirming(results.get(r.model), r)]
-        return confirm * sum(r.outcome.seconds for r in owed)
-
-    def plan() -> Climbs:  # the seconds spent are the ladder's records so far
-        done = climbed()
+    def plan() -> tuple[Climbs, float, dict[str, float]]:
+        """What climbs next, from the ladder's records so far: their seconds and the
+        confirmations its failures owe are spent, and each rung's estimates take their scale."""
+        done = {(r.model, r.config, r.backend): r for r in keep.records if r.backend and r.attempt == 0}
+        owed = confirm * sum(
+            r.outcome.seconds for r in done.values() if needs_confirming(results.get(r.model), r)
+        )
         scale = calibration(done, seconds)
-        return plan_climbs(chosen, ladder, counted, rungs, seconds, done, reserved(), scale)
+        climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, done, owed, scale)
+        return climbs, owed + sum(r.outcome.seconds for r in done.values()), scale
 
-    climbs = plan()
+    climbs, spent, scale = plan()
     keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
     while climbs.todo:
-        done = climbed()
-        spent = sum(r.outcome.seconds for r in done.values()) + reserved()
-        scale = calibration(done, seconds)
         climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks, scale)
         climber.fill(pool.jobs, ladder.max_seconds, keep)
         for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
@@ -203,7 +196,7 @@ def run_ladder(
         # night): what they kept out is planned again against the seconds really spent, with each
         # rung's estimates scaled by what its runs took, until nothing more fits. Each round runs
         # a rung at least (it fits alone what the plan fit, on the same scale).
-        climbs = plan()
+        climbs, spent, scale = plan()
         keep.progress.resize(climbs.runs)
     keep.unreached(climbs.unreached)
     _confirm(pool, keep, results, configs, confirm, checks)
