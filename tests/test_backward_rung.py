@@ -270,3 +270,29 @@ def test_the_backward_rungs_repro_trains_compares_gradients_and_is_verified():
     assert repro.signature == "WrongResult: gradients.linear.weight"
     assert "loss.backward()" in repro.script and "backend='aot_eager'" in repro.script
     assert "aot_eager+backward" not in repro.script.split('"""', 2)[2]  # no such backend to compile with
+
+
+def test_the_baseline_s_rungs_are_said_short_and_in_an_issue_only_where_they_differ():
+    """With the backward rung the ladder table has a column more; naming every rung at baseline
+    ("counting: ok, aot_eager: ok, aot_eager+backward: ok") in a column of its own made the smoke
+    night's table wider than an issue's column. The site's cell names only the rungs that did not
+    pass; an issue's rung cell says the baseline beside the flag's where the two differ."""
+    rows = {row.model: row for row in flag_stats(night_of_the_rungs(), FLAG).ladder_rows}
+    order = list(LADDER)
+    assert words.baseline_rungs(rows["Faster"], order) == "ok"
+    crashed = rows["Faster"].model_copy(
+        update={"baseline_rungs": {COUNTING_BACKEND: "ok", "aot_eager": "crash"}}
+    )
+    assert words.baseline_rungs(crashed, order) == "aot_eager: crash, others ok"
+    alone = rows["Faster"].model_copy(update={"baseline_rungs": {"aot_eager": "crash"}})
+    assert words.baseline_rungs(alone, order) == "aot_eager: crash"
+    assert words.baseline_rungs(rows["Faster"].model_copy(update={"baseline_rungs": {}}), order) == ""
+    assert words.rung_against_baseline(rows["WrongGrad"], BACKWARD_RUNG) == "wrong (ok at baseline)"
+    assert words.rung_against_baseline(rows["WrongGrad"], "aot_eager") == "ok"
+    body = issue_body(tonight(night_of_the_rungs()), FLAG)
+    header = next(line for line in body.splitlines() if line.startswith("| Model | Effect | `counting`"))
+    assert "At baseline" not in header and header.count("|") == len(LADDER) + 4
+    [row] = [
+        line for line in body.splitlines() if line.startswith("| `WrongGrad`") and "backward pass |" in line
+    ]
+    assert "| wrong (ok at baseline) |" in row

@@ -355,6 +355,25 @@ def rung_cell(row: LadderRow, rung: str) -> str:
     return row.rungs.get(rung) or why_not_run(row.not_run.get(rung, "not_chosen"), cell=True)
 
 
+def rung_against_baseline(row: LadderRow, rung: str) -> str:
+    """An issue's ladder cell: what the rung did under the flag (`rung_cell`), and at baseline
+    where that differs ("wrong (ok at baseline)"). An issue has no room for a column of the
+    baseline's rungs beside the four of the flag's, as the site's tables have."""
+    word, before = rung_cell(row, rung), row.baseline_rungs.get(rung)
+    return f"{word} ({before} at baseline)" if before is not None and before != word else word
+
+
+def baseline_rungs(row: LadderRow, ladder: Sequence[str]) -> str:
+    """A ladder table's "At baseline" cell, the same model's rungs without the flag: "ok" where
+    every rung it climbed passed, else the others by name ("aot_eager: crash, others ok"), so
+    that the column stays narrow enough for an issue's column with the backward rung's too."""
+    climbed = [(rung, row.baseline_rungs[rung]) for rung in ladder if rung in row.baseline_rungs]
+    if all(word == "ok" for _, word in climbed):
+        return "ok" if climbed else ""
+    said = ", ".join(f"{rung}: {word}" for rung, word in climbed if word != "ok")
+    return said + (", others ok" if any(word == "ok" for _, word in climbed) else "")
+
+
 def ladder_intro(stats: FlagStats, device: str) -> str:
     """The ladder section's first sentences: which models climbed what, and how."""
     unrun = not_run(stats.ladder)
