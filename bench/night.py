@@ -19,7 +19,8 @@ default flags and crashes confirmed once. `--compare` names the two nights:
 Several, comma-separated (`--compare backward,suites`), sweep each night they name once.
 
 The defaults' ladder bounds (`ladder_max_pairs`, `ladder_sample`, `ladder_seconds`, which are
-per night) are scaled by the share, so that a share costs what its part of a whole night would.
+per night) are scaled by the share, so that a share costs what its part of a whole night would;
+the seconds no lower than twice Inductor's floor, or a small share's ladder climbs nothing.
 Then each night's reproductions are written and verified (`reproduce`, as `triagebot run` does),
 unless `--no-repros`. For each night it prints every phase's wall time, CPU time, runs and run
 seconds (the sum of the seconds the runs recorded); the sweep's wall against its lower bound (run
@@ -70,6 +71,10 @@ COMPARISONS = {
     "backward": ("no-backward", "defaults"),
     "suites": ("defaults", "suites"),
 }
+# Below twice Inductor's floor (`RUNG_FLOOR`), a scaled ladder budget admits no failure's
+# representative, and with nothing run there is nothing to calibrate the next round from: a small
+# share's ladder would climb nothing and its figures would mean nothing.
+LADDER_SECONDS_FLOOR = 2 * ladder_module.RUNG_FLOOR["inductor"]
 STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
 
 
@@ -149,7 +154,7 @@ def night_config(night: str, share: float, seed: int, sample: int, jobs: int, ti
         sweep += [
             f"ladder_max_pairs = {max(1, round(base.ladder_max_pairs * share))}",
             f"ladder_sample = {round(base.ladder_sample * share)}",
-            f"ladder_seconds = {base.ladder_seconds * share:.1f}",
+            f"ladder_seconds = {max(base.ladder_seconds * share, LADDER_SECONDS_FLOOR):.1f}",
         ]
     return parse_config("[sweep]\n" + "\n".join(sweep) + f"\n[corpus]\nsample = {sample}\nseed = {seed}\n")
 
