@@ -355,6 +355,13 @@ def rung_cell(row: LadderRow, rung: str) -> str:
     return row.rungs.get(rung) or why_not_run(row.not_run.get(rung, "not_chosen"), cell=True)
 
 
+def rung_heading(rung: str) -> str:
+    """A ladder table's column heading: the rung's name with room to wrap at its `+`
+    ("`aot_eager` + `backward`"), which a code span has not: GitHub's column is too narrow for
+    the backward rung's whole name beside a long model name and four rungs."""
+    return " + ".join(safety.cell(part) for part in rung.split("+"))
+
+
 def rung_against_baseline(row: LadderRow, rung: str) -> str:
     """An issue's ladder cell: what the rung did under the flag (`rung_cell`), and at baseline
     where that differs ("wrong (ok at baseline)"). An issue has no room for a column of the
