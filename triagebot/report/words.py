@@ -371,9 +371,9 @@ def rung_against_baseline(row: LadderRow, rung: str) -> str:
 
 
 def baseline_rungs(row: LadderRow, ladder: Sequence[str]) -> str:
-    """A ladder table's "At baseline" cell, the same model's rungs without the flag: "ok" where
-    every rung it climbed passed, else the others by name ("aot_eager: crash, others ok"), so
-    that the column stays narrow enough for an issue's column with the backward rung's too."""
+    """The site's "At baseline" cell, the same model's rungs without the flag: "ok" where every
+    rung it climbed passed, else the others by name ("aot_eager: crash, others ok"). An issue
+    says the baseline inside each rung's cell instead (`rung_against_baseline`)."""
     climbed = [(rung, row.baseline_rungs[rung]) for rung in ladder if rung in row.baseline_rungs]
     if all(word == "ok" for _, word in climbed):
         return "ok" if climbed else ""
