@@ -390,3 +390,37 @@ def test_the_night_benchmark_sums_the_sweeps_run_seconds_by_suite():
         "  sweep run seconds by suite: diffusers 1 models 4.0 s, transformers 1 models 2.0 s"
         in night_bench.lines(figures)
     )
+
+
+_LADDER = importlib.util.spec_from_file_location(
+    "ladder_bench", Path(__file__).resolve().parent.parent / "bench" / "ladder.py"
+)
+ladder_bench = importlib.util.module_from_spec(_LADDER)
+_LADDER.loader.exec_module(ladder_bench)
+
+
+def test_the_ladder_benchmark_climbs_again_from_the_sweeps_records_alone(tmp_path):
+    """What both nights share is the stream less its ladder rungs and their confirmations: the
+    header, the sweep's runs and the sweep's confirmations, in their order."""
+    plain = Outcome(status=Status.ok, graphs=1)
+    crash = Outcome(status=Status.crash, error_type="RuntimeError", error="boom")
+    sweep = [_record("Bert", BASELINE, plain), _record("Bert", FLAG, crash), _record("Bert", FLAG, crash)]
+    sweep[2] = sweep[2].model_copy(update={"attempt": 1})
+    rungs = [
+        _record("Bert", FLAG, crash).model_copy(update={"backend": backend})
+        for backend in ("counting", "aot_eager")
+    ]
+    rungs.append(rungs[1].model_copy(update={"attempt": 1}))
+    header = '{"kind": "header", "flags": {}}'
+    stream = tmp_path / "sweep.jsonl"
+    lines = [
+        header,
+        *(
+            record.model_dump_json()
+            for record in [sweep[0], rungs[0], sweep[1], rungs[1], sweep[2], rungs[2]]
+        ),
+    ]
+    stream.write_text("\n".join(lines) + "\n\n")
+    assert ladder_bench.sweep_records(stream) == [header, *(record.model_dump_json() for record in sweep)]
+    assert ladder_bench.NIGHTS == ("defaults", "no-backward")  # the two nights `--compare backward` names
+    assert set(ladder_bench.NIGHTS) == set(night_bench.COMPARISONS["backward"])
