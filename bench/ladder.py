@@ -66,7 +66,10 @@ def main() -> None:
     args = parser.parse_args()
     if not args.stream.is_file():
         parser.error(f"{args.stream}: no such stream")
-    shared = sweep_records(args.stream)
+    try:
+        shared = sweep_records(args.stream)
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
+        parser.error(f"{args.stream}: not a sweep's JSON Lines stream ({error})")
     models = len({json.loads(line).get("model") for line in shared} - {None})
     print(f"{args.stream}: {len(shared)} records of {models} models without ladder rungs", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
