@@ -40,13 +40,13 @@ def sweep_records(stream: Path) -> list[str]:
     return [line for line in lines if line.strip() and json.loads(line).get("backend") is None]
 
 
-def climb(night: str, shared: list[str], models: int, out: Path) -> dict:
-    """Resume the shared records under `night`'s ladder; its ladder's wall and rungs."""
-    config = night_bench.night_config("defaults", 1.0, 0, models, 2, 180.0)
+def climb(night: str, shared: list[str], models: list[str], out: Path) -> dict:
+    """Resume the shared records of `models` under `night`'s ladder; its ladder's wall and rungs."""
+    config = night_bench.night_config("defaults", 1.0, 0, len(models), 2, 180.0)
     out.write_text("\n".join(shared) + "\n", encoding="utf-8")
     with open(out.with_suffix(".log"), "w", encoding="utf-8") as log, night_bench.default_ladder(night):
         clock = night_bench.PhaseClock(log)
-        run_sweep(plan_for(config, select(config), out, resume=True), clock)
+        run_sweep(plan_for(config, select(config, models=models), out, resume=True), clock)
     rungs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[len(shared) :]]
     by_rung: dict[str, list] = {}
     for record in rungs:
@@ -70,8 +70,8 @@ def main() -> None:
         shared = sweep_records(args.stream)
     except (UnicodeDecodeError, json.JSONDecodeError, AttributeError) as error:
         parser.error(f"{args.stream}: not a sweep's JSON Lines stream ({error})")
-    models = len({json.loads(line).get("model") for line in shared} - {None})
-    print(f"{args.stream}: {len(shared)} records of {models} models without ladder rungs", flush=True)
+    models = sorted({json.loads(line).get("model") for line in shared} - {None})
+    print(f"{args.stream}: {len(shared)} records of {len(models)} models without ladder rungs", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     start_parent()
     climbs = []
