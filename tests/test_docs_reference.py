@@ -186,7 +186,7 @@ def test_the_rerun_sweep_forms_are_the_parser_s():
     text = section(page("commands.md"), "`/rerun-sweep`")
     documented = [row[0].strip("`") for row in table_rows(text, "| command | what it does |")]
     assert documented == GRAMMAR.splitlines()
-    deploy = section(page("deploy.md"), "11. The first `/rerun-sweep`")
+    deploy = section(page("deploy.md"), "12. The first `/rerun-sweep`")
     assert f"```\n{GRAMMAR}\n```" in deploy, "docs/deploy.md's list of /rerun-sweep forms is not the parser's"
 
 

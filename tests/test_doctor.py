@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from climain import run_main
-from fakegithub import FakeGitHub, point_tracker_at, serve
+from fakegithub import ACTIONS_TOKEN, FakeGitHub, point_tracker_at, serve
 
 from triagebot.tracker.deployment import WorkflowNeeds, without_comments, workflow_needs
 
@@ -218,6 +218,33 @@ def test_the_maintainer_s_own_account_and_fewer_runners_than_shards_are_notes(
         "note    runners: 2 online with gpu, linux, self-hosted: gpu-1, gpu-2; "
         "TRIAGEBOT_SHARDS=4 shards run 2 at a time",
     ]
+
+
+def test_the_job_s_own_token_is_a_problem_and_the_rest_is_still_checked(fake, monkeypatch, capsys, tmp_path):
+    """What the doctor workflow runs with when TRIAGEBOT_TOKEN is not set."""
+    healthy(fake)
+    fake.permissions["github-actions[bot]"] = "admin"
+
+    ran = doctor(fake, monkeypatch, capsys, tmp_path, "--token", ACTIONS_TOKEN)
+
+    assert ran.status == 1
+    assert lines(ran, "problem") == [
+        "problem token: the job's GITHUB_TOKEN: it cannot write the tracker's issues -> fix: "
+        "store a token of the bot's account as the secret TRIAGEBOT_TOKEN"
+    ]
+    assert "ok      runners: 2 online" in ran.out
+
+
+def test_a_check_github_refuses_is_unseen_and_the_others_still_run(fake, monkeypatch, capsys, tmp_path):
+    healthy(fake)
+    fake.inject("GET", r"/pages$", "error", status=403)
+
+    ran = doctor(fake, monkeypatch, capsys, tmp_path)
+
+    assert ran.status == 0, ran
+    (unseen,) = lines(ran, "unseen")
+    assert unseen.startswith("unseen  pages: the token may not look: read the Pages of octo-org/triagebot:")
+    assert "ok      runners: 2 online" in ran.out
 
 
 def test_fix_creates_the_missing_labels_and_nothing_else(fake, monkeypatch, capsys, tmp_path):

@@ -24,7 +24,7 @@ from triagebot.config import Config
 from triagebot.config.settings import DashboardSettings
 from triagebot.errors import unknown
 from triagebot.tracker.deployment import WorkflowNeeds
-from triagebot.tracker.github import GitHub, GitHubError
+from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, GitHubError
 
 OK, NOTE, PROBLEM, UNSEEN = "ok", "note", "problem", "unseen"
 TOKEN_SECRET = "TRIAGEBOT_TOKEN"
@@ -110,9 +110,9 @@ def token_account(gh: GitHub) -> tuple[str, str | None]:
 
 def check_token(gh: GitHub, deployment: Deployment, tracker: dict[str, Any]) -> list[Finding]:
     """Whose account the token is, its scopes (classic) or reach (fine-grained), its role."""
-    login, scopes = gh.login, None
-    if login != "github-actions[bot]":
-        login, scopes = token_account(gh)
+    if gh.login == ACTIONS_BOT_LOGIN:  # no account, no scopes: nothing more to read
+        return [_owner(gh.login, deployment)]
+    login, scopes = token_account(gh)
     findings = [_owner(login, deployment)]
     findings.append(_scopes(login, scopes, deployment, tracker))
     findings.extend(_role(login, deployment.tracker, tracker.get("permissions") or {}))
@@ -120,7 +120,7 @@ def check_token(gh: GitHub, deployment: Deployment, tracker: dict[str, Any]) -> 
 
 
 def _owner(login: str, deployment: Deployment) -> Finding:
-    if login == "github-actions[bot]":
+    if login == ACTIONS_BOT_LOGIN:
         fix = f"store a token of the bot's account as the secret {TOKEN_SECRET}"
         return Finding("token", PROBLEM, "the job's GITHUB_TOKEN: it cannot write the tracker's issues", fix)
     cc = {person.lower() for people in deployment.settings.tracker.cc.values() for person in people}
@@ -295,33 +295,36 @@ def check_runners(gh: GitHub, home: str, needs: WorkflowNeeds, shards: str | Non
 
 
 def examine(gh: GitHub, deployment: Deployment, *, fix: bool = False) -> list[Finding]:
-    """Every check of a deployment whose configuration reads, in the order of docs/deploy.md."""
+    """Every check of a deployment, in the order of docs/deploy.md. A check GitHub refuses to
+    answer (403: the token may not look) is said as unseen, and the others still run."""
     home_finding, home = check_repository(gh, deployment.home, "runs the workflows")
     findings = [home_finding]
     tracker = home
     if deployment.tracker != deployment.home:
         tracker_finding, tracker = check_repository(gh, deployment.tracker, "holds the issues")
         findings.append(tracker_finding)
-    checks: list[Callable[[], Finding | list[Finding]]] = []
+    where, settings, needs = deployment.home, deployment.settings, deployment.needs
+    checks: list[tuple[str, Callable[[], Finding | list[Finding]]]] = []
     if home is not None:
-        checks.append(lambda: check_schedules(gh, deployment.home, deployment.needs))
+        checks.append(("schedules", lambda: check_schedules(gh, where, needs)))
     if tracker is not None:
-        checks.append(lambda: check_token(gh, deployment, tracker))
+        checks.append(("token", lambda: check_token(gh, deployment, tracker)))
     if home is not None:
-        checks += [
-            lambda: check_settings(gh, deployment.home, deployment.needs, "secret"),
-            lambda: check_settings(gh, deployment.home, deployment.needs, "variable"),
-        ]
+        checks.append(("secrets", lambda: check_settings(gh, where, needs, "secret")))
+        checks.append(("variables", lambda: check_settings(gh, where, needs, "variable")))
     if tracker is not None:
-        checks.append(lambda: check_labels(gh, deployment.tracker, deployment.settings.tracker.labels, fix))
+        checks.append(("labels", lambda: check_labels(gh, deployment.tracker, settings.tracker.labels, fix)))
     if home is not None:
-        shards = variable_values(gh, deployment.home).get("TRIAGEBOT_SHARDS")
-        checks += [
-            lambda: check_branch(gh, deployment.home, deployment.settings.store.branch),
-            lambda: check_pages(gh, deployment.home, deployment.settings.dashboard),
-            lambda: check_runners(gh, deployment.home, deployment.needs, shards),
-        ]
-    for check in checks:
-        found = check()
+        shards = variable_values(gh, where).get("TRIAGEBOT_SHARDS")
+        checks.append(("data branch", lambda: check_branch(gh, where, settings.store.branch)))
+        checks.append(("pages", lambda: check_pages(gh, where, settings.dashboard)))
+        checks.append(("runners", lambda: check_runners(gh, where, needs, shards)))
+    for name, check in checks:
+        try:
+            found = check()
+        except GitHubError as error:
+            if error.status != 403:
+                raise
+            found = Finding(name, UNSEEN, f"the token may not look: {error}")
         findings.extend(found if isinstance(found, list) else [found])
     return findings
