@@ -187,6 +187,18 @@ def test_a_wrong_configuration_is_a_problem_and_the_rest_is_still_checked(
     assert "ok      runners: 2 online" in ran.out
 
 
+def test_the_example_copied_as_it_is_is_still_checked_for_its_other_settings(
+    fake, monkeypatch, capsys, tmp_path
+):
+    healthy(fake)
+    plant_protected_branch(fake)
+    example = (ROOT / "triagebot.example.toml").read_text(encoding="utf-8")
+
+    ran = doctor(fake, monkeypatch, capsys, tmp_path, "--repo", REPO, config=example)
+
+    assert [line.split(":")[0] for line in lines(ran, "problem")] == ["problem config", "problem data branch"]
+
+
 def test_what_the_token_may_not_see_is_said_not_failed(fake, monkeypatch, capsys, tmp_path):
     healthy(fake)
     fake.permissions[fake.bot] = "write"  # not an admin: secrets, variables, runners are hidden

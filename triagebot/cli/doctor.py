@@ -61,8 +61,10 @@ def doctor(
     except ConfigError as error:
         problems = [str(error)]
     findings = [Finding("config", PROBLEM, line) for line in problems] or [Finding("config", OK, f"{path}")]
-    text = "" if problems else path.read_text(encoding="utf-8")  # broken: its defaults, said above
-    settings = parse_config(text, str(path))
+    try:  # a placeholder repository alone still leaves the rest of the file to check against
+        settings = parse_config(path.read_text(encoding="utf-8"), str(path))
+    except (ConfigError, OSError, UnicodeDecodeError):  # said above: the defaults stand in
+        settings = parse_config("", "defaults")
     tracker = repo or settings.tracker.repo
     if tracker is None or not OWNER_NAME.match(tracker):
         raise UsageError(f"doctor: no tracker repository: give --repo OWNER/NAME ({'; '.join(problems)})")
