@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 from test_commands import SCALAR, command_payload, decide
+from test_example_issue import DOCS
 
 from triagebot.config import Config, TrackerSettings
 from triagebot.sweep.resources import GPU_SHARE, auto_jobs
@@ -88,3 +89,24 @@ def test_flags_default_to_the_issue_s_flag_as_both_pages_say():
     assert decided.request.flags == [SCALAR]  # the issue's flag (command_payload's issue is SCALAR's)
     assert "`flags=` the configured flags to sweep them under (default: the issue's flag)" in PAGE
     assert "`flags=` names configured flags (default: the issue's flag)" in COMMANDS
+
+
+def test_a_night_s_cost_per_suite_is_read_from_the_measurements_page_once():
+    performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert DOCS.suite_nights(performance) == {
+        "transformers": (5118, 9243),
+        "diffusers": (539, 761),
+        "timm": (552, 900),
+    }
+    costs = DOCS.suite_costs(performance)
+    assert "to which diffusers added 11% and timm added 11%" in costs["slow-night"]  # 539 and 552 of 5,118 s
+    assert "about 3,140 run seconds" in costs["three-suites"]  # 2,659 × (1 + 761/9,243 + 900/9,243)
+    blocks = [
+        DOCS.BLOCK.findall(page.read_text(encoding="utf-8"))
+        for page in (ROOT / "README.md", ROOT / "docs" / "deploy.md")
+    ]
+    assert [len(found) for found in blocks] == [1, 3]
+    # The figures are said in those blocks alone: no page retypes a suite's share.
+    for page in (ROOT / "README.md", ROOT / "docs" / "deploy.md"):
+        outside = DOCS.BLOCK.sub("", page.read_text(encoding="utf-8"))
+        assert not re.search(r"(diffusers|timm)[^.]*\d+%", outside), page.name
