@@ -95,6 +95,10 @@ def plant_no_token_secret(fake):
     fake.repos[REPO].secrets = set()
 
 
+def plant_wrong_secret_name(fake):
+    fake.repos[REPO].secrets.add("TRIAGEBOT_TOKN")
+
+
 def plant_mistyped_variable(fake):
     fake.repos[REPO].variables["TRIAGEBOT_SHARD"] = "4"
 
@@ -124,9 +128,13 @@ def plant_runner_without_gpu_label(fake):
 
 
 TRAPS = [
-    (plant_fork, "schedules: nightly.yml is disabled_fork", "enable workflows: a fork of a public"),
+    (plant_fork, "schedules: nightly.yml is disabled_fork: no schedule fires", "enable workflows: a fork"),
     (plant_inactive, "schedules: rerun-sweep.yml is disabled_inactivity", "> Enable workflow"),
-    (plant_no_actions, "schedules: nightly.yml is not a workflow of", "enable Actions"),
+    (
+        plant_no_actions,
+        "schedules: nightly.yml is not a workflow of octo-org/triagebot, rerun-sweep.yml",
+        "enable",
+    ),
     (plant_classic_without_scope, "scopes: classic token without public_repo", "tick public_repo"),
     (
         plant_fine_grained_on_a_user_s_repository,
@@ -135,6 +143,7 @@ TRAPS = [
     ),
     (plant_no_role, "role: triagebot-bot has no Triage role", "add triagebot-bot as Write"),
     (plant_no_token_secret, "secrets: TRIAGEBOT_TOKEN is not set", "New repository secret TRIAGEBOT_TOKEN"),
+    (plant_wrong_secret_name, "secrets: unknown secret 'TRIAGEBOT_TOKN'", "rename it"),
     (
         plant_mistyped_variable,
         "variables: unknown variable 'TRIAGEBOT_SHARD' (did you mean 'TRIAGEBOT_SHARDS'?)",
@@ -222,7 +231,13 @@ def test_the_maintainer_s_own_account_and_fewer_runners_than_shards_are_notes(
     fake.repos[REPO].variables["TRIAGEBOT_SHARDS"] = "4"
 
     ran = doctor(fake, monkeypatch, capsys, tmp_path, "--maintainer", "Triagebot-Bot")
+    cc = CONFIG + '[tracker.cc]\ncapture_scalar_outputs = ["triagebot-bot"]\n'
+    copied = doctor(fake, monkeypatch, capsys, tmp_path, config=cc)
 
+    assert copied.status == 0 and lines(copied, "note")[0] == (
+        "note    token: writes as triagebot-bot, whom [tracker] cc copies -> fix: take triagebot-bot out of "
+        "[tracker] cc (GitHub never notifies an account of its own mention)"
+    )
     assert ran.status == 0, ran
     assert lines(ran, "note") == [
         "note    token: writes as triagebot-bot, the maintainer: issues and answers carry your name; "
