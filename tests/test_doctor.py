@@ -311,6 +311,8 @@ def test_without_a_token_or_a_repository_it_is_one_line(monkeypatch, capsys, tmp
         "triagebot: error: doctor needs the bot's token: --token TOKEN or $GITHUB_TOKEN\n",
     )
     assert no_repo.status == 2 and no_repo.err.startswith("triagebot: error: doctor: no tracker repository")
+    wrong = run_main(monkeypatch, capsys, "doctor", "-c", str(path), "--token", "t", "--repo", "nope")
+    assert (wrong.status, wrong.err) == (2, "triagebot: error: doctor: --repo 'nope' is not OWNER/NAME\n")
 
 
 # --- what the workflows ask for, read once for doctor and the docs ---

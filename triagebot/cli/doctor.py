@@ -66,8 +66,10 @@ def doctor(
     except (ConfigError, OSError, UnicodeDecodeError):  # said above: the defaults stand in
         settings = parse_config("", "defaults")
     tracker = repo or settings.tracker.repo
-    if tracker is None or not OWNER_NAME.match(tracker):
+    if tracker is None:
         raise UsageError(f"doctor: no tracker repository: give --repo OWNER/NAME ({'; '.join(problems)})")
+    if not OWNER_NAME.match(tracker):
+        raise UsageError(f"doctor: --repo {tracker!r} is not OWNER/NAME")
     home = home or os.environ.get("GITHUB_REPOSITORY") or tracker
     secret = github_token(token)
     if not secret:
