@@ -10,12 +10,18 @@ climbed, reproductions verified), in the nightly workflow of a repository OWNER/
 `tracker.dashboard_url` is the Pages address: every model and crash group links to its page on
 the dashboard, as in a real issue. `tests/test_example_issue.py` renders it again and fails when
 the file differs.
+
+A night's cost per suite is said in three places (README.md, docs/deploy.md steps 2 and 11); each
+says it in a block between `<!-- suite-cost: NAME -->` and `<!-- /suite-cost -->`, written here
+from docs/performance.md's own figures (the suites' table, and the transformers night's run
+seconds), so that no page retypes a figure the measurements page holds.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from pathlib import Path
 
@@ -41,9 +47,71 @@ def example_issue(snapshot_path: Path = SNAPSHOT, flag: str = FLAG) -> str:
     return f"# {issue.title}\n\n{issue.body}"
 
 
+PERFORMANCE = ROOT / "docs" / "performance.md"
+SUITES_TABLE = "| night | wall | sweep | confirmations | ladder |"
+SWEEP_ROW = re.compile(r"^\| the sweep \| .*?; ([\d,]+) run seconds", re.M)
+BLOCK = re.compile(r"(<!-- suite-cost: (?P<name>[\w-]+) -->\n)(?P<text>.*?)(\n<!-- /suite-cost -->)", re.S)
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def suite_nights(performance: str) -> dict[str, tuple[int, int]]:
+    """suite -> (wall seconds, run seconds of its sweep), from performance.md's suites table."""
+    table = performance.split(SUITES_TABLE, 1)[1].split("\n\n", 1)[0]
+    nights = {}
+    for row in table.strip().splitlines()[1:]:
+        night, wall, sweep = (cell.strip() for cell in row.strip("|").split("|")[:3])
+        run_seconds = re.search(r"([\d,]+) run seconds", sweep)[1]
+        nights[night.split(",")[0]] = (_number(re.match(r"[\d,]+", wall)[0]), _number(run_seconds))
+    return nights
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds // 60} min {seconds % 60} s"
+
+
+def suite_costs(performance: str) -> dict[str, str]:
+    """Each block's text: a night's cost per suite, in the words each place needs."""
+    nights = suite_nights(performance)
+    wall, runs = nights.pop("transformers")
+    walls = {suite: round(100 * seconds / wall) for suite, (seconds, _) in nights.items()}
+    shares = {suite: seconds / runs for suite, (_, seconds) in nights.items()}
+    measured = _number(SWEEP_ROW.search(performance)[1])
+    total = int(round(measured * (1 + sum(shares.values())), -1))
+    added = " and ".join(f"{suite} added {walls[suite]}%" for suite in walls)
+    slow = (
+        f"On one slow 2-core CPU machine the transformers night took {_minutes(wall)}, "
+        f"to which {added} ([performance.md](performance.md))."
+    )
+    run_shares = " and ".join(f"{suite} {round(100 * share)}%" for suite, share in shares.items())
+    sweep = f"was {measured:,} run seconds of sweep on the CPU machine of [performance.md](performance.md)"
+    night = (
+        f"A night of the transformers corpus (1,014 models, both default flags) {sweep}.\n"
+        f"Measured beside a transformers night on one machine, the other suites add to it {run_shares}.\n"
+        "(timm ran with torch 2.14.1, since no torchvision matches a CPU torch from PyPI.)\n"
+        f"So the default night of the three suites is about {total:,} run seconds.\n"
+        "Almost all of it is Dynamo tracing, CPU work whatever the device.\n"
+        f"So a shard takes about {total:,} / (S × W) seconds of sweep on S shards of W workers, "
+        "side by side on S runners.\n"
+        f"On 4 shards: about {total / 8 / 60:.1f} min with 2 workers each, {total / 32 / 60:.1f} min with 8."
+    )
+    return {"slow-night": slow, "three-suites": night}
+
+
+def with_suite_costs(path: Path, costs: dict[str, str]) -> str:
+    """`path` with each of its suite-cost blocks written from `costs`."""
+    return BLOCK.sub(
+        lambda found: found[1] + costs[found["name"]] + found[4], path.read_text(encoding="utf-8")
+    )
+
+
 def documents() -> dict[Path, str]:
     """Every generated document and its text."""
-    return {EXAMPLE: example_issue()}
+    costs = suite_costs(PERFORMANCE.read_text(encoding="utf-8"))
+    pages = (ROOT / "README.md", ROOT / "docs" / "deploy.md")
+    return {EXAMPLE: example_issue(), **{page: with_suite_costs(page, costs) for page in pages}}
 
 
 def stale(path: Path, text: str) -> str | None:

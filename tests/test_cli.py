@@ -216,8 +216,8 @@ def test_help_shows_brackets_no_bool_metavar_and_the_night_order(capsys):
     assert code == 0
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
     night = ["run", "sweep", "merge", "reproduce", "effects", "diff", "report", "publish", "site", "command"]
-    assert listed == [*night, "nightly", "bisect", "corpus", "config"]
-    for name in [*night, "config", "corpus list", "corpus check"]:
+    assert listed == [*night, "nightly", "bisect", "corpus", "config", "doctor"]
+    for name in [*night, "config", "doctor", "corpus list", "corpus check"]:
         code, out, _ = triagebot(capsys, *name.split(), "--help")
         assert code == 0 and "Usage: triagebot" in out
         assert "<bool>" not in out and "default:  " not in out, out

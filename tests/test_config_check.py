@@ -31,10 +31,23 @@ def test_the_example_loads_as_it_is_and_with_every_optional_setting_on():
     assert "cc_routes" not in text  # nothing live that names people
 
 
-def test_config_check_says_ok_for_the_example(monkeypatch, capsys):
+def test_config_check_says_ok_for_the_example_once_its_repository_is_set(tmp_path, monkeypatch, capsys):
+    mine = tmp_path / "triagebot.toml"
+    mine.write_text(EXAMPLE.read_text().replace("your-org/your-fork", "octo-org/triagebot"))
+
+    ran = run_main(monkeypatch, capsys, "config", "--check", "-c", str(mine))
+
+    assert (ran.status, ran.out, ran.err) == (0, f"{mine}: ok\n", "")
+
+
+def test_config_check_refuses_the_example_s_placeholder_repository(monkeypatch, capsys):
     ran = run_main(monkeypatch, capsys, "config", "--check", "-c", str(EXAMPLE))
 
-    assert (ran.status, ran.out, ran.err) == (0, f"{EXAMPLE}: ok\n", "")
+    assert ran.status == 2 and ran.out == ""
+    assert ran.err == (
+        f"{EXAMPLE}: 'tracker.repo': 'your-org/your-fork' is the example's placeholder, "
+        "not your repository's OWNER/NAME\n"
+    )
 
 
 def test_config_check_names_every_wrong_key_and_value_one_line_each(tmp_path: Path, monkeypatch, capsys):
@@ -52,7 +65,10 @@ def test_config_check_names_every_wrong_key_and_value_one_line_each(tmp_path: Pa
             f"{wrong}: unknown key 'dashbord' (did you mean 'dashboard'?)",
         ]
     )
-    assert config_problems(EXAMPLE) == []
+    assert config_problems(EXAMPLE) == [
+        f"{EXAMPLE}: 'tracker.repo': 'your-org/your-fork' is the example's placeholder, "
+        "not your repository's OWNER/NAME"
+    ]
 
 
 def test_config_check_of_a_missing_or_broken_file_is_one_line(tmp_path: Path, monkeypatch, capsys):

@@ -16,6 +16,7 @@ from triagebot.config import Config, parse_config
 from triagebot.config.rendering import _toml_value
 from triagebot.results import FlagSettings
 from triagebot.tracker.commands import GRAMMAR
+from triagebot.tracker.deployment import workflow_needs
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -125,19 +126,10 @@ def strings(node) -> list[str]:
 
 def read_settings() -> dict[str, tuple[str, set[str]]]:
     """Every `secrets.X` and `vars.X` the workflows read (comments aside): its kind and the
-    defaults written beside it (`vars.X || 'default'`)."""
-    found: dict[str, tuple[str, set[str]]] = {}
-    for workflow in workflows().values():
-        for text in strings(workflow):
-            for kind, name, default in re.findall(
-                r"\b(secrets|vars)\.(\w+)(?:\s*\|\|\s*'?([\w.-]+)'?)?", text
-            ):
-                kind = "secret" if kind == "secrets" else "variable"
-                defaults = found.get(name, (kind, set()))[1]
-                if default:
-                    defaults.add(default)
-                found[name] = (kind, defaults)
-    return found
+    defaults written beside it (`vars.X || 'default'`), as `triagebot doctor` reads them."""
+    return {
+        name: (setting.kind, set(setting.defaults)) for name, setting in workflow_needs(ROOT).settings.items()
+    }
 
 
 def test_the_deploy_page_documents_every_secret_and_variable_the_workflows_read():
@@ -194,7 +186,7 @@ def test_the_rerun_sweep_forms_are_the_parser_s():
     text = section(page("commands.md"), "`/rerun-sweep`")
     documented = [row[0].strip("`") for row in table_rows(text, "| command | what it does |")]
     assert documented == GRAMMAR.splitlines()
-    deploy = section(page("deploy.md"), "11. The first `/rerun-sweep`")
+    deploy = section(page("deploy.md"), "12. The first `/rerun-sweep`")
     assert f"```\n{GRAMMAR}\n```" in deploy, "docs/deploy.md's list of /rerun-sweep forms is not the parser's"
 
 

@@ -317,6 +317,14 @@ def test_nightly_check_on_the_command_line_writes_the_workflow_outputs(server, t
     assert (written["sweep"], written["publish"], written["owed"]) == ("false", "true", stored.key)
     assert f"stored but not published yet: {stored.key}" in owing.out
 
+    # TRIAGEBOT_REPO names another tracker (the ask job hands it as --repo): owed to that one,
+    # where it was published, not to the toml's.
+    mark_night(LocalStore(store), "owner/elsewhere", stored.key, "published")
+    output.unlink()
+    elsewhere = run_main(monkeypatch, capsys, *arguments, "--repo", "owner/elsewhere")
+    assert elsewhere.status == 0, elsewhere.err
+    assert "publish=true" not in output.read_text() and "not published yet" not in elsewhere.out
+
 
 def test_nightly_lists_the_builds_between_two_days(server, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

@@ -257,6 +257,29 @@ def test_polling_learns_of_an_answer_from_its_marker(fake):
     assert ledger.get(comment["id"]).state == "answered"
 
 
+def test_the_bot_s_own_account_is_read_as_a_maintainer_but_never_its_own_answers(fake):
+    """A deployment whose token is the maintainer's own account: their /rerun-sweep is read on
+    both paths, the answers the account writes (each opening with a marker) never are."""
+    gh = gh_for(fake)
+    number = tracked_issue(fake)
+    fake.permissions["triagebot-bot"] = "admin"
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "triagebot-bot", "OWNER")
+    ledger = Ledger(REPO)
+
+    accepted = poll(gh, ledger, now=NOW)
+    assert accepted.kind == Kind.run and accepted.request.comment_id == comment["id"]
+    event = decide(rerun.read_event(command_payload("/rerun-sweep models=T5Model", author="triagebot-bot")))
+    assert event.kind == Kind.run
+
+    answer.post_answer(gh, REPO, number, comment["id"], rerun_snapshot(), stored_snapshot())
+    (posted,) = [c for c in fake.comments(REPO, number) if c["id"] != comment["id"]]
+    assert posted["body"].startswith(result_marker(comment["id"]))
+    assert poll(gh, ledger, now=NOW + timedelta(hours=9)).kind == Kind.none
+    assert ledger.get(comment["id"]).state == "answered" and posted["id"] not in ledger.records
+    own_answer = f"{result_marker(comment['id'])}\n/rerun-sweep help"
+    assert decide(rerun.read_event(command_payload(own_answer, author="triagebot-bot"))).kind == Kind.none
+
+
 # --- bounded polling ---------------------------------------------------------------------------
 
 

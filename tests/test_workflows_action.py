@@ -185,7 +185,8 @@ def test_a_missing_or_unknown_command_input_is_a_clear_error(runner):
     status, calls, _, stdout = runner(command="sweeep")
     assert status == 2 and calls == []
     assert (
-        "::error::unknown command 'sweeep' (nightly, run, sweep, merge, publish, command, answer)" in stdout
+        "::error::unknown command 'sweeep' (nightly, run, sweep, merge, publish, command, answer, doctor)"
+        in stdout
     )
     status, calls, _, stdout = runner(command="merge")
     assert status == 2 and "needs the shards input" in stdout

@@ -142,7 +142,9 @@ def test_a_night_still_owed_is_published_when_there_is_nothing_to_sweep():
     assert {"publish", "owed"} <= set(jobs["ask"]["outputs"])
     owed = jobs["owed"]
     assert owed["needs"] == "ask"
-    assert owed["if"] == "needs.ask.outputs.sweep == 'false' && needs.ask.outputs.publish == 'true'"
+    assert owed["if"] == (
+        "needs.ask.outputs.sweep == 'false' && needs.ask.outputs.publish == 'true' && !inputs.trial"
+    )
     step = next(s for s in owed["steps"] if s.get("uses") == "./")["with"]
     assert step["command"] == "publish" and step["snapshot"] == "${{ needs.ask.outputs.owed }}"
     assert owed["permissions"] == {"contents": "write"}

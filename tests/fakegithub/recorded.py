@@ -75,6 +75,13 @@ def _templates() -> dict[str, Any]:
         "no_push_access": _body("Repository.testCollaboratorPermissionNoPushAccess.txt", "GET", "/repos/"),
         "user": _body("RateLimiting.testRateLimiting.txt", "GET", "/users/"),
         "rate_limit": _body("RateLimiting.testRateLimiting.txt", "GET", "/rate_limit"),
+        "repository": _body("Workflow.testCreateDispatchWithBranch.txt", "GET", "/repos/wrecker/PyGithub"),
+        "workflow": _body(
+            "Workflow.testCreateDispatchWithBranch.txt", "GET", "/repos/wrecker/PyGithub/actions/"
+        ),
+        "branch": _body(
+            "Workflow.testCreateDispatchWithBranch.txt", "GET", "/repos/wrecker/PyGithub/branches/"
+        ),
         # One issue as the search API lists it (with its `score`); a pull request in the recording.
         "search_item": _search_item(),
     }

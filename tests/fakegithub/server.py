@@ -122,12 +122,26 @@ class RepoState:
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> comment (+ "_issue")
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # comment id -> reactions
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What a deployment sets in Settings (read by `triagebot doctor`): names only for secrets.
+    owner_type: str = "Organization"  # or "User": whose repository it is
+    fork: bool = False
+    private: bool = False
+    workflows: dict[str, str] = field(default_factory=dict)  # file name -> state ("active", ...)
+    secrets: set[str] = field(default_factory=set)
+    variables: dict[str, str] = field(default_factory=dict)
+    branches: dict[str, bool] = field(default_factory=lambda: {"main": False})  # name -> protected
+    pages: str | None = None  # build_type: "workflow" (GitHub Actions), "legacy" (a branch), None: off
+    pages_branch: str = "gh-pages"
+    runners: list[tuple[str, str, list[str]]] = field(default_factory=list)  # name, status, labels
 
 
 class FakeGitHub:
     def __init__(self, bot: str = "triagebot-bot", repo: str = "pytorch/pytorch") -> None:
         self.bot = bot
         self.tokens: dict[str, str] = {"bot-token": bot, ACTIONS_TOKEN: "github-actions[bot]"}
+        # A classic token's scopes (its X-OAuth-Scopes header); a token not here sends none, as a
+        # fine-grained one does.
+        self.scopes: dict[str, str] = {"bot-token": "public_repo"}
         # Tokens that may read but not write (an Actions token without `issues: write`).
         self.read_only: set[str] = set()
         self.permissions: dict[str, str] = {bot: "write"}
@@ -368,7 +382,8 @@ class FakeGitHub:
         if path == "/user" and method == "GET":
             if token == ACTIONS_TOKEN:
                 return 403, {}, {"message": "Resource not accessible by integration"}
-            return 200, {}, self.user_json(login)
+            scopes = {"X-OAuth-Scopes": self.scopes[token]} if token in self.scopes else {}
+            return 200, scopes, self.user_json(login)
         if path == "/rate_limit":
             return 200, {}, template("rate_limit")
         if path == "/search/issues" and method == "GET":
@@ -385,6 +400,13 @@ class FakeGitHub:
                 self._lagging[key] -= 1
                 return 404, {}, {"message": "Not Found"}
         routes: list[tuple[str, str, Callable[..., tuple[int, dict[str, str], Any]]]] = [
+            ("GET", r"^$", self._get_repo),
+            ("GET", r"^/actions/workflows$", self._list_workflows),
+            ("GET", r"^/actions/secrets$", self._list_secrets),
+            ("GET", r"^/actions/variables$", self._list_variables),
+            ("GET", r"^/actions/runners$", self._list_runners),
+            ("GET", r"^/branches/(.+)$", self._get_branch),
+            ("GET", r"^/pages$", self._get_pages),
             ("GET", r"^/issues$", self._list_issues),
             ("POST", r"^/issues$", self._post_issue),
             ("GET", r"^/issues/(\d+)$", self._get_issue),
@@ -621,6 +643,76 @@ class FakeGitHub:
         answer["permission"] = "write" if level == "maintain" else level
         answer["role_name"] = level
         answer["user"] = self.user_json(user)
+        return 200, {}, answer
+
+    # ----- what a deployment sets (read by `triagebot doctor`) -----
+    def _get_repo(self, repo, state, login, query, body):
+        answer = template("repository")
+        owner = repo.split("/")[0]
+        level = LEVELS.index(self.permissions.get(login, "read"))
+        answer.update(
+            full_name=repo,
+            name=repo.split("/")[1],
+            fork=state.fork,
+            private=state.private,
+            owner={**answer["owner"], "login": owner, "type": state.owner_type},
+            permissions={name: level >= LEVELS.index(name) for name in ("admin", "maintain", "triage")}
+            | {"push": level >= LEVELS.index("write"), "pull": True},
+            url=f"{self.base_url}/repos/{repo}",
+        )
+        return 200, {}, answer
+
+    def _list_workflows(self, repo, state, login, query, body):
+        workflows = []
+        for number, (name, workflow_state) in enumerate(sorted(state.workflows.items()), start=1):
+            workflow = template("workflow")
+            workflow.update(id=number, name=name, path=f".github/workflows/{name}", state=workflow_state)
+            workflows.append(workflow)
+        return 200, {}, {"total_count": len(workflows), "workflows": workflows}
+
+    def _admin_only(self, login):
+        """GitHub answers 403 to a token whose account is not an admin of the repository."""
+        return None if self.may(login, "admin") else (403, {}, dict(NOT_ACCESSIBLE))
+
+    def _list_secrets(self, repo, state, login, query, body):
+        refused = self._admin_only(login)
+        secrets = [{"name": name, "created_at": self.timestamp()} for name in sorted(state.secrets)]
+        return refused or (200, {}, {"total_count": len(secrets), "secrets": secrets})
+
+    def _list_variables(self, repo, state, login, query, body):
+        refused = self._admin_only(login)
+        variables = [{"name": name, "value": value} for name, value in sorted(state.variables.items())]
+        return refused or (200, {}, {"total_count": len(variables), "variables": variables})
+
+    def _list_runners(self, repo, state, login, query, body):
+        refused = self._admin_only(login)
+        runners = [
+            {"id": number, "name": name, "os": "linux", "status": status, "busy": False,
+             "labels": [{"id": index, "name": label, "type": "custom"} for index, label in enumerate(labels)]}
+            for number, (name, status, labels) in enumerate(state.runners, start=1)
+        ]  # fmt: skip
+        return refused or (200, {}, {"total_count": len(runners), "runners": runners})
+
+    def _get_branch(self, repo, state, login, query, body, name):
+        if name not in state.branches:
+            return 404, {}, {"message": "Branch not found"}
+        answer = template("branch")
+        answer.update(name=name, protected=state.branches[name])
+        return 200, {}, answer
+
+    def _get_pages(self, repo, state, login, query, body):
+        if state.pages is None:
+            return 404, {}, {"message": "Not Found"}
+        owner, name = repo.split("/")
+        source = {"branch": state.pages_branch, "path": "/"}
+        answer = {
+            "url": f"{self.base_url}/repos/{repo}/pages",
+            "status": "built",
+            "build_type": state.pages,
+            "source": source,
+            "html_url": f"https://{owner}.github.io/{name}/",
+            "public": True,
+        }
         return 200, {}, answer
 
 

@@ -7,7 +7,7 @@ holds no logic of its own.
   triagebot.toml with its options applied over it (checked once, by `triagebot.config`);
 - one module per group of commands: `run` (run), `sweeping` (sweep, merge, reproduce),
   `reports` (effects, diff, report, site), `tracker` (publish, command), `corpus` (corpus list,
-  corpus check), `settings` (config).
+  corpus check), `settings` (config), `doctor` (doctor).
 
 What is swept is chosen by `triagebot.corpus.selection` alone; a snapshot argument is read by
 `pipeline.Snapshots` (a snapshot file, a sweep's stream, or a key in the store). Packages that

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from triagebot.cli import corpus, reports, run, settings, sweeping, tracker, upstream
+from triagebot.cli import corpus, doctor, reports, run, settings, sweeping, tracker, upstream
 from triagebot.errors import TriagebotError
 
 COMMANDS: dict[str, Callable[..., Any] | typer.Typer] = {
@@ -33,6 +33,7 @@ COMMANDS: dict[str, Callable[..., Any] | typer.Typer] = {
     "bisect": upstream.bisect,
     "corpus": corpus.app,
     "config": settings.show_config,
+    "doctor": doctor.doctor,
 }
 """Every command (or group of commands), in the order of a night: the order `--help` lists."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
-from triagebot.cli.options import ConfigOption, StoreOption, configured, split_names
+from triagebot.cli.options import ConfigOption, RepoOption, StoreOption, configured, split_names
 from triagebot.config import Config
 from triagebot.errors import UsageError
 from triagebot.pipeline import Snapshots, already_swept, owed, owed_outputs
@@ -160,7 +160,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="The bisection record as JS
 AXES = ("auto", "torch", "transformers")
 
 
-@configured("store")
+@configured("repo", "store")
 def nightly(
     settings: Config,
     check: Check = False,
@@ -173,6 +173,7 @@ def nightly(
     python: PythonOption = None,
     platform: PlatformOption = None,
     output: Outputs = None,
+    repo: RepoOption = None,
     store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
@@ -181,7 +182,8 @@ def nightly(
     Lists the builds for this Python and platform between two days; with --check, asks whether
     the newest (or --nightly) is in the store and writes sweep=true|false, version and date for
     the workflow, before any image is built, and publish=true with the newest night stored but
-    not published yet (owed) when there is one."""
+    not published yet (owed) to the tracker repository (--repo, else [tracker] repo) when there
+    is one."""
     from triagebot.nightlies import NIGHTLY_INDEX, Target, check_newest, nightly_index  # start-up cost
 
     target = Target.of(python, split_names(platform))

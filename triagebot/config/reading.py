@@ -4,6 +4,7 @@ the option for the first problem, the Pages address default, and the patch check
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,10 +65,15 @@ def _problem_line(problem: ErrorDetails, source: str, options: Mapping[str, str]
     return f"{source}: '{where}': {message}" if where else f"{source}: {message}"
 
 
+PLACEHOLDER_REPO = re.compile(r"(^|/)(your-[\w.-]*|OWNER|NAME|REPO)(/|$)")
+"""A repository name as examples write it (`your-org/your-fork`, `OWNER/REPO`): never a real one."""
+
+
 def config_problems(path: str | Path) -> list[str]:
     """Every problem of the configuration file at `path`, one line each (`triagebot config
-    --check`): an unknown key with the nearest valid name, a wrong value with its key; none when
-    the file loads. A file that cannot be read or is not TOML is a ConfigError (one line).
+    --check`): an unknown key with the nearest valid name, a wrong value with its key, the
+    example's placeholder repository left in; none when the file loads. A file that cannot be
+    read or is not TOML is a ConfigError (one line).
     The flags' patches are not checked against torch here (the commands that sweep do)."""
     source = str(path)
     text = _read_text(Path(path))
@@ -76,9 +82,13 @@ def config_problems(path: str | Path) -> list[str]:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML: {error}") from None
     try:
-        Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as error:
         return [_problem_line(problem, source, {}) for problem in error.errors()]
+    repo = config.tracker.repo or ""
+    if PLACEHOLDER_REPO.search(repo):
+        placeholder = f"{repo!r} is the example's placeholder, not your repository's OWNER/NAME"
+        return [f"{source}: 'tracker.repo': {placeholder}"]
     return []
 
 

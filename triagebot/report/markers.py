@@ -43,6 +43,7 @@ _NOTICE_MARKER = re.compile(
     r"<!-- triagebot:(?:notice=(?P<notice>fixed|regression|removed)|state=(?P<state>close|reopen))"
     rf" flag=(?P<flag>{_NAME}) snapshot=(?P<key>{_NAME}) -->\Z"
 )
+_ANY_MARKER = re.compile(r"<!-- triagebot:[^>]*-->\Z")
 _SWEEP_ANSWER_MARKER = re.compile(r"<!-- triagebot:rerun-(?:result|failed)=(?P<id>[0-9]+) -->\Z")
 
 
@@ -106,6 +107,11 @@ def first_line(body: str | None) -> str:
 def carries(body: str | None, marker: str) -> bool:
     """Whether `body`'s first line is `marker`: the only place a marker counts."""
     return bool(marker) and first_line(body) == marker
+
+
+def marked(body: str | None) -> bool:
+    """Whether `body` opens with a marker of any kind: every comment the bot writes does."""
+    return bool(_ANY_MARKER.match(first_line(body)))
 
 
 def find_flag(body: str | None) -> str | None:

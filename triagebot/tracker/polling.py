@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from triagebot.report.markers import answer_marker, failure_marker, result_marker
+from triagebot.report.markers import answer_marker, failure_marker, marked, result_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
 from triagebot.tracker.answer import post_failure
@@ -118,7 +118,8 @@ class PollRound:
     ) -> bool:
         """Bring one comment's record up to date; False when the write cap stopped the poll."""
         author = comment.user.login if comment.user else ""
-        if commands.command_line(comment.body or "") is None or author.lower() == self.gh.login.lower():
+        own_answer = author.lower() == self.gh.login.lower() and marked(comment.body)
+        if commands.command_line(comment.body or "") is None or own_answer:
             return True
         record = self.ledger.get(comment.id)
         if record is not None and record.state != "accepted":

@@ -36,6 +36,7 @@ from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_sta
 from triagebot.analysis.triage import failure_groups
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import TrackerError
+from triagebot.report.markers import marked
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
@@ -183,10 +184,12 @@ def crashing_models(snapshot: Snapshot | None, flag: str, cap: int) -> tuple[lis
 
 def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
     """Comments never read as commands: deleted ones, edited ones (unless `on_edited`), the
-    bot's own, any bot's, and those on pull requests."""
+    bot's own answers (each opens with a marker: the token's account may be the maintainer's
+    own, whose commands are read), any bot's, and those on pull requests."""
     if event.action == "deleted" or (event.action == "edited" and not on_edited):
         return True
-    return event.author.lower() == bot_login.lower() or event.author_type == "Bot" or event.is_pull_request
+    answer = event.author.lower() == bot_login.lower() and marked(event.body)
+    return answer or event.author_type == "Bot" or event.is_pull_request
 
 
 def decide(
