@@ -429,6 +429,8 @@ def figures(**counts) -> FlagFigures:
         ),
         ({"helped": 3, "crashes": 1}, False, ["crashes"]),
         ({"wrong_results": 1}, False, ["wrong_results"]),
+        ({"not_judged": 10}, False, ["not_judged"]),  # no model judged: nothing shows it safe
+        ({"not_judged": 2, "helped": 1}, True, []),
         ({"helped": 3, "laddered": 3, "ladder_failures": 1}, False, ["ladder_failures"]),
     ],
 )
@@ -440,10 +442,12 @@ def test_the_verdict_is_one_rule(counts, ready, blocking):
 
 def test_a_verdict_weighs_every_row_of_the_table_in_its_order_when_everything_was_checked():
     timed = CompileTime(models=1, median=1.0)
-    checked = verdict(figures(laddered=1, recompile_checked=1, engine_errors=1, compile_time=timed))
+    everything = {"laddered": 1, "recompile_checked": 1, "engine_errors": 1, "not_judged": 1}
+    checked = verdict(figures(**everything, compile_time=timed))
     assert [line.what for line in checked.lines] == list(VerdictRow)
-    assert [line.what.label for line in checked.lines][:2] == [
+    assert [line.what.label for line in checked.lines][:3] == [
         "Wrong results (confirmed)",
+        "Outputs not judged (eager disagrees with itself)",
         "Crashes (confirmed)",
     ]
 

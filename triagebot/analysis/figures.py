@@ -10,9 +10,12 @@ one rule that says whether the flag is ready to be on by default.
 - `verdict(figures)`: the rule (the README's "Is the flag ready?"): a flag is ready when it ran
   on at least one model it could affect and no model crashes under it (confirmed), none gives a
   wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
-  passes. More graphs, more recompiles and engine errors do not block; they stand beside the
-  verdict for a person to weigh, with the models it helps, and so does slower compilation
-  unless `[tracker] compile_time_blocks` names a median ratio past which it blocks.
+  passes; and, when outputs are compared, at least one of those models had its outputs judged (a
+  model whose outputs could not be judged is evidence that graphs can be fewer, never that the
+  flag is safe, and is never counted as help). More graphs, more recompiles and engine errors do
+  not block; they stand beside the verdict for a person to weigh, with the models it helps, and
+  so does slower compilation unless `[tracker] compile_time_blocks` names a median ratio past
+  which it blocks.
 """
 
 from __future__ import annotations
@@ -141,6 +144,7 @@ def flag_figures(
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
         wrong_results=counts.get(Effect.wrong_result, 0),
+        not_judged=len(stats.not_judged) if outputs_checked else 0,
         helped=stats.helps,
         increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
@@ -164,6 +168,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
     shapes) and engine errors when there are none have no row."""
     unweighed = {  # rows with nothing to weigh tonight: a check not made, or no engine error
         VerdictRow.wrong_results: not figures.outputs_checked,
+        VerdictRow.not_judged: not figures.not_judged,
         VerdictRow.ladder_failures: not figures.laddered,
         VerdictRow.recompile_more: not figures.recompile_checked,
         VerdictRow.engine_errors: not figures.engine_errors,
@@ -176,5 +181,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             blocks = row.blocks and models > 0
             if row == VerdictRow.compile_slower and figures.compile_time is not None:
                 blocks = figures.compile_time.blocks  # only past a configured median ratio
+            if row == VerdictRow.not_judged:  # "safe" needs one model whose outputs were judged
+                blocks = figures.not_judged >= figures.affectable
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

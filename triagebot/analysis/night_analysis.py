@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import diff
-from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
@@ -56,7 +56,10 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         key=snapshot.key,
         created=snapshot.created,
         environment=snapshot.environment,
-        trend={flag: trend_point(snapshot.key, mine, snapshot.sentinels) for flag, mine in by_flag.items()},
+        trend={
+            flag: trend_point(snapshot.key, mine, no_evidence_of_help(snapshot, flag))
+            for flag, mine in by_flag.items()
+        },
         crash_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
             for flag, mine in by_flag.items()

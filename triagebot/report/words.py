@@ -73,13 +73,25 @@ LIBRARY_NOT_JUDGED = (
 )
 """What the issue and the flag page say before naming `FlagStats.eager_inconsistent`."""
 
+NONDETERMINISTIC_NOT_JUDGED = "Not judged, their two eager runs already differ (nondeterministic)"
+"""What the issue and the flag page say before naming `FlagStats.nondeterministic`."""
+
+NOT_JUDGED_RULE = (
+    'Fewer graphs can be real, "safe" cannot: a model whose outputs could not be judged is never '
+    "counted as help, nor as evidence that the flag is ready."
+)
+"""The one rule for a model whose outputs could not be judged (`analysis.effects.not_judged`),
+said beside every list of them."""
+
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
 
 RULE = (
     "A flag is ready to be on by default when it ran on at least one model it could affect and "
     "nothing blocks it. Under it, no model may crash or give a wrong result (both confirmed), nor "
-    "fail on a backend-ladder rung that its baseline passes. More graphs, more recompiles and engine "
+    "fail on a backend-ladder rung that its baseline passes. At least one of them must have had its "
+    "outputs judged: a model whose outputs could not be judged shows that graphs can be fewer, never "
+    "that the flag is safe, and is never counted as help. More graphs, more recompiles and engine "
     "errors do not block: they stand beside the verdict, to be weighed against the models it helps."
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
@@ -479,7 +491,28 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     if figures.increases_graphs:
         parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
-    return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
+    helps += f" ({percent(share(figures.helped, figures.affectable))})"
+    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}."
+
+
+def not_judged_clause(figures: FlagFigures) -> str:
+    """The verdict's words for the models whose outputs could not be judged, after its "helps":
+    "; 2 models' outputs could not be judged, counted neither as help nor as safe"."""
+    if not figures.not_judged:
+        return ""
+    whose = "1 model's outputs" if figures.not_judged == 1 else f"{figures.not_judged} models' outputs"
+    return f"; {whose} could not be judged, counted neither as help nor as safe"
+
+
+def wrong_results_none(figures: FlagFigures) -> str:
+    """What the issue and the flag page say when outputs were compared and none is a confirmed
+    wrong result: every output judged, or only those that could be."""
+    if not figures.not_judged:
+        return "every compiled call's outputs judged match eager's within tolerance"
+    return (
+        f"every compiled call's outputs that could be judged match eager's within tolerance; "
+        f"{plural(figures.not_judged, 'model')} could not be judged"
+    )
 
 
 def _cuda_build_on_cpu(environment: Environment) -> str | None:

@@ -174,6 +174,10 @@ class FlagFigures(Record):
     flaky: int = 0
     outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
     wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed ones
+    # Models the flag ran on whose outputs could not be judged (eager disagrees with itself, or two
+    # eager runs differ): fewer graphs can be real, "safe" cannot. Never in `helped`, and a flag
+    # with no other model to judge is not ready.
+    not_judged: int = 0
     helped: int = 0  # fewer graphs
     increases_graphs: int = Field(0, validation_alias=formerly("increases_graphs", "hurt"))  # more graphs
     fixes: int = 0  # a baseline crash the flag runs through
@@ -210,6 +214,8 @@ class VerdictRow(StrEnum):
         return row
 
     wrong_results = "wrong_results", "Wrong results (confirmed)", True
+    # Blocks only where no model the flag could affect was judged (`analysis.verdict`).
+    not_judged = "not_judged", "Outputs not judged (eager disagrees with itself)", False
     crashes = "crashes", "Crashes (confirmed)", True
     ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
     recompile_more = "recompile_more", "More recompiles", False
