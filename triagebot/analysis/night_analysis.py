@@ -280,7 +280,14 @@ def _flag_night(
     cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
     checked = "accuracy" in snapshot.checks
     calls = call_time(snapshot, flag, rows)
-    figures = flag_figures(stats, flag_change, outputs_checked=checked, compile_time=cost, call_time=calls)
+    figures = flag_figures(
+        stats,
+        flag_change,
+        outputs_checked=checked,
+        compile_time=cost,
+        call_time=calls,
+        sentinels=snapshot.sentinels,
+    )
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

@@ -83,6 +83,7 @@ def flag_stats(
         testable=testable,
         skipped=skipped,
         affectable=affectable,
+        sentinels_affected=len(sentinels.intersection(affected)),
         counts=counts,
         percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),

@@ -44,6 +44,11 @@ class CompileRiser(Record):
     model: str
     baseline_seconds: float
     flag_seconds: float
+    # The highest compiled rung of the backend ladder (aot_eager, inductor) it compiled under the
+    # flag, with that rung's compile seconds under the flag and at baseline (None: not climbed).
+    rung: str | None = None
+    rung_baseline_seconds: float | None = None
+    rung_flag_seconds: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -71,11 +76,14 @@ class CompileTime(Record):
     noise_floor: float | None = None
     noise_models: int = 0
     rose: int = 0  # models whose ratio is above the noise floor (none without a floor)
+    fell: int = 0  # models whose ratio is below the floor's inverse: faster beyond the floor
     risers: list[CompileRiser] = Field(default_factory=list)  # the largest rises above 1, largest first
     bins: list[int] = Field(default_factory=list)  # the ratios counted in the bins of `RATIO_EDGES`
     # The median ratio that blocks the flag from being on by default ([tracker] compile_time_blocks);
     # None: compile time never blocks.
     blocks_above: float | None = None
+    # Over the sentinels alone (triagebot's test models): no real model was timed tonight.
+    sentinels_only: bool = False
 
     @property
     def measurable(self) -> bool:
@@ -159,6 +167,7 @@ class FlagFigures(Record):
     testable: int = 0  # swept - untestable
     skipped: int = 0  # testable, not run under the flag (`when = "graph_breaks"`: one graph, no break)
     affectable: int = 0  # testable - skipped: the population the flag could affect
+    sentinels: int = 0  # of `affectable`, triagebot's own test models: never help, never "Ready"
     engine_errors: int = 0  # the flag run could not rebuild the model: untested, a fault of the sweep
     crashes: int = 0  # confirmed crashes
     crash_suites: list[SuiteCount] = Field(

@@ -191,6 +191,7 @@ class FlagStats(Record):
     testable: int
     skipped: int = 0
     affectable: int = 0
+    sentinels_affected: int = 0  # of `affectable`, the sentinels (`Snapshot.sentinels`)
     counts: dict[Effect, int] = Field(default_factory=dict)
     percentages: dict[Effect, float] = Field(default_factory=dict)
     strata: list[StratumStats] = Field(default_factory=list)
