@@ -346,3 +346,20 @@ def test_the_site_refusing_a_misnamed_snapshot_names_the_file_it_wants(tmp_path)
         "smoke-2.13.0+cpu.json holds nightly 2.13.0+cpu, and a store names each nightly's file by its "
         "key: rename it 2.13.0+cpu.json"
     )
+
+
+def test_the_backward_repro_of_a_module_without_dropout_zeroes_none(smoke) -> None:
+    from triagebot.report.repro import repro_script
+    from triagebot.results import BACKWARD_RUNG
+
+    script = repro_script(
+        smoke.snapshot, SCALAR, "WrongGradUnderScalarCapture", backend=BACKWARD_RUNG, wrong=True
+    )
+    compile(script, "repro.py", "exec")
+    lines = script.splitlines()
+    past_the_build = len(lines) - next(
+        n for n, line in enumerate(lines) if line.startswith("def build_model")
+    )
+    assert past_the_build == 78  # 86 with the dropout-zeroing loop a module without dropout does not need
+    assert "def for_training(model):" in script and "_DropoutNd" not in script
+    assert "    return model.train()" in script
