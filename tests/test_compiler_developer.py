@@ -23,6 +23,7 @@ from triagebot.results import (
     Night,
     Outcome,
     Reproduction,
+    Snapshot,
     Status,
     VerdictRow,
 )
@@ -46,7 +47,7 @@ def _inconsistent() -> AccuracyCheck:
     )
 
 
-def sdpa_mask_night(extra: Sequence[ModelResult] = ()) -> Night:
+def sdpa_mask_snapshot(extra: Sequence[ModelResult] = ()) -> Snapshot:
     """The SDPA-mask finding's five models swept as a night: every baseline eager-inconsistent,
     the two PaliGemma models compiled to fewer graphs under the flag, eager-inconsistent there too;
     `extra`: more models swept beside them."""
@@ -68,8 +69,11 @@ def sdpa_mask_night(extra: Sequence[ModelResult] = ()) -> Night:
         )
         for name in [*SDPA_MASK, *PALIGEMMA]
     ]
-    tonight = snapshot(models, checks=["accuracy"], reproductions=repros, when={SCALAR: "graph_breaks"})
-    return night_of(tonight)
+    return snapshot(models, checks=["accuracy"], reproductions=repros, when={SCALAR: "graph_breaks"})
+
+
+def sdpa_mask_night(extra: Sequence[ModelResult] = ()) -> Night:
+    return night_of(sdpa_mask_snapshot(extra))
 
 
 # --- 1. a model whose outputs could not be judged: fewer graphs can be real, "safe" cannot ---
@@ -108,6 +112,22 @@ def test_the_issue_never_says_every_output_was_judged_beside_models_not_judged()
         "(verified, no torch.compile)</summary>"
     ) in unfolded
     assert "raise EagerInconsistent('last_hidden_state')" in unfolded
+
+
+def test_the_flag_page_says_the_not_judged_models_as_the_issue_does(tmp_path) -> None:
+    import html
+
+    from triagebot.config import Config
+    from triagebot.pipeline import build_site
+    from triagebot.report import links
+    from triagebot.store import MemoryStore
+
+    build_site(MemoryStore([sdpa_mask_snapshot()]), tmp_path, Config(), say=lambda line: None)
+    page = html.unescape((tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8"))
+    state = sdpa_mask_night().flags[SCALAR]
+    assert words.verdict_clause(state.figures, state.verdict, []) in page
+    assert f"None: {words.wrong_results_none(state.figures)}." in page
+    assert words.NOT_JUDGED_RULE in page
 
 
 # --- the committed smoke night, as the issue and the site render it ---
@@ -363,3 +383,20 @@ def test_the_backward_repro_of_a_module_without_dropout_zeroes_none(smoke) -> No
     assert past_the_build == 78  # 86 with the dropout-zeroing loop a module without dropout does not need
     assert "def for_training(model):" in script and "_DropoutNd" not in script
     assert "    return model.train()" in script
+
+
+def test_a_genuine_wrong_results_cross_checks_are_said_with_it(smoke) -> None:
+    checks = [
+        CrossCheck(name="eager_other_attention", implementation="eager", agrees=True),
+        CrossCheck(name="compiled_vs_other_attention", implementation="eager", agrees=False, detail="far"),
+    ]
+    wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="logits", cross_checks=checks))
+    night = night_of(snapshot([result("Genuine", ok(2, ["item"]), {SCALAR: wrong})], checks=["accuracy"]))
+    assert (
+        "**Which side is wrong**: eager vs eager with eager attention: agree; compiled vs eager with eager "
+        "attention (float64 reference): differ (far); eager agrees with itself, so the difference is the "
+        "compiler's."
+    ) in issue_body(night, SCALAR)
+    assert (
+        "**Which side is wrong**: no cross-check made (no other attention implementation to run eager under)."
+    ) in issue_body(smoke, SCALAR)

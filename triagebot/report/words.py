@@ -753,6 +753,27 @@ def cross_check(finding: LibraryFinding, check: CrossCheck) -> str:
     return f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else "")
 
 
+def sides(snapshot: Snapshot, flag: str, model: str) -> str:
+    """Which side of a wrong result is wrong, as its cross-checks showed (`sweep.sides`): each
+    check made and what it gave, and whose the difference is only where eager agreed with itself."""
+    result = snapshot.result(model)
+    run = result.outcomes.get(flag) if result is not None else None
+    checks = run.accuracy.cross_checks if run is not None and run.accuracy is not None else []
+    if not checks:
+        return "no cross-check made (no other attention implementation to run eager under)"
+    said = []
+    for check in checks:
+        if check.name == "eager_other_attention":
+            what = f"eager vs eager with {check.implementation} attention"
+        else:
+            what = f"compiled vs eager with {check.implementation} attention (float64 reference)"
+        gave = "agree" if check.agrees else "not made" if check.agrees is None else "differ"
+        said.append(f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else ""))
+    eager_agrees = any(check.name == "eager_other_attention" and check.agrees for check in checks)
+    whose = "; eager agrees with itself, so the difference is the compiler's" if eager_agrees else ""
+    return "; ".join(said) + whose
+
+
 def library_repro(finding: LibraryFinding) -> str:
     """Whether the finding's no-compile repro was made and raised what it should."""
     if finding.repro is None:
