@@ -231,7 +231,9 @@ def test_the_smoke_nights_timings_are_its_real_models_and_its_sentinels_a_line_a
         "(fewer graphs), `WrongUnderScalarCapture` (wrong result), `WrongGradUnderScalarCapture` "
         "(fewer graphs)."
     ) in body
-    assert "helps 6 of the 11 models it could affect (54.5%; 4 of the 11 are sentinels, never help)" in body
+    assert (
+        "helps 6 of the 11 models it could affect (54.5%; 4 of the 11 are sentinels, never counted as help)"
+    ) in body
 
 
 def test_a_figure_only_sentinels_give_says_so_and_a_sentinel_never_makes_a_flag_ready() -> None:
