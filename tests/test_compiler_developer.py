@@ -232,7 +232,7 @@ def test_the_smoke_nights_timings_are_its_real_models_and_its_sentinels_a_line_a
         "(fewer graphs)."
     ) in body
     assert (
-        "helps 6 of the 11 models it could affect (54.5%; 4 of the 11 are sentinels, never counted as help)"
+        "helps 6 of the 11 models it could affect (54.5%). 4 of the 11 are sentinels, never counted as help."
     ) in body
 
 

@@ -542,14 +542,14 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     if figures.increases_graphs:
         parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
-    helps += f" ({percent(share(figures.helped, figures.affectable))}"
-    helps += f"; {sentinels_among(figures)})" if figures.sentinels else ")"
-    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}."
+    helps += f" ({percent(share(figures.helped, figures.affectable))})"
+    among = f" {sentinels_among(figures)}." if figures.sentinels else ""
+    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
 
 
 def sentinels_among(figures: FlagFigures) -> str:
-    """How many of the flag's population are sentinels: "4 of the 11 are sentinels, never
-    counted as help"."""
+    """How many of the flag's population are sentinels, a sentence after the verdict's: "4 of
+    the 11 are sentinels, never counted as help"."""
     are = "is a sentinel" if figures.sentinels == 1 else "are sentinels"
     return f"{figures.sentinels} of the {figures.affectable} {are}, never counted as help"
 
