@@ -15,14 +15,17 @@ lives in these words, so that no two of them can disagree.
   one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
 - `not_measured(snapshot, figures)`: what a night (or one flag's runs) did not measure, from
   its own record;
-- `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
+- `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page,
+  with the models whose outputs could not be judged (`not_judged_clause`, `NOT_JUDGED_RULE`,
+  `wrong_results_none`) and the sentinels among its population (`sentinels_among`);
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `rung_compile(model)`: on the
   highest compiled rung it climbed, `times(ratio)`: "1.08x";
 - `call_time(figures)`: what the flag does to the compiled model's time per call on the
   ladder's compiled rungs; `backward(figures)`: what the backward rung found under the flag;
 - `library_verdict(finding)`, `cross_check(finding, check)`, `library_repro(finding)`: a
-  library finding (eager disagreeing with itself) in words, never "wrong result";
+  library finding (eager disagreeing with itself) in words, never "wrong result"; `sides(...)`:
+  which side of a genuine wrong result is wrong, as its cross-checks showed;
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
