@@ -106,5 +106,5 @@ def test_every_surface_states_each_flags_compile_time_in_the_same_words(surfaces
         for name in (f"report issue-{flag}.md", "report summary.md", "step summary"):
             assert texts[name].count("Not measured tonight:") == 1, (flag, name)
         page = texts[f"site {links.flag_page(flag)}"]
-        assert html.unescape(page).count(words.not_measured(night.snapshot)) == 1, flag
+        assert html.unescape(page).count(words.not_measured(night.snapshot, state.figures)) == 1, flag
         assert 'data-chart="data-compile-time"' in page and '"type": "bar"' in page, flag

@@ -310,7 +310,12 @@ def test_a_counting_only_crash_says_what_the_real_backends_do_with_the_model():
     said = words.other_half(group)
     assert "under aot_eager it compiles to 12 graphs (18 at baseline), outputs matching eager's" in said
     assert "under inductor it compiles to 12 graphs (17 at baseline with the counting backend)" in said
-    assert said.endswith("for users of aot_eager and inductor the flag helps this model")
+    # Like with like: aot_eager's baseline ran there; inductor's count is the counting backend's.
+    assert said.endswith(
+        ": for users of aot_eager the flag helps this model; fewer graphs than the counting backend's "
+        "baseline, but the baseline was not run under inductor, so whether the flag helps users of it "
+        "is not measured"
+    )
     assert "**The other half**: Mistral3 crashes with the counting backend alone" in issue_body(
         night(snap), SCALAR
     )
@@ -429,6 +434,8 @@ def figures(**counts) -> FlagFigures:
         ),
         ({"helped": 3, "crashes": 1}, False, ["crashes"]),
         ({"wrong_results": 1}, False, ["wrong_results"]),
+        ({"not_judged": 10}, False, ["not_judged"]),  # no model judged: nothing shows it safe
+        ({"not_judged": 2, "helped": 1}, True, []),
         ({"helped": 3, "laddered": 3, "ladder_failures": 1}, False, ["ladder_failures"]),
     ],
 )
@@ -440,10 +447,12 @@ def test_the_verdict_is_one_rule(counts, ready, blocking):
 
 def test_a_verdict_weighs_every_row_of_the_table_in_its_order_when_everything_was_checked():
     timed = CompileTime(models=1, median=1.0)
-    checked = verdict(figures(laddered=1, recompile_checked=1, engine_errors=1, compile_time=timed))
+    everything = {"laddered": 1, "recompile_checked": 1, "engine_errors": 1, "not_judged": 1}
+    checked = verdict(figures(**everything, compile_time=timed))
     assert [line.what for line in checked.lines] == list(VerdictRow)
-    assert [line.what.label for line in checked.lines][:2] == [
+    assert [line.what.label for line in checked.lines][:3] == [
         "Wrong results (confirmed)",
+        "Outputs not judged (eager disagrees with itself)",
         "Crashes (confirmed)",
     ]
 
@@ -638,7 +647,7 @@ def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_
     ladder = page.split('<h2 id="ladder">On the backend ladder tonight</h2>', 1)[1].split("</table>")[0]
     assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder
     assert "under aot_eager it compiles to 12 graphs (17 at baseline with the counting backend)" in page
-    assert "for users of aot_eager and inductor the flag helps this model" in page
+    assert "so whether the flag helps users of them is not measured" in page  # no baseline on those rungs
     # The flag page's group says the other half too; its verdict says where it was measured, and
     # links the rule the index says once.
     flag_page = (tmp_path / links.flag_page(SCALAR)).read_text(encoding="utf-8")

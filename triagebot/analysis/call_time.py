@@ -71,7 +71,7 @@ def call_time(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> Cal
     pairs = [
         pair
         for result in snapshot.results
-        if result.model in effects and flag in result.ladder
+        if result.model in effects and flag in result.ladder and result.model not in snapshot.sentinels
         if (pair := call_pair(result, flag, rungs, effects[result.model])) is not None
     ]
     pairs.sort(key=lambda pair: (-pair.ratio, pair.model))

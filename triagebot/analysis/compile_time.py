@@ -2,10 +2,14 @@
 
 - `compile_ratios(snapshot, flag, rows)`: each model the flag could affect whose baseline and
   flag run both compiled, with the compile seconds of each (`Outcome.stage_seconds["compile"]`:
-  compiling and the first call), from the same night.
+  Dynamo tracing with the counting backend and the first call, no Inductor compilation), from
+  the same night, and those of the highest compiled rung of the backend ladder it climbed both
+  under the flag (aot_eager or inductor: there, a backend's compilation too).
 - `noise_floor(snapshot)`: the spread of the ratios of a fixed sample of baselines run twice the
   same night (`ModelResult.baseline_again`): the largest ratio, or its inverse, whichever is
-  above 1. A flag's median ratio inside it is no measurable change.
+  above 1. A flag's median ratio inside it is no measurable change. Sentinels are in neither
+  the ratios nor the floor, unless no real model was timed (a night of sentinels alone): then
+  both are theirs, and the figure says so (`CompileTime.sentinels_only`).
 - `compile_time(snapshot, flag, rows)`: the flag's `CompileTime`: the median ratio, the 10th to
   90th percentile, the models above the floor and those whose compile time rose most.
 """
@@ -16,6 +20,7 @@ import bisect
 import statistics
 from collections.abc import Sequence
 
+from triagebot.analysis.call_time import compiled_forward_rungs
 from triagebot.results import (
     BASELINE,
     RATIO_EDGES,
@@ -23,6 +28,7 @@ from triagebot.results import (
     CompileTime,
     Effect,
     ModelEffect,
+    ModelResult,
     Outcome,
     Snapshot,
 )
@@ -44,10 +50,27 @@ def compile_seconds(outcome: Outcome | None) -> float | None:
     return seconds if seconds else None
 
 
-def compile_ratios(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> list[CompileRiser]:
-    """Each model the flag could affect whose baseline and flag run both compiled, with both runs'
-    compile seconds, in the snapshot's order."""
+def compiled_rung_seconds(result: ModelResult, flag: str, rungs: Sequence[str]) -> dict[str, object]:
+    """The highest of `rungs` (the ladder's compiled ones) that `result` compiled under `flag`,
+    with its compile seconds there and at baseline (None where its baseline did not climb it),
+    as `CompileRiser`'s fields; empty: it compiled none under the flag."""
+    for rung in reversed(rungs):
+        after = compile_seconds(result.ladder.get(flag, {}).get(rung))
+        if after is not None:
+            before = compile_seconds(result.ladder.get(BASELINE, {}).get(rung))
+            return {"rung": rung, "rung_baseline_seconds": before, "rung_flag_seconds": after}
+    return {}
+
+
+def compile_ratios(
+    snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect], *, sentinels: bool = False
+) -> list[CompileRiser]:
+    """Each real model (the sentinels alone with `sentinels`) the flag could affect whose baseline
+    and flag run both compiled, with both runs' compile seconds (and its highest compiled
+    rung's), in the snapshot's order."""
     affectable = {row.model for row in rows if row.flag == flag and row.effect not in _NOT_AFFECTABLE}
+    affectable = {model for model in affectable if (model in snapshot.sentinels) == sentinels}
+    rungs = compiled_forward_rungs(snapshot.ladder)
     pairs = []
     for result in snapshot.results:
         if result.model not in affectable:
@@ -55,15 +78,22 @@ def compile_ratios(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -
         before = compile_seconds(result.outcomes.get(BASELINE))
         after = compile_seconds(result.outcomes.get(flag))
         if before is not None and after is not None:
-            pairs.append(CompileRiser(model=result.model, baseline_seconds=before, flag_seconds=after))
+            rung = compiled_rung_seconds(result, flag, rungs)
+            pairs.append(
+                CompileRiser(model=result.model, baseline_seconds=before, flag_seconds=after, **rung)
+            )
     return pairs
 
 
-def noise_floor(snapshot: Snapshot) -> tuple[float | None, int]:
+def noise_floor(snapshot: Snapshot, *, sentinels: bool = False) -> tuple[float | None, int]:
     """The night's noise floor and the models it was measured on: over the baselines run twice,
-    the largest of each second-to-first compile ratio and its inverse. None: none ran twice."""
+    the largest of each second-to-first compile ratio and its inverse; over the real models
+    alone (a sentinel compiles in a tenth of a real model's seconds, its ratios the widest), or
+    the sentinels alone with `sentinels`. None: none ran twice."""
     spreads = []
     for result in snapshot.results:
+        if (result.model in snapshot.sentinels) != sentinels:
+            continue
         first = compile_seconds(result.outcomes.get(BASELINE))
         again = compile_seconds(result.baseline_again)
         if first is not None and again is not None:
@@ -93,13 +123,16 @@ def compile_time(
 ) -> CompileTime:
     """The flag's compile-time figures tonight; `blocks_above`: the median ratio beyond which
     (and beyond the noise floor) the flag is not ready ([tracker] compile_time_blocks)."""
-    pairs = compile_ratios(snapshot, flag, rows)
-    floor, sampled = noise_floor(snapshot)
+    pairs, sentinels_only = compile_ratios(snapshot, flag, rows), False
+    if not pairs:  # a night of sentinels alone (their corpus): a figure of theirs, marked so
+        sentinels_only = bool(pairs := compile_ratios(snapshot, flag, rows, sentinels=True))
+    floor, sampled = noise_floor(snapshot, sentinels=sentinels_only)
     if not pairs:
         return CompileTime(models=0, noise_floor=floor, noise_models=sampled, blocks_above=blocks_above)
     ratios = sorted(pair.ratio for pair in pairs)
     rising = sorted((pair for pair in pairs if pair.ratio > 1), key=lambda pair: -pair.ratio)
     beyond = [pair for pair in rising if floor is not None and pair.ratio > floor]
+    faster = [pair for pair in pairs if floor is not None and pair.ratio < 1 / floor]
     return CompileTime(
         models=len(pairs),
         median=round(statistics.median(ratios), 3),
@@ -108,7 +141,9 @@ def compile_time(
         noise_floor=floor,
         noise_models=sampled,
         rose=len(beyond),
+        fell=len(faster),
         risers=rising[:RISERS],
         bins=ratio_bins(ratios),
         blocks_above=blocks_above,
+        sentinels_only=sentinels_only,
     )

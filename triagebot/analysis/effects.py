@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
+    Accuracy,
     Effect,
     FailureGroup,
     ModelEffect,
@@ -28,6 +29,30 @@ RAN_EFFECTS = frozenset({Effect.reduces_graphs, Effect.no_effect, Effect.increas
 _WRAPPED_NAME = re.compile(
     r"^(?P<name>[A-Z][A-Za-z0-9_]*(?:Error|Exception|Exc|NotFound|Node|Unsupported)\w*): "
 )
+
+
+# Verdicts of a run whose outputs could not be judged: eager disagrees with itself across
+# attention implementations (the library's finding), or two eager runs differ.
+NOT_JUDGED = frozenset({Accuracy.eager_inconsistent, Accuracy.nondeterministic})
+
+
+def not_judged(snapshot: Snapshot, flag: str) -> list[str]:
+    """The models whose outputs under `flag` could not be judged (`NOT_JUDGED`), in the snapshot's
+    order. The one rule for them: fewer graphs can be real, "safe" cannot; so they are no
+    evidence that the flag helps (`no_evidence_of_help`), nor that it is safe (`analysis.verdict`)."""
+    return [
+        result.model
+        for result in snapshot.results
+        if (run := result.outcomes.get(flag)) is not None
+        and run.accuracy is not None
+        and run.accuracy.verdict in NOT_JUDGED
+    ]
+
+
+def no_evidence_of_help(snapshot: Snapshot, flag: str) -> frozenset[str]:
+    """The models whose fewer graphs under `flag` count as no help: the sentinels (built to have
+    them) and the models whose outputs could not be judged (`not_judged`)."""
+    return snapshot.sentinels | frozenset(not_judged(snapshot, flag))
 
 
 def _repeated(confirmations: list[Outcome]) -> bool:

@@ -10,9 +10,12 @@ one rule that says whether the flag is ready to be on by default.
 - `verdict(figures)`: the rule (the README's "Is the flag ready?"): a flag is ready when it ran
   on at least one model it could affect and no model crashes under it (confirmed), none gives a
   wrong result (confirmed), and none fails under it on a backend-ladder rung that its baseline
-  passes. More graphs, more recompiles and engine errors do not block; they stand beside the
-  verdict for a person to weigh, with the models it helps, and so does slower compilation
-  unless `[tracker] compile_time_blocks` names a median ratio past which it blocks.
+  passes; and, when outputs are compared, at least one of those models had its outputs judged (a
+  model whose outputs could not be judged is evidence that graphs can be fewer, never that the
+  flag is safe, and is never counted as help). More graphs, more recompiles and engine errors do
+  not block; they stand beside the verdict for a person to weigh, with the models it helps, and
+  so does slower compilation unless `[tracker] compile_time_blocks` names a median ratio past
+  which it blocks.
 """
 
 from __future__ import annotations
@@ -89,20 +92,22 @@ def _ladder_failures(stats: FlagStats) -> int:
     )
 
 
-def _backward_ran(stats: FlagStats) -> int | None:
-    """The models that ran the backward rung under the flag; None: not on the night's ladder."""
+def _backward_ran(stats: FlagStats, sentinels: frozenset[str]) -> int | None:
+    """The real models (not `sentinels`) that ran the backward rung under the flag; None: not on
+    the night's ladder."""
     if BACKWARD_RUNG not in stats.ladder:
         return None
-    return sum(BACKWARD_RUNG in row.rungs for row in stats.ladder_rows)
+    return sum(BACKWARD_RUNG in row.rungs for row in stats.ladder_rows if row.model not in sentinels)
 
 
-def _backward_failures(stats: FlagStats) -> dict[str, str]:
-    """The models failing on the backward rung under the flag where their baseline passes."""
+def _backward_failures(stats: FlagStats, sentinels: frozenset[str]) -> dict[str, str]:
+    """The real models failing on the backward rung under the flag where their baseline passes."""
     return {
         row.model: word
         for row in stats.ladder_rows
         if (word := row.rungs.get(BACKWARD_RUNG)) in FAILED_WORDS
         and row.baseline_rungs.get(BACKWARD_RUNG) not in FAILED_WORDS
+        and row.model not in sentinels
     }
 
 
@@ -113,11 +118,13 @@ def flag_figures(
     outputs_checked: bool = True,
     compile_time: CompileTime | None = None,
     call_time: CallTime | None = None,
+    sentinels: frozenset[str] = frozenset(),
 ) -> FlagFigures:
     """The figures of one flag (see `FlagFigures`); `change`: its diff against the previous
     nightly, when there is one; `outputs_checked`: whether the sweep compared outputs at all;
     `compile_time`: its compile-time figures (`analysis.compile_time`); `call_time`: its time
-    per call on the ladder's compiled rungs (`analysis.call_time`)."""
+    per call on the ladder's compiled rungs (`analysis.call_time`); `sentinels`: the night's
+    (`Snapshot.sentinels`), kept out of the backward rung's figures as out of the timings."""
     counts = stats.counts
     groups = stats.crash_groups
     return FlagFigures(
@@ -128,6 +135,7 @@ def flag_figures(
         testable=stats.testable,
         skipped=stats.skipped,
         affectable=stats.affectable,
+        sentinels=stats.sentinels_affected,
         engine_errors=counts.get(Effect.engine_error, 0),
         crashes=counts.get(Effect.crashes, 0),
         crash_suites=stats.crash_suites,
@@ -141,6 +149,7 @@ def flag_figures(
         flaky=counts.get(Effect.flaky, 0),
         outputs_checked=outputs_checked,
         wrong_results=counts.get(Effect.wrong_result, 0),
+        not_judged=len(stats.not_judged) if outputs_checked else 0,
         helped=stats.helps,
         increases_graphs=counts.get(Effect.increases_graphs, 0),
         fixes=counts.get(Effect.fixes_crash, 0),
@@ -153,8 +162,8 @@ def flag_figures(
         compile_slower=compile_time.rose if compile_time is not None else 0,
         compile_time=compile_time,
         call_time=call_time,
-        backward_ran=_backward_ran(stats),
-        backward_failures=_backward_failures(stats),
+        backward_ran=_backward_ran(stats, sentinels),
+        backward_failures=_backward_failures(stats, sentinels),
     )
 
 
@@ -164,6 +173,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
     shapes) and engine errors when there are none have no row."""
     unweighed = {  # rows with nothing to weigh tonight: a check not made, or no engine error
         VerdictRow.wrong_results: not figures.outputs_checked,
+        VerdictRow.not_judged: not figures.not_judged,
         VerdictRow.ladder_failures: not figures.laddered,
         VerdictRow.recompile_more: not figures.recompile_checked,
         VerdictRow.engine_errors: not figures.engine_errors,
@@ -176,5 +186,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             blocks = row.blocks and models > 0
             if row == VerdictRow.compile_slower and figures.compile_time is not None:
                 blocks = figures.compile_time.blocks  # only past a configured median ratio
+            if row == VerdictRow.not_judged:  # "safe" needs one real model whose outputs were judged
+                blocks = figures.not_judged >= figures.affectable - figures.sentinels
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from triagebot.analysis.effects import crash_groups, model_effect
+from triagebot.analysis.effects import crash_groups, model_effect, no_evidence_of_help
 from triagebot.results import (
     BACKWARD_RUNG,
     BASELINE,
@@ -342,8 +342,8 @@ def ladder_figures(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -
     """`flag`'s ladder columns and groups, and how many helped models survive the full stack;
     `rows`: the flag's rows of `snapshot`."""
     climbed = rows_that_climbed(snapshot, rows, flag, snapshot.ladder)
-    sentinels = snapshot.sentinels  # they prove no help
-    evidence = [row for row in climbed if row.model not in sentinels]
+    no_help = no_evidence_of_help(snapshot, flag)  # sentinels and models not judged prove no help
+    evidence = [row for row in climbed if row.model not in no_help]
     helped = [row for row in evidence if row.survives is not None]
     ran = [row for row in evidence if row.effect == Effect.reduces_graphs]
     return LadderFigures(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
 from triagebot.analysis.diff import diff
-from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
@@ -56,7 +56,10 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         key=snapshot.key,
         created=snapshot.created,
         environment=snapshot.environment,
-        trend={flag: trend_point(snapshot.key, mine, snapshot.sentinels) for flag, mine in by_flag.items()},
+        trend={
+            flag: trend_point(snapshot.key, mine, no_evidence_of_help(snapshot, flag))
+            for flag, mine in by_flag.items()
+        },
         crash_signatures={
             flag: [group.signature for group in crash_groups(mine, flag, Effect.crashes)]
             for flag, mine in by_flag.items()
@@ -277,7 +280,14 @@ def _flag_night(
     cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
     checked = "accuracy" in snapshot.checks
     calls = call_time(snapshot, flag, rows)
-    figures = flag_figures(stats, flag_change, outputs_checked=checked, compile_time=cost, call_time=calls)
+    figures = flag_figures(
+        stats,
+        flag_change,
+        outputs_checked=checked,
+        compile_time=cost,
+        call_time=calls,
+        sentinels=snapshot.sentinels,
+    )
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

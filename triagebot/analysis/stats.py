@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
-from triagebot.analysis.effects import classify, crash_groups
+from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import share, suite_counts
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
@@ -63,9 +63,9 @@ def flag_stats(
     testable = _testable(counts)
     skipped = counts.get(Effect.skipped, 0)
     affectable = testable - skipped  # the models the flag could affect: percentages are over them
-    sentinels = snapshot.sentinels
+    sentinels, no_help = snapshot.sentinels, no_evidence_of_help(snapshot, flag)
     fewer = [row for row in mine if row.effect == Effect.reduces_graphs]
-    helped = [row for row in fewer if row.model not in sentinels]
+    helped = [row for row in fewer if row.model not in no_help]
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
@@ -83,6 +83,7 @@ def flag_stats(
         testable=testable,
         skipped=skipped,
         affectable=affectable,
+        sentinels_affected=len(sentinels.intersection(affected)),
         counts=counts,
         percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),
@@ -94,6 +95,7 @@ def flag_stats(
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
         sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
+        unjudged_helped=sorted(row.model for row in fewer if row.model in no_help - sentinels),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
         nondeterministic=_not_judged(snapshot, flag, Accuracy.nondeterministic),
@@ -178,9 +180,9 @@ def _overlap(snapshot: Snapshot, flag: str, rows: Iterable[ModelEffect]) -> dict
     `flag` crashes and it helps (`overlap_helped`), and that it crashes and `flag` helps
     (`overlap_rescued`)."""
     under: dict[tuple[str, Effect], set[str]] = defaultdict(set)
-    sentinels = snapshot.sentinels
+    no_help = {name: no_evidence_of_help(snapshot, name) for name in snapshot.flags}
     for row in rows:
-        if not (row.effect == Effect.reduces_graphs and row.model in sentinels):  # no evidence of help
+        if not (row.effect == Effect.reduces_graphs and row.model in no_help.get(row.flag, ())):
             under[(row.flag, row.effect)].add(row.model)
     crashing, helping = under[(flag, Effect.crashes)], under[(flag, Effect.reduces_graphs)]
     others = [other for other in snapshot.flags if other != flag]
@@ -293,7 +295,8 @@ def _not_judged(snapshot: Snapshot, flag: str, verdict: Accuracy) -> list[str]:
 
 def trend_point(key: str, rows: Iterable[ModelEffect], sentinels: frozenset[str] = frozenset()) -> TrendPoint:
     """One nightly's point in a flag's trend, from that flag's rows of the nightly `key`;
-    `sentinels` (`Snapshot.sentinels`) are no evidence of help."""
+    `sentinels` (`effects.no_evidence_of_help`: the sentinels, and the models not judged) are
+    no evidence of help."""
     rows = list(rows)
     counts = _counts(rows)
     return TrendPoint(

@@ -49,7 +49,10 @@ class NightOrder(TyperGroup):
 app = typer.Typer(
     name="triagebot",
     cls=NightOrder,
-    help="Flag sweeps of torch.compile over a transformers corpus, and the issues they feed.",
+    help=(
+        "Flag sweeps of torch.compile over the transformers, diffusers and timm suites, and the issues "
+        "they feed."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -89,7 +92,8 @@ def _main(
         ),
     ] = False,
 ) -> None:
-    """Flag sweeps of torch.compile over a transformers corpus, and the issues they feed."""
+    """Flag sweeps of torch.compile over the transformers, diffusers and timm suites, and the
+    issues they feed."""
 
 
 def main(argv: list[str] | None = None) -> None:

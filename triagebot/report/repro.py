@@ -154,12 +154,22 @@ def repro_script(
         ),
         backend=compiler,
         backward=backward,
+        dropout=backward and _may_drop(code, spec.config or {}),
         wrong=wrong,
         where=_where(outcome) if wrong else "",
         other_attention=other_attention,
         attention=OTHER_ATTENTION.get(other_attention or "", ""),
         title=_title(snapshot, model) if other_attention else None,
     )
+
+
+def _may_drop(code: str | None, config: dict[str, Any]) -> bool:
+    """Whether a model may hold a dropout for the backward rung's script to zero: any library
+    model may; a module inlined from its code only when that code or its config names one."""
+    if code is None:
+        return True
+    said = f"{code} {config}".lower()
+    return "dropout" in said or "layerdrop" in said
 
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:

@@ -13,14 +13,19 @@ lives in these words, so that no two of them can disagree.
   backend ("also aot_eager", "Dynamo (counting backend) only", "not checked") and on which
   backends and device its first model was run; `recurred(group)`: how often an intermittent
   one crashed ("intermittent: crashed on 3 of the last 7 nights it ran");
-- `not_measured(snapshot)`: what a night did not measure, from its own record;
-- `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page;
+- `not_measured(snapshot, figures)`: what a night (or one flag's runs) did not measure, from
+  its own record;
+- `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page,
+  with the models whose outputs could not be judged (`not_judged_clause`, `NOT_JUDGED_RULE`,
+  `wrong_results_none`) and the sentinels among its population (`sentinels_among`);
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
-  `riser(model)`: one model's compile seconds before and after, `times(ratio)`: "1.08x";
+  `riser(model)`: one model's compile seconds before and after, `rung_compile(model)`: on the
+  highest compiled rung it climbed, `times(ratio)`: "1.08x";
 - `call_time(figures)`: what the flag does to the compiled model's time per call on the
   ladder's compiled rungs; `backward(figures)`: what the backward rung found under the flag;
 - `library_verdict(finding)`, `cross_check(finding, check)`, `library_repro(finding)`: a
-  library finding (eager disagreeing with itself) in words, never "wrong result";
+  library finding (eager disagreeing with itself) in words, never "wrong result"; `sides(...)`:
+  which side of a genuine wrong result is wrong, as its cross-checks showed;
 - `headline(figures)` and `title_values(figures, key)` (its key in words, `key_words`): what the
   issue title says.
 
@@ -73,13 +78,32 @@ LIBRARY_NOT_JUDGED = (
 )
 """What the issue and the flag page say before naming `FlagStats.eager_inconsistent`."""
 
+NONDETERMINISTIC_NOT_JUDGED = "Not judged, their two eager runs already differ (nondeterministic)"
+"""What the issue and the flag page say before naming `FlagStats.nondeterministic`."""
+
+NOT_JUDGED_RULE = (
+    'Fewer graphs can be real, "safe" cannot: a model whose outputs could not be judged is never '
+    "counted as help, nor as evidence that the flag is ready."
+)
+"""The one rule for a model whose outputs could not be judged (`analysis.effects.not_judged`),
+said beside every list of them."""
+
+SENTINELS_APART = (
+    "Sentinels, triagebot's own test models each built to behave one known way, are left out of "
+    "the compile-time figures and their noise floor, the time per call and the backward pass"
+)
+"""What the issue and the flag page say before naming the sentinels the flag ran on, each with
+its effect, on a line of their own."""
+
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
 
 RULE = (
     "A flag is ready to be on by default when it ran on at least one model it could affect and "
     "nothing blocks it. Under it, no model may crash or give a wrong result (both confirmed), nor "
-    "fail on a backend-ladder rung that its baseline passes. More graphs, more recompiles and engine "
+    "fail on a backend-ladder rung that its baseline passes. At least one of them must have had its "
+    "outputs judged: a model whose outputs could not be judged shows that graphs can be fewer, never "
+    "that the flag is safe, and is never counted as help. More graphs, more recompiles and engine "
     "errors do not block: they stand beside the verdict, to be weighed against the models it helps."
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
@@ -155,15 +179,20 @@ def times(ratio: float | None) -> str:
     return "n/a" if ratio is None else f"{ratio:.2f}x"
 
 
+COMPILE_TIMED = "Dynamo tracing with the counting backend and the first call; no Inductor compilation"
+"""What a flag's compile seconds time (`analysis.compile_time`), said beside every such figure."""
+
+
 def compile_share(models: int, cost: CompileTime) -> str:
-    """A count of models of those timed both ways, with the median ratio: "3 of 12 models
-    timed at baseline and under the flag (median 1.42x)"; no count without a noise floor."""
-    timed = (
-        f"{plural(cost.models, 'model')} timed at baseline and under the flag (median {times(cost.median)})"
-    )
+    """The verdict row's count of the models slower beyond the floor, of those timed both ways,
+    with the faster ones beside it and the median ratio: "1 of 10 models timed at baseline and
+    under the flag, slower beyond the floor (2 faster beyond it; median 0.76x)"; no count
+    without a noise floor."""
+    timed = f"{plural(cost.models, 'model')} timed at baseline and under the flag"
     if cost.noise_floor is None:
-        return f"not measurable (no noise floor tonight); {timed}"
-    return f"{models} of {timed}"
+        return f"not measurable (no noise floor tonight); {timed} (median {times(cost.median)})"
+    beside = f"{cost.fell} faster beyond it; median {times(cost.median)}"
+    return f"{models} of {timed}, slower beyond the floor ({beside})"
 
 
 def noise(cost: CompileTime) -> str:
@@ -183,12 +212,16 @@ def compile_time(figures: FlagFigures) -> str | None:
         return "Compile time: no model compiled both at baseline and under the flag."
     spread = f"10th-90th percentile {times(cost.low)} to {times(cost.high)}"
     over = f"median over {plural(cost.models, 'model')}; {spread}"
-    said = f"Compile time under the flag: {times(cost.median)} the baseline's ({over})"
+    whose = " of the sentinels alone, no real model timed" if cost.sentinels_only else ""
+    said = (
+        f"Compile time{whose} under the flag ({COMPILE_TIMED}): {times(cost.median)} the baseline's ({over})"
+    )
     said += f", noise floor {noise(cost)}"
     if not cost.measurable:
         return f"{said}: no measurable change."
     direction = "slower" if cost.median > 1 else "faster"
-    return f"{said}: compilation is {direction}, {plural(cost.rose, 'model')} beyond the floor."
+    both = f"{plural(cost.rose, 'model')} slower and {cost.fell} faster"
+    return f"{said}: compilation is {direction}; beyond the floor, {both}."
 
 
 # --- what a flag does to the compiled model's calls, and to its backward pass ---
@@ -220,7 +253,9 @@ def call_time(figures: FlagFigures) -> str | None:
     others = calls.models - calls.helped
     if others:
         faster, slower = calls.faster - calls.helped_faster, calls.slower - calls.helped_slower
-        said += f"; of the {plural(others, 'other')}, {faster} faster and {slower} slower"
+        said += (
+            f"; of the {plural(others, 'model')} not counted as helped, {faster} faster and {slower} slower"
+        )
     return f"{said}. {OVERHEAD}"
 
 
@@ -249,6 +284,18 @@ def riser(model: CompileRiser) -> str:
     """One model's compile seconds before and after: "GPT2LMHeadModel: 1.20 s -> 3.40 s (2.83x)"."""
     before, after = f"{model.baseline_seconds:.2f} s", f"{model.flag_seconds:.2f} s"
     return f"{model.model}: {before} -> {after} ({times(model.ratio)})"
+
+
+def rung_compile(model: CompileRiser) -> str:
+    """A riser's compile seconds on the highest compiled rung of the ladder it compiled under the
+    flag, where a backend compiles too: "aot_eager: 0.34 s -> 0.72 s (2.14x)", "aot_eager: 18.16 s
+    with the flag (its baseline did not climb it)", or "none climbed"."""
+    after, before = model.rung_flag_seconds, model.rung_baseline_seconds
+    if model.rung is None or after is None:
+        return "none climbed"
+    if not before:
+        return f"{model.rung}: {after:.2f} s with the flag (its baseline did not climb it)"
+    return f"{model.rung}: {before:.2f} s -> {after:.2f} s ({times(after / before)})"
 
 
 def listed(names: Sequence[str], limit: int = SHOWN_ERRORS) -> str:
@@ -287,12 +334,31 @@ def other_half(group: FailureGroup) -> str | None:
             text += f" ({rung.baseline_graphs} at baseline{where})"
         parts.append(text + (", outputs matching eager's" if rung.outputs_match else ""))
     fewer = [
-        rung.backend
-        for rung in group.clean_under
-        if rung.graphs is not None and rung.baseline_graphs is not None and rung.graphs < rung.baseline_graphs
+        rung for rung in group.clean_under if rung.graphs is not None and rung.baseline_graphs is not None
     ]
-    helps = f": for users of {' and '.join(fewer)} the flag helps this model" if fewer else ""
-    return f"{group.models[0]} crashes with the counting backend alone; {'; '.join(parts)}{helps}"
+    fewer = [rung for rung in fewer if rung.graphs < rung.baseline_graphs]  # type: ignore[operator]
+    alike = [rung.backend for rung in fewer if rung.baseline_backend == rung.backend]
+    unlike = [rung.backend for rung in fewer if rung.baseline_backend != rung.backend]
+    said = (
+        f"{group.models[0]} crashes with the counting backend alone ({DYNAMO_ONLY_WHY}); {'; '.join(parts)}"
+    )
+    if alike:
+        said += f": for users of {' and '.join(alike)} the flag helps this model"
+    if unlike:
+        said += (
+            f"{'; ' if alike else ': '}fewer graphs than the counting backend's baseline, but the baseline "
+            f"was not run under {' and '.join(unlike)}, so whether the flag helps users of "
+            f"{'it' if len(unlike) == 1 else 'them'} is not measured"
+        )
+    return said
+
+
+DYNAMO_ONLY_WHY = (
+    "raised inside Dynamo as it traces, before any backend is called; the sweep does not record "
+    "why the traces under the other backends did not meet it"
+)
+"""Why a crash of the counting backend alone is said to live in Dynamo although a backend users
+run passes: said in `other_half`."""
 
 
 def sentence_cut(text: str) -> str:
@@ -479,7 +545,36 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     if figures.increases_graphs:
         parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
-    return f"{', '.join(parts)}; {helps} ({percent(share(figures.helped, figures.affectable))})."
+    helps += f" ({percent(share(figures.helped, figures.affectable))})"
+    among = f" {sentinels_among(figures)}." if figures.sentinels else ""
+    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
+
+
+def sentinels_among(figures: FlagFigures) -> str:
+    """How many of the flag's population are sentinels, a sentence after the verdict's: "4 of
+    the 11 are sentinels, never counted as help"."""
+    are = "is a sentinel" if figures.sentinels == 1 else "are sentinels"
+    return f"{figures.sentinels} of the {figures.affectable} {are}, never counted as help"
+
+
+def not_judged_clause(figures: FlagFigures) -> str:
+    """The verdict's words for the models whose outputs could not be judged, after its "helps":
+    "; 2 models' outputs could not be judged, counted neither as help nor as safe"."""
+    if not figures.not_judged:
+        return ""
+    whose = "1 model's outputs" if figures.not_judged == 1 else f"{figures.not_judged} models' outputs"
+    return f"; {whose} could not be judged, counted neither as help nor as safe"
+
+
+def wrong_results_none(figures: FlagFigures) -> str:
+    """What the issue and the flag page say when outputs were compared and none is a confirmed
+    wrong result: every output judged, or only those that could be."""
+    if not figures.not_judged:
+        return "every compiled call's outputs judged match eager's within tolerance"
+    return (
+        f"every compiled call's outputs that could be judged match eager's within tolerance; "
+        f"{plural(figures.not_judged, 'model')} could not be judged"
+    )
 
 
 def _cuda_build_on_cpu(environment: Environment) -> str | None:
@@ -524,14 +619,47 @@ def measured_on(environment: Environment) -> str | None:
     return f"Measured on {where}: nothing here ran on a GPU (Inductor's Triton kernels, CUDA)."
 
 
-def not_measured(snapshot: Snapshot) -> str:
-    """What the night did not measure, in one line, from its own record: the mode (no backward
+DYNAMIC_SHAPES = (
+    "dynamic shapes asked for (dynamic=True, mark_dynamic: every compile is the default, "
+    "sizes made dynamic only on a recompile)"
+)
+"""What no night measures: the sweep never compiles with `dynamic=True` nor marks a size dynamic."""
+
+
+def _training(snapshot: Snapshot, figures: FlagFigures | None) -> str | None:
+    """Training, when the night's ladder had no backward rung, or (for a flag) none of its real
+    models climbed to it."""
+    if BACKWARD_RUNG not in snapshot.ladder:
+        return "training (every run is inference: the model in eval mode, no gradients)"
+    if figures is not None and not figures.backward_ran:
+        return "training (no model climbed to the backward rung under the flag)"
+    return None
+
+
+def _speed(snapshot: Snapshot, figures: FlagFigures | None) -> str:
+    """Speed: real-size speed where calls were timed (for a flag: where its models' were)."""
+    timed = timed_calls(snapshot)
+    if figures is not None:
+        timed = figures.call_time is not None and bool(figures.call_time.models)
+    if timed:
+        return (
+            "real-size speed (calls timed on the ladder's compiled rungs, tiny models: overhead, not kernels)"
+        )
+    if figures is not None:
+        return "time per call of the compiled model (no model timed both ways under the flag)"
+    return "time per call of the compiled model"
+
+
+def not_measured(snapshot: Snapshot, figures: FlagFigures | None = None) -> str:
+    """What was not measured, in one line, from the night's own record: the mode (no backward
     rung on its ladder: inference only), the dtypes of its inputs, its models' sizes, the
-    backends users run that its ladder did not climb, outputs when not compared, and speed."""
+    backends users run that its ladder did not climb, outputs when not compared, dynamic shapes
+    asked for, and speed. With a flag's `figures`, training and speed are the flag's own: what
+    its runs measured, not what any run of the night did."""
     specs = [result.spec for result in snapshot.results if result.spec is not None]
     parts = []
-    if BACKWARD_RUNG not in snapshot.ladder:
-        parts.append("training (every run is inference: the model in eval mode, no gradients)")
+    if training := _training(snapshot, figures):
+        parts.append(training)
     floats = sorted(
         {i.dtype for spec in specs for i in spec.inputs if i.dtype.startswith(("float", "bfloat"))}
     )
@@ -544,12 +672,8 @@ def not_measured(snapshot: Snapshot) -> str:
         parts.append("outputs against eager's")
     if unrun := not_run(snapshot.ladder):
         parts.append(f"{' and '.join(unrun)} (not on the backend ladder)")
-    timed = timed_calls(snapshot)
-    parts.append(
-        "real-size speed (calls timed on the ladder's compiled rungs, tiny models: overhead, not kernels)"
-        if timed
-        else "time per call of the compiled model"
-    )
+    parts.append(DYNAMIC_SHAPES)
+    parts.append(_speed(snapshot, figures))
     return f"Not measured tonight: {'; '.join(parts)}."
 
 
@@ -633,6 +757,27 @@ def cross_check(finding: LibraryFinding, check: CrossCheck) -> str:
         what = f"compiled vs eager with {check.implementation} attention (float64 reference)"
     gave = "agree" if check.agrees else "not made" if check.agrees is None else "differ"
     return f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else "")
+
+
+def sides(snapshot: Snapshot, flag: str, model: str) -> str:
+    """Which side of a wrong result is wrong, as its cross-checks showed (`sweep.sides`): each
+    check made and what it gave, and whose the difference is only where eager agreed with itself."""
+    result = snapshot.result(model)
+    run = result.outcomes.get(flag) if result is not None else None
+    checks = run.accuracy.cross_checks if run is not None and run.accuracy is not None else []
+    if not checks:
+        return "no cross-check made (no other attention implementation to run eager under)"
+    said = []
+    for check in checks:
+        if check.name == "eager_other_attention":
+            what = f"eager vs eager with {check.implementation} attention"
+        else:
+            what = f"compiled vs eager with {check.implementation} attention (float64 reference)"
+        gave = "agree" if check.agrees else "not made" if check.agrees is None else "differ"
+        said.append(f"{what}: {gave}" + (f" ({check.detail})" if check.detail and not check.agrees else ""))
+    eager_agrees = any(check.name == "eager_other_attention" and check.agrees for check in checks)
+    whose = "; eager agrees with itself, so the difference is the compiler's" if eager_agrees else ""
+    return "; ".join(said) + whose
 
 
 def library_repro(finding: LibraryFinding) -> str:

@@ -44,6 +44,11 @@ class CompileRiser(Record):
     model: str
     baseline_seconds: float
     flag_seconds: float
+    # The highest compiled rung of the backend ladder (aot_eager, inductor) it compiled under the
+    # flag, with that rung's compile seconds under the flag and at baseline (None: not climbed).
+    rung: str | None = None
+    rung_baseline_seconds: float | None = None
+    rung_flag_seconds: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -71,11 +76,14 @@ class CompileTime(Record):
     noise_floor: float | None = None
     noise_models: int = 0
     rose: int = 0  # models whose ratio is above the noise floor (none without a floor)
+    fell: int = 0  # models whose ratio is below the floor's inverse: faster beyond the floor
     risers: list[CompileRiser] = Field(default_factory=list)  # the largest rises above 1, largest first
     bins: list[int] = Field(default_factory=list)  # the ratios counted in the bins of `RATIO_EDGES`
     # The median ratio that blocks the flag from being on by default ([tracker] compile_time_blocks);
     # None: compile time never blocks.
     blocks_above: float | None = None
+    # Over the sentinels alone (triagebot's test models): no real model was timed tonight.
+    sentinels_only: bool = False
 
     @property
     def measurable(self) -> bool:
@@ -159,6 +167,7 @@ class FlagFigures(Record):
     testable: int = 0  # swept - untestable
     skipped: int = 0  # testable, not run under the flag (`when = "graph_breaks"`: one graph, no break)
     affectable: int = 0  # testable - skipped: the population the flag could affect
+    sentinels: int = 0  # of `affectable`, triagebot's own test models: never help, never "Ready"
     engine_errors: int = 0  # the flag run could not rebuild the model: untested, a fault of the sweep
     crashes: int = 0  # confirmed crashes
     crash_suites: list[SuiteCount] = Field(
@@ -174,6 +183,10 @@ class FlagFigures(Record):
     flaky: int = 0
     outputs_checked: bool = True  # the sweep compared compiled outputs with eager ones (`accuracy`)
     wrong_results: int = Field(0, validation_alias=formerly("wrong_results", "wrong"))  # confirmed ones
+    # Models the flag ran on whose outputs could not be judged (eager disagrees with itself, or two
+    # eager runs differ): fewer graphs can be real, "safe" cannot. Never in `helped`, and a flag
+    # with no other model to judge is not ready.
+    not_judged: int = 0
     helped: int = 0  # fewer graphs
     increases_graphs: int = Field(0, validation_alias=formerly("increases_graphs", "hurt"))  # more graphs
     fixes: int = 0  # a baseline crash the flag runs through
@@ -210,6 +223,8 @@ class VerdictRow(StrEnum):
         return row
 
     wrong_results = "wrong_results", "Wrong results (confirmed)", True
+    # Blocks only where no model the flag could affect was judged (`analysis.verdict`).
+    not_judged = "not_judged", "Outputs not judged (eager disagrees with itself)", False
     crashes = "crashes", "Crashes (confirmed)", True
     ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
     recompile_more = "recompile_more", "More recompiles", False

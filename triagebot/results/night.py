@@ -191,6 +191,7 @@ class FlagStats(Record):
     testable: int
     skipped: int = 0
     affectable: int = 0
+    sentinels_affected: int = 0  # of `affectable`, the sentinels (`Snapshot.sentinels`)
     counts: dict[Effect, int] = Field(default_factory=dict)
     percentages: dict[Effect, float] = Field(default_factory=dict)
     strata: list[StratumStats] = Field(default_factory=list)
@@ -209,6 +210,10 @@ class FlagStats(Record):
     # such, but are never evidence that the flag helps (not in `helps`, its share, the overlap,
     # the crash-to-benefit ratio, the reductions or the ladder's survival).
     sentinels_helped: list[str] = Field(default_factory=list)
+    # Models with fewer graphs under the flag whose outputs could not be judged (eager disagrees
+    # with itself, or two eager runs differ): fewer graphs can be real, "safe" cannot, so like
+    # the sentinels they are never counted as help (`analysis.effects.not_judged`).
+    unjudged_helped: list[str] = Field(default_factory=list)
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
@@ -229,8 +234,16 @@ class FlagStats(Record):
 
     @property
     def helps(self) -> int:
-        """Models the flag helps (fewer graphs), as evidence: its sentinels left out."""
-        return self.counts.get(Effect.reduces_graphs, 0) - len(self.sentinels_helped)
+        """Models the flag helps (fewer graphs), as evidence: its sentinels and the models not
+        judged left out."""
+        return (
+            self.counts.get(Effect.reduces_graphs, 0) - len(self.sentinels_helped) - len(self.unjudged_helped)
+        )
+
+    @property
+    def not_judged(self) -> list[str]:
+        """The models the flag ran on whose outputs could not be judged, by name."""
+        return sorted({*self.eager_inconsistent, *self.nondeterministic})
 
 
 class ModelGraphs(Record):
@@ -564,8 +577,9 @@ class FlagNight(Record):
     @property
     def helped(self) -> list[ModelEffect]:
         """Models with fewer graphs under the flag, the largest reduction first; sentinels are
-        no evidence of help (`FlagStats.sentinels_helped` names them)."""
-        sentinels = set(self.stats.sentinels_helped)
+        no evidence of help (`FlagStats.sentinels_helped` names them), nor are the models whose
+        outputs could not be judged (`FlagStats.unjudged_helped`)."""
+        sentinels = {*self.stats.sentinels_helped, *self.stats.unjudged_helped}
         rows = [
             row for row in self.effects if row.effect == Effect.reduces_graphs and row.model not in sentinels
         ]

@@ -31,6 +31,18 @@ class SiteBuild:
     index: Path | None
 
 
+def _not_the_newest(history: StoredHistory, night: Night) -> str:
+    """Why `night` is not the store's newest nightly, in one line: a file named otherwise than
+    its snapshot's key (the store names each nightly by its file) says the name it wants."""
+    said = f"the site renders the newest stored nightly {history.newest}, not {night.key}"
+    if night.key not in {*history.read, *(data.key for data in history.nights)}:
+        said += (
+            f": the file {history.newest}.json holds nightly {night.key}, and a store names each "
+            f"nightly's file by its key: rename it {night.key}.json"
+        )
+    return said
+
+
 def write_site(
     history: StoredHistory, night: Night, out: str | Path | SiteWriter, *, silent_after_days: int = 0
 ) -> SiteBuild:
@@ -40,7 +52,7 @@ def write_site(
     `silent_after_days` (`tracker.stale_after_days`; 0: off), and `site.js` shows the
     watchdog's line when the reader's clock says no nightly came for that long."""
     if night.key != history.newest:
-        raise SiteError(f"the site renders the newest stored nightly {history.newest}, not {night.key}")
+        raise SiteError(_not_the_newest(history, night))
     writer = out if isinstance(out, SiteWriter) else FolderWriter(out)
     nights = [*history.nights, history.newest_data(night)]
     fresh = {*history.read, night.key}  # the others' data files are what was read back
