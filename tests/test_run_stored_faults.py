@@ -5,6 +5,7 @@ read (truncated, or of a schema that changed)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,31 @@ def test_an_older_night_left_pending_is_superseded_and_the_newer_ones_publish(fa
     code, _, err = run_snapshot(capsys, tmp_path, later)
     assert code == 0, err
     assert publish_states(store)[later.key] == "published"
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda text: text[: len(text) // 2], "truncated"),
+        (lambda text: text.replace('"results"', '"rows"', 1), "no longer valid"),
+    ],
+    ids=["truncated", "invalid"],
+)
+def test_an_unreadable_stored_snapshot_is_skipped_with_a_line_naming_it(fake, tmp_path, capsys, damage, why):
+    store = LocalStore(tmp_path / "store")
+    for stored in (N1, N2):
+        store.put(stored)
+    broken = store.file(N2.key)
+    broken.write_text(damage(broken.read_text(encoding="utf-8")), encoding="utf-8")
+
+    code, _, err = run_snapshot(capsys, tmp_path, N3)
+
+    assert code == 0, f"{why}: {err}"
+    assert "Traceback" not in err
+    (warning,) = [line for line in err.splitlines() if str(broken.name) in line]
+    assert warning.endswith("skipped"), warning
+    assert publish_states(store)[N3.key] == "published"
+    # Tonight is compared with the last night that can be read.
+    night = json.loads((tmp_path / "night" / "report" / "night.json").read_text(encoding="utf-8"))
+    assert night["previous_key"] == N1.key
+    assert SCALAR in fake.issues(REPO)[0]["body"]
