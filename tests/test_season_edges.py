@@ -180,3 +180,10 @@ def test_a_crash_after_a_night_that_did_not_run_it_or_did_not_repeat_is_not_new_
     assert season.said("regression") == [1]  # its first night only
     (issue,) = fake.issues("pytorch/pytorch")
     assert "1 new" not in issue["title"] and "new tonight" not in issue["body"], issue["title"]
+
+
+def test_an_issue_open_for_a_model_away_names_it_until_it_has_left(fake):
+    season = replay(fake, "CCC--", night=suite_night)
+    assert set(season.states) == {"open"}
+    (issue,) = fake.issues("pytorch/pytorch")
+    assert issue["title"].endswith("1 crash not verified tonight (UNet2DModel: not in the corpus tonight)")

@@ -262,7 +262,7 @@ def _unverified(
     snapshot: Snapshot, recurred: Recurrence, rows: Sequence[ModelEffect], close_after: int
 ) -> dict[str, str]:
     """The models whose crash is not over (so the issue stays open) that tonight gave no
-    verdict -> why: its suite not swept, not in tonight's corpus, or its flag run's effect."""
+    verdict -> why: its suite not swept, not in the corpus tonight, or its flag run's effect."""
     by_model = {row.model: row for row in rows}
     found = {}
     for model, letters in recurred.states.items():
@@ -274,7 +274,7 @@ def _unverified(
         elif suite in snapshot.corpus.skipped:
             found[model] = "its suite not swept tonight"  # why: said once, on the issue's own line
         else:
-            found[model] = "not in tonight's corpus"
+            found[model] = "not in the corpus tonight"
     return found
 
 
