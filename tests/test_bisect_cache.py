@@ -81,3 +81,24 @@ def test_the_command_lines_default_budget_is_the_caches(monkeypatch, capsys):
     assert inspect.signature(bisect).parameters["cache_gib"].default == DEFAULT_CACHE_GIB
     ran = run_main(monkeypatch, capsys, "bisect", "2026-04-01", "2026-04-12", "--cache-gib", "0")
     assert ran.status == 2 and "--cache-gib 0.0 is not a positive number of GiB" in ran.err
+
+
+def test_one_process_probing_many_builds_keeps_the_cache_within_its_budget(tmp_path):
+    from triagebot.bisect.probe import Deadline, Prober
+    from triagebot.results import Reproduction
+
+    installer = tmp_path / "installer"
+    installer.write_text("#!/bin/sh\nexit 0\n")  # makes an environment torch cannot be read from
+    installer.chmod(0o755)
+    said: list[str] = []
+    envs = EnvironmentCache(
+        tmp_path / "envs", installer=Installer("pip", str(installer)), budget_gib=1 / GIB, say=said.append
+    )
+    reproduction = Reproduction(flag="f", signature="E: x", model="M", script="pass", verified=True)
+    prober = Prober(reproduction, envs, Deadline(600), runs=1, say=said.append)
+    for day in ("01", "02", "03", "04"):  # one process, several bisections' probes one after another
+        prober.probe(f"2.12.0.dev202604{day}", [Pin("torch", f"2.12.0.dev202604{day}+cpu", INDEX)])
+    # Each probe's environment is free once the probe is over: the next one made prunes it.
+    left = [folder.name for folder in envs.root.iterdir() if folder.is_dir()]
+    assert len(left) == 1 and "20260404" in left[0], left
+    assert sum("removed from the environment cache" in line for line in said) == 3

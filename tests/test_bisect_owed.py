@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from builders import SCALAR, crash
+from builders import SCALAR, crash, ok
 from builders import nightly as built_nightly
 from climain import run_main
 from test_bisect import FIRST_BAD, MESSAGE, SIGNATURE, envs, git_hash, index, nightly, reproduction  # noqa: F401
@@ -36,6 +36,7 @@ from triagebot.results import (
     Environment,
     Reproduction,
     Snapshot,
+    Status,
     Verdict,
     error_signature,
 )
@@ -89,6 +90,35 @@ def test_a_crash_new_across_missed_nights_owes_one_bisection():
     assert owed_bisections(tonight, night(day(2), crashing=True), None) == []
     assert owed_bisections(night(day(4), crashing=True), before, None) == []
     assert owed_bisections(tonight, None, None) == []
+
+
+def season(letters: str) -> list[Snapshot]:
+    """One stored nightly a day per letter for BertModel under SCALAR: `C` a confirmed crash,
+    `?` an engine error (no verdict), `.` clean, `_` a nightly missed (nothing stored); the
+    last carries the crash's verified reproduction."""
+    nights = []
+    for number, letter in enumerate(letters, start=1):
+        if letter == "_":
+            continue
+        found = night(day(number), crashing=letter == "C", repro=number == len(letters))
+        if letter == "?":
+            broken = {SCALAR: {"BertModel": ok(2).model_copy(update={"status": Status.engine_error})}}
+            found = built_nightly(
+                found.key, broken, MODELS, flags=[SCALAR], git=git_hash(found.key), corpus="test"
+            )
+        nights.append(found)
+    return nights
+
+
+@pytest.mark.parametrize(("letters", "good"), [("CC?_C", None), (".?_C", 1), ("..?_C", 2), (".C?_C", None)])
+def test_a_night_without_a_verdict_before_tonight_is_looked_past(letters, good):
+    nights = season(letters)
+    owed = owed_bisections(nights[-1], nights[-2], MemoryStore(nights[:-1]))
+    if good is None:  # a steady crash behind an engine-error night: nothing new to bisect
+        assert owed == []
+    else:  # new since the last night that ran it: bisected from there
+        (request,) = owed
+        assert (request.good, request.bad) == (nightly(day(good)), nights[-1].key)
 
 
 def test_a_range_answered_in_the_store_is_not_owed_again():

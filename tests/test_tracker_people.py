@@ -151,3 +151,22 @@ def test_a_person_routed_onto_an_existing_issue_is_mentioned_once_in_a_comment(f
     publish(nights, store, settings, tmp_path=tmp_path)  # still routed: already reached
     mentions = [c for c in fake.comments(REPO, number) if "@bobren" in c["body"]]
     assert len(mentions) == 1
+
+
+def test_a_crash_torch_reworded_does_not_undo_a_persons_close(fake, tmp_path):
+    reworded = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Ne(u*, 0)"
+    store = MemoryStore()
+    nights = [night("2.12.0.dev20260401", {SCALAR: {"Bert": GUARD}})]
+    publish(nights, store, tmp_path=tmp_path)
+    number = fake.issues(REPO)[0]["number"]
+    fake.edit_issue(REPO, number, "a-maintainer", state="closed", state_reason="not_planned")
+    # The group says it continues the old signature: the same crash, in torch's new words.
+    for day in ("02", "03", "04"):
+        nights.append(night(f"2.12.0.dev202604{day}", {SCALAR: {"Bert": reworded}}))
+        publish(nights, store, tmp_path=tmp_path)
+        assert fake.issues(REPO)[0]["state"] == "closed", day
+    assert all("Reopened" not in c["body"] for c in fake.comments(REPO, number))
+    # A crash it never showed still reopens it.
+    nights.append(night("2.12.0.dev20260405", {SCALAR: {"Bert": reworded, "T5": PENDING}}))
+    publish(nights, store, tmp_path=tmp_path)
+    assert fake.issues(REPO)[0]["state"] == "open"

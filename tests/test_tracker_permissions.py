@@ -254,3 +254,66 @@ def test_the_event_path_caps_gpu_commands_trusted_by_association_too(fake, monke
         "limited to 1 per person and 6 in all a day, and @Codertocat started 1"
         in bot_comments(fake, number)[-1]
     )
+
+
+def event_of(tmp_path: Path, number: int, comment: dict, action: str = "created") -> Path:
+    """The `issue_comment` event file GitHub hands the parse job for `comment` as it is now."""
+    data = command_payload(comment["body"])  # the recorded payload: author_association OWNER
+    data["action"] = action
+    data["comment"].update(id=comment["id"], created_at=comment["created_at"])
+    data["comment"]["updated_at"] = comment.get("updated_at", comment["created_at"])
+    data["issue"]["number"] = number
+    event = tmp_path / f"event-{comment['id']}-{action}.json"
+    event.write_text(json.dumps(data))
+    return event
+
+
+def event_command(fake, monkeypatch, capsys, tmp_path: Path, caps: str):
+    """`triagebot command --event FILE` as the parse job runs it, with the GPU caps `caps`."""
+    fake.permissions[BOT] = "read"  # the association stands in for write access
+    LocalStore(tmp_path / "store").put(stored_snapshot())
+    config = tmp_path / "triagebot.toml"
+    config.write_text(f"[tracker]\n{caps}\n")
+    monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
+    monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
+    arguments = ("--store", tmp_path / "store", "--config", config, "--output", tmp_path / "out")
+
+    def handle(event: Path):
+        return run_main(monkeypatch, capsys, "command", "--event", str(event), *map(str, arguments))
+
+    return handle
+
+
+def test_commands_posted_together_are_counted_against_each_other_whatever_the_order(
+    fake, monkeypatch, capsys, tmp_path
+):
+    handle = event_command(fake, monkeypatch, capsys, tmp_path, "gpu_commands_per_person = 1")
+    number = tracked_issue(fake)
+    posted = []
+    for second in range(4):  # four commands posted at once, a second apart
+        comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "Codertocat", "OWNER")
+        comment["created_at"] = fake.timestamp(second)
+        posted.append(comment)
+    # The parse jobs take turns (their concurrency group), but GitHub starts them in any order.
+    ran = [handle(event_of(tmp_path, number, comment)) for comment in reversed(posted)]
+    assert ["run=true" in each.out for each in ran] == [True, False, False, False]
+    assert ["eyes" in fake.reactions(REPO, comment["id"]) for comment in posted] == [False] * 3 + [True]
+    # Refused once with why (a refusal for the cap is said once a day per person and issue).
+    (refusal,) = bot_comments(fake, number)
+    assert "limited to 1 per person and 6 in all a day, and @Codertocat started 1" in refusal
+
+
+def test_a_comment_edited_again_and_again_starts_one_command(fake, monkeypatch, capsys, tmp_path):
+    caps = "gpu_commands_per_person = 1\ngpu_commands_per_day = 1\ncommands_on_edited = true"
+    handle = event_command(fake, monkeypatch, capsys, tmp_path, caps)
+    number = tracked_issue(fake)
+    comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "Codertocat", "OWNER")
+    assert "run=true" in handle(event_of(tmp_path, number, comment)).out
+    for models in ("BertModel", "T5Model", "BertModel", "T5Model", "BertModel"):
+        edited = fake.edit_comment(REPO, comment["id"], f"/rerun-sweep models={models}")
+        again = handle(event_of(tmp_path, number, edited, "edited"))
+        assert again.status == 0, again.err
+        assert "run=false" in again.out and "already accepted" in again.err
+    # A redelivered event (the parse job re-run) starts nothing either.
+    assert "run=false" in handle(event_of(tmp_path, number, comment)).out
+    assert fake.reactions(REPO, comment["id"]) == ["eyes"] and bot_comments(fake, number) == []

@@ -447,7 +447,7 @@ def test_the_verdict_is_one_rule(counts, ready, blocking):
 
 def test_a_verdict_weighs_every_row_of_the_table_in_its_order_when_everything_was_checked():
     timed = CompileTime(models=1, median=1.0)
-    everything = {"laddered": 1, "recompile_checked": 1, "engine_errors": 1, "not_judged": 1}
+    everything = {"laddered": 1, "recompile_checked": 1, "engine_errors": 1, "not_judged": 1, "unverified": 1}
     checked = verdict(figures(**everything, compile_time=timed))
     assert [line.what for line in checked.lines] == list(VerdictRow)
     assert [line.what.label for line in checked.lines][:3] == [

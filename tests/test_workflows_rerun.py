@@ -20,6 +20,15 @@ def test_reruns_queue_without_cancelling_each_other():
         assert "concurrency" not in JOBS[name], name
 
 
+def test_commands_are_parsed_one_at_a_time_so_each_sees_the_ones_accepted_before_it():
+    # Each parse reads the commands the bot accepted (its 👀) to keep the GPU caps: two at once
+    # would each read none of the other's. One group per repository, never cancelling a parse.
+    assert JOBS["parse"]["concurrency"] == {
+        "group": "triagebot-parse-${{ github.repository }}",
+        "cancel-in-progress": False,
+    }
+
+
 def test_the_rerun_sweeps_in_the_nightlys_image_by_digest():
     sweep = JOBS["sweep"]
     assert sweep["container"]["image"] == "${{ needs.image.outputs.image }}"

@@ -18,6 +18,7 @@ from triagebot.results import (
     Snapshot,
     SnapshotDiff,
     Status,
+    suite_of,
 )
 
 COMPARE_URL = "https://github.com/pytorch/pytorch/compare/{old}...{new}"
@@ -181,7 +182,9 @@ def diff(
         if change is not None:
             baseline_changes.append(change)
     shared_flags = [flag for flag in new.flags if flag in old.flags]
-    removed = [model for model in old_models if model not in new_by_name]
+    # A model of a suite not swept tonight (its library not installed) did not leave the corpus.
+    skipped = new.corpus.skipped
+    removed = [model for model in old_models if model not in new_by_name and suite_of(model) not in skipped]
     moved, torch_moved, changes = moved_between(old.environment, new.environment)
     return SnapshotDiff(
         old_key=old.key,

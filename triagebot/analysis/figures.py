@@ -177,6 +177,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
         VerdictRow.ladder_failures: not figures.laddered,
         VerdictRow.recompile_more: not figures.recompile_checked,
         VerdictRow.engine_errors: not figures.engine_errors,
+        VerdictRow.unverified: not figures.unverified,
         VerdictRow.compile_slower: figures.compile_time is None or not figures.compile_time.models,
     }
     lines = []

@@ -101,7 +101,7 @@ def earlier(
 ) -> Earlier:
     """What the night of `snapshot` is compared with (see the module docstring); `previous`:
     the nightly to diff against instead of the newest stored one before it. Raises
-    `StoreError` when a stored snapshot it needs cannot be read."""
+    `StoreError` when the store cannot be listed."""
     if stored is None or stored.newest != snapshot.key:
         # Its summaries reach past `snapshot`, or there are none: the compact data of the
         # nightlies up to it, read one at a time (never every snapshot whole at once).
@@ -126,8 +126,9 @@ def read_history(
     data files under `cache`/`DATA_FOLDER` while they are still valid (nothing for an empty
     store). With `until`, of the nightlies before it only (every one of them when `until` is
     not stored). `summaries`: each nightly's `NightSummary` only, what a night's history reads
-    (a year of them fits in memory; their `NightData` do not). Raises `StoreError` when a
-    stored snapshot cannot be read."""
+    (a year of them fits in memory; their `NightData` do not). A stored snapshot that cannot be
+    read is skipped with a warning naming it; raises `StoreError` when the store cannot be
+    listed."""
     sources = _sources(store, until)
     if not sources:
         return StoredHistory([], [], [])
@@ -203,8 +204,9 @@ def _compute(
     say: Callable[[str], None],
     summaries: bool = False,
 ) -> tuple[dict[int, NightData], Whole | None]:
-    """The data of the nightlies `missing` (indexes into `sources`) from their snapshots, and the
-    last of them whole when it was computed in this process.
+    """The data of the nightlies `missing` (indexes into `sources`) from their snapshots (those
+    that can be read: a warning names each of the others), and the last of them whole when it
+    was computed in this process.
 
     With worker processes, this process computes the last run of nightlies while the workers
     compute the others. Each run diffs its first nightly against the one before it, which a
@@ -213,7 +215,7 @@ def _compute(
     parallel = files and jobs > 1 and len(missing) >= PARALLEL_FROM
     runs = _chunks(missing, jobs if parallel else 1)
     work = [([sources[i] for i in run], sources[run[0] - 1] if run[0] else None) for run in runs]
-    results: list[list[NightData] | None] = [None] * len(work)
+    results: list[list[NightData | None] | None] = [None] * len(work)
     kept: Whole | None = None
     if parallel and len(work) > 1:
         results, kept = _in_workers(work, store, jobs, say, summaries)
@@ -225,7 +227,11 @@ def _compute(
     computed: dict[int, NightData] = {}
     for run, found in zip(runs, results, strict=True):
         assert found is not None
-        computed.update(zip(run, found, strict=True))
+        for index, data in zip(run, found, strict=True):
+            if data is not None:
+                computed[index] = data
+            else:
+                store.readable(sources[index].key)  # says once which file is skipped, and why
     return computed, kept
 
 
@@ -235,10 +241,10 @@ Work = list[tuple[list[Source], Source | None]]
 
 def _in_workers(
     work: Work, store: Store, jobs: int, say: Callable[[str], None], summaries: bool = False
-) -> tuple[list[list[NightData] | None], Whole | None]:
+) -> tuple[list[list[NightData | None] | None], Whole | None]:
     """`work` computed by worker processes, its last run by this one; a run left None when the
     workers failed, for this process to compute."""
-    results: list[list[NightData] | None] = [None] * len(work)
+    results: list[list[NightData | None] | None] = [None] * len(work)
     kept: Whole | None = None
     try:
         workers = min(jobs - 1, len(work) - 1)
@@ -256,11 +262,16 @@ def _in_workers(
     return results, kept
 
 
-def _read(item: Source, store: Store | None) -> Snapshot:
-    if item.path is not None:
-        return read_snapshot(item.path)
-    assert store is not None
-    return store.get(item.key)
+def _read(item: Source, store: Store | None) -> Snapshot | None:
+    """The nightly of `item`; None when its file can no longer be read (truncated, or of a
+    schema that changed): history goes on without it, as every reader of history does."""
+    try:
+        if item.path is not None:
+            return read_snapshot(item.path)
+        assert store is not None
+        return store.get(item.key)
+    except StoreError:
+        return None
 
 
 def _summarise_run(
@@ -269,16 +280,20 @@ def _summarise_run(
     store: Store | None = None,
     keep: bool = False,
     summaries: bool = False,
-) -> tuple[list[NightData], Whole | None]:
+) -> tuple[list[NightData | None], Whole | None]:
     """The `NightData` of consecutive nightlies `items`, each diffed against the one before it
     (with `summaries`, its `NightSummary` only), and with `keep` the last of them whole (for the
-    diff of the nightly after it). A worker process is given no store: it reads the files."""
+    diff of the nightly after it); None for a nightly that cannot be read. A worker process is
+    given no store: it reads the files."""
     previous = _read(before, store) if before is not None else None
-    previous_source = before.source if before is not None else None
+    previous_source = before.source if previous is not None and before is not None else None
     previous_rows = None
-    found = []
+    found: list[NightData | None] = []
     for item in items:
         snapshot = _read(item, store)
+        if snapshot is None:
+            found.append(None)  # said by `_compute`; the next nightly is diffed against the last read
+            continue
         data, rows = night_data(
             snapshot,
             previous,

@@ -17,7 +17,16 @@ from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
-from triagebot.analysis.recurrence import continued, group_rate, news, recurrence
+from triagebot.analysis.recurrence import (
+    CRASH,
+    UNKNOWN,
+    continued,
+    crash_run_start,
+    group_rate,
+    news,
+    recurrence,
+    settled,
+)
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
@@ -32,6 +41,7 @@ from triagebot.results import (
     Recurrence,
     Snapshot,
     SnapshotDiff,
+    suite_of,
 )
 
 # Effects that say nothing of whether the flag still crashes the model: it was not run through.
@@ -79,6 +89,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             flag: [row.model for row in mine if row.effect in NO_VERDICT] for flag, mine in by_flag.items()
         },
         swept=[result.model for result in snapshot.results],
+        skipped_suites=list(snapshot.corpus.skipped),
         wrong={
             flag: [row.model for row in mine if row.effect == Effect.wrong_result]
             for flag, mine in by_flag.items()
@@ -202,18 +213,15 @@ def _summaries(
     return summaries, previous_rows
 
 
-def _crashing_since(flag: str, nights: Sequence[NightSummary]) -> dict[str, str]:
-    """Each model crashing under `flag` in the last of `nights` -> the first nightly of the run of
-    nightlies, ending with that one, in which it crashed (confirmed) under the flag."""
-    since: dict[str, str] = {}
-    streak: set[str] | None = None
-    for nightly in reversed(nights):
-        crashing = set(nightly.crashing.get(flag, []))
-        streak = crashing if streak is None else streak & crashing
-        if not streak:
-            break
-        since.update({model: nightly.key for model in streak})
-    return since
+def _crashing_since(recurred: Recurrence) -> dict[str, str]:
+    """Each model crashing under the flag tonight -> the first nightly of its current run of
+    crashes: a night that did not run it, or on which its crash did not repeat, continues the
+    run (`crash_run_start`)."""
+    return {
+        model: recurred.keys[crash_run_start(letters)]
+        for model, letters in recurred.states.items()
+        if letters.endswith(CRASH)
+    }
 
 
 def _with_since(
@@ -253,6 +261,26 @@ def _with_recurrence(stats: FlagStats, recurred: Recurrence) -> FlagStats:
     return stats.model_copy(update={"crash_groups": groups})
 
 
+def _unverified(
+    snapshot: Snapshot, recurred: Recurrence, rows: Sequence[ModelEffect], close_after: int
+) -> dict[str, str]:
+    """The models whose crash is not over (so the issue stays open) that tonight gave no
+    verdict -> why: its suite not swept, not in the corpus tonight, or its flag run's effect."""
+    by_model = {row.model: row for row in rows}
+    found = {}
+    for model, letters in recurred.states.items():
+        if not letters.endswith(UNKNOWN) or settled(letters, close_after):
+            continue
+        row, suite = by_model.get(model), suite_of(model)
+        if row is not None:
+            found[model] = f"no verdict tonight: {row.effect.value.replace('_', ' ')}"
+        elif suite in snapshot.corpus.skipped:
+            found[model] = "its suite not swept tonight"  # why: said once, on the issue's own line
+        else:
+            found[model] = "not in the corpus tonight"
+    return found
+
+
 def _flag_night(
     snapshot: Snapshot,
     flag: str,
@@ -272,9 +300,9 @@ def _flag_night(
             seen.setdefault(signature, nightly.key)
     stats = flag_stats(snapshot, flag, rows, first_seen=seen)
     earlier = nights[-2] if len(nights) > 1 else None
-    stats = _with_since(stats, _crashing_since(flag, nights), snapshot.key, earlier)
-    flag_change = change.flags.get(flag) if change is not None else None
     recurred = recurrence(flag, nights, close_after)
+    stats = _with_since(stats, _crashing_since(recurred), snapshot.key, earlier)
+    flag_change = change.flags.get(flag) if change is not None else None
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
     cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
@@ -288,6 +316,8 @@ def _flag_night(
         call_time=calls,
         sentinels=snapshot.sentinels,
     )
+    unverified = _unverified(snapshot, recurred, mine, close_after)
+    figures = figures.model_copy(update={"unverified": len(unverified), "unverified_crashes": unverified})
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

@@ -2,13 +2,16 @@
 returning one and a fixed one apart, so that noise neither closes an issue nor says "fixed".
 
 A model's states (`Recurrence.states`) are one letter a nightly: `C` a confirmed crash, `F` a
-crash that did not repeat, `?` no verdict (its flag run errored, timed out or died, or the model
-was not in the corpus that night), `.` it ran without a crash; for a wrong result
+crash that did not repeat, `?` no verdict (its flag run errored, timed out or died, its suite
+was not swept, or the model was not in the corpus that night), `.` it ran without a crash; for a wrong result
 (`Recurrence.wrong`) `W` a confirmed one, and `?` also where the night did not judge its outputs.
 Whether a night is evidence is decided once (`_Nightly.ran`), and every rule reads only the
 `evidence`: a night that did not run (or check) a model says nothing either way, so it neither
-counts toward closing nor breaks a run of failures. The rules read a failure's `episode`: its
-evidence from the first failure that no `LOOKBACK` of clean evidence separates from the last.
+counts toward closing nor breaks a run of failures. A model that left the corpus (not swept for
+`LEFT_AFTER` nightlies, though its suite was) has no live failure: the issue stops counting it.
+The rules read a
+failure's `episode`: its evidence from the first failure that no `LOOKBACK` of clean evidence
+separates from the last.
 
 - `intermittent`: it failed, ran without a confirmed failure, then failed again; or one of its
   failures did not repeat when run again;
@@ -42,6 +45,7 @@ from triagebot.results import (
     ModelEffect,
     NightSummary,
     Recurrence,
+    suite_of,
 )
 
 WINDOW = 7
@@ -51,6 +55,10 @@ LOOKBACK = 4 * WINDOW
 """Nights that ran a model without a confirmed failure which end its crash's run (`episode`): a
 failure within that many of the one before it returns (it is not new, and the gap between them
 counts); one after it starts afresh."""
+
+LEFT_AFTER = WINDOW
+"""Nightlies in a row a model must be missing from its suite, swept each night, to have left the
+corpus: one back within a week was away (a catalog that failed to list it), not removed."""
 
 CRASH, WRONG, FLAKY, UNKNOWN, CLEAN = "C", "W", "F", "?", "."
 FAILED = CRASH + WRONG
@@ -65,6 +73,7 @@ class _Nightly:
         self.flaky = set(nightly.flaky.get(flag, ()))
         self.unran = set(nightly.unran.get(flag, ()))
         self.swept = set(nightly.swept) if nightly.swept is not None else None
+        self.skipped_suites = set(nightly.skipped_suites)
         self.ran_flag = flag in nightly.trend
         self.wrong = set(nightly.wrong.get(flag, ()))
         self.compared = nightly.outputs_compared
@@ -87,6 +96,11 @@ class _Nightly:
         judged = self.compared and model not in self.unjudged and model not in self.crashing
         return CLEAN if judged and self.ran(model) else UNKNOWN
 
+    def left(self, model: str) -> bool:
+        """Whether `model` was missing from this nightly: not swept, though its suite was."""
+        absent = self.swept is not None and model not in self.swept
+        return absent and suite_of(model) not in self.skipped_suites
+
     def ran(self, model: str) -> bool:
         """Whether the nightly ran `model` under its flag to a verdict: the one rule of evidence."""
         absent = self.swept is not None and model not in self.swept
@@ -104,8 +118,11 @@ def recurrence(flag: str, nights: Sequence[NightSummary], close_after: int = 2) 
     wronged = sorted({model for nightly in read for model in nightly.wrong})
     letters = {model: "".join(nightly.letter(model) for nightly in read) for model in crashed}
     wrong = {model: "".join(nightly.wrong_letter(model) for nightly in read) for model in wronged}
-    live = {model: states for model, states in letters.items() if _live(states, close_after)}
-    live_wrong = {model: states for model, states in wrong.items() if _live(states, close_after)}
+    # A model that left the corpus (removed, or renamed) has no failure the issue counts: said
+    # once as removed, never fixed; a model whose suite was not swept tonight still counts.
+    gone = {model for model in (*crashed, *wronged) if all(n.left(model) for n in read[-LEFT_AFTER:])}
+    live = {m: states for m, states in letters.items() if m not in gone and _live(states, close_after)}
+    live_wrong = {m: states for m, states in wrong.items() if m not in gone and _live(states, close_after)}
     needed = [_needed_from(states) for states in (*live.values(), *live_wrong.values())]
     start = min(needed, default=len(nights))
     signatures: dict[str, str] = {}
@@ -220,6 +237,19 @@ def is_new(states: str, window: int = WINDOW) -> bool:
     that ran it before: a crash that returns is not new."""
     before = evidence(states[:-1])[-window:]
     return states.endswith(CRASH) and episode(states) == CRASH and FLAKY not in before
+
+
+def crash_run_start(states: str) -> int:
+    """The index in `states` of the first night of its current run of confirmed crashes (it
+    crashes on the last): a night that did not run it (`?`) or whose crash did not repeat (`F`)
+    neither ends nor starts the run; a clean night ends it."""
+    start = len(states) - 1
+    for index in range(len(states) - 2, -1, -1):
+        if states[index] == CLEAN:
+            break
+        if states[index] == CRASH:
+            start = index
+    return start
 
 
 def group_rate(group: FailureGroup, states: dict[str, str], window: int = WINDOW) -> tuple[int, int]:

@@ -213,6 +213,12 @@ class EnvironmentCache:
         prune(self.root, int(self.budget_gib * GIB), self.say)
         return python, True
 
+    def done_with(self, pins: Sequence[Pin]) -> None:
+        """The probe in the environment of `pins` is over: it may be pruned (least recently used
+        first) when a later one is made, so that one process probing many builds, for one
+        bisection or several, keeps the cache within its budget."""
+        self.in_use.release(self.root / folder_name(pins, self.python))
+
     def child_environment(self) -> dict[str, str]:
         """What a Python of these environments runs with, besides `scrubbed_environment()`."""
         return {"PYTHONPYCACHEPREFIX": str(self.bytecode)}

@@ -13,7 +13,9 @@ verified with the night's torch before it is bisected: one per graph-break reaso
 models newly hit, not one per model.
 
 - `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first, then the
-  baseline graph-count regressions.
+  baseline graph-count regressions. A model whose run in `previous` gave no verdict is judged by
+  the last stored nightly that ran it (`good_end`): a steady crash behind an engine-error night
+  owes nothing.
 - `crash_request(store, model, flag)`: a model's crash in the newest stored nightly, between
   the last stored nightly it ran in and the first of the nightlies it has crashed in since.
 """
@@ -87,12 +89,38 @@ def owed_bisections(
         newly = {row.model for row in moved.newly_crashing}
         for group in flag_stats(snapshot, flag).crash_groups:
             repro = bisectable_reproduction(snapshot, flag, group)
-            if repro is None or not newly & set(group.models):
+            members = sorted(newly & set(group.models)) if repro is not None else []
+            goods = [good_end(store, previous, model, flag, group.signature) for model in members]
+            known = [good for good in goods if good is not None]
+            if repro is None or not known:
                 continue
-            request = request_between(previous.environment, snapshot.environment, repro)
+            good = max(known, key=lambda found: key_order(found.key))  # the narrowest range
+            if adjacent(good.environment, snapshot.environment):
+                continue
+            request = request_between(good.environment, snapshot.environment, repro)
             if not answered(store, request):
                 owed.append(request)
     return owed + graph_regressions(snapshot, previous, change.baseline_graph_changes, store)
+
+
+def good_end(
+    store: Store | None, previous: Snapshot, model: str, flag: str, signature: str
+) -> Snapshot | None:
+    """The nightly a model newly crashing since `previous` last ran in without the crash:
+    `previous` when it ran there, else (its run there gave no verdict: an engine error, a
+    timeout) the newest stored one before it that ran it; None when that one crashed with it
+    too (a steady crash behind a night without a verdict: nothing new to bisect) or none did."""
+    state = crashed_with(previous, model, flag, signature)
+    if state is not None or store is None:
+        return previous if state is False else None
+    for key in reversed(store.keys()):
+        if key_order(key) >= key_order(previous.key):
+            continue
+        earlier = store.readable(key)
+        state = crashed_with(earlier, model, flag, signature) if earlier is not None else None
+        if state is not None:
+            return earlier if state is False else None
+    return None
 
 
 def graph_regressions(

@@ -78,10 +78,13 @@ class Prober:
         except subprocess.TimeoutExpired:
             self.deadline.limit(self.timeout)  # raises OutOfTime when it was the budget that ran out
             return Probe(version=version, verdict=Verdict.skip, reason="the install timed out")
-        build = read_build(python, self.deadline.limit(self.timeout), self.envs.child_environment())
-        if isinstance(build, str):
-            return Probe(version=version, verdict=Verdict.skip, reason=build)
-        return self._runs(version, python, build["git_version"])
+        try:
+            build = read_build(python, self.deadline.limit(self.timeout), self.envs.child_environment())
+            if isinstance(build, str):
+                return Probe(version=version, verdict=Verdict.skip, reason=build)
+            return self._runs(version, python, build["git_version"])
+        finally:
+            self.envs.done_with(pins)  # never probed again by this bisection: free to prune
 
     def _runs(self, version: str, python: Path, git_version: str) -> Probe:
         expected = self.reproduction.signature

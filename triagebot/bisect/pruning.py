@@ -4,9 +4,10 @@ Each environment holds a torch build (about 5 GB), and a runner's tool cache kee
 nights: without a budget it fills the disk. After an environment is made, the least recently
 used others are removed until the cache fits (each removal said in the log). An environment in
 use is never removed: whoever uses one holds a shared lock on its lock file (`lock_of`) for as
-long as it may run, and pruning removes only a folder whose exclusive lock it gets at once, so
-an environment in use by this process or by another job on the same runner is left alone.
-When last used is the lock file's modification time, touched at each use.
+long as it may run (a bisection: for one probe, `EnvironmentCache.done_with` releases it), and
+pruning removes only a folder whose exclusive lock it gets at once, so an environment in use by
+this process or by another job on the same runner is left alone. When last used is the lock
+file's modification time, touched at each use.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class InUse:
         self._held: dict[Path, IO[bytes]] = {}
 
     def hold(self, folder: Path) -> None:
-        """Mark `folder` in use until `release_all`, and used now."""
+        """Mark `folder` in use until it is released, and used now."""
         lock = lock_of(folder)
         if folder not in self._held:
             handle = lock.open("ab")

@@ -178,6 +178,10 @@ class FlagFigures(Record):
     crashes_counting_only: int = 0  # models in groups that crash under the counting backend only
     crashes_unchecked: int = 0  # models in groups whose representative no backend was run for
     new_crashes: int = 0  # crashing models that did not crash in the previous nightly
+    # Models whose crash keeps the issue open (not over) though tonight gave it no verdict (its
+    # suite not swept, an engine error, a timeout): how many, and model -> why, in words.
+    unverified: int = 0
+    unverified_crashes: dict[str, str] = Field(default_factory=dict)
     new_errors: list[str] = Field(default_factory=list)  # the error names of the new crashes' groups
     errors: list[str] = Field(default_factory=list)  # every confirmed crash group's error name, largest first
     flaky: int = 0
@@ -226,6 +230,7 @@ class VerdictRow(StrEnum):
     # Blocks only where no model the flag could affect was judged (`analysis.verdict`).
     not_judged = "not_judged", "Outputs not judged (eager disagrees with itself)", False
     crashes = "crashes", "Crashes (confirmed)", True
+    unverified = "unverified", "Crashes not verified tonight (not over: the issue stays open)", True
     ladder_failures = "ladder_failures", "Failures on the backend ladder, not at baseline", True
     recompile_more = "recompile_more", "More recompiles", False
     increases_graphs = "increases_graphs", "More graphs", False

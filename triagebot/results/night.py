@@ -407,6 +407,9 @@ class NightSummary(Record):
     flaky: dict[str, list[str]] = Field(default_factory=dict)
     unran: dict[str, list[str]] = Field(default_factory=dict)
     swept: list[str] | None = None  # every model of the nightly; None in data older than the field
+    # Configured suites the nightly did not sweep (`CorpusSelection.skipped`): their models' absence
+    # is no evidence, and no corpus change either.
+    skipped_suites: list[str] = Field(default_factory=list)
     # flag -> models with a confirmed wrong result; whether the nightly compared outputs with
     # eager's at all (its accuracy check), and flag -> models that ran under the flag without their
     # outputs judged (two eager runs differed, or the baseline's were wrong too): for those, and on

@@ -102,14 +102,18 @@ class RefusedLabels(Record):
     key: str = ""  # the nightly being published then
 
 
+PublishedState = Literal["pending", "published", "superseded"]
+
+
 class PublishedNight(Record):
     """Whether one stored nightly was published to one repository: `pending` from the moment it
     is stored for publishing until every write is done, so that a publish that failed (a
-    revoked token, GitHub down) is finished by the next run instead of being forgotten."""
+    revoked token, GitHub down) is finished by the next run instead of being forgotten;
+    `superseded` when a newer nightly was published first (publishing it would roll back)."""
 
     repo: str
     key: str
-    state: Literal["pending", "published"]
+    state: PublishedState
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))  # when `state` was reached
     line: str = ""  # what publishing said last: what was applied, or why it failed
 

@@ -17,15 +17,13 @@ import contextlib
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Literal
 
-from triagebot.results import PublishedNight
+from triagebot.results import PublishedNight, PublishedState
 from triagebot.store.base import LocalStore, Store, file_lock, key_order, warn
 from triagebot.store.git import GitStore
 from triagebot.store.lease import Lease, branch_lease
 
 FOLDER = "published"
-State = Literal["pending", "published", "superseded"]
 _IN_MEMORY: dict[tuple[int, str], threading.Lock] = {}
 _IN_MEMORY_GUARD = threading.Lock()
 
@@ -39,7 +37,7 @@ def published_nights(store: Store, repo: str) -> dict[str, PublishedNight]:
     return {record.key: record for record in store.records(folder(repo), PublishedNight).values()}
 
 
-def mark_night(store: Store, repo: str, key: str, state: State, line: str = "") -> None:
+def mark_night(store: Store, repo: str, key: str, state: PublishedState, line: str = "") -> None:
     """Record that nightly `key` is `state` for `repo` (`line`: what publishing said)."""
     known = store.records(folder(repo), PublishedNight).get(key)
     if known is not None and known.state == state and known.line == line:

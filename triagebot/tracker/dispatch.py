@@ -37,9 +37,11 @@ from triagebot.tracker import rerun
 from triagebot.tracker.actions import notice, write_outputs
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
+from triagebot.tracker.gpu_caps import GPU_KINDS
 from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import poll
+from triagebot.tracker.reactions import accepted_once
 from triagebot.tracker.remote import first_line
 from triagebot.tracker.respond import answered_today, respond
 from triagebot.tracker.upstream_memory import keep_pin
@@ -128,6 +130,10 @@ def from_event(step: Step) -> None:
     decision = rerun.decide(
         event, settings, bot_login=login, issue_flag=flag_of, permission=permission, started=started
     )
+    if gh is not None and started_once(gh, event, decision):
+        where = f"comment {event.comment_id} on {event.repo}#{event.issue}"
+        step.warn(f"{where} was already accepted: not started again")
+        decision = rerun.Decision(Kind.none)
     if gh is not None:
         quiet = decision.limited and answered_today(gh, event)
         max_models = settings.tracker.rerun_max_models
@@ -139,6 +145,12 @@ def from_event(step: Step) -> None:
     if decision.kind == Kind.refuse:
         step.warn(f"refused: {decision.reason}")
     step.emit(decision)
+
+
+def started_once(gh: GitHub, event: rerun.CommentEvent, decision: rerun.Decision) -> bool:
+    """Whether `decision` would start GPU time for a comment the bot already accepted: an edit
+    of it (with `commands_on_edited`) or its event delivered again never starts it twice."""
+    return decision.kind in GPU_KINDS and accepted_once(gh, event.repo, event.issue, event.comment_id)
 
 
 def from_poll(step: Step) -> None:

@@ -6,11 +6,14 @@ then trusted): `tracker.gpu_commands_per_person` and `tracker.gpu_commands_per_d
 Counted from GitHub itself, so that the event workflow (which keeps no ledger) and polling
 decide alike, the same way whenever they decide: the `/rerun-sweep` comments on the bot's
 tracking issues that take GPU time (a rerun or a bisection; not `link`, `unlink` or `help`) and
-that the bot accepted (👀), in the day before the command was posted. What counts is the bot's
-own record, not a command's text now: an accepted comment edited since counts whatever it says
-now, and the answer to one deleted since counts for the person it names. (A command deleted
-before its answer leaves no trace on GitHub and is not counted.) Only read for a command the
-association alone lets through.
+that the bot accepted (👀), from the day before the command was posted on: commands posted
+together are handled one at a time (the parse job's concurrency group) but in any order, so one
+posted after it and accepted first counts too. What counts is the bot's own record, not a
+command's text now: an accepted comment edited since counts whatever it says now, and the answer
+to one deleted since counts for the person it names. (A command deleted before its answer leaves
+no trace on GitHub and is not counted.) The command itself is left out: a comment the bot
+accepted once is never started again by an event (`reactions.accepted_once`), only restarted by
+polling when its sweep was lost. Only read for a command the association alone lets through.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def takes_gpu(body: str) -> bool:
 
 def started_before(gh: GitHub, repo_name: str, comment_id: int, posted: datetime) -> list[Started]:
     """The commands that take GPU time the bot accepted on its tracking issues of `repo_name`
-    in the day before `posted` (comment `comment_id` itself left out)."""
+    from the day before `posted` on (comment `comment_id` itself left out)."""
     found = []
     for issue in list_bot_issues(gh, repo_name):
         handle = gh.repo(repo_name).get_issue(issue.number)
@@ -72,7 +75,7 @@ def _accepted_on(
     found = []
     for comment in comments:
         at = aware(comment.created_at)
-        if comment.id == comment_id or at is None or not posted - DAY <= at <= posted or not comment.user:
+        if comment.id == comment_id or at is None or at < posted - DAY or not comment.user:
             continue
         if comment.user.login.lower() == gh.login.lower():
             answered = find_sweep_answer(comment.body)

@@ -31,6 +31,8 @@ class FlagFacts:
     previous_signatures: list[str] | None = None  # None: no previous snapshot with this flag
     previous_cc: list[str] | None = None
     dashboard_url: str | None = None  # the site the night's crash groups are on
+    # signature -> the signature it continues in other words (torch reworded its message)
+    continues: dict[str, str] = field(default_factory=dict)
 
 
 def night_facts(night: Night, settings: TrackerSettings, author: str | None = None) -> dict[str, FlagFacts]:
@@ -48,6 +50,7 @@ def night_facts(night: Night, settings: TrackerSettings, author: str | None = No
             previous_signatures=before,
             previous_cc=None if before is None else cc_routing.cc_for(flag, before, settings, author=author),
             dashboard_url=night.dashboard_url,
+            continues={group.signature: group.continues for group in found.tracked if group.continues},
         )
     return facts
 

@@ -3,7 +3,8 @@
 The bot reopens an issue it closed itself as soon as a confirmed crash comes back. An issue a
 person closed (a maintainer who decided the remaining crashes are not worth tracking, or
 tracks them elsewhere) is reopened only when a crash signature appears that the issue did not
-show when they closed it; the reopening comment names those signatures and the person. What
+show when they closed it (a signature torch reworded, which its group says it continues, is
+the same crash); the reopening comment names those signatures and the person. What
 the issue showed is the store's memory of the last published body; without a memory, the
 previous snapshot's signatures; without either, what it shows now (so the person wins).
 
@@ -58,6 +59,10 @@ def respect_closer(
     if not desired.open or not closer or closer.lower() == bot.lower():
         return Verdict(desired)
     shown = shown_when_closed(closer, record, facts)
+    # A crash torch reworded continues one the issue showed: the same crash, still closed, and
+    # remembered in its new words (the next night no longer says which one it continues).
+    reworded = [new for new, old in facts.continues.items() if old in shown and new not in shown]
+    shown += reworded
     remember = {"closed_by": closer, "closed_signatures": shown}
     new = [(signature, models) for signature, models in facts.signatures.items() if signature not in shown]
     if not new:

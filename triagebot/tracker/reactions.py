@@ -44,6 +44,14 @@ def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> BotRe
     return gh.read(read, what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}")
 
 
+def accepted_once(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> bool:
+    """Whether the bot accepted comment `comment_id` before (👀): a command edited since, or
+    whose event came again, has had its start."""
+    what = f"read comment {comment_id} on {repo_name}#{issue}"
+    comment = gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id), what=what)
+    return Reaction.accepted in bot_reactions(gh, repo_name, issue, comment)
+
+
 def settled(mine: BotReactions) -> Reaction | None:
     """How the bot settled a command by its reactions: answered, refused, or None (not yet)."""
     if Reaction.answered in mine:
