@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from triagebot.analysis.recurrence import FLAKY, UNKNOWN, WRONG, recurrence
 from triagebot.results import (
     BASELINE,
     COMPILER_WRONG_ISSUE,
     WRONG_RESULT,
+    Accuracy,
     Check,
     CompilerWrong,
     CompilerWrongNight,
@@ -26,11 +28,13 @@ from triagebot.results import (
     NightSummary,
     Reproduction,
     Snapshot,
+    TrendPoint,
     error_signature,
     suite_of,
     wrong_result_signature,
 )
 
+ISSUE = COMPILER_WRONG_ISSUE  # the name its recurrence is read under, as a flag's
 _RMSES = re.compile(
     r"RMSE to float64 (?P<compiled>[-+0-9.e]+|nan|inf), eager's (?P<eager>[-+0-9.e]+|nan|inf)"
 )
@@ -85,11 +89,46 @@ def compiler_wrong_results(snapshot: Snapshot) -> list[CompilerWrong]:
     return [item for item in found if item is not None]
 
 
-def wrong_at_baseline(snapshot: Snapshot) -> list[str] | None:
-    """The models with a confirmed wrong result at baseline; None when outputs were not compared."""
+def baseline_letters(snapshot: Snapshot) -> dict[str, str] | None:
+    """model -> its letter for a wrong result at baseline where not judged right (`W` confirmed,
+    `F` not repeated, `?` not judged: no verdict, nondeterministic, eager inconsistent, a crash);
+    None when the night compared no outputs."""
     if Check.accuracy not in snapshot.checks:
         return None
-    return [result.model for result in snapshot.results if confirmed_wrong(result)]
+    letters = {}
+    for result in snapshot.results:
+        baseline = result.outcomes.get(BASELINE)
+        check = baseline.accuracy if baseline is not None else None
+        if confirmed_wrong(result):
+            letters[result.model] = WRONG
+        elif baseline is not None and baseline.mismatched:
+            letters[result.model] = FLAKY
+        elif baseline is None or not baseline.ran or check is None or check.verdict != Accuracy.match:
+            letters[result.model] = UNKNOWN
+    return letters
+
+
+def _as_issue_nightly(nightly: NightSummary) -> NightSummary:
+    """`nightly` as `recurrence` reads a flag's (its rule, reused): the wrong-results issue's
+    name standing for the flag, its letters for the flag's wrong, flaky and unjudged models."""
+    letters = nightly.baseline_wrong
+    if letters is None:
+        return NightSummary(key=nightly.key, created=nightly.created, environment=nightly.environment)
+    named = {
+        mark: [model for model, said in letters.items() if said == mark] for mark in (WRONG, FLAKY, UNKNOWN)
+    }
+    point = TrendPoint(key=nightly.key, crashes=0, helps=0, wrong_results=len(named[WRONG]))
+    return NightSummary(
+        key=nightly.key,
+        created=nightly.created,
+        environment=nightly.environment,
+        trend={ISSUE: point},
+        swept=nightly.swept,
+        wrong={ISSUE: named[WRONG]},
+        flaky={ISSUE: named[FLAKY]},
+        outputs_compared=True,
+        unjudged={ISSUE: named[UNKNOWN]},
+    )
 
 
 def group_signature(item: CompilerWrong) -> str:
@@ -123,16 +162,21 @@ def compiler_wrong_night(
     nights: Sequence[NightSummary],
     cc: Callable[[str, list[str]], list[str]] | None = None,
     issue_url: str | None = None,
+    close_after: int = 2,
 ) -> CompilerWrongNight:
-    """Tonight's wrong results at baseline, grouped, with their trend over `nights` (the
-    history's summaries, oldest first, tonight's last) and the people on their issue."""
+    """Tonight's wrong results at baseline, grouped, with their trend and recurrence over
+    `nights` (the history's summaries, oldest first, tonight's last: a flag's rule, `recurrence`)
+    and the people on their issue."""
     findings = compiler_wrong_results(snapshot)
     groups = groups_of(findings)
     return CompilerWrongNight(
         findings=findings,
         groups=groups,
         keys=[night.key for night in nights],
-        trend=[len(night.wrong_at_baseline or []) for night in nights],
+        trend=[len(night.wrong_at_baseline) for night in nights],
+        recurrence=recurrence(
+            COMPILER_WRONG_ISSUE, [_as_issue_nightly(night) for night in nights], close_after
+        ),
         cc=cc(COMPILER_WRONG_ISSUE, [group.signature for group in groups]) if cc is not None else [],
         issue_url=issue_url,
     )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
-from triagebot.analysis.compiler_wrong import compiler_wrong_night, wrong_at_baseline
+from triagebot.analysis.compiler_wrong import baseline_letters, compiler_wrong_night
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups
 from triagebot.analysis.figures import flag_figures, verdict
@@ -89,7 +89,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             for flag, mine in by_flag.items()
         },
         health=health_points(snapshot),
-        wrong_at_baseline=wrong_at_baseline(snapshot),
+        baseline_wrong=baseline_letters(snapshot),
     )
 
 
@@ -180,7 +180,9 @@ def night(
         },
         dashboard_url=dashboard_url,
         health=health_of(snapshot, [old.health for old in summaries], previous, change),
-        compiler_wrong=compiler_wrong_night(snapshot, nights, cc, urls.get(COMPILER_WRONG_ISSUE)),
+        compiler_wrong=compiler_wrong_night(
+            snapshot, nights, cc, urls.get(COMPILER_WRONG_ISSUE), close_after
+        ),
     )
 
 

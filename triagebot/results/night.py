@@ -404,9 +404,15 @@ class NightSummary(Record):
     unjudged: dict[str, list[str]] = Field(default_factory=dict)
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
-    # Models with a confirmed wrong result at the default config (None: outputs not compared,
-    # or data older than the field): what the trend of their tracking issue reads.
-    wrong_at_baseline: list[str] | None = None
+    # model -> its letter for a wrong result at the default config, where not judged right: `W`
+    # confirmed, `F` not repeated, `?` outputs not judged (None: outputs not compared, or data
+    # older than the field): what the lifecycle of their tracking issue reads.
+    baseline_wrong: dict[str, str] | None = None
+
+    @property
+    def wrong_at_baseline(self) -> list[str]:
+        """The models with a confirmed wrong result at the default config."""
+        return [model for model, letter in (self.baseline_wrong or {}).items() if letter == "W"]
 
 
 class ModelChange(Record):
@@ -554,6 +560,9 @@ class CompilerWrongNight(Record):
     trend: list[int] = Field(default_factory=list)
     cc: list[str] = Field(default_factory=list)  # people on its issue (`[tracker.cc]` and routes)
     issue_url: str | None = None
+    # How each model's wrong result recurred (`Recurrence.wrong`), by the flags' rule: what
+    # keeps the issue open through nights that did not judge its outputs.
+    recurrence: Recurrence | None = None
     triage: dict[str, GroupTriage] = Field(default_factory=dict)  # by `group_key`, once filled
 
     def triage_of(self, group: FailureGroup) -> GroupTriage | None:
