@@ -21,6 +21,7 @@ from triagebot.config import Config
 from triagebot.errors import PipelineError, StoreError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reduce import Bounds, reduce_reproductions
+from triagebot.reduce.wrong import locate_wrong_results
 from triagebot.reproduce import reproduce
 from triagebot.results import BASELINE, KeyScheme, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
 from triagebot.store import Store, write_snapshot
@@ -105,6 +106,7 @@ def with_reproductions(
         found = reproduce(snapshot, python=python, timeout=timeout, progress=progress, lanes=lanes)
         if bounds is not None:
             found = reduce_reproductions(snapshot, found, bounds, python, progress, earlier, lanes)
+            found = locate_wrong_results(found, bounds, python)
     finally:
         progress.close()
     return snapshot.model_copy(update={"reproductions": found})
