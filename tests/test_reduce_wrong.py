@@ -10,7 +10,7 @@ import sys
 import pytest
 from builders import SCALAR, ok, result, snapshot
 
-from triagebot.analysis.compiler_wrong import compiler_wrong_results
+from triagebot.analysis.compiler_wrong import compiler_wrong_results, rmses
 from triagebot.reduce import Bounds
 from triagebot.reduce.wrong import is_wrong_at_baseline, locate_wrong_results, submodule_script
 from triagebot.reproduce import reproduce
@@ -71,3 +71,14 @@ def test_only_verified_wrong_results_at_baseline_are_located():
     crash = Reproduction(flag=BASELINE, **{**base, "signature": "RuntimeError: boom"})
     assert not is_wrong_at_baseline(crash)
     assert locate_wrong_results([crash], Bounds(60, 60)) == [crash]  # nothing run
+
+
+@pytest.mark.torch
+def test_the_sweep_judges_the_sentinel_wrong_at_baseline_with_its_figures():
+    from triagebot.corpus.sentinels import spec_of
+    from triagebot.sweep.run import run_one
+
+    outcome, _ = run_one(spec_of("WrongAtBaseline"), {}, "cpu", fresh=True, checks=[Check.accuracy])
+    assert outcome.mismatched and outcome.accuracy.where == "output"
+    compiled, eager = rmses(outcome.accuracy.detail)
+    assert compiled > 0.1 and eager < 1e-6
