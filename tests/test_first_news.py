@@ -90,6 +90,19 @@ def test_it_names_the_op_and_line_it_reduces_to():
     assert "reduced to aten.mul at model.py:12" in text.replace("\\", ""), text
 
 
+def test_a_wrong_generated_line_is_said_beside_the_op():
+    locus = WrongLocus(
+        module="decoder.unpatch_embed",
+        module_class="CosmosUnpatcher3d",
+        op="operator.pow",
+        line="autoencoder_kl_cosmos.py:207 `hh = ...`",
+        generated="pow_1 = -1 ** to_1",
+    )
+    text = _head(bodies.nightly_summary(night_of(wrong_tonight(locus=locus))), 10).replace("\\", "")
+    assert "reduced to operator.pow at autoencoder_kl_cosmos.py:207" in text, text
+    assert "the code FX generated for it is not: pow_1 = -1 ** to_1" in text, text
+
+
 def test_the_sites_index_heads_with_it(tmp_path):
     tonight = wrong_tonight()
     store = MemoryStore([tonight])

@@ -82,3 +82,74 @@ def test_the_sweep_judges_the_sentinel_wrong_at_baseline_with_its_figures():
     assert outcome.mismatched and outcome.accuracy.where == "output"
     compiled, eager = rmses(outcome.accuracy.detail)
     assert compiled > 0.1 and eager < 1e-6
+
+
+# A model whose wrong result is no node's: the graph Dynamo captures computes `(-1) ** t` right
+# node by node, and the Python code FX generates for it (`pow_1 = -1 ** to_1`) does not, on torch
+# 2.13 (what diffusers' AutoencoderKLCosmos reduces to, at its `(-1) ** self._arange`).
+NEGATIVE_BASE = """
+import torch
+
+SEED = 0
+DEVICE = "cpu"
+TOLERANCES = {torch.float32: 1e-3}
+
+
+class WrongResult(AssertionError):
+    pass
+
+
+class Signs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.arange(2), persistent=False)
+
+    def forward(self, x):
+        return x * ((-1) ** self.steps)
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+        self.signs = Signs()
+
+    def forward(self, x):
+        return self.signs(self.linear(x))
+
+
+def build_model():
+    torch.manual_seed(SEED)
+    return Model().eval()
+
+
+def build_inputs():
+    return {"x": torch.ones(2)}
+
+
+def main():
+    raise WrongResult("output")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.torch
+def test_a_graph_right_node_by_node_whose_generated_code_is_wrong_names_the_generated_line():
+    import torch
+
+    signs = (-1) ** torch.arange(2)
+    if torch.equal(torch.compile(lambda t: (-1) ** t, backend="eager")(torch.arange(2)), signs):
+        pytest.skip("this torch generates `(-1) ** t` right")
+    repro = Reproduction(
+        flag=BASELINE, signature="WrongResult: output", model="M", script=NEGATIVE_BASE, verified=True
+    )
+    (located,) = locate_wrong_results([repro], Bounds(group_seconds=120, night_seconds=120), sys.executable)
+    locus = located.locus
+    assert (locus.module, locus.module_class, locus.op) == ("signs", "Signs", "operator.pow"), locus
+    assert (
+        "x * ((-1) ** self.steps)" in locus.line and locus.generated == "pow_1 = -1 ** l_self_buffers_steps_"
+    )
+    assert locus.module_verified

@@ -33,7 +33,12 @@ def place(locus: WrongLocus | None) -> str:
         return "not reduced below the whole model"
     module = f"submodule {locus.module} ({locus.module_class})" if locus.module else "the whole model"
     if locus.op or locus.line:
-        return f"reduced to {locus.where}, in {module}"
+        generated = (
+            f"; the graph is right, the code FX generated for it is not: {locus.generated}"
+            if locus.generated
+            else ""
+        )
+        return f"reduced to {locus.where}, in {module}{generated}"
     return f"reduced to {module}" + (f" ({locus.notes[-1]})" if locus.notes else "")
 
 

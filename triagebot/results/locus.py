@@ -26,6 +26,9 @@ class WrongLocus(Record):
     op: str | None = None
     line: str | None = None
     graph_nodes: int | None = None  # call nodes in the submodule's graph
+    # The graph interpreted node by node is right and the Python code FX generated for it is
+    # not: that node's generated line ("pow_1 = -1 ** to_1"); None otherwise.
+    generated: str | None = None
     seconds: float = 0.0  # wall time of the whole reduction, child processes included
     complete: bool = True  # False: the time bound stopped it before the graph level
     notes: list[str] = Field(default_factory=list)  # why a level was not reached, in order
