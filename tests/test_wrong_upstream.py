@@ -60,7 +60,7 @@ def night_of_three():
 def test_several_are_grouped_by_the_op_and_code_line_they_reduce_to():
     groups = groups_of(compiler_wrong_results(night_of_three()))
     assert [group.models for group in groups] == [["A", "B"], ["C"]]
-    assert groups[0].signature == "WrongResult: operator.mul at m.py:N `x * g`"
+    assert groups[0].signature == "WrongResult: operator.mul at m.py:33"
 
 
 def test_each_group_has_a_triagers_labels_a_search_and_the_link_command():

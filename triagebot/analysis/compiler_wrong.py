@@ -29,7 +29,6 @@ from triagebot.results import (
     Reproduction,
     Snapshot,
     TrendPoint,
-    error_signature,
     suite_of,
     wrong_result_signature,
 )
@@ -132,10 +131,12 @@ def _as_issue_nightly(nightly: NightSummary) -> NightSummary:
 
 
 def group_signature(item: CompilerWrong) -> str:
-    """What groups wrong results: the op and code line a reduction found, else the output."""
+    """What groups wrong results: the op and code line a reduction found (`WrongResult:
+    operator.pow at autoencoder_kl_cosmos.py:207`, the line's source left to the finding), else
+    the output that differs."""
     locus = item.locus
-    if locus is not None and (locus.op or locus.line):
-        return error_signature(WRONG_RESULT, locus.where)
+    if locus is not None and locus.op and locus.line:
+        return f"{WRONG_RESULT}: {locus.op} at {locus.line.partition(' `')[0]}"[:300]
     return item.signature
 
 

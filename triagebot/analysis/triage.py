@@ -121,8 +121,8 @@ _PLUMBING = frozenset(
 )
 
 
-# A wrong result reduced to an op: `WrongResult: torch.nn.functional.group_norm at file.py:N ...`.
-_WRONG_AT_OP = re.compile(r"(?P<op>[A-Za-z_][\w.]*) at \S+:N\b")
+# A wrong result reduced to an op: `WrongResult: operator.pow at autoencoder_kl_cosmos.py:207`.
+_WRONG_AT_OP = re.compile(r"(?P<op>[A-Za-z_][\w.]*) at \S+:\d+$")
 
 
 def place_of(group: FailureGroup) -> str:
