@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from builders import SCALAR, ok, result, snapshot
+from builders import SCALAR, night_of, ok, result, snapshot
 
 from triagebot.analysis.compiler_wrong import compiler_wrong_results, rmses
 from triagebot.reduce import Bounds
@@ -153,3 +153,19 @@ def test_a_graph_right_node_by_node_whose_generated_code_is_wrong_names_the_gene
         "x * ((-1) ** self.steps)" in locus.line and locus.generated == "pow_1 = -1 ** l_self_buffers_steps_"
     )
     assert locus.module_verified
+
+
+@pytest.mark.torch
+def test_a_night_of_the_sentinel_alone_names_it_first_reduced_to_its_op_and_line():
+    from triagebot.pipeline import with_reproductions
+    from triagebot.pipeline.inputs import groups_to_reproduce
+    from triagebot.report import bodies
+
+    tonight = sentinel_night()
+    assert groups_to_reproduce(tonight) == 1  # a night whose only finding is wrong at baseline reproduces it
+    tonight = with_reproductions(tonight, sys.executable, 120, Bounds(group_seconds=120, night_seconds=120))
+    head = "\n".join(bodies.nightly_summary(night_of(tonight)).splitlines()[:6]).replace("\\", "")
+    assert "1 wrong result of torch.compile at the default config" in head, head
+    assert "`WrongAtBaseline` (sentinel), output: compiled 1.2 RMSE from the float64 run, eager 3e-08" in head
+    assert "reduced to operator.mul at triagebot_repro.py:" in head and "`return x * gain`" in head
+    assert "in submodule block.scale (Scale)" in head and "the submodule's own repro verified" in head
