@@ -9,7 +9,7 @@ from builders import SCALAR, night_of, ok, result, snapshot
 from triagebot import pipeline
 from triagebot.analysis.compiler_wrong import rmses
 from triagebot.config import Config
-from triagebot.report import bodies, links, run_summary
+from triagebot.report import bodies, links, run_summary, write_report
 from triagebot.results import (
     BASELINE,
     Accuracy,
@@ -101,6 +101,13 @@ def test_a_wrong_generated_line_is_said_beside_the_op():
     text = _head(bodies.nightly_summary(night_of(wrong_tonight(locus=locus))), 10).replace("\\", "")
     assert "reduced to operator.pow at autoencoder_kl_cosmos.py:207" in text, text
     assert "the code FX generated for it is not: pow_1 = -1 ** to_1" in text, text
+
+
+def test_the_report_folder_holds_its_issues_body_when_there_is_one(tmp_path):
+    written = {path.name for path in write_report(night_of(wrong_tonight()), tmp_path / "wrong")}
+    assert "compiler-wrong-results.md" in written
+    quiet = night_of(snapshot([result("GPT2Model", ok(1), {SCALAR: ok(1)})]))
+    assert "compiler-wrong-results.md" not in {path.name for path in write_report(quiet, tmp_path / "quiet")}
 
 
 def test_the_sites_index_heads_with_it(tmp_path):

@@ -10,6 +10,9 @@ from triagebot.report.fit import GITHUB_LIMIT, ISSUE_LADDER, bounded, fit
 from triagebot.report.render import render
 from triagebot.results import COMPILER_WRONG_ISSUE, Night
 
+COMPILER_WRONG_FILE = "compiler-wrong-results.md"
+"""The report folder's copy of the issue's body (written when the night has any)."""
+
 
 def compiler_wrong_body(night: Night, *, limit: int = GITHUB_LIMIT) -> str:
     """The issue's body (see the module docstring)."""
