@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from builders import SCALAR, ok, result, snapshot
-from fakegithub import FakeGitHub, serve
+from fakegithub import FakeGitHub, point_tracker_at, serve
 from test_tracker import REPO, run
 
 from triagebot.config import Config, TrackerSettings
@@ -83,6 +83,14 @@ def fake():
     yield from serve()
 
 
+@pytest.fixture
+def reached(monkeypatch):
+    """The fake GitHub the whole publisher reaches (by its address, as in Actions)."""
+    for served in serve():
+        point_tracker_at(served, monkeypatch)
+        yield served
+
+
 def test_a_steady_one_opens_when_confirmed_and_closes_after_close_after_clean_nights(fake):
     season = replay(fake, ".." + "W" * 7 + "...")
     assert changes(season.states) == [(2, "open"), (10, "closed")]
@@ -131,3 +139,24 @@ def test_it_is_on_by_default_and_off_when_configured(fake):
 def test_no_flag_may_take_its_name():
     with pytest.raises((ConfigError, ValueError), match="reserved for the issue of wrong results"):
         Config.model_validate({"flags": {COMPILER_WRONG_ISSUE: {"patch": {"x": True}}}})
+
+
+def test_published_with_the_stores_memory_it_is_remembered_never_retired_and_its_people_reached(
+    reached, tmp_path
+):
+    from test_tracker_people import publish
+
+    from triagebot.results import IssueRecord
+    from triagebot.store import MemoryStore
+
+    store = MemoryStore()
+    first = [season_night(0, "W")]
+    publish(first, store, tmp_path=tmp_path / "1")
+    (issue,) = reached.issues(REPO)
+    assert store.records(f"issues/{REPO}", IssueRecord)[COMPILER_WRONG_ISSUE].number == issue["number"]
+    settings = TrackerSettings(repo=REPO, cc={COMPILER_WRONG_ISSUE: ["someone"]})
+    publish([*first, season_night(1, "W")], store, settings, tmp_path=tmp_path / "2")
+    (issue,) = reached.issues(REPO)
+    assert issue["state"] == "open" and "no longer swept" not in issue["title"]
+    comments = [comment["body"] for comment in reached.comments(REPO, issue["number"])]
+    assert any("@someone" in body for body in comments)  # a person added later is reached once
