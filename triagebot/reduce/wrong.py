@@ -74,7 +74,8 @@ def locate(reproduction: Reproduction, seconds: float, python: str = sys.executa
     locus = WrongLocus.model_validate({key: value for key, value in found.items() if value is not None})
     if locus.module:
         script = submodule_script(reproduction, locus.module, locus.module_class)
-        run = timed_run(script, python, max(reproduction.seconds or 0.0, MIN_SECONDS) * 3)
+        left = seconds - (time.monotonic() - start)  # what the search left of the bound
+        run = timed_run(script, python, max(left, MIN_SECONDS))
         verified = run.observed == wrong_result_signature(locus.module)
         locus = locus.model_copy(update={"module_script": script, "module_verified": verified})
     return locus.model_copy(update={"seconds": round(time.monotonic() - start, 2)})
