@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import SHOWN_BREAK_REASONS, break_reason_counts, most_common
+from triagebot.analysis.compiler_wrong import confirmed_wrong
 from triagebot.analysis.diff import diff
 from triagebot.analysis.figures import suite_counts
 from triagebot.analysis.ladder import FAILED_WORDS, recompile_run, rung_word
@@ -57,11 +58,6 @@ def percentile(values: Sequence[float], share: float) -> float | None:
         return None
     ordered = sorted(values)
     return float(ordered[max(0, math.ceil(share * len(ordered)) - 1)])
-
-
-def _confirmed_wrong(result: ModelResult) -> bool:
-    baseline = result.outcomes[BASELINE]
-    return baseline.mismatched and all(rerun.mismatched for rerun in result.confirmations.get(BASELINE, []))
 
 
 def _compiled_models(results: Iterable[ModelResult]) -> list[str]:
@@ -106,7 +102,7 @@ def numbers(
             outcome.accuracy is not None and outcome.accuracy.verdict == Accuracy.nondeterministic
             for _, outcome in runs
         ),
-        wrong_results=sum(_confirmed_wrong(result) for result, _ in runs),
+        wrong_results=sum(confirmed_wrong(result) for result, _ in runs),
         second_calls=len(checks),
         recompiled=sum(check.recompiles > 0 for check in checks),
         dynamic=sum(bool(check.dynamic) and check.again == 0 for check in checks),

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import compile_time
+from triagebot.analysis.compiler_wrong import baseline_letters, compiler_wrong_night
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import flag_figures, verdict
@@ -30,6 +31,7 @@ from triagebot.analysis.recurrence import (
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
+    COMPILER_WRONG_ISSUE,
     Accuracy,
     Check,
     Effect,
@@ -101,6 +103,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             for flag, mine in by_flag.items()
         },
         health=health_points(snapshot),
+        baseline_wrong=baseline_letters(snapshot),
     )
 
 
@@ -191,6 +194,9 @@ def night(
         },
         dashboard_url=dashboard_url,
         health=health_of(snapshot, [old.health for old in summaries], previous, change),
+        compiler_wrong=compiler_wrong_night(
+            snapshot, nights, cc, urls.get(COMPILER_WRONG_ISSUE), close_after
+        ),
     )
 
 

@@ -31,6 +31,7 @@ from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
     Bisection,
+    CompilerWrongNight,
     FailureGroup,
     FlagStats,
     GroupTriage,
@@ -120,6 +121,10 @@ _PLUMBING = frozenset(
 )
 
 
+# A wrong result reduced to an op: `WrongResult: operator.pow at autoencoder_kl_cosmos.py:207`.
+_WRONG_AT_OP = re.compile(r"(?P<op>[A-Za-z_][\w.]*) at \S+:\d+$")
+
+
 def place_of(group: FailureGroup) -> str:
     """Where `group` lives: Dynamo, AOTAutograd, Inductor, or another backend's name."""
     return group.lives_in or lives_in(group.backend)
@@ -190,9 +195,11 @@ def compiler_frame(traceback: str | None) -> str | None:
 
 def search_words(group: FailureGroup) -> list[str]:
     """What an upstream search looks for, most telling first; empty when nothing is telling
-    enough (a wrong result, whose name is triagebot's own; a bare RuntimeError)."""
+    enough (a wrong result not reduced to an op, whose name is triagebot's own; a bare
+    RuntimeError). A wrong result reduced to an op looks for the op's name and "wrong"."""
     if is_wrong_result(group):
-        return []
+        found = _WRONG_AT_OP.match(error_name(group.signature)[1])
+        return [found["op"].rpartition(".")[2], "wrong"] if found else []
     name, message = error_name(group.signature)
     words = [] if name in GENERIC_ERRORS else [name]
     phrase = leading_phrase(message)
@@ -283,25 +290,55 @@ def annotate(
         }
         flags[name] = flag.model_copy(update={"triage": triage})
     baseline = {b.model: b for b in bisections.values() if b.flag == BASELINE}
-    return night.model_copy(update={"flags": flags, "baseline_bisections": baseline})
+    wrong = night.compiler_wrong
+    wrong_triage = {
+        group_key(group): group_triage(
+            group,
+            pin_for(group.signature, pins, links, repo),
+            searches.get(group.signature),
+            next(filter(None, (bisections.get(s) for s in wrong_signatures(wrong, group))), None),
+            repo=repo,
+            local=local,
+            sentinels=night.sentinels,
+        )
+        for group in wrong.groups
+    }
+    wrong = wrong.model_copy(update={"triage": wrong_triage})
+    return night.model_copy(update={"flags": flags, "baseline_bisections": baseline, "compiler_wrong": wrong})
+
+
+def wrong_signatures(wrong: CompilerWrongNight, group: FailureGroup) -> list[str]:
+    """What a bisection of a wrong result at baseline is stored under: the group's signature,
+    then its models' repro signatures (the output that differs)."""
+    return [group.signature, *dict.fromkeys(item.signature for item in wrong.of_group(group))]
 
 
 def with_searches(night: Night, searches: Mapping[str, UpstreamSearch]) -> Night:
     """`night` with the newest of `searches` (signature -> search) in its groups' triage: what
     the publisher found tonight, over what the store held (a pinned group lists none)."""
-    flags = {}
-    for name, flag in night.flags.items():
-        triage = {}
-        for key, found in flag.triage.items():
-            search = searches.get(found.signature)
-            if search is not None:
-                found = found.model_copy(
-                    update={
-                        "known": [] if found.tracked_in is not None else search.matches[:MAX_KNOWN],
-                        "searched": search.key,
-                        "search_error": search.error,
-                    }
-                )
-            triage[key] = found
-        flags[name] = flag.model_copy(update={"triage": triage})
-    return night.model_copy(update={"flags": flags})
+    flags = {
+        name: flag.model_copy(update={"triage": _searched(flag.triage, searches)})
+        for name, flag in night.flags.items()
+    }
+    wrong = night.compiler_wrong
+    wrong = wrong.model_copy(update={"triage": _searched(wrong.triage, searches)})
+    return night.model_copy(update={"flags": flags, "compiler_wrong": wrong})
+
+
+def _searched(
+    triaged: Mapping[str, GroupTriage], searches: Mapping[str, UpstreamSearch]
+) -> dict[str, GroupTriage]:
+    """`triaged` with the newest of `searches` of each group (a pinned group lists none)."""
+    triage = {}
+    for key, found in triaged.items():
+        search = searches.get(found.signature)
+        if search is not None:
+            found = found.model_copy(
+                update={
+                    "known": [] if found.tracked_in is not None else search.matches[:MAX_KNOWN],
+                    "searched": search.key,
+                    "search_error": search.error,
+                }
+            )
+        triage[key] = found
+    return triage

@@ -10,7 +10,8 @@ the backend ladder are not bisected), and never again once the store has an answ
 model that compiles to more graphs at baseline than in the earlier nightly (a Dynamo regression
 whatever the flags do) is owed one too, with a script that counts its graphs (`graphs`),
 verified with the night's torch before it is bisected: one per graph-break reason the risen
-models newly hit, not one per model.
+models newly hit, not one per model. A wrong result at the default config new since the earlier
+nightly is owed one as a crash is, with its verified model-level repro.
 
 - `owed_bisections(snapshot, previous, store)`: tonight's, the largest groups first, then the
   baseline graph-count regressions. A model whose run in `previous` gave no verdict is judged by
@@ -35,6 +36,7 @@ from triagebot.analysis import (
     model_effect,
 )
 from triagebot.analysis.breaks import reason_lines
+from triagebot.analysis.compiler_wrong import baseline_letters, compiler_wrong_results
 from triagebot.bisect.engine import BisectRequest, request_between
 from triagebot.bisect.graphs import graph_change_request
 from triagebot.errors import BisectError
@@ -100,6 +102,7 @@ def owed_bisections(
             request = request_between(good.environment, snapshot.environment, repro)
             if not answered(store, request):
                 owed.append(request)
+    owed += wrong_results(snapshot, previous, store)
     return owed + graph_regressions(snapshot, previous, change.baseline_graph_changes, store)
 
 
@@ -121,6 +124,25 @@ def good_end(
         if state is not None:
             return earlier if state is False else None
     return None
+
+
+def wrong_results(snapshot: Snapshot, previous: Snapshot, store: Store | None) -> list[BisectRequest]:
+    """The wrong results at the default config new since `previous` (whose outputs it judged
+    right there), each with its verified model-level repro, bisected as a crash is: the repro
+    raises `WrongResult` on a bad build and finishes on a good one."""
+    before = baseline_letters(previous)
+    if before is None:  # `previous` compared no outputs: nothing is known to be new
+        return []
+    swept = {result.model for result in previous.results}
+    owed = []
+    for item in compiler_wrong_results(snapshot):
+        repro = item.repro
+        if item.model not in swept or item.model in before or repro is None or not repro.verified:
+            continue
+        request = request_between(previous.environment, snapshot.environment, repro)
+        if not answered(store, request):
+            owed.append(request)
+    return owed
 
 
 def graph_regressions(

@@ -19,6 +19,7 @@ from pydantic import (
 from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import (
     BASELINE,
+    COMPILER_WRONG_ISSUE,
     HEALTH_ISSUE,
     SUITE_JOINER,
     FlagSettings,
@@ -104,6 +105,8 @@ def flag_name_problem(name: str) -> str | None:
         return f"'{BASELINE}' is reserved for the default config"
     if name == HEALTH_ISSUE:
         return f"'{HEALTH_ISSUE}' is reserved for the corpus-health issue"
+    if name == COMPILER_WRONG_ISSUE:
+        return f"'{COMPILER_WRONG_ISSUE}' is reserved for the issue of wrong results at the default config"
     if not marker_safe(name):
         return f"flag name {name!r} may hold only letters, digits, _ . + and single -"
     return None
@@ -284,6 +287,9 @@ class TrackerSettings(Section):
     gpu_commands_per_day: int = Field(default=6, ge=0)
     dashboard_url: str | None = None
     health_issue: bool = False  # keep a tracking issue of the corpus's health (its own marker)
+    # Keep a tracking issue of torch.compile's wrong results at the default config (its own
+    # marker; its cc list is `[tracker.cc]`'s COMPILER_WRONG_ISSUE entry and the routes).
+    wrong_results_issue: bool = True
     # Publish a test corpus's results (TEST_CORPORA) to `repo`: only for a fork's own test
     # repository, never upstream, where its test modules would read as real models.
     publish_test_corpus: bool = False
@@ -387,7 +393,7 @@ class Config(Section):
     @model_validator(mode="after")
     def _cc_names_flags(self) -> Config:
         for flag in self.tracker.cc:
-            if flag not in self.flags:
+            if flag not in self.flags and flag != COMPILER_WRONG_ISSUE:
                 raise ValueError(f"tracker.cc: {unknown('flag', flag, self.flags)}")
         return self
 

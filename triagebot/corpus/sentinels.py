@@ -244,6 +244,41 @@ class WrongGradUnderScalarCapture(nn.Module):
         return self.HalvedGrad.apply(self.linear(x)) * scale
 
 
+class WrongAtBaseline(nn.Module):
+    """Gives a wrong result at the default config through one op, by construction: a stand-in for
+    a miscompile at baseline, so that finding it, confirming it and reducing it (to the smallest
+    submodule, then to the graph node and the line of model code) are exercised end to end. The
+    gain of its `Scale` block reads a state Dynamo changes (`torch.compiler.is_compiling()`), so
+    eager and compiled genuinely differ at that one multiplication and nowhere else. Kept out of
+    `SENTINELS` (a night of them has no wrong result at baseline); `spec_of` builds its spec."""
+
+    class Shift(nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            gain = 2.0 if torch.compiler.is_compiling() else 1.0
+            return x * gain
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = WrongAtBaseline.Shift()
+            self.scale = WrongAtBaseline.Scale()
+
+        def forward(self, x):
+            return self.scale(self.shift(x)) - 0.5
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 8)
+        self.block = self.Block()
+
+    def forward(self, x):
+        return self.block(torch.tanh(self.encoder(x)))
+
+
 class EagerError(nn.Module):
     """Its eager run fails (a shape mismatch), so it is untestable under every config."""
 
@@ -333,6 +368,14 @@ def _spec(cls: type[nn.Module]) -> ModelSpec:
 
 def specs() -> list[ModelSpec]:
     return [_spec(cls) for cls in SENTINELS]
+
+
+def spec_of(name: str) -> ModelSpec:
+    """The spec of the sentinel class `name`, one of `SENTINELS` or not (`WrongAtBaseline`)."""
+    cls = globals().get(name)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise KeyError(f"no sentinel named {name!r}")
+    return _spec(cls)
 
 
 def build(spec: ModelSpec, device: str) -> Built:

@@ -15,7 +15,7 @@ from triagebot.analysis.history import Earlier, StoredHistory, earlier
 from triagebot.analysis.triage import annotate
 from triagebot.config import Config
 from triagebot.errors import PipelineError
-from triagebot.results import Night, Snapshot
+from triagebot.results import COMPILER_WRONG_ISSUE, Night, Snapshot
 from triagebot.store import Store, StoreError, bisections_by_signature
 from triagebot.store.selection import comparable
 from triagebot.tracker.actions import issue_url
@@ -94,5 +94,5 @@ def newest_night(store: Store, config: Config, stored: StoredHistory, night: Nig
     repo = config.tracker.repo
     if not repo:
         return tonight
-    numbers = IssueMemory.load(store, repo).numbers(list(tonight.flags))
+    numbers = IssueMemory.load(store, repo).numbers([*tonight.flags, COMPILER_WRONG_ISSUE])
     return tonight.linked({flag: issue_url(repo, number) for flag, number in numbers.items()})

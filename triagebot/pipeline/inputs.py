@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triagebot.analysis import flag_stats
+from triagebot.analysis.compiler_wrong import compiler_wrong_results
 from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
 from triagebot.pipeline.analysing import night_of
@@ -162,8 +163,8 @@ def read_input(path: str | Path, scheme: KeyScheme | None = None, *, reproductio
 
 def groups_to_reproduce(snapshot: Snapshot) -> int:
     """The groups `triagebot reproduce` writes a reproduction for: every flag's confirmed crash,
-    wrong-result and ladder failure groups."""
-    total = 0
+    wrong-result and ladder failure groups, and each wrong result at the default config."""
+    total = len(compiler_wrong_results(snapshot))
     for flag in snapshot.flags:
         stats = flag_stats(snapshot, flag)
         total += len(stats.crash_groups) + len(stats.wrong_result_groups) + len(stats.ladder_groups)

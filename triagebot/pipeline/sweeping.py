@@ -14,6 +14,7 @@ stored night.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from triagebot.config import Config
 from triagebot.errors import PipelineError, StoreError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
 from triagebot.reduce import Bounds, reduce_reproductions
+from triagebot.reduce.wrong import locate_wrong_results
 from triagebot.reproduce import reproduce
 from triagebot.results import BASELINE, KeyScheme, ModelResult, Outcome, RunRecord, Snapshot, SweepHeader
 from triagebot.store import Store, write_snapshot
@@ -98,13 +100,21 @@ def with_reproductions(
 ) -> Snapshot:
     """`snapshot` with a reproduction script per confirmed crash group, each run once with
     `python` (which must have torch) to verify that it raises the recorded signature, then
-    reduced within `bounds` (`triagebot.reduce`; None: not reduced), the reductions of the
-    nightly `earlier` tried first; `lanes` scripts at once (`script_lanes`)."""
+    within `bounds` (None: not reduced) each wrong result at the default config located
+    (`reduce.wrong`) and the reproductions reduced in what is left of the night's time
+    (`triagebot.reduce`), the reductions of the nightly `earlier` tried first; `lanes` scripts
+    at once (`script_lanes`)."""
     progress = make_progress()
     try:
         found = reproduce(snapshot, python=python, timeout=timeout, progress=progress, lanes=lanes)
         if bounds is not None:
-            found = reduce_reproductions(snapshot, found, bounds, python, progress, earlier, lanes)
+            # Wrong results at the default config first (the night's first news), then the crash
+            # reductions within what is left of the night's time.
+            start = time.monotonic()
+            found = locate_wrong_results(found, bounds, python)
+            left = max(0.0, bounds.night_seconds - (time.monotonic() - start))
+            rest = Bounds(bounds.group_seconds, left, bounds.probe_timeout)
+            found = reduce_reproductions(snapshot, found, rest, python, progress, earlier, lanes)
     finally:
         progress.close()
     return snapshot.model_copy(update={"reproductions": found})

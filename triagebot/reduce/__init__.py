@@ -10,6 +10,9 @@ that runs a candidate script, as `triagebot.reproduce` runs them).
   the sub-models of a composite that can stand alone;
 - `graph.py`: the graph-level repro PyTorch's minifier writes for a failure in a backend
   (`TORCHDYNAMO_REPRO_AFTER`), verified alone;
+- `wrong.py`: a wrong result at the default config reduced to where it happens: the smallest
+  submodule whose compiled output differs on the inputs it saw in eager, its own standalone
+  repro, and the graph node (op and model code line) whose value first differs from eager's;
 - `reductions.py`: one reproduction reduced (`reduce_one`), and all of a snapshot's within a time
   bound per group and per night (`reduce_reproductions`).
 

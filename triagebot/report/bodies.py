@@ -12,6 +12,7 @@ from triagebot.report.fit import FULL, GITHUB_LIMIT, ISSUE_LADDER, Detail, bound
 from triagebot.report.health import REGRESSION_FILE, baseline_regression_notice
 from triagebot.report.markers import NoticeKind, flag_marker, notice_marker
 from triagebot.report.render import render
+from triagebot.report.wrong_issue import COMPILER_WRONG_FILE, compiler_wrong_body
 from triagebot.results import Environment, FirstBuild, FlagNight, Night
 
 
@@ -160,7 +161,9 @@ def run_summary(
 def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     """Write into `out_dir`: issue-FLAG.md (the body as published), issue-FLAG.full.md (every
     table, only when the published body is shortened), fixed-FLAG.md / regression-FLAG.md (when
-    any), regression-baseline.md (models whose baseline graph count rose, when any), summary.md
+    any), regression-baseline.md (models whose baseline graph count rose, when any),
+    compiler-wrong-results.md (the body of the issue of wrong results at the default config, when
+    there are any), summary.md
     and night.json (the record they were all rendered from); returns the paths written. The
     dashboard is the site (`triagebot site`), which summary.md points to."""
     files: dict[str, str] = {}
@@ -178,6 +181,8 @@ def write_report(night: Night, out_dir: str | Path) -> list[Path]:
     regressed = baseline_regression_notice(night)
     if regressed is not None:
         files[REGRESSION_FILE] = regressed
+    if night.compiler_wrong.findings:
+        files[COMPILER_WRONG_FILE] = compiler_wrong_body(night)
     files["summary.md"] = nightly_summary(night)
     files["night.json"] = night.model_dump_json(indent=1) + "\n"
     return write_files(out_dir, files)

@@ -7,6 +7,7 @@ forming an HTML comment at all). Formats:
 
 - tracking issue body: `<!-- triagebot:flag=NAME -->`
 - corpus-health tracking issue body: `<!-- triagebot:health -->`
+- wrong results at the default config, tracking issue body: `<!-- triagebot:compiler-wrong -->`
 - fixed / regression / removed notice: `<!-- triagebot:notice=KIND flag=NAME snapshot=KEY -->`
   (a baseline regression, on the health issue: `flag=baseline`, a name no flag may take;
   removed: failing models that left the corpus)
@@ -37,6 +38,9 @@ StateKind = Literal["close", "reopen"]
 HEALTH_MARKER = "<!-- triagebot:health -->"
 """First line of the corpus-health tracking issue. Its baseline-regression notices carry
 `notice_marker("regression", "baseline", KEY)` (no flag may be named `baseline`)."""
+COMPILER_WRONG_MARKER = "<!-- triagebot:compiler-wrong -->"
+"""First line of the tracking issue of wrong results at the default config; its close and reopen
+comments carry `state_marker(KIND, "compiler-wrong-results", KEY)` (no flag may take the name)."""
 _NAME = MARKER_NAME
 _FLAG_MARKER = re.compile(rf"<!-- triagebot:flag=(?P<flag>{_NAME}) -->\Z")
 _NOTICE_MARKER = re.compile(

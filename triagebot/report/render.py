@@ -39,7 +39,7 @@ from typing import Any
 import jinja2
 
 from triagebot.analysis.ladder import at_baseline_too
-from triagebot.report import links, safety, words
+from triagebot.report import first_news, links, safety, words
 from triagebot.report.words import percent, plural
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -189,6 +189,7 @@ def environment(autoescape: bool = False) -> jinja2.Environment:
     env.tests["at_baseline_too"] = at_baseline_too
     env.globals["links"] = links
     env.globals["words"] = words
+    env.globals["first_news"] = first_news
     return env
 
 

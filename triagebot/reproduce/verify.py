@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from triagebot.analysis import flag_stats
+from triagebot.analysis.compiler_wrong import compiler_wrong_results
 from triagebot.analysis.library import library_findings
 from triagebot.errors import ReproError
 from triagebot.report.repro import repro_script
 from triagebot.results import (
     BASELINE,
     WRONG_RESULT,
+    CompilerWrong,
     FailureGroup,
     LibraryFinding,
     Reproduction,
@@ -218,6 +220,11 @@ def _library_repro(snapshot: Snapshot, finding: LibraryFinding, python: str, tim
     )
 
 
+def _alone(item: CompilerWrong) -> FailureGroup:
+    """A wrong result at baseline as a group of its one model, for `reproduce`'s attempt."""
+    return FailureGroup(flag=BASELINE, signature=item.signature, error_type=WRONG_RESULT, models=[item.model])
+
+
 def reproduce(
     snapshot: Snapshot,
     python: str = sys.executable,
@@ -226,7 +233,8 @@ def reproduce(
     lanes: int = 1,
 ) -> list[Reproduction]:
     """A verified-or-not reproduction for every library finding (no compile), confirmed crash
-    group, wrong-result group and ladder failure group of every flag, `lanes` groups at once.
+    group, wrong-result group and ladder failure group of every flag, and every wrong result at
+    the default config, `lanes` groups at once.
 
     Each group is tried with its models in order until one model's script reproduces it; a
     group none of whose models has a spec is skipped. `progress` is told the groups first,
@@ -240,6 +248,9 @@ def reproduce(
         groups += [
             (flag, group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups
         ]
+    # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
+    # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.
+    groups += [(BASELINE, _alone(item), None, True) for item in compiler_wrong_results(snapshot)]
     findings = library_findings(snapshot)
     if progress is not None:
         progress.phase("repros", len(groups) + len(findings))

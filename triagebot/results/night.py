@@ -12,6 +12,7 @@ from pydantic import Field
 from triagebot.results.base import Record, formerly
 from triagebot.results.bisection import Bisection
 from triagebot.results.figures import CrashPattern, FlagFigures, FlagVerdict, SuiteCount
+from triagebot.results.locus import WrongLocus
 from triagebot.results.runs import CrossCheck, Environment, Reproduction, Snapshot, When
 from triagebot.results.upstream import GroupTriage
 
@@ -419,6 +420,15 @@ class NightSummary(Record):
     unjudged: dict[str, list[str]] = Field(default_factory=dict)
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
+    # model -> its letter for a wrong result at the default config, where not judged right: `W`
+    # confirmed, `F` not repeated, `?` outputs not judged (None: outputs not compared, or data
+    # older than the field): what the lifecycle of their tracking issue reads.
+    baseline_wrong: dict[str, str] | None = None
+
+    @property
+    def wrong_at_baseline(self) -> list[str]:
+        """The models with a confirmed wrong result at the default config."""
+        return [model for model, letter in (self.baseline_wrong or {}).items() if letter == "W"]
 
 
 class ModelChange(Record):
@@ -525,6 +535,61 @@ class SnapshotDiff(Record):
         )
 
 
+# --- Wrong results of torch.compile at the default config: the night's first news, computed by
+# `analysis.compiler_wrong`. A model whose eager run disagrees with itself is the library's
+# (`LibraryFinding`), never one of these.
+
+COMPILER_WRONG_ISSUE = "compiler-wrong-results"
+"""The store's name of the tracking issue of wrong results at the default config (never a flag's)."""
+
+
+class CompilerWrong(Record):
+    """One model whose compiled output at the default config differs from eager's beyond
+    tolerance, confirmed by a second run, eager agreeing with itself."""
+
+    model: str
+    suite: str = "transformers"
+    stratum: str = "other"
+    where: str  # the output that differs ("sample", "logits")
+    detail: str | None = None  # the accuracy check's words: largest difference, tolerance, RMSEs
+    compiled_rmse: float | None = None  # the compiled output's RMSE to the float64 run
+    eager_rmse: float | None = None  # eager's own RMSE to it (None: no float64 reference)
+    signature: str  # `WrongResult: where`: what its repro raises
+    repro: Reproduction | None = None  # the model-level script, verified or not, with its locus
+
+    @property
+    def locus(self) -> WrongLocus | None:
+        """Where it happens, once reduced (None: not reduced)."""
+        return self.repro.locus if self.repro is not None else None
+
+
+class CompilerWrongNight(Record):
+    """The night's wrong results at the default config, their groups (by the op and code line
+    they reduce to; by the output that differs where not reduced), each group's triage, and the
+    trend their tracking issue's lifecycle reads."""
+
+    findings: list[CompilerWrong] = Field(default_factory=list)
+    groups: list[FailureGroup] = Field(default_factory=list)  # largest first
+    # Confirmed wrong results at baseline per nightly (`keys`), oldest first, tonight last; a
+    # nightly that compared no outputs counts none.
+    keys: list[str] = Field(default_factory=list)
+    trend: list[int] = Field(default_factory=list)
+    cc: list[str] = Field(default_factory=list)  # people on its issue (`[tracker.cc]` and routes)
+    issue_url: str | None = None
+    # How each model's wrong result recurred (`Recurrence.wrong`), by the flags' rule: what
+    # keeps the issue open through nights that did not judge its outputs.
+    recurrence: Recurrence | None = None
+    triage: dict[str, GroupTriage] = Field(default_factory=dict)  # by `group_key`, once filled
+
+    def triage_of(self, group: FailureGroup) -> GroupTriage | None:
+        return self.triage.get(group_key(group))
+
+    def of_group(self, group: FailureGroup) -> list[CompilerWrong]:
+        """The findings of `group`'s models, in its order."""
+        found = {finding.model: finding for finding in self.findings}
+        return [found[model] for model in group.models if model in found]
+
+
 # --- The night record: one night analysed once, then rendered (report folder, issue bodies,
 # notices, step summary, dashboard). Built by `analysis.night`; renderers only read it.
 
@@ -623,6 +688,8 @@ class Night(Record):
     # model -> the bisection of its baseline graph-count regression (the store's, by
     # `analysis.triage.annotate`), what its page on the dashboard says.
     baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
+    # Wrong results of torch.compile at the default config: what every surface says first.
+    compiler_wrong: CompilerWrongNight = Field(default_factory=lambda: CompilerWrongNight())
 
     @property
     def sentinels(self) -> frozenset[str]:
@@ -643,8 +710,16 @@ class Night(Record):
             cc = [person for person in flag.cc if not author or person.lower() != author.lower()]
             url = issue_urls.get(name, flag.issue_url)
             flags[name] = flag.model_copy(update={"issue_url": url, "cc": cc})
-        return self.model_copy(update={"flags": flags})
+        wrong = self.compiler_wrong
+        wrong_cc = [person for person in wrong.cc if not author or person.lower() != author.lower()]
+        wrong = wrong.model_copy(
+            update={"issue_url": issue_urls.get(COMPILER_WRONG_ISSUE, wrong.issue_url), "cc": wrong_cc}
+        )
+        return self.model_copy(update={"flags": flags, "compiler_wrong": wrong})
 
     def issue_urls(self) -> dict[str, str]:
         """flag -> its tracking issue, for the flags whose issue is known."""
-        return {name: flag.issue_url for name, flag in self.flags.items() if flag.issue_url}
+        urls = {name: flag.issue_url for name, flag in self.flags.items() if flag.issue_url}
+        if self.compiler_wrong.issue_url:
+            urls[COMPILER_WRONG_ISSUE] = self.compiler_wrong.issue_url
+        return urls

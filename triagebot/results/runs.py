@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from triagebot.results.base import Record
+from triagebot.results.locus import WrongLocus
 from triagebot.results.operations import keyed_by_operation
 
 Suite = Literal["sentinel", "transformers", "diffusers", "timm"]
@@ -652,6 +653,7 @@ class Reproduction(Record):
     seconds: float | None = None  # one run of `script`; None in snapshots older than this field
     reduction: Reduction | None = None  # None: not reduced (off, out of time, or nothing to reduce)
     graph: GraphRepro | None = None  # for a failure in a backend (aot_eager, inductor); else None
+    locus: WrongLocus | None = None  # a wrong result at baseline reduced below the model (`reduce.wrong`)
 
 
 class Snapshot(Record):

@@ -20,6 +20,7 @@ from triagebot.config import TrackerSettings
 from triagebot.report.markers import HEALTH_MARKER, flag_marker, state_marker
 from triagebot.report.words import title_values
 from triagebot.results import (
+    COMPILER_WRONG_ISSUE,
     HEALTH_ISSUE,
     FlagFigures,
     FlagNight,
@@ -29,6 +30,7 @@ from triagebot.results import (
     people_only,
 )
 from triagebot.tracker import closing
+from triagebot.tracker.compiler_wrong import compiler_wrong_issue
 from triagebot.tracker.notices import flag_notices, health_notices
 from triagebot.tracker.render import render
 
@@ -45,6 +47,8 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
     desired = [flag_issue(night, flag, settings) for flag in night.flags]
     if settings.health_issue and night.health is not None:
         desired.append(health_issue(night, settings))
+    if settings.wrong_results_issue:
+        desired.append(compiler_wrong_issue(night, settings))
     return desired
 
 
@@ -77,7 +81,8 @@ def retired_issues(night: Night, known: Sequence[str]) -> list[TrackedIssue]:
     """The issues of the `known` flags (those the store remembers an issue for) that `night` no
     longer sweeps: closed, with one comment saying why (posted only with the close, so once; a
     flag swept again is planned as any flag, and reopened when it fails)."""
-    retired = [flag for flag in known if flag and flag != HEALTH_ISSUE and flag not in night.flags]
+    kinds = (HEALTH_ISSUE, COMPILER_WRONG_ISSUE)
+    retired = [flag for flag in known if flag and flag not in kinds and flag not in night.flags]
     return [retired_issue(flag, night.key) for flag in retired]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from triagebot.config import TrackerSettings
-from triagebot.results import IssueRecord, Night, RefusedLabels
+from triagebot.results import COMPILER_WRONG_ISSUE, IssueRecord, Night, RefusedLabels
 from triagebot.tracker import cc as cc_routing
 
 
@@ -52,6 +52,15 @@ def night_facts(night: Night, settings: TrackerSettings, author: str | None = No
             dashboard_url=night.dashboard_url,
             continues={group.signature: group.continues for group in found.tracked if group.continues},
         )
+    wrong = night.compiler_wrong
+    signatures = {group.signature: len(group.models) for group in wrong.groups}
+    facts[COMPILER_WRONG_ISSUE] = FlagFacts(
+        flag=COMPILER_WRONG_ISSUE,
+        signatures=signatures,
+        cc=[person for person in wrong.cc if not author or person.lower() != author.lower()],
+        routes=cc_routing.routed(COMPILER_WRONG_ISSUE, signatures, settings),
+        dashboard_url=night.dashboard_url,
+    )
     return facts
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
+from triagebot.analysis.compiler_wrong import compiler_wrong_results, groups_of
 from triagebot.analysis.triage import failure_groups
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import TrackerError
@@ -338,14 +339,13 @@ def flag_groups(snapshot: Snapshot | None, flag: str) -> list[FailureGroup]:
 
 
 def known_groups(snapshot: Snapshot | None) -> dict[str, str]:
-    """group id -> signature, for every failure group of every flag of `snapshot`."""
+    """group id -> signature, for every failure group of every flag of `snapshot`, and every
+    group of its wrong results at the default config."""
     if snapshot is None:
         return {}
-    return {
-        signature_id(group.signature): group.signature
-        for flag in snapshot.flags
-        for group in flag_groups(snapshot, flag)
-    }
+    groups = [group for flag in snapshot.flags for group in flag_groups(snapshot, flag)]
+    groups += groups_of(compiler_wrong_results(snapshot))
+    return {signature_id(group.signature): group.signature for group in groups}
 
 
 def may_run(level: str, event: CommentEvent) -> tuple[bool, str]:

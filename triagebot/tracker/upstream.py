@@ -167,6 +167,12 @@ def wanted(night: Night) -> dict[str, list[str]]:
             words = search_words(group)
             if words and group.signature not in found:
                 found[group.signature] = words
+    wrong = night.compiler_wrong
+    for group in wrong.groups:  # wrong results at the default config, reduced to an op
+        triage = wrong.triage_of(group)
+        words = search_words(group)
+        if words and (triage is None or triage.tracked_in is None) and group.signature not in found:
+            found[group.signature] = words
     return found
 
 

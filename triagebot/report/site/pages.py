@@ -86,6 +86,7 @@ def _index(pages: Pages, nights: list[NightData], night: Night) -> str:
         every_flag=every_flag,
         charts=index_charts(nights, every_flag),
         health=night.health,
+        compiler_wrong=night.compiler_wrong,
         reasons=break_reason_changes(nights[-1], nights[-2] if len(nights) > 1 else None),
     )
 
