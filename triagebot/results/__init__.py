@@ -2,7 +2,8 @@
 
 Only pydantic is imported here, so that publishing, diffing and reporting run on a runner
 without torch. Field names are read by other tools (dashboards, scripts); change them only
-with a migration. The records live by subject: `runs` (what a sweep produces and the snapshot
+with a migration. The records live by subject: `suites` and `rungs` (the suites of models and
+the backend ladder's rungs, as data), `runs` (what a sweep produces and the snapshot
 it is stored as), `signatures` (the text that groups one bug), `night` (what analysis computes
 and the reports present), `figures` (a flag's figures and verdict, where a crash starts),
 `tracker` (GitHub's desired state and the tracker's memory), `bisection` (builds on a package
@@ -65,13 +66,21 @@ from triagebot.results.night import (
     TrendPoint,
     group_key,
 )
+from triagebot.results.rungs import (
+    BACKWARD_RUNG,
+    COUNTING_BACKEND,
+    RUNGS,
+    Rung,
+    default_rungs,
+    failures_only,
+    rungs_said,
+    users_backends,
+)
 from triagebot.results.runs import (
     ALSO_BROKEN_AS,
-    BACKWARD_RUNG,
     BASELINE,
     BASELINE_AGAIN,
     COLLECTION_KINDS,
-    COUNTING_BACKEND,
     EAGER_INCONSISTENT,
     GRAPH_BREAK_SETTINGS,
     OTHER_ATTENTION,
@@ -171,6 +180,7 @@ __all__ = [
     "PEOPLE_ONLY_LABELS",
     "PRE_COMPILE_STAGES",
     "RATIO_EDGES",
+    "RUNGS",
     "SKIPPED_BECAUSE",
     "SKIPPED_RUN",
     "SUITES",
@@ -238,6 +248,7 @@ __all__ = [
     "Reproduction",
     "RerunRequest",
     "RunRecord",
+    "Rung",
     "Snapshot",
     "SnapshotDiff",
     "Status",
@@ -258,8 +269,10 @@ __all__ = [
     "Wheel",
     "When",
     "corpora",
+    "default_rungs",
     "default_when",
     "error_signature",
+    "failures_only",
     "group_key",
     "instance",
     "key_versions",
@@ -269,6 +282,7 @@ __all__ = [
     "named_suites",
     "people_only",
     "rung_backend",
+    "rungs_said",
     "same_night",
     "signature_id",
     "snapshot_key",
@@ -278,6 +292,7 @@ __all__ = [
     "suite_order",
     "suites_name",
     "tensor_list",
+    "users_backends",
     "verdict_word",
     "wrong_result_signature",
 ]

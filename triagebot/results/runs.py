@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from triagebot.results.base import Record
 from triagebot.results.operations import keyed_by_operation
+from triagebot.results.rungs import BACKWARD
 from triagebot.results.suites import DEFAULT_SUITE, SUITES, named_suites
 
 BASELINE = "baseline"
@@ -137,16 +138,6 @@ class Status(StrEnum):
 
 PRE_COMPILE_STAGES = frozenset({"build", "eager"})
 """Stages of a run before the compiled call: failing in one of them makes a model untestable."""
-
-COUNTING_BACKEND = "counting"
-"""The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
-
-BACKWARD = "+backward"
-"""What a ladder rung's name ends with when it runs the backward pass too (`BACKWARD_RUNG`)."""
-
-BACKWARD_RUNG = "aot_eager" + BACKWARD
-"""The ladder's backward rung: the model in train mode, forward and `loss.backward()` under
-`aot_eager`, its gradients compared with eager's. A night without it measured inference only."""
 
 
 def rung_backend(rung: str) -> tuple[str, bool]:
