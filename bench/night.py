@@ -13,7 +13,7 @@ default flags and crashes confirmed once. `--compare` names the two nights:
 - `backward`: `no-backward`, the defaults with the backward rung taken out of the default ladder
   (and nothing else: Inductor still for the failures' representatives only), against `defaults`;
 - `suites`: `defaults` on the transformers corpus against `suites`, the defaults on the three
-  suites side by side (`DEFAULT_SUITES`; a suite whose library this machine cannot import is
+  suites side by side (`default_suites()`; a suite whose library this machine cannot import is
   skipped, as a night skips it), the share drawn from each.
 
 Several, comma-separated (`--compare backward,suites`), sweep each night they name once.
@@ -55,11 +55,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triagebot.config import Config, SweepSettings, parse_config  # noqa: E402
-from triagebot.config.settings import DEFAULT_SUITES  # noqa: E402
 from triagebot.corpus.selection import Selected, select  # noqa: E402
 from triagebot.pipeline import script_lanes  # noqa: E402
 from triagebot.reproduce import reproduce  # noqa: E402
-from triagebot.results import BACKWARD_RUNG, RUNGS, RunRecord, Snapshot, suite_of  # noqa: E402
+from triagebot.results import BACKWARD_RUNG, RUNGS, RunRecord, Snapshot, default_suites, suite_of  # noqa: E402
 from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
 from triagebot.sweep.parent import parent_pid  # noqa: E402
 from triagebot.sweep.plan import checks_for, ladder_for, plan_for  # noqa: E402
@@ -140,7 +139,7 @@ class PhaseClock(PlainProgress):
 
 
 def night_corpus(night: str) -> list[str]:
-    return list(DEFAULT_SUITES) if night == "suites" else ["transformers"]
+    return default_suites() if night == "suites" else ["transformers"]
 
 
 def night_config(night: str, share: float, seed: int, sample: int, jobs: int, timeout: float) -> Config:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from triagebot.config import DEFAULT_FLAGS, parse_config
+from triagebot.config import DEFAULT_FLAGS, Config, parse_config
 from triagebot.corpus.selection import select
-from triagebot.results import BASELINE, SUITES, model_key, split_key, suite_of
+from triagebot.results import BASELINE, SUITES, corpus_choices, model_key, split_key, suite_of
 from triagebot.sweep import SweepPlan, read_stream, run_sweep
 from triagebot.sweep.environment import detect_environment
 
@@ -31,6 +31,7 @@ def test_the_toy_suite_is_configured_and_keyed_from_its_entry_alone(toys):
     assert config.sweep.corpus == ["toys", "sentinels"] and config.sweep.corpus_name == "toys+sentinels"
     assert model_key("toy", "Tiny") == "toy/Tiny" and split_key("toy/Tiny") == ("toy", "Tiny")
     assert suite_of("toy/Tiny") == "toy"
+    assert "toys" in corpus_choices() and "toys" not in Config().sweep.corpus  # not a default suite
     version = importlib.metadata.version("pydantic")
     assert detect_environment("cpu", ["toys"]).library_versions()["pydantic"] == version
 

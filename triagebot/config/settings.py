@@ -19,13 +19,13 @@ from pydantic import (
 from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import (
     BASELINE,
-    DEFAULT_SUITES,
     HEALTH_ISSUE,
     TEST_CORPORA,
     FlagSettings,
     IssueTitle,
     KeyScheme,
     corpora,
+    default_suites,
     named_suites,
     people_only,
     suites_name,
@@ -154,7 +154,7 @@ class SweepSettings(Section):
     # (the test corpora, `smoke` and `sentinels`, are for `make run` and for trying a fork). One
     # name, or a list (in TOML or, comma-separated, `--corpus`). A suite whose library is not
     # installed for a build is said, recorded as skipped, and the rest of the night runs.
-    corpus: list[str] = Field(default_factory=lambda: list(DEFAULT_SUITES))
+    corpus: list[str] = Field(default_factory=default_suites)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     jobs: Jobs = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run

@@ -30,6 +30,7 @@ class Suite:
     optional: bool = False  # the locks may not install its library: missing, it is one line
     bare_keys: bool = False  # its models are keyed by their bare names (see `model_key`)
     keyword_config: bool = False  # a repro builds its models from keyword arguments, not a config
+    default: bool = False  # swept unless `[sweep] corpus` says otherwise
 
 
 SUITES: dict[str, Suite] = {
@@ -45,6 +46,7 @@ SUITES: dict[str, Suite] = {
             module="triagebot.corpus.hf",
             library="transformers",
             bare_keys=True,
+            default=True,
         ),
         Suite(
             source="diffusers",
@@ -54,6 +56,7 @@ SUITES: dict[str, Suite] = {
             packages=("diffusers",),
             optional=True,
             keyword_config=True,
+            default=True,
         ),
         # torchvision has no version to pin: the build made for the torch under test.
         Suite(
@@ -64,6 +67,7 @@ SUITES: dict[str, Suite] = {
             packages=("torchvision", "timm"),
             optional=True,
             keyword_config=True,
+            default=True,
         ),
     )
 }
@@ -72,10 +76,7 @@ SUITES: dict[str, Suite] = {
 DEFAULT_SUITE = "transformers"
 """The suite of a record stored before there was more than one: a bare model key is its."""
 
-DEFAULT_SUITES = ("transformers", "diffusers", "timm")
-"""The corpora a night sweeps unless `[sweep] corpus` says otherwise: HuggingFace's three suites."""
-
-TEST_CORPORA = ("sentinels", "smoke")
+TEST_CORPORA = ("smoke", "sentinels")
 """Corpora of test modules and a handful of models: their results are never published to a
 repository unless `[tracker] publish_test_corpus` says so."""
 
@@ -84,6 +85,18 @@ MIXED_CORPORA = {"smoke": "triagebot.corpus.smoke"}
 
 SUITE_JOINER = "+"
 """Between the suites of a night of several (`CorpusSelection.name`: "transformers+timm")."""
+
+
+def default_suites() -> list[str]:
+    """The corpora a night sweeps unless `[sweep] corpus` says otherwise: HuggingFace's three suites."""
+    return [suite.corpus for suite in SUITES.values() if suite.default]
+
+
+def corpus_choices() -> str:
+    """Every corpus name in words, the suites' first: "transformers, diffusers, timm, smoke or sentinels"."""
+    names = [suite.corpus for suite in SUITES.values() if suite.corpus not in TEST_CORPORA]
+    names += [name for name in TEST_CORPORA if name not in names]
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def suite_named(corpus: str) -> Suite | None:
