@@ -96,7 +96,9 @@ def test_one_suite_alone_or_every_suite_missing_is_one_line_not_a_night(monkeypa
     # Where the libraries are installed, an earlier test may have imported the corpus modules.
     monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
     monkeypatch.delitem(sys.modules, "triagebot.corpus.timm_models", raising=False)
-    with pytest.raises(SuiteNotInstalled, match="pip install timm"):
+    with pytest.raises(
+        SuiteNotInstalled, match=r"pip install timm, beside a torchvision built for this torch$"
+    ):
         load_suites(["timm"])
     with pytest.raises(SuiteNotInstalled, match="none of the corpora diffusers, timm"):
         load_suites(["diffusers", "timm"])

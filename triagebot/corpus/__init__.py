@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from triagebot.errors import SelectionError, unknown
-from triagebot.results import SUITES, ModelSpec, corpora, model_key, split_key, suite_named
+from triagebot.results import SUITES, ModelSpec, Suite, corpora, model_key, split_key, suite_named
 
 if TYPE_CHECKING:
     import torch
@@ -33,7 +33,7 @@ def _suite_module(module: str, suite: str):
     except ModuleNotFoundError as error:
         named = suite_named(suite) or SUITES.get(suite)
         if error.name == "torchvision" or (error.name and named is not None and named.optional):
-            raise SuiteNotInstalled(_missing_library(suite, error.name)) from error
+            raise SuiteNotInstalled(_missing_library(suite, error.name, named)) from error
         raise
     except RuntimeError as error:
         # A torchvision built for another torch fails as it registers its C++ operators
@@ -43,19 +43,19 @@ def _suite_module(module: str, suite: str):
         raise
 
 
-def _missing_library(suite: str, package: str, mismatched: bool = False) -> str:
+def _missing_library(suite: str, package: str, named: Suite | None = None, mismatched: bool = False) -> str:
     """Why `suite` cannot load, in one line that says what to install. torchvision is no plain
     `pip install`: it must be the build made for the installed torch, from the index that torch
     came from (PyPI's are CUDA builds of one release, so a CPU torch has none there)."""
-    if package == "timm":
-        return (
-            "the timm corpus needs the timm package, which is not installed here: pip install timm, "
-            "beside a torchvision built for this torch"
-        )
     if package != "torchvision":
+        beside = (
+            ", beside a torchvision built for this torch"
+            if named is not None and package == named.library and "torchvision" in named.packages
+            else ""
+        )
         return (
             f"the {suite} corpus needs the {package} package, which is not installed here: "
-            f"pip install {package}"
+            f"pip install {package}{beside}"
         )
     import torch
 
