@@ -13,7 +13,7 @@ default flags and crashes confirmed once. `--compare` names the two nights:
 - `backward`: `no-backward`, the defaults with the backward rung taken out of the default ladder
   (and nothing else: Inductor still for the failures' representatives only), against `defaults`;
 - `suites`: `defaults` on the transformers corpus against `suites`, the defaults on the three
-  suites side by side (`DEFAULT_SUITES`; a suite whose library this machine cannot import is
+  suites side by side (`default_suites()`; a suite whose library this machine cannot import is
   skipped, as a night skips it), the share drawn from each.
 
 Several, comma-separated (`--compare backward,suites`), sweep each night they name once.
@@ -39,6 +39,7 @@ its JSON).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -54,12 +55,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triagebot.config import Config, SweepSettings, parse_config  # noqa: E402
-from triagebot.config.settings import DEFAULT_SUITES  # noqa: E402
 from triagebot.corpus.selection import Selected, select  # noqa: E402
 from triagebot.pipeline import script_lanes  # noqa: E402
 from triagebot.reproduce import reproduce  # noqa: E402
-from triagebot.results import BACKWARD_RUNG, RunRecord, Snapshot, suite_of  # noqa: E402
-from triagebot.sweep import ladder as ladder_module  # noqa: E402
+from triagebot.results import BACKWARD_RUNG, RUNGS, RunRecord, Snapshot, default_suites, suite_of  # noqa: E402
 from triagebot.sweep import merge, run_sweep, start_parent  # noqa: E402
 from triagebot.sweep.parent import parent_pid  # noqa: E402
 from triagebot.sweep.plan import checks_for, ladder_for, plan_for  # noqa: E402
@@ -71,10 +70,10 @@ COMPARISONS = {
     "backward": ("no-backward", "defaults"),
     "suites": ("defaults", "suites"),
 }
-# Below twice Inductor's floor (`RUNG_FLOOR`), a scaled ladder budget admits no failure's
+# Below twice Inductor's floor (`Rung.floor`), a scaled ladder budget admits no failure's
 # representative, and with nothing run there is nothing to calibrate the next round from: a small
 # share's ladder would climb nothing and its figures would mean nothing.
-LADDER_SECONDS_FLOOR = 2 * ladder_module.RUNG_FLOOR["inductor"]
+LADDER_SECONDS_FLOOR = 2 * RUNGS["inductor"].floor
 STAGES = ("build", "eager", "eager_again", "compile", "accuracy", "float64", "recompile")
 
 
@@ -140,7 +139,7 @@ class PhaseClock(PlainProgress):
 
 
 def night_corpus(night: str) -> list[str]:
-    return list(DEFAULT_SUITES) if night == "suites" else ["transformers"]
+    return default_suites() if night == "suites" else ["transformers"]
 
 
 def night_config(night: str, share: float, seed: int, sample: int, jobs: int, timeout: float) -> Config:
@@ -164,15 +163,13 @@ def default_ladder(night: str) -> Iterator[None]:
     """The default ladder of the night: `no-backward` takes the backward rung out of it and
     leaves the rest as it ships (`[sweep] backends` cannot say "the defaults but one": a list
     climbs Inductor on every pair)."""
-    shipped = ladder_module.DEFAULT_BACKENDS
+    shipped = RUNGS[BACKWARD_RUNG]
     if night == "no-backward":
-        ladder_module.DEFAULT_BACKENDS = {
-            device: [rung for rung in rungs if rung != BACKWARD_RUNG] for device, rungs in shipped.items()
-        }
+        RUNGS[BACKWARD_RUNG] = dataclasses.replace(shipped, default=False)
     try:
         yield
     finally:
-        ladder_module.DEFAULT_BACKENDS = shipped
+        RUNGS[BACKWARD_RUNG] = shipped
 
 
 def claim_lines(night: str, config: Config, records: Sequence[RunRecord]) -> list[str]:

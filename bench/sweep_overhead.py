@@ -187,8 +187,8 @@ def same_runs(one: list[RunMade], other: list[RunMade], names: tuple[str, str]) 
 _CLI = f"""
 import sys
 sys.path.insert(0, {str(ROOT / "bench")!r})
-import triagebot.corpus as corpus
-corpus.CORPORA[{CORPUS!r}] = "sweep_overhead"
+from triagebot.results.suites import MIXED_CORPORA
+MIXED_CORPORA[{CORPUS!r}] = "sweep_overhead"
 from triagebot.cli import main
 sys.argv = ["triagebot", *sys.argv[1:]]
 main()

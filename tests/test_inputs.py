@@ -113,9 +113,9 @@ def test_a_test_corpus_is_published_only_where_the_config_opts_in(here, monkeypa
             one_line(ran, f"corpus {corpus!r} is a test corpus", "owner/name", "publish_test_corpus")
     assert not list((here / "store").glob("*.json"))
     with pytest.raises(ConfigError, match="test corpus"):
-        Config().check_publishable("smoke", "owner/name")
-    parse_config("[tracker]\npublish_test_corpus = true\n").check_publishable("smoke", "owner/name")
-    Config().check_publishable("transformers", "owner/name")
+        Config().check_publishable(["smoke"], "owner/name")
+    parse_config("[tracker]\npublish_test_corpus = true\n").check_publishable(["smoke"], "owner/name")
+    Config().check_publishable(["transformers"], "owner/name")
 
 
 def test_a_night_sweeps_the_three_suites_unless_the_config_says_otherwise():
@@ -139,8 +139,8 @@ def test_a_corpus_list_with_no_name_or_a_name_twice_is_one_line():
 
 def test_a_night_of_suites_with_a_test_corpus_among_them_is_not_published():
     with pytest.raises(ConfigError, match="'smoke' is a test corpus"):
-        Config().check_publishable("transformers+smoke", "owner/name")
-    Config().check_publishable("transformers+diffusers+timm", "owner/name")
+        Config().check_publishable(["transformers", "smoke"], "owner/name")
+    Config().check_publishable(["transformers", "diffusers", "timm"], "owner/name")
 
 
 def test_a_misspelt_key_anywhere_is_refused_with_the_nearest(here, monkeypatch, capsys):

@@ -4,6 +4,7 @@ the unreached pairs through the stream into the snapshot."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from triagebot.results import (
@@ -23,6 +24,7 @@ from triagebot.results import (
     SweepHeader,
     UnreachedPair,
 )
+from triagebot.results.rungs import RUNGS, Rung
 from triagebot.sweep import merge
 from triagebot.sweep.climb import _Climber
 from triagebot.sweep.ladder import Climbs, Ladder, Rungs, plan_climbs, to_climb
@@ -216,11 +218,12 @@ def test_a_sweep_gives_the_failures_only_rung_to_representatives_and_names_the_p
     from triagebot.analysis import ladder_pairs
     from triagebot.corpus import load_corpus
     from triagebot.sweep import SweepPlan, read_stream, run_sweep
-    from triagebot.sweep import ladder as ladder_module
 
-    injected = "ladder_backends:refuses_unbacked"
-    monkeypatch.setitem(ladder_module.DEFAULT_BACKENDS, "cpu", ["aot_eager", injected])
-    monkeypatch.setitem(ladder_module.FAILURES_ONLY, "cpu", frozenset({injected}))
+    injected = "ladder_backends:refuses_unbacked"  # a rung of its own, in the table as any other
+    for shipped in ("inductor", BACKWARD_RUNG):
+        monkeypatch.setitem(RUNGS, shipped, dataclasses.replace(RUNGS[shipped], default=False))
+    only_failures = Rung(name=injected, lives_in=injected, failures_only=frozenset({"cpu"}), default=True)
+    monkeypatch.setitem(RUNGS, injected, only_failures)
     names = ["NonzeroGuardCrash", "ItemBreak", "ItemMatmul"]
     specs = [spec for spec in load_corpus("sentinels") if spec.model in names]
     flags = {FLAG: {FLAG: True}, "dynamic": {"capture_dynamic_output_shape_ops": True}}

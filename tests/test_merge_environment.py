@@ -21,7 +21,7 @@ FLAGS = flag_patches(SCALAR)
 def shard(path: Path, index: int, model: str, **environment) -> Path:
     env = Environment(torch_version="2.12.0.dev20260408+cu128", torch_git_version="abc", device="cuda")
     header = SweepHeader(
-        environment=env.model_copy(update=environment),
+        environment=Environment.model_validate({**env.model_dump(), **environment}),
         flags=FLAGS,
         corpus=CorpusSelection(name="smoke", models=["A", "B"]),
         shard=f"{index}/2",

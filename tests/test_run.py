@@ -255,39 +255,12 @@ def test_summary_names_the_build(swept: bool):
     assert ("Already swept" in text) is not swept
 
 
-def test_an_unknown_corpus_is_refused_before_anything_is_written(tmp_path: Path):
-    from triagebot.errors import SelectionError
+def test_an_unknown_corpus_is_refused_as_the_configuration_is_read():
+    """Before anything is written or swept, and whether or not the build needs a sweep: a run
+    (`run --check` included) is never handed a misspelt corpus."""
+    from triagebot.errors import ConfigError
 
-    config = parse_config('[sweep]\ncorpus = "sentinel"\n')
-    new = snapshot("2.12.0.dev20260409", "bbb")
-    stages = Stages(new)
-    with pytest.raises(SelectionError, match=r"unknown corpus 'sentinel' \(did you mean 'sentinels'\?\)"):
-        run(
-            config,
-            RunOptions(out=tmp_path / "out"),
-            store=MemoryStore(),
-            build=new.environment,
-            **stages.stages(),
-        )
-    assert stages.calls == [] and not (tmp_path / "out").exists()
-
-
-def test_a_misspelt_corpus_is_an_error_even_when_nothing_would_be_swept(tmp_path: Path):
-    """`run --check` and a run of a build already stored answered about a corpus that does not exist."""
-    from triagebot.config import parse_config
-    from triagebot.errors import TriagebotError
-
-    stored = snapshot("2.12.0.dev20260408", "aaa")
-    config = parse_config('[sweep]\ncorpus = "transformer"\n')
-    for options in (RunOptions(check_only=True), RunOptions(out=tmp_path)):
-        stages = Stages(stored)
-        with pytest.raises(TriagebotError, match="did you mean 'transformers'"):
-            run(
-                config,
-                options,
-                store=MemoryStore([stored]),
-                build=stored.environment,
-                say=print,
-                **stages.stages(),
-            )
-        assert stages.calls == []
+    with pytest.raises(ConfigError, match=r"unknown corpus 'sentinel' \(did you mean 'sentinels'\?\)"):
+        parse_config('[sweep]\ncorpus = "sentinel"\n')
+    with pytest.raises(ConfigError, match="did you mean 'transformers'"):
+        parse_config("", options={"--corpus": "timm,transformer"})

@@ -3,16 +3,17 @@ whose library is missing said and skipped while the rest is swept."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 
 import pytest
 
-from triagebot import corpus
 from triagebot.config import Config
 from triagebot.corpus import Built, SuiteNotInstalled, build, load_suites
 from triagebot.corpus.selection import select
-from triagebot.results import ModelResult, ModelSpec, RunRecord, model_key, split_key, suite_of
+from triagebot.results import SUITES, ModelResult, ModelSpec, RunRecord, model_key, split_key, suite_of
+from triagebot.results.suites import MIXED_CORPORA
 
 
 @pytest.fixture
@@ -30,8 +31,7 @@ def fake_timm(monkeypatch):
 
     module.build = build_one
     monkeypatch.setitem(sys.modules, "fake_timm_corpus", module)
-    monkeypatch.setitem(corpus.CORPORA, "timm", "fake_timm_corpus")
-    monkeypatch.setitem(corpus.BUILDERS, "timm", "fake_timm_corpus")
+    monkeypatch.setitem(SUITES, "timm", dataclasses.replace(SUITES["timm"], module="fake_timm_corpus"))
     return handed
 
 
@@ -54,7 +54,7 @@ def test_a_transformers_key_is_its_bare_name_and_another_suite_s_names_its_suite
 
 
 def test_two_suites_with_a_model_of_the_same_name_never_collide(fake_timm, monkeypatch):
-    monkeypatch.setitem(corpus.CORPORA, "twin", "fake_twin")
+    monkeypatch.setitem(MIXED_CORPORA, "twin", "fake_twin")
     twin = types.ModuleType("fake_twin")
     twin.specs = lambda: [ModelSpec(model="vit", source="transformers")]
     monkeypatch.setitem(sys.modules, "fake_twin", twin)
@@ -96,7 +96,9 @@ def test_one_suite_alone_or_every_suite_missing_is_one_line_not_a_night(monkeypa
     # Where the libraries are installed, an earlier test may have imported the corpus modules.
     monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
     monkeypatch.delitem(sys.modules, "triagebot.corpus.timm_models", raising=False)
-    with pytest.raises(SuiteNotInstalled, match="pip install timm"):
+    with pytest.raises(
+        SuiteNotInstalled, match=r"pip install timm, beside a torchvision built for this torch$"
+    ):
         load_suites(["timm"])
     with pytest.raises(SuiteNotInstalled, match="none of the corpora diffusers, timm"):
         load_suites(["diffusers", "timm"])

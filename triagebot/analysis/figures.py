@@ -27,7 +27,6 @@ from triagebot.analysis.ladder import FAILED_WORDS
 from triagebot.results import (
     BACKWARD_RUNG,
     COUNTING_BACKEND,
-    SUITES,
     CallTime,
     CompileTime,
     Effect,
@@ -40,6 +39,7 @@ from triagebot.results import (
     VerdictLine,
     VerdictRow,
     suite_of,
+    suite_order,
 )
 
 
@@ -65,7 +65,7 @@ def suite_counts(counted: Iterable[str], population: Iterable[str]) -> list[Suit
     if len(totals) < 2:
         return []
     counts = Counter(suite_of(model) for model in set(counted))
-    order = sorted(totals, key=lambda suite: (SUITES.index(suite) if suite in SUITES else len(SUITES), suite))
+    order = sorted(totals, key=suite_order)
     return [SuiteCount(suite=suite, count=counts[suite], total=totals[suite]) for suite in order]
 
 

@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import crash_groups, model_effect, no_evidence_of_help
 from triagebot.results import (
-    BACKWARD_RUNG,
     BASELINE,
     COUNTING_BACKEND,
+    RUNGS,
     Accuracy,
     CleanRung,
     Effect,
@@ -36,21 +36,11 @@ from triagebot.results import (
     Snapshot,
     Status,
     UnreachedPair,
+    failures_only,
+    users_backends,
     wrong_result_signature,
 )
 
-# Where a failure first seen on a rung lives, after PyTorch's troubleshooting guide: what fails
-# with a backend that runs Dynamo's graphs as they are is Dynamo's.
-LOCATIONS = {
-    COUNTING_BACKEND: "Dynamo",
-    "eager": "Dynamo",
-    "aot_eager": "AOTAutograd",
-    "inductor": "Inductor",
-    BACKWARD_RUNG: "AOTAutograd's backward pass",
-}
-# Rungs only the failures' representatives climb, by device: on the CPU Inductor compiles C++,
-# too slow for every pair (the sweep's ladder decides by it, the reports say why by it).
-FAILURES_ONLY: dict[str, frozenset[str]] = {"cpu": frozenset({"inductor"})}
 # Effects that make a model worth climbing: the flag changed what Dynamo did with it.
 CHANGED = frozenset({Effect.reduces_graphs, Effect.increases_graphs, Effect.fixes_crash})
 # Effects whose flag run already failed in the sweep, with the counting backend: Dynamo's.
@@ -58,8 +48,11 @@ FAILED_IN_SWEEP = frozenset({Effect.crashes, Effect.both_crash, Effect.wrong_res
 
 
 def lives_in(rung: str | None) -> str:
-    """Dynamo, AOTAutograd, AOTAutograd's backward pass or Inductor; another backend's own name."""
-    return LOCATIONS.get(rung or COUNTING_BACKEND, rung or "Dynamo")
+    """Where a failure first seen on `rung` lives (`Rung.lives_in`: Dynamo, AOTAutograd,
+    AOTAutograd's backward pass or Inductor); what fails with a backend that runs Dynamo's
+    graphs as they are (the counting backend, eager) is Dynamo's; another backend's own name."""
+    name = COUNTING_BACKEND if not rung or rung == "eager" else rung
+    return RUNGS[name].lives_in if name in RUNGS else name
 
 
 def _change(row: ModelEffect) -> tuple[int, str]:
@@ -154,7 +147,7 @@ def why_not_run(
                 reasons[rung] = "budget" if bounds[rung] == "seconds" else "pairs"
             elif failed_below and not representative:
                 reasons[rung] = "after_failure"
-            elif rung in FAILURES_ONLY.get(device, ()) and not representative:
+            elif rung in failures_only(device) and not representative:
                 reasons[rung] = "failures_only"
             else:
                 reasons[rung] = "not_chosen"
@@ -362,13 +355,9 @@ def first_rungs(group: FailureGroup, climbed: Mapping[str, LadderRow]) -> dict[s
     return dict(first.rungs) if first is not None else {}
 
 
-# The backends users compile with: a group not run under one of them says so.
-USER_BACKENDS = ("aot_eager", "inductor")
-
-
 def _beyond_counting(order: Sequence[str]) -> list[str]:
     """The backends beyond counting: the ladder's, then those users run."""
-    return list(dict.fromkeys([*(rung for rung in order if rung != COUNTING_BACKEND), *USER_BACKENDS]))
+    return list(dict.fromkeys([*(rung for rung in order if rung != COUNTING_BACKEND), *users_backends()]))
 
 
 def reach(rungs: Mapping[str, str], order: Sequence[str]) -> tuple[str | None, list[str]]:

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from triagebot.analysis.ladder import at_baseline_too, lives_in
 from triagebot.results import (
     BASELINE,
+    RUNGS,
     WRONG_RESULT,
     Bisection,
     FailureGroup,
@@ -43,26 +44,11 @@ from triagebot.results import (
     signature_id,
 )
 
-DYNAMO = "module: dynamo"
-DISPATCHER = "module: pt2-dispatcher"
-INDUCTOR = "module: inductor"
 DYNAMIC_SHAPES = "module: dynamic shapes"
 HIGH_PRIORITY = "high priority"
 CORRECTNESS = "module: correctness (silent)"
 ONCALL = "oncall: pt2"
 
-# Where a failure lives -> its module label and why, in the rubric's words.
-BY_PLACE = {
-    "Dynamo": (DYNAMO, "fails while Dynamo traces, with the counting backend"),
-    "AOTAutograd": (DISPATCHER, "fails under aot_eager, not with the counting backend"),
-    "Inductor": (INDUCTOR, "fails under inductor, not under aot_eager"),
-}
-# The same labels for a wrong result: nothing failed, the outputs differ from the rung named on.
-WRONG_BY_PLACE = {
-    DYNAMO: "wrong already with the counting backend, which runs Dynamo's graphs as they are",
-    DISPATCHER: "wrong under aot_eager, right with the counting backend",
-    INDUCTOR: "wrong under inductor, right under aot_eager",
-}
 _DATA_DEPENDENT = re.compile(
     r"\.item\(\)|\bunbacked\b|\bu\*|GuardOnDataDependentSymNode|PendingUnbackedSymbolNotFound"
     r"|data-dependent|DataDependentOutputException|DynamicOutputShapeException",
@@ -132,13 +118,16 @@ def is_wrong_result(group: FailureGroup) -> bool:
 def suggested_labels(group: FailureGroup) -> list[LabelReason]:
     """The labels a PT2 triager would set on `group`, each with why (see the module docstring)."""
     labels = [LabelReason(label=ONCALL, reason="fails under torch.compile, which the PT2 on-call triages")]
-    module = BY_PLACE.get(place_of(group))
+    # The rung a failure lives on gives its module label and why, in the rubric's words; for a
+    # wrong result nothing failed: the outputs differ from the rung named on.
+    place = place_of(group)
+    rung = next((rung for rung in RUNGS.values() if rung.lives_in == place and rung.label), None)
     if is_wrong_result(group):
         labels.append(LabelReason(label=CORRECTNESS, reason="outputs differ from eager's and nothing raised"))
-        if module is not None:
-            labels.append(LabelReason(label=module[0], reason=WRONG_BY_PLACE[module[0]]))
-    elif module is not None:
-        labels.append(LabelReason(label=module[0], reason=module[1]))
+        if rung is not None:
+            labels.append(LabelReason(label=rung.label, reason=rung.wrong_why))
+    elif rung is not None:
+        labels.append(LabelReason(label=rung.label, reason=rung.fails_why))
     found = _DATA_DEPENDENT.search(f"{group.signature}\n{group.error or ''}")
     if found:
         labels.append(LabelReason(label=DYNAMIC_SHAPES, reason=f"data-dependent: {found.group()}"))

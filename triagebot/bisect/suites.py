@@ -16,12 +16,15 @@ import re
 from importlib import metadata
 
 from triagebot.bisect.envs import Pin
+from triagebot.results import SUITES
 
-# suite library -> the packages it is installed with, in order (torchvision from the torch index).
-SUITE_PACKAGES: dict[str, tuple[str, ...]] = {
-    "timm": ("torchvision", "timm"),
-    "diffusers": ("diffusers",),
-}
+
+def suite_packages() -> dict[str, tuple[str, ...]]:
+    """Suite library -> the packages it is installed with (`Suite.packages`, in order;
+    torchvision from the torch index)."""
+    return {suite.library: suite.packages for suite in SUITES.values() if suite.packages}
+
+
 _CLASS_PATH = re.compile(r"^([A-Za-z_]\w*)(?:\.\w+)*:\w+$")
 
 
@@ -41,14 +44,14 @@ def imported_suites(script: str) -> list[str]:
             named = _CLASS_PATH.match(node.value)
             if named:
                 modules.add(named.group(1))
-    return sorted(modules & set(SUITE_PACKAGES))
+    return sorted(modules & set(suite_packages()))
 
 
 def suite_pins(script: str, torch_index: str, releases: str) -> list[Pin]:
     """The pins a probe of `script` installs after torch and transformers."""
     pins = []
     for suite in imported_suites(script):
-        for project in SUITE_PACKAGES[suite]:
+        for project in suite_packages()[suite]:
             if project == "torchvision":
                 pins.append(Pin(project, "", torch_index))
             else:

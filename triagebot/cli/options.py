@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from triagebot.config import COMMAND_LINE, Config, load_config, parse_jobs
+from triagebot.results import corpus_choices
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -103,8 +104,7 @@ CorpusOption = Annotated[
     typer.Option(
         "--corpus",
         metavar="NAME[,NAME]",
-        help="transformers, diffusers, timm, smoke or sentinels; several side by side, comma-separated "
-        "(default: [sweep] corpus).",
+        help=f"{corpus_choices()}; several side by side, comma-separated (default: [sweep] corpus).",
     ),
 ]
 ModelsOption = Annotated[

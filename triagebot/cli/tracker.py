@@ -98,7 +98,7 @@ def publish(
     snapshots = Snapshots(settings.store)
     night = snapshots.night(snapshot, settings, previous)
     if github_token(token) and settings.tracker.repo and not dry_run:
-        settings.check_publishable(night.snapshot.corpus.name)
+        settings.check_publishable(night.snapshot.corpus.suites())
     # Under the store's lock on the repository; recorded as published once every write is done.
     print(publish_stored(night, settings, github_token(token), dry_run, out, store=snapshots.store))
 

@@ -20,10 +20,13 @@ from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import (
     BASELINE,
     HEALTH_ISSUE,
-    SUITE_JOINER,
+    TEST_CORPORA,
     FlagSettings,
     IssueTitle,
     KeyScheme,
+    corpora,
+    default_suites,
+    named_suites,
     people_only,
     suites_name,
 )
@@ -83,10 +86,6 @@ COMMAND_LINE: dict[str, str] = {
 """The options that set a configuration value, and the key each sets."""
 
 DEFAULT = "default"
-
-TEST_CORPORA = ("sentinels", "smoke")
-"""Corpora of test modules and a handful of models: their results are never published to a
-repository unless `[tracker] publish_test_corpus` says so."""
 
 SECTIONS = ("sweep", "corpus", "store", "tracker", "dashboard")
 """The tables of triagebot.toml besides `[flags]`, in the order `triagebot config` shows them."""
@@ -150,16 +149,12 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-DEFAULT_SUITES = ("transformers", "diffusers", "timm")
-"""The corpora a night sweeps unless `[sweep] corpus` says otherwise: HuggingFace's three suites."""
-
-
 class SweepSettings(Section):
     # The corpora, side by side in one night: every model of each unless the file says otherwise
     # (the test corpora, `smoke` and `sentinels`, are for `make run` and for trying a fork). One
     # name, or a list (in TOML or, comma-separated, `--corpus`). A suite whose library is not
     # installed for a build is said, recorded as skipped, and the rest of the night runs.
-    corpus: list[str] = Field(default_factory=lambda: list(DEFAULT_SUITES))
+    corpus: list[str] = Field(default_factory=default_suites)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     jobs: Jobs = 2  # auto: the runner's cores (on CUDA, its GPU's memory too)
     timeout: float = Field(default=300.0, gt=0)  # seconds per (model, config) run
@@ -204,11 +199,11 @@ class SweepSettings(Section):
     @field_validator("corpus", mode="before")
     @classmethod
     def _corpus_list(cls, value: Any) -> Any:
-        """A string is one name, or several split at commas or at SUITE_JOINER, so that a
-        stored night's own corpus name (`/rerun-sweep` hands it to the GPU job) sweeps it again."""
+        """A string is one name, or several split at commas, each of which may be a stored
+        night's own name (`named_suites`: `/rerun-sweep` hands it to the GPU job) to sweep again."""
         if not isinstance(value, str):
             return value
-        return [name.strip() for name in re.split(f"[,{re.escape(SUITE_JOINER)}]", value)]
+        return [suite.strip() for name in value.split(",") for suite in named_suites(name)]
 
     @field_validator("corpus")
     @classmethod
@@ -217,6 +212,9 @@ class SweepSettings(Section):
             raise ValueError('name at least one corpus, e.g. corpus = ["transformers"]')
         if len(set(names)) != len(names):
             raise ValueError(f"a corpus named twice in {names}")
+        for name in names:  # checked here only, before anything is loaded or swept
+            if name not in corpora():
+                raise ValueError(unknown("corpus", name, sorted(corpora())))
         return names
 
     @property
@@ -404,11 +402,11 @@ class Config(Section):
         """This configuration sweeping only the flags named (all when None)."""
         return self.model_copy(update={"flags": self.select_flags(names)})
 
-    def check_publishable(self, corpus: str, repo: str | None = None) -> None:
-        """Refuse to publish results of a night of the test corpus `corpus` (a night's corpus
-        name: of several suites, any of them) to a repository (default `tracker.repo`) unless
+    def check_publishable(self, suites: list[str], repo: str | None = None) -> None:
+        """Refuse to publish results of a night of `suites` (a night's corpora) with a test
+        corpus among them to a repository (default `tracker.repo`) unless
         `[tracker] publish_test_corpus` opts in."""
-        test = [name for name in corpus.split(SUITE_JOINER) if name in TEST_CORPORA]
+        test = [name for name in suites if name in TEST_CORPORA]
         if not test or self.tracker.publish_test_corpus:
             return
         target = repo or self.tracker.repo or "a repository"

@@ -11,35 +11,14 @@ import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from triagebot.errors import SelectionError, unknown
-from triagebot.results import ModelSpec, model_key, split_key
+from triagebot.results import SUITES, ModelSpec, Suite, corpora, model_key, split_key, suite_named
 
 if TYPE_CHECKING:
     import torch
 
-# corpus name -> module with `specs() -> list[ModelSpec]`
-CORPORA: dict[str, str] = {
-    "sentinels": "triagebot.corpus.sentinels",
-    "smoke": "triagebot.corpus.smoke",
-    "transformers": "triagebot.corpus.hf",
-    "diffusers": "triagebot.corpus.diffusion",
-    "timm": "triagebot.corpus.timm_models",
-}
-
-# ModelSpec.source -> module with `build(spec, device) -> Built`
-BUILDERS: dict[str, str] = {
-    "sentinel": "triagebot.corpus.sentinels",
-    "transformers": "triagebot.corpus.hf",
-    "diffusers": "triagebot.corpus.diffusion",
-    "timm": "triagebot.corpus.timm_models",
-}
-
 
 class UnknownCorpus(SelectionError):
     """A corpus name that no module provides."""
-
-
-# Suites whose library the locks do not install yet: without it they are one line, not a traceback.
-OPTIONAL_SUITES = frozenset({"diffusers", "timm"})
 
 
 class SuiteNotInstalled(SelectionError):
@@ -52,8 +31,9 @@ def _suite_module(module: str, suite: str):
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
-        if error.name == "torchvision" or (error.name and suite in OPTIONAL_SUITES):
-            raise SuiteNotInstalled(_missing_library(suite, error.name)) from error
+        named = suite_named(suite) or SUITES.get(suite)
+        if error.name == "torchvision" or (error.name and named is not None and named.optional):
+            raise SuiteNotInstalled(_missing_library(suite, error.name, named)) from error
         raise
     except RuntimeError as error:
         # A torchvision built for another torch fails as it registers its C++ operators
@@ -63,19 +43,19 @@ def _suite_module(module: str, suite: str):
         raise
 
 
-def _missing_library(suite: str, package: str, mismatched: bool = False) -> str:
+def _missing_library(suite: str, package: str, named: Suite | None = None, mismatched: bool = False) -> str:
     """Why `suite` cannot load, in one line that says what to install. torchvision is no plain
     `pip install`: it must be the build made for the installed torch, from the index that torch
     came from (PyPI's are CUDA builds of one release, so a CPU torch has none there)."""
-    if package == "timm":
-        return (
-            "the timm corpus needs the timm package, which is not installed here: pip install timm, "
-            "beside a torchvision built for this torch"
-        )
     if package != "torchvision":
+        beside = (
+            ", beside a torchvision built for this torch"
+            if named is not None and package == named.library and "torchvision" in named.packages
+            else ""
+        )
         return (
             f"the {suite} corpus needs the {package} package, which is not installed here: "
-            f"pip install {package}"
+            f"pip install {package}{beside}"
         )
     import torch
 
@@ -95,14 +75,13 @@ class Built(NamedTuple):
     spec: ModelSpec
 
 
-def corpus_names() -> list[str]:
-    return sorted(CORPORA)
-
-
-def check_corpus(name: str) -> None:
-    """An unknown corpus name is an error with the nearest known one (cheap: nothing is loaded)."""
-    if name not in CORPORA:
-        raise UnknownCorpus(unknown("corpus", name, corpus_names()))
+def _corpus_module(name: str):
+    """The module of the corpus `name`; an unknown name is an error with the nearest known one
+    (a configuration's names were checked as it was read: `config.SweepSettings`)."""
+    modules = corpora()
+    if name not in modules:
+        raise UnknownCorpus(unknown("corpus", name, sorted(modules)))
+    return _suite_module(modules[name], name)
 
 
 def _keyed(spec: ModelSpec) -> ModelSpec:
@@ -114,16 +93,13 @@ def _keyed(spec: ModelSpec) -> ModelSpec:
 
 
 def load_corpus(name: str) -> list[ModelSpec]:
-    check_corpus(name)
-    return [_keyed(spec) for spec in _suite_module(CORPORA[name], name).specs()]
+    return [_keyed(spec) for spec in _corpus_module(name).specs()]
 
 
 def load_suites(names: list[str]) -> tuple[list[ModelSpec], dict[str, str]]:
-    """The specs of the corpora `names`, in that order, and each optional suite whose library
-    is not installed here -> the one line saying so. Every name is checked first; one corpus
-    alone that is not installed is an error, as is a list of which none is."""
-    for name in names:
-        check_corpus(name)
+    """The specs of the corpora `names` (a configuration's, checked as it was read), in that
+    order, and each optional suite whose library is not installed here -> the one line saying
+    so. One corpus alone that is not installed is an error, as is a list of which none is."""
     specs: list[ModelSpec] = []
     skipped: dict[str, str] = {}
     for name in names:
@@ -144,15 +120,14 @@ def left_out(name: str) -> dict[str, str]:
     """Every model of the corpus's library that it does not sweep (keyed as a night keys it),
     with why: the suite's own `left_out()` where it has one (timm: every variant but its
     family's smallest), else its `LEFT_OUT` table, else nothing."""
-    check_corpus(name)
-    module = _suite_module(CORPORA[name], name)
+    module = _corpus_module(name)
     reasons = module.left_out() if hasattr(module, "left_out") else dict(getattr(module, "LEFT_OUT", {}))
     return {model_key(name, model): why for model, why in reasons.items()}  # as a night keys them
 
 
 def build(spec: ModelSpec, device: str) -> Built:
     """`spec` built by its suite's builder, which knows the name its library gives the model."""
-    builder = _suite_module(BUILDERS[spec.source], spec.source)
+    builder = _suite_module(SUITES[spec.source].module, spec.source)
     name = split_key(spec.model)[1]
     if name == spec.model:  # a transformers model or a sentinel: its key is its name
         return builder.build(spec, device)

@@ -15,30 +15,29 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-from triagebot.corpus import Built
-from triagebot.corpus.diffusers_recipes import RECIPES
-from triagebot.corpus.diffusers_shrink import SAMPLE_SIZE, defaults, tiny
-from triagebot.corpus.encoding import decode, encode
-from triagebot.corpus.hf import (
+from triagebot.corpus.building import (
+    Built,
+    InputSpec,
     MissingDependency,
+    ModelSpec,
     NoRecipe,
     count_params,
     describe_error,
     eager_run,
     import_object,
+    materialize_inputs,
 )
-from triagebot.corpus.inputs import materialize_inputs
-from triagebot.results import InputSpec, ModelSpec
+from triagebot.corpus.diffusers_recipes import RECIPES
+from triagebot.corpus.diffusers_shrink import SAMPLE_SIZE, defaults, tiny
+from triagebot.corpus.encoding import decode, encode
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import diffusers  # after the offline switch
+# isort: split
+import diffusers  # after the offline switches (`building` imports `hf`)
 import diffusers.models
 
 diffusers.utils.logging.set_verbosity_error()

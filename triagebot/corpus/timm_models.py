@@ -17,27 +17,26 @@ random image batch at the smallest resolution of a short list that the model run
 from __future__ import annotations
 
 import copy
-import os
 import re
 from collections.abc import Iterator
 
 import torch
 
-from triagebot.corpus import Built
-from triagebot.corpus.hf import (
+from triagebot.corpus.building import (
+    Built,
+    InputSpec,
     MissingDependency,
+    ModelSpec,
     NoRecipe,
     count_params,
     describe_error,
     eager_run,
     import_object,
+    materialize_inputs,
 )
-from triagebot.corpus.inputs import materialize_inputs
-from triagebot.results import InputSpec, ModelSpec
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import timm  # after the offline switch
+# isort: split
+import timm  # after the offline switches (`building` imports `hf`)
 from timm.models import _registry
 from timm.models._efficientnet_builder import decode_arch_def
 

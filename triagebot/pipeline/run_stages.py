@@ -22,7 +22,6 @@ from pathlib import Path
 
 from triagebot.analysis.history import StoredHistory, read_history
 from triagebot.config import Config
-from triagebot.corpus import check_corpus
 from triagebot.errors import PipelineError, TrackerError
 from triagebot.pipeline.analysing import night_of
 from triagebot.pipeline.inputs import SweepNeed, installed_build, read_input, sweep_need
@@ -104,16 +103,13 @@ def run(
     given = read_input(options.snapshot, scheme) if options.snapshot is not None else None
     if build is None:
         build = given.environment if given is not None else installed_build()
-    if given is None:  # a misspelt corpus is an error whether or not this build needs a sweep
-        for corpus in config.sweep.corpus:
-            check_corpus(corpus)
     need = sweep_need(store, build, config, force=options.force)
     if options.check_only:
         return _check(build, need, owed(store, config), say)
     if not need.sweep and given is None:
         return _skip(store, build, need, config, options, publisher, say)
     if writes_github(config, options.token, options.dry_run):  # refused before a sweep, not after it
-        config.check_publishable(given.corpus.name if given is not None else config.sweep.corpus_name)
+        config.check_publishable(given.corpus.suites() if given is not None else config.sweep.corpus)
 
     out = options.out or Path(".triagebot") / "runs" / (given.key if given else snapshot_key(build, scheme))
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from triagebot.reproduce import scrubbed_environment, timed_run
-from triagebot.results import GraphRepro
+from triagebot.results import RUNGS, GraphRepro
 
 _USER_FUNCTION = re.compile(r" \[in [\w<>]+\]$")
 
@@ -30,7 +30,8 @@ def minifier_stages(backend: str | None) -> tuple[str, ...]:
     AOTAutograd only reaches what fails inside Inductor's compile of a graph, so for Inductor
     Dynamo's graph is tried next (a failure in AOTAutograd's own passes). None for the counting
     backend (a failure of Dynamo itself) and for backends named by import path."""
-    return {"aot_eager": ("dynamo",), "inductor": ("aot", "dynamo")}.get(backend or "", ())
+    rung = RUNGS.get(backend or "")
+    return rung.minifier if rung is not None else ()
 
 
 def same_error(observed: str | None, signature: str) -> bool:

@@ -26,6 +26,7 @@ from triagebot.results import (
     BASELINE,
     EAGER_INCONSISTENT,
     OTHER_ATTENTION,
+    SUITES,
     WRONG_RESULT,
     InputSpec,
     Outcome,
@@ -145,7 +146,7 @@ def repro_script(
         kinds=list(dict.fromkeys(item.kind for item in spec.inputs)),
         element_kinds=list(dict.fromkeys(each.kind for item in spec.inputs for each in _nested(item))),
         tagged=_tagged(spec.config or {}),
-        keyword_config=spec.source in ("diffusers", "timm"),
+        keyword_config=SUITES[spec.source].keyword_config,
         after_init=spec.after_init,
         imports=_imports(
             code,

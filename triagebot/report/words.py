@@ -40,7 +40,6 @@ from collections.abc import Sequence
 
 from triagebot.analysis.call_time import timed_calls
 from triagebot.analysis.figures import plural, share
-from triagebot.analysis.ladder import FAILURES_ONLY, USER_BACKENDS
 from triagebot.report import safety
 from triagebot.results import (
     BACKWARD_RUNG,
@@ -63,8 +62,11 @@ from triagebot.results import (
     Snapshot,
     SuiteCount,
     VerdictRow,
+    failures_only,
     key_versions,
+    users_backends,
 )
+from triagebot.results import rungs_said as rungs_said  # the templates place each rung by it
 
 SENTINELS_HELPED = (
     "Sentinels with fewer graphs, as they were built to have: they show the detector works and "
@@ -154,7 +156,7 @@ def of_recompiled(count: int, figures: FlagFigures) -> str:
 
 def not_run(ladder: Sequence[str]) -> list[str]:
     """The backends users run that a night's ladder (`Snapshot.ladder`) did not climb."""
-    return [backend for backend in USER_BACKENDS if backend not in ladder]
+    return [backend for backend in users_backends() if backend not in ladder]
 
 
 def verdict_share(what: VerdictRow, models: int, figures: FlagFigures) -> str:
@@ -317,7 +319,7 @@ def reach(group: FailureGroup) -> str:
     if group.reach == COUNTING_BACKEND:
         return "Dynamo (counting backend) only"
     text = f"also {' and '.join(group.fails_under or [group.reach])}"
-    unrun = [backend for backend in USER_BACKENDS if backend in group.unchecked]
+    unrun = [backend for backend in users_backends() if backend in group.unchecked]
     return f"{text} ({' and '.join(unrun)} not run)" if unrun else text
 
 
@@ -456,7 +458,7 @@ def ladder_intro(stats: FlagStats, device: str) -> str:
         f"({' → '.join(stats.ladder)}). A pair stops at its first failing rung, except a failure's "
         "representative, which climbs every rung"
     )
-    only = [rung for rung in FAILURES_ONLY.get(device, ()) if rung in stats.ladder]
+    only = [rung for rung in stats.ladder if rung in failures_only(device)]
     if only:
         text += f"; on {device}, {' and '.join(only)} is climbed by the failures' representatives only"
     if unrun:

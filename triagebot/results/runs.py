@@ -7,14 +7,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from triagebot.results.base import Record
 from triagebot.results.operations import keyed_by_operation
-
-Suite = Literal["sentinel", "transformers", "diffusers", "timm"]
-"""A model's suite: the library whose model it is (and so its builder)."""
-SUITES: tuple[str, ...] = Suite.__args__
+from triagebot.results.rungs import BACKWARD
+from triagebot.results.suites import DEFAULT_SUITE, SUITES, named_suites
 
 BASELINE = "baseline"
 """The name under which a model's run with the default Dynamo config is stored."""
@@ -32,15 +30,31 @@ class Environment(Record):
     torch_version: str
     torch_git_version: str = ""
     transformers_version: str = ""
-    # The libraries of the night's other suites, where it swept them ("": not swept, or a snapshot
-    # made before environments recorded them). Not part of the build: see `library_versions`.
-    diffusers_version: str = ""
-    timm_version: str = ""
+    # The libraries of the night's other suites (`Suite.library`) -> their versions, where it
+    # swept them (none: not swept, or a snapshot made before environments recorded them). Not
+    # part of the build: see `library_versions`.
+    libraries: dict[str, str] = Field(default_factory=dict)
     python_version: str = ""
     platform: str = ""
     device: Literal["cpu", "cuda"] = "cpu"
     gpu_name: str | None = None
     cuda_version: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _library_fields(cls, data: Any) -> Any:
+        """A snapshot stored when each library had a field of its own (`diffusers_version`,
+        `timm_version`) reads into `libraries`: a version recorded, "" none."""
+        if not isinstance(data, dict) or not _LIBRARY_FIELDS & data.keys():
+            return data
+        data, libraries = dict(data), dict(data.get("libraries") or {})
+        for field in sorted(_LIBRARY_FIELDS & data.keys()):
+            library, version = field.removesuffix("_version"), data.pop(field)
+            if version:
+                libraries[library] = version
+            else:
+                libraries.pop(library, None)
+        return {**data, "libraries": libraries}
 
     def same_build(self, other: Environment) -> bool:
         return self.same_torch(other) and self.same_transformers(other)
@@ -55,12 +69,10 @@ class Environment(Record):
         order, those recorded only. diffusers and timm are kept out of `same_build` and the
         store's keys: a night is named by its torch (and transformers), and a release of either
         alone is no new build to sweep; a diff says it moved (`analysis.diff.moved_between`)."""
-        versions = {
-            "transformers": self.transformers_version,
-            "diffusers": self.diffusers_version,
-            "timm": self.timm_version,
-        }
-        return {library: version for library, version in versions.items() if version}
+        versions = {**self.libraries, DEFAULT_SUITE: self.transformers_version}
+        libraries = [suite.library for suite in SUITES.values() if suite.library]
+        libraries += sorted(set(versions) - set(libraries))
+        return {library: versions[library] for library in libraries if versions.get(library)}
 
     def same_torch(self, other: Environment) -> bool:
         """One torch build: the same git hash, or the same version where either has no hash."""
@@ -73,6 +85,10 @@ class Environment(Record):
         recorded it is taken to have any."""
         mine, theirs = self.transformers_version, other.transformers_version
         return not (mine and theirs) or mine == theirs
+
+
+_LIBRARY_FIELDS = frozenset({"diffusers_version", "timm_version"})
+"""`Environment`'s fields of one library each, before `libraries` held them."""
 
 
 KeyScheme = Literal["torch", "torch+transformers"]
@@ -122,16 +138,6 @@ class Status(StrEnum):
 
 PRE_COMPILE_STAGES = frozenset({"build", "eager"})
 """Stages of a run before the compiled call: failing in one of them makes a model untestable."""
-
-COUNTING_BACKEND = "counting"
-"""The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
-
-BACKWARD = "+backward"
-"""What a ladder rung's name ends with when it runs the backward pass too (`BACKWARD_RUNG`)."""
-
-BACKWARD_RUNG = "aot_eager" + BACKWARD
-"""The ladder's backward rung: the model in train mode, forward and `loss.backward()` under
-`aot_eager`, its gradients compared with eager's. A night without it measured inference only."""
 
 
 def rung_backend(rung: str) -> tuple[str, bool]:
@@ -373,19 +379,12 @@ def tensor_list(name: str, items: list[InputSpec], kind: Literal["list", "dict"]
     return InputSpec(name=name, shape=[len(items)], dtype=dtype, kind=kind, items=items)
 
 
-DEFAULT_SUITE = "transformers"
-"""The suite of a record stored before there was more than one: a bare model key is its."""
-
-# Suites whose model keys are their bare names: transformers (so that every key of a night stored
-# before there were suites means what it meant) and the test corpora's sentinels.
-_BARE_KEYED = frozenset({DEFAULT_SUITE, "sentinel"})
-
-
 def model_key(suite: str, name: str) -> str:
     """The key of model `name` of `suite` in a night (runs, results, diffs, trackers, site
     paths): its bare name for transformers and the sentinels, `suite/name` for any other suite,
     so that a name is unique within its suite and two suites never collide."""
-    return name if suite in _BARE_KEYED else f"{suite}/{name}"
+    known = SUITES.get(suite)
+    return name if known is not None and known.bare_keys else f"{suite}/{name}"
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -403,7 +402,7 @@ class ModelSpec(Record):
     model: str
     # The suite (the library whose model it is) and so its builder; a record stored before
     # there was more than one suite is a transformers model.
-    source: Suite = DEFAULT_SUITE
+    source: str = DEFAULT_SUITE
     class_path: str = ""  # importable "module:Class"
     config_class: str | None = None
     model_type: str | None = None
@@ -420,6 +419,13 @@ class ModelSpec(Record):
     # constructor has no argument for (diffusers' `enable_tiling`, without which Allegro's VAE
     # does not encode).
     after_init: list[str] = Field(default_factory=list)
+
+    @field_validator("source")
+    @classmethod
+    def _known_suite(cls, source: str) -> str:
+        if source not in SUITES:
+            raise ValueError(f"source {source!r} is no suite: one of {', '.join(SUITES)}")
+        return source
 
     @model_validator(mode="after")
     def _after_init_names_methods(self) -> ModelSpec:
@@ -536,10 +542,6 @@ def suite_of(key: str) -> str:
     return split_key(key)[0]
 
 
-SUITE_JOINER = "+"
-"""Between the suites of a night of several (`CorpusSelection.name`: "transformers+timm")."""
-
-
 class CorpusSelection(Record):
     """Which models a snapshot covers and how they were chosen."""
 
@@ -555,7 +557,7 @@ class CorpusSelection(Record):
 
     def suites(self) -> list[str]:
         """The corpora the night was configured to sweep, skipped ones included."""
-        return self.name.split(SUITE_JOINER)
+        return named_suites(self.name)
 
     def swept_suites(self) -> list[str]:
         return [suite for suite in self.suites() if suite not in self.skipped]
@@ -564,11 +566,6 @@ class CorpusSelection(Record):
         """One line per configured suite the night did not sweep, and why: what the progress,
         the summary and the health say of it."""
         return [f"suite {suite} not swept: {why}" for suite, why in self.skipped.items()]
-
-
-def suites_name(suites: list[str]) -> str:
-    """`CorpusSelection.name` of a night of `suites` (one suite: its own name, as before)."""
-    return SUITE_JOINER.join(suites)
 
 
 class SweepHeader(Record):

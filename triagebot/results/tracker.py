@@ -62,7 +62,8 @@ class RerunRequest(Record):
     models: list[str] = Field(default_factory=list)  # empty: every model of the flag
     flags: list[str] = Field(default_factory=list)
     confirm: int = 1
-    corpus: str | None = None  # the corpus of the stored snapshot the models were checked against
+    # The corpora of the stored snapshot the models were checked against (empty: no snapshot).
+    corpus: list[str] = Field(default_factory=list)
 
 
 # --- Tracker records: what the tracker remembers in the store between runs. ---

@@ -78,7 +78,7 @@ def is_configured_night(selection: CorpusSelection, config: Config) -> bool:
     rule of `ask`, `run --check` and the store's replacement of a trial night."""
     settings = config.corpus
     sampled = settings.sample is not None or bool(settings.strata) or settings.only_breaking_in is not None
-    if selection.name != config.sweep.corpus_name or (selection.sample is not None) != sampled:
+    if selection.suites() != config.sweep.corpus or (selection.sample is not None) != sampled:
         return False
     if not sampled:
         return True

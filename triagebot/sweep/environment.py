@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 import torch
 
-from triagebot.results import Environment
+from triagebot.results import SUITES, Environment
 
 
 def _version(package: str) -> str:
@@ -19,25 +19,31 @@ def _version(package: str) -> str:
         return ""
 
 
+def _libraries(suites: Collection[str]) -> dict[str, str]:
+    """The versions of the libraries of `suites` (corpus names) beside transformers, installed."""
+    named = [suite.library for suite in SUITES.values() if suite.corpus in suites]
+    versions = {library: _version(library) for library in named if library and library != "transformers"}
+    return {library: version for library, version in versions.items() if version}
+
+
 def detect_environment(device: str, suites: Collection[str] = ()) -> Environment:
     """The environment of this process for a sweep on `device` ("cpu" or "cuda") of models of
     `suites`.
 
-    transformers' version is read from its metadata, not by importing it; diffusers' and timm's
-    only for the suites among `suites` (those whose library imported, so that their models were
-    loaded): an installed library the night did not sweep is not said. `cuda_version` is
-    the CUDA that torch was built for (None for a CPU build) whatever the device: a CUDA wheel
-    also imports and compiles on the CPU, and a night swept so says so. On "cuda" the GPU's
-    name is queried, which initialises CUDA in the calling process: the sweep calls this in a
-    forked child (the probe), never in the warm parent it forks from.
+    transformers' version is read from its metadata, not by importing it; another suite's
+    library's (`Suite.library`) only for the suites among `suites` (those whose library
+    imported, so that their models were loaded): an installed library the night did not sweep
+    is not said. `cuda_version` is the CUDA that torch was built for (None for a CPU build)
+    whatever the device: a CUDA wheel also imports and compiles on the CPU, and a night swept so
+    says so. On "cuda" the GPU's name is queried, which initialises CUDA in the calling process:
+    the sweep calls this in a forked child (the probe), never in the warm parent it forks from.
     """
     gpu_name = torch.cuda.get_device_name(0) if device == "cuda" else None
     return Environment(
         torch_version=torch.__version__,
         torch_git_version=getattr(torch.version, "git_version", "") or "",
         transformers_version=_version("transformers"),
-        diffusers_version=_version("diffusers") if "diffusers" in suites else "",
-        timm_version=_version("timm") if "timm" in suites else "",
+        libraries=_libraries(suites),
         python_version=platform.python_version(),
         platform=platform.platform(),
         device=device,

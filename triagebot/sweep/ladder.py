@@ -24,7 +24,7 @@ result), which climbs every rung: where it fails is what it climbs for. Which pa
 the caller's choice (`Ladder.choose`, computed from the sweep's results, in order of priority:
 see `triagebot.analysis.ladder_pairs`). Two bounds cut it: `max_pairs` pairs, and `max_seconds`
 of recorded run seconds, each rung's cost estimated from the model's recorded seconds in the
-sweep (`RUNG_COST`). Every pair a bound cuts is an `UnreachedPair`: the snapshot says which were
+sweep (`Rung.cost`). Every pair a bound cuts is an `UnreachedPair`: the snapshot says which were
 not checked.
 """
 
@@ -35,36 +35,19 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from triagebot.analysis.ladder import FAILURES_ONLY
 from triagebot.results import (
     BACKWARD_RUNG,
     BASELINE,
     COUNTING_BACKEND,
+    RUNGS,
     ModelResult,
     Outcome,
     RunRecord,
     Status,
     UnreachedPair,
+    default_rungs,
+    failures_only,
 )
-
-DEFAULT_BACKENDS: dict[str, list[str]] = {
-    "cuda": ["aot_eager", "inductor", BACKWARD_RUNG],
-    "cpu": ["aot_eager", "inductor", BACKWARD_RUNG],
-}
-# Default rungs only the failures' representatives climb (`FAILURES_ONLY`, by device; on the
-# CPU when a C++ compiler is found, else none climbs them): the reports say why by the same table.
-# A rung's run seconds over the model's longest run in the sweep, as the defaults' ladder on the
-# smoke corpus recorded them on the CPU (median and mean of each rung's runs: counting 2.1 and
-# 2.8, it calls three shapes; aot_eager 1.7 and 1.9, it traces the graphs again; inductor, which
-# compiles them to C++, 7.5 and 27, its C++ toolchain's start costing about 30 s even for a
-# model that compiles in a second: hence its floor). The backward rung traces the forward and the
-# backward graphs and runs both: on a quiet CPU, Mistral3's took 1.6 and 2.4 times its longest
-# sweep run (21.0 s and 32.5 s, its aot_eager rung 11.7 s and 24.1 s), the wrong-gradient
-# sentinel's about 2 s whatever its size, the backward path's first imports included (which the
-# warm parent now makes: `triagebot.sweep.warm`). A backend not listed counts as the most
-# expensive one.
-RUNG_COST = {COUNTING_BACKEND: 2.5, "aot_eager": 2.0, "inductor": 8.0, BACKWARD_RUNG: 3.0}
-RUNG_FLOOR = {"inductor": 30.0, BACKWARD_RUNG: 2.0}
 
 Pairs = list[tuple[str, str]]
 Pair = tuple[str, str]
@@ -134,16 +117,16 @@ class Ladder:
         counting = [COUNTING_BACKEND] * self.recompiles
         if self.backends is not None:
             return Rungs(counting + list(self.backends))
-        only = FAILURES_ONLY.get(device, frozenset())
-        backends = DEFAULT_BACKENDS.get(device, DEFAULT_BACKENDS["cpu"])
-        return Rungs(counting + [b for b in backends if b not in only or compiler], only)
+        only = failures_only(device)
+        return Rungs(counting + [b for b in default_rungs() if b not in only or compiler], only)
 
 
 def estimate(seconds: float, rung: str, scale: Mapping[str, float] | None = None) -> float:
     """A rung's run seconds, from the model's longest run in the sweep; `scale`: what this night's
     rungs took over their estimates so far (`calibration`), by rung."""
-    factor = RUNG_COST.get(rung, max(RUNG_COST.values()))
-    return max(seconds * factor, RUNG_FLOOR.get(rung, 0.0)) * (scale or {}).get(rung, 1.0)
+    known = RUNGS.get(rung)  # a backend not in the table costs what the dearest rung does
+    cost = known.cost if known else max(each.cost for each in RUNGS.values())
+    return max(seconds * cost, known.floor if known else 0.0) * (scale or {}).get(rung, 1.0)
 
 
 def calibration(

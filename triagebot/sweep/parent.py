@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import multiprocessing.forkserver
@@ -25,7 +26,7 @@ import tempfile
 import threading
 from collections.abc import Iterable
 
-from triagebot.results import ModelSpec
+from triagebot.results import SUITES, ModelSpec
 
 CONTEXT = multiprocessing.get_context("forkserver")
 _FORKSERVER = multiprocessing.forkserver._forkserver
@@ -116,7 +117,10 @@ def restart_parent(classes: Iterable[str] = (), warm_compile: bool = False) -> i
 
 
 def _warm_request(classes: Iterable[str], warm_compile: bool) -> str:
-    return json.dumps({"classes": sorted(classes), "compile": warm_compile})
+    """What the parent warms, and the suites it builds (`results.SUITES`: one registered here
+    only, a test's, is known to the children too)."""
+    suites = [dataclasses.asdict(suite) for suite in SUITES.values()]
+    return json.dumps({"classes": sorted(classes), "compile": warm_compile, "suites": suites})
 
 
 def stop_parent() -> None:

@@ -121,9 +121,10 @@ def _compared(environment: Environment, other: Environment) -> dict[str, Any]:
     string, nor a suite library (besides transformers) that `other` does not record, as a
     stream written before environments recorded them does not (a stored night's flags added
     later): where both record one, it must be the same."""
-    one_sided = set(environment.library_versions()) ^ set(other.library_versions())
-    unknown = {f"{library}_version" for library in one_sided - {"transformers"}}
-    return environment.model_dump(exclude=_HOST_ONLY | unknown)
+    one_sided = set(environment.libraries) ^ set(other.libraries)
+    compared = environment.model_dump(exclude=_HOST_ONLY)
+    compared["libraries"] = {k: v for k, v in environment.libraries.items() if k not in one_sided}
+    return compared
 
 
 def _same_sweep(old: SweepHeader, new: SweepHeader, path: Path, what: str) -> None:

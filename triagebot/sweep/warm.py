@@ -343,16 +343,18 @@ def warm() -> list[str]:
             importlib.import_module(name)
         except Exception:
             failed.append(name)
-    from triagebot import corpus
+    from triagebot.results import SUITES, Suite
 
-    for name in set(corpus.BUILDERS.values()):
+    if not _finish_source_helper(_HELPER):
+        _warm_sources(SOURCE_MODULES)
+    request = _request()
+    for fields in request.get("suites", []):  # the driver's registry is its children's
+        SUITES.setdefault(fields["source"], Suite(**{**fields, "packages": tuple(fields["packages"])}))
+    for name in {suite.module for suite in SUITES.values()}:
         try:
             importlib.import_module(name)
         except Exception:
             failed.append(name)
-    if not _finish_source_helper(_HELPER):
-        _warm_sources(SOURCE_MODULES)
-    request = _request()
     model_modules = []
     for path in request.get("classes", []):
         module, _, attribute = path.partition(":")

@@ -37,7 +37,7 @@ from triagebot.analysis.triage import failure_groups
 from triagebot.config import Config, TrackerSettings
 from triagebot.errors import TrackerError
 from triagebot.report.markers import marked
-from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id
+from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id, suites_name
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
 from triagebot.tracker.github import GitHub, GitHubError
@@ -267,7 +267,7 @@ def sweep_request(command: Command, event: CommentEvent, flag: str, settings: Re
         models=models,
         flags=command.flags or [flag],
         confirm=settings.config.sweep.confirm if command.confirm is None else command.confirm,
-        corpus=stored.corpus.name if stored is not None else None,
+        corpus=stored.corpus.suites() if stored is not None else [],
     )
     return Decision(Kind.run, flag=flag, request=request)
 
@@ -292,7 +292,7 @@ def bisect_request(command: Command, event: CommentEvent, flag: str, settings: R
         requested_by=event.author,
         models=[model],
         flags=[flag],
-        corpus=stored.corpus.name,
+        corpus=stored.corpus.suites(),
     )
     return Decision(Kind.bisect, flag=flag, request=request)
 
@@ -417,7 +417,7 @@ def outputs(decision: Decision) -> dict[str, str]:
         "models": ",".join(request.models),
         "flags": ",".join(request.flags),
         "confirm": str(request.confirm),
-        "corpus": request.corpus or "",
+        "corpus": suites_name(request.corpus),  # `--corpus` reads a night's name back
     }
 
 
