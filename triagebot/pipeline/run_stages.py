@@ -248,7 +248,7 @@ def _history(
     if site is None:
         return None, None
     try:
-        return read_history(store, folder, jobs=site.jobs), None
+        return read_history(store, folder, readers=site.readers), None
     except StoreError as error:
         return None, site_failed(error, folder)
 
