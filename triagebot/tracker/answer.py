@@ -1,5 +1,10 @@
-"""The answer to an accepted `/rerun-sweep`: what the rerun found, what was kept for a `link` or a
-`bisect` (`post_kept`), or why there is no result.
+"""The bot's answers to an accepted `/rerun-sweep`, and its reactions to every command.
+
+The answer says what the rerun found, what was kept for a `link` or a `bisect` (`post_kept`), or
+why there is no result. The reactions say what became of a command: 👀 accepted (its sweep is
+under way), 🚀 answered (help, or the rerun's result), 😕 refused (or its sweep gave no result).
+The event workflow, polling and the answer read them back: a command the bot accepted and has
+neither answered nor refused still waits for its answer.
 
 The rerun is compared with the stored snapshot of the same torch build when the store has it,
 else with the newest stored one: "no longer crashing" lists only models that crashed there and
@@ -12,7 +17,9 @@ command's comment id, so a rerun of the workflow never answers twice.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
@@ -21,8 +28,8 @@ from triagebot.results import Effect, ModelEffect, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.actions import run_url
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.reactions import Reaction, bot_reactions, react, waiting
-from triagebot.tracker.remote import bot_comment_bodies, carries, post_comment
+from triagebot.tracker.ledger import parse_time
+from triagebot.tracker.remote import bot_comment_bodies, carries, issue_comments, post_comment, read_comment
 from triagebot.tracker.render import render
 
 SECTIONS = (
@@ -101,10 +108,28 @@ def answer_body(
     )
 
 
-def _author(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> Any:
-    what = f"read comment {comment_id} on {repo_name}#{issue}"
-    comment = gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id), what=what)
+def command_author(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> str:
+    """The login that wrote comment `comment_id` (who pinned a group, as GitHub says)."""
+    comment = read_comment(gh, repo_name, issue, comment_id)
     return comment.user.login if comment.user else ""
+
+
+def _answer_once(
+    gh: GitHub,
+    repo_name: str,
+    issue: int,
+    comment_id: int,
+    marker: str,
+    reaction: Reaction,
+    what: str,
+    body_for: Callable[[str], str],
+) -> None:
+    """Answer the command `comment_id` with `body_for(its author)` unless the bot's answer
+    carrying `marker` is there already (a rerun of the job never answers twice), then react."""
+    if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
+        body = body_for(command_author(gh, repo_name, issue, comment_id))
+        post_comment(gh, repo_name, issue, marker, body, what=f"{what} on {repo_name}#{issue}")
+    react(gh, repo_name, issue, comment_id, reaction)
 
 
 def post_answer(
@@ -119,12 +144,12 @@ def post_answer(
 ) -> None:
     """Answer the command `comment_id` with the rerun's table and mark it answered (🚀); with
     `dashboard_url` (`tracker.dashboard_url`), its models link to their pages on the site."""
+
+    def body_for(author: str) -> str:
+        return answer_body(comment_id, author, rerun, stored, flags, dashboard_url)
+
     marker = result_marker(comment_id)
-    if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
-        author = _author(gh, repo_name, issue, comment_id)
-        body = answer_body(comment_id, author, rerun, stored, flags, dashboard_url)
-        post_comment(gh, repo_name, issue, marker, body, what=f"answer the rerun on {repo_name}#{issue}")
-    react(gh, repo_name, issue, comment_id, Reaction.answered)
+    _answer_once(gh, repo_name, issue, comment_id, marker, Reaction.answered, "answer the rerun", body_for)
 
 
 def failure_reason(result: str) -> str:
@@ -135,24 +160,30 @@ def failure_reason(result: str) -> str:
 def post_failure(gh: GitHub, repo_name: str, issue: int, comment_id: int, reason: str) -> None:
     """Answer the command `comment_id` with why its rerun gave no result, and react 😕."""
     marker = failure_marker(comment_id)
-    if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
-        body = render(
-            "tracker-rerun-failed.md.j2",
-            marker=marker,
-            user=_author(gh, repo_name, issue, comment_id),
-            reason=reason,
-            run_url=run_url(),
-            command=commands.COMMAND,
-        )
-        post_comment(gh, repo_name, issue, marker, body, what=f"answer a failed rerun on {repo_name}#{issue}")
-    react(gh, repo_name, issue, comment_id, Reaction.refused)
+
+    def body_for(author: str) -> str:
+        context = {"reason": reason, "run_url": run_url(), "command": commands.COMMAND}
+        return render("tracker-rerun-failed.md.j2", marker=marker, user=author, **context)
+
+    _answer_once(
+        gh, repo_name, issue, comment_id, marker, Reaction.refused, "answer a failed rerun", body_for
+    )
+
+
+def post_kept(gh: GitHub, repo_name: str, issue: int, comment_id: int, template: str, **context: Any) -> None:
+    """Answer the command `comment_id` with `template` (a pin, a bisection: what was kept in the
+    store for it) and mark it answered (🚀)."""
+    marker = result_marker(comment_id)
+
+    def body_for(author: str) -> str:
+        return render(template, marker=marker, user=author, **context)
+
+    _answer_once(gh, repo_name, issue, comment_id, marker, Reaction.answered, "answer the command", body_for)
 
 
 def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
     """The newest comment on `issue` the bot accepted (👀) but has not answered (🚀, 😕) yet."""
-    handle = gh.repo(repo_name).get_issue(issue)
-    comments = gh.read(lambda: list(handle.get_comments()), what=f"read the comments of {repo_name}#{issue}")
-    for comment in reversed(comments):
+    for comment in reversed(issue_comments(gh, repo_name, issue)):
         if commands.command_line(comment.body or "") is None:
             continue
         if waiting(bot_reactions(gh, repo_name, issue, comment)):
@@ -160,17 +191,52 @@ def pending_command(gh: GitHub, repo_name: str, issue: int) -> int | None:
     return None
 
 
-def post_kept(gh: GitHub, repo_name: str, issue: int, comment_id: int, template: str, **context: Any) -> None:
-    """Answer the command `comment_id` with `template` (a pin, a bisection: what was kept in the
-    store for it) and mark it answered (🚀); a rerun of the job never answers twice."""
-    marker = result_marker(comment_id)
-    if not any(carries(body, marker) for body in bot_comment_bodies(gh, repo_name, issue)):
-        user = _author(gh, repo_name, issue, comment_id)
-        body = render(template, marker=marker, user=user, **context)
-        post_comment(gh, repo_name, issue, marker, body, what=f"answer the command on {repo_name}#{issue}")
-    react(gh, repo_name, issue, comment_id, Reaction.answered)
+# --- the bot's reactions, and what each says of a command ---------------------------------
 
 
-def command_author(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> str:
-    """The login that wrote comment `comment_id` (who pinned a group, as GitHub says)."""
-    return _author(gh, repo_name, issue, comment_id)
+class Reaction(StrEnum):
+    """GitHub's names of the bot's reactions, by what they mean."""
+
+    accepted = "eyes"
+    answered = "rocket"
+    refused = "confused"
+
+
+BotReactions = dict[str, "datetime | None"]  # reaction -> when the bot made it (None: unknown)
+
+
+def react(gh: GitHub, repo_name: str, issue: int, comment_id: int, content: str) -> None:
+    """Add the bot's reaction (GitHub answers an existing one with 200, so this is idempotent)."""
+    what = f"react {content} to comment {comment_id} on {repo_name}#{issue}"
+    comment = read_comment(gh, repo_name, issue, comment_id, what=what)
+    gh.write(lambda: comment.create_reaction(content), what=what)
+
+
+def bot_reactions(gh: GitHub, repo_name: str, issue: int, comment: Any) -> BotReactions:
+    """The bot's own reactions to `comment` (a PyGithub comment): content -> when it was made."""
+    bot = gh.login.lower()
+
+    def read() -> BotReactions:
+        mine = [r for r in comment.get_reactions() if r.user and r.user.login.lower() == bot]
+        return {r.content: parse_time(r.raw_data.get("created_at")) for r in mine}
+
+    return gh.read(read, what=f"read the reactions to comment {comment.id} on {repo_name}#{issue}")
+
+
+def accepted_once(gh: GitHub, repo_name: str, issue: int, comment_id: int) -> bool:
+    """Whether the bot accepted comment `comment_id` before (👀): a command edited since, or
+    whose event came again, has had its start."""
+    comment = read_comment(gh, repo_name, issue, comment_id)
+    return Reaction.accepted in bot_reactions(gh, repo_name, issue, comment)
+
+
+def settled(mine: BotReactions) -> Reaction | None:
+    """How the bot settled a command by its reactions: answered, refused, or None (not yet)."""
+    if Reaction.answered in mine:
+        return Reaction.answered
+    return Reaction.refused if Reaction.refused in mine else None
+
+
+def waiting(mine: BotReactions) -> bool:
+    """Whether the bot accepted the command and has not settled it yet."""
+    return Reaction.accepted in mine and settled(mine) is None

@@ -35,13 +35,13 @@ from triagebot.results import Bisection, Snapshot, UpstreamPin
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
 from triagebot.tracker.actions import notice, write_outputs
+from triagebot.tracker.answer import accepted_once
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
 from triagebot.tracker.gpu_caps import GPU_KINDS
 from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import poll
-from triagebot.tracker.reactions import accepted_once
 from triagebot.tracker.remote import first_line
 from triagebot.tracker.respond import answered_today, respond
 from triagebot.tracker.upstream_memory import keep_pin

@@ -25,13 +25,12 @@ from typing import Any
 from triagebot.report.markers import answer_marker, failure_marker, marked, result_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
-from triagebot.tracker.answer import post_failure
+from triagebot.tracker.answer import BotReactions, Reaction, bot_reactions, post_failure, settled, waiting
 from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware, edited
 from triagebot.tracker.plan import RemoteIssue
-from triagebot.tracker.reactions import BotReactions, Reaction, bot_reactions, settled, waiting
-from triagebot.tracker.remote import first_line, list_bot_issues
+from triagebot.tracker.remote import first_line, issue_comments, list_bot_issues
 from triagebot.tracker.rerun import (
     CommentEvent,
     Decision,
@@ -106,9 +105,7 @@ class PollRound:
 
     def read_issue(self, issue: RemoteIssue) -> bool:
         """Handle the commands on one tracking issue; False when the write cap stopped it."""
-        handle = self.gh.repo(self.repo_name).get_issue(issue.number)
-        what = f"read the comments of {self.repo_name}#{issue.number}"
-        comments = self.gh.read(lambda: list(handle.get_comments()), what=what)
+        comments = issue_comments(self.gh, self.repo_name, issue.number)
         done = answered_ids(comments, self.gh.login)
         answers = answers_on(comments, self.gh.login, issue.number)
         return all(self.read_comment(issue, comment, done, answers) for comment in comments)

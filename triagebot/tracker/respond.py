@@ -19,11 +19,11 @@ from typing import Any
 from triagebot.report.markers import answer_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
+from triagebot.tracker.answer import Reaction, react
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import answered_recently, now
-from triagebot.tracker.reactions import Reaction, react
-from triagebot.tracker.remote import first_line, post_comment
+from triagebot.tracker.remote import first_line, issue_comments, post_comment
 from triagebot.tracker.render import render
 from triagebot.tracker.rerun import CommentEvent, Decision
 
@@ -119,9 +119,6 @@ def answers_on(comments: list[Any], bot: str, issue: int) -> list[CommandRecord]
 
 def answered_today(gh: GitHub, event: CommentEvent) -> bool:
     """Whether the bot answered this person on this issue within the day (from its comments)."""
-    handle = gh.repo(event.repo).get_issue(event.issue)
-    what = f"read the comments of {event.repo}#{event.issue}"
-    comments = gh.read(lambda: list(handle.get_comments()), what=what)
-    earlier = [c for c in comments if c.id != event.comment_id]
+    earlier = [c for c in issue_comments(gh, event.repo, event.issue) if c.id != event.comment_id]
     moment = event.created_at or now()  # GitHub's clock, as the answers' times are
     return answered_recently(answers_on(earlier, gh.login, event.issue), event.issue, event.author, moment)
