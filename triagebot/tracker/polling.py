@@ -36,9 +36,7 @@ from triagebot.tracker.rerun import (
     Decision,
     IssueFlag,
     RerunSettings,
-    collaborator_permission,
-    commands_started,
-    decide,
+    decide_on_github,
     polled_event,
 )
 from triagebot.tracker.respond import answers_on, respond, writes_needed
@@ -204,9 +202,7 @@ class PollRound:
             cap = self.settings.tracker.max_writes
             self.say(f"the write cap of {cap} is reached; the rest waits for the next poll")
             return False
-        settings = self.settings
-        max_models = settings.tracker.rerun_max_models
-        respond(self.gh, event, decision, settings.known_flags, max_models=max_models, quiet=quiet)
+        respond(self.gh, event, decision, self.settings, quiet=quiet)
         state = "quiet" if decision.limited and quiet else STATE_OF[decision.kind]
         self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind in STARTED)}))
         if decision.kind in STARTED:
@@ -214,18 +210,7 @@ class PollRound:
         return True
 
     def decide(self, event: CommentEvent) -> Decision:
-        def permission(login: str) -> str:
-            return collaborator_permission(self.gh, self.repo_name, login)
-
-        settings, gh = self.settings, self.gh
-        decision = decide(
-            event,
-            settings,
-            bot_login=gh.login,
-            issue_flag=self.issue_flag,
-            permission=permission,
-            started=commands_started(gh),
-        )
+        decision = decide_on_github(self.gh, event, self.settings, self.issue_flag)
         if decision.note:
             self.say(f"{self.repo_name}#{event.issue}, comment {event.comment_id}: {decision.note}")
         return decision

@@ -12,7 +12,7 @@ answers twice, and so that the day's limit can be read back from the bot's comme
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import answered_recently, now
 from triagebot.tracker.remote import first_line, issue_comments, post_comment
 from triagebot.tracker.render import render
-from triagebot.tracker.rerun import CommentEvent, Decision
+from triagebot.tracker.rerun import CommentEvent, Decision, RerunSettings
 
 
 @dataclass
@@ -33,8 +33,7 @@ class Reply:
     """What a handler needs besides the comment and the decision."""
 
     gh: GitHub
-    known_flags: Collection[str]
-    max_models: int
+    settings: RerunSettings
 
 
 def answer_help(reply: Reply, event: CommentEvent, decision: Decision) -> None:
@@ -43,8 +42,8 @@ def answer_help(reply: Reply, event: CommentEvent, decision: Decision) -> None:
         "tracker-help.md.j2",
         marker=marker,
         grammar=commands.GRAMMAR,
-        flags=sorted(reply.known_flags),
-        max_models=reply.max_models,
+        flags=sorted(reply.settings.known_flags),
+        max_models=reply.settings.tracker.rerun_max_models,
         max_confirm=commands.MAX_CONFIRM,
     )
     what = f"answer help on {event.repo}#{event.issue}"
@@ -80,9 +79,8 @@ def respond(
     gh: GitHub,
     event: CommentEvent,
     decision: Decision,
-    known_flags: Collection[str],
+    settings: RerunSettings,
     *,
-    max_models: int = commands.MAX_MODELS,
     quiet: bool = False,
 ) -> None:
     """React to and answer `event` as `decision` says (nothing for an ignored comment, and
@@ -90,7 +88,7 @@ def respond(
     handler = HANDLERS.get(decision.kind)
     if handler is None or (decision.limited and quiet):
         return
-    handler(Reply(gh, known_flags, max_models), event, decision)
+    handler(Reply(gh, settings), event, decision)
 
 
 def writes_needed(decision: Decision, quiet: bool) -> int:
