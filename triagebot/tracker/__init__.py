@@ -22,9 +22,9 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 - `/rerun-sweep`: `commands` (the grammar: a pure parse of a comment), `rerun` (the comment
   event, permissions, and the decision: help, refusal or a request, one handler per kind of
   command, in one table), `gpu_caps` (where `author_association` decides for want of
-  permissions, how many commands that take GPU time may start), `respond` (one handler per
-  decision, in one table), `answer` (the answer once the job is done, and the reactions
-  👀 🚀 😕 and what they say), `ledger` and `polling` (commands read by polling,
+  permissions, how many commands that take GPU time may start), `answer` (the bot's answers:
+  `respond`, one handler per kind of decision in one table, the answer once the job is done,
+  and the reactions 👀 🚀 😕 and what they say), `ledger` and `polling` (commands read by polling,
   `commands_on_edited`), `dispatch` (the `command` subcommand: one step per option, in one
   table)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep, the one

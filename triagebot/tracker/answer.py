@@ -1,36 +1,58 @@
-"""The bot's answers to an accepted `/rerun-sweep`, and its reactions to every command.
+"""The bot's answers to `/rerun-sweep` commands on GitHub, and its reactions to them.
 
-The answer says what the rerun found, what was kept for a `link` or a `bisect` (`post_kept`), or
-why there is no result. The reactions say what became of a command: 👀 accepted (its sweep is
-under way), 🚀 answered (help, or the rerun's result), 😕 refused (or its sweep gave no result).
-The event workflow, polling and the answer read them back: a command the bot accepted and has
-neither answered nor refused still waits for its answer.
+As soon as a command is decided (`respond`), one small handler per kind of decision, in one table:
 
-The rerun is compared with the stored snapshot of the same torch build when the store has it,
-else with the newest stored one: "no longer crashing" lists only models that crashed there and
-ran now; a model that crashes now but did not crash there is "crashing now", apart from those
-"still crashing". The bounded renderer shows each section's first rows and says how many more
-there are, so an answer always fits GitHub's comment limit. A sweep that failed, was cancelled or timed out is
-answered too, with its reason and a 😕 reaction. Every answer carries a marker with the
-command's comment id, so a rerun of the workflow never answers twice.
+- help: the grammar as a comment, then 🚀;
+- refuse: 😕, then the reason as a comment;
+- run, bisect, link: 👀 (the job that carries it out answers later, below).
+
+One person gets at most one refusal or help answer per issue per day (`ledger`): when the day's
+answer was given (`quiet`), a limited decision is left without a word or a reaction.
+
+Once the job is done: what the rerun found (`post_answer`), what was kept for a `link` or a
+`bisect` (`post_kept`), or why there is no result (`post_failure`, with 😕). The rerun is
+compared with the stored snapshot of the same torch build when the store has it, else with the
+newest stored one: "no longer crashing" lists only models that crashed there and ran now; a
+model that crashes now but did not crash there is "crashing now", apart from those "still
+crashing". The bounded renderer shows each section's first rows and says how many more there
+are, so an answer always fits GitHub's comment limit.
+
+Every answer carries a marker with the command's comment id on its first line, so a rerun of
+the workflow never answers twice, and the day's limit can be read back from the bot's comments
+alone. The reactions say what became of a command: 👀 accepted (its job is under way), 🚀
+answered (help, or the job's result), 😕 refused (or its job gave no result). The event
+workflow, polling and the answer read them back: a command the bot accepted and has neither
+answered nor refused still waits for its answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triagebot.analysis import CRASH_EFFECTS, RAN_EFFECTS, classify
-from triagebot.report.markers import failure_marker, result_marker
-from triagebot.results import Effect, ModelEffect, Snapshot
+from triagebot.report.markers import answer_marker, failure_marker, result_marker
+from triagebot.results import CommandRecord, Effect, ModelEffect, Snapshot
 from triagebot.tracker import commands
 from triagebot.tracker.actions import run_url
+from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
-from triagebot.tracker.ledger import parse_time
-from triagebot.tracker.remote import bot_comment_bodies, carries, issue_comments, post_comment, read_comment
+from triagebot.tracker.ledger import answered_recently, now, parse_time
+from triagebot.tracker.remote import (
+    bot_comment_bodies,
+    carries,
+    first_line,
+    issue_comments,
+    post_comment,
+    read_comment,
+)
 from triagebot.tracker.render import render
+
+if TYPE_CHECKING:  # types only: `rerun` sits above, its caps (`gpu_caps`) read the reactions here
+    from triagebot.tracker.rerun import CommentEvent, Decision, RerunSettings
 
 SECTIONS = (
     ("still", "Still crashing"),
@@ -240,3 +262,100 @@ def settled(mine: BotReactions) -> Reaction | None:
 def waiting(mine: BotReactions) -> bool:
     """Whether the bot accepted the command and has not settled it yet."""
     return Reaction.accepted in mine and settled(mine) is None
+
+
+# --- acting on a decision, as soon as it is made --------------------------------------------
+
+
+@dataclass
+class Reply:
+    """What a handler needs besides the comment and the decision."""
+
+    gh: GitHub
+    settings: RerunSettings
+
+
+def answer_help(reply: Reply, event: CommentEvent, decision: Decision) -> None:
+    marker = answer_marker(event.comment_id)
+    body = render(
+        "tracker-help.md.j2",
+        marker=marker,
+        grammar=commands.GRAMMAR,
+        flags=sorted(reply.settings.known_flags),
+        max_models=reply.settings.tracker.rerun_max_models,
+        max_confirm=commands.MAX_CONFIRM,
+    )
+    what = f"answer help on {event.repo}#{event.issue}"
+    post_comment(reply.gh, event.repo, event.issue, marker, body, what=what)
+    react(reply.gh, event.repo, event.issue, event.comment_id, Reaction.answered)
+
+
+def answer_refusal(reply: Reply, event: CommentEvent, decision: Decision) -> None:
+    react(reply.gh, event.repo, event.issue, event.comment_id, Reaction.refused)
+    marker = answer_marker(event.comment_id)
+    body = render("tracker-refusal.md.j2", marker=marker, user=event.author, reason=decision.reason)
+    what = f"answer a refusal on {event.repo}#{event.issue}"
+    post_comment(reply.gh, event.repo, event.issue, marker, body, what=what)
+
+
+def accept(reply: Reply, event: CommentEvent, decision: Decision) -> None:
+    react(reply.gh, event.repo, event.issue, event.comment_id, Reaction.accepted)
+
+
+Handler = Callable[[Reply, "CommentEvent", "Decision"], None]
+HANDLERS: dict[Kind, Handler] = {
+    Kind.help: answer_help,
+    Kind.refuse: answer_refusal,
+    **dict.fromkeys(commands.STARTED, accept),
+}
+"""What the bot does for each kind of decision (an ignored comment gets nothing)."""
+
+WRITES: dict[Kind, int] = {Kind.help: 2, Kind.refuse: 2, **dict.fromkeys(commands.STARTED, 1)}
+"""The writes each handler makes: for the per-poll write cap."""
+
+
+def respond(
+    gh: GitHub,
+    event: CommentEvent,
+    decision: Decision,
+    settings: RerunSettings,
+    *,
+    quiet: bool = False,
+) -> None:
+    """React to and answer `event` as `decision` says (nothing for an ignored comment, and
+    nothing either for a limited answer when `quiet`: that person was answered today)."""
+    handler = HANDLERS.get(decision.kind)
+    if handler is None or (decision.limited and quiet):
+        return
+    handler(Reply(gh, settings), event, decision)
+
+
+def writes_needed(decision: Decision, quiet: bool) -> int:
+    """Writes `respond` makes for `decision`."""
+    return 0 if decision.limited and quiet else WRITES.get(decision.kind, 0)
+
+
+def answers_on(comments: list[Any], bot: str, issue: int) -> list[CommandRecord]:
+    """The refusals and help answers the bot posted among `comments` (PyGithub comments of
+    `issue`), as ledger records of whom they answered: the day's limit without a ledger."""
+    authors = {c.id: (c.user.login if c.user else "") for c in comments}
+    by_marker = {answer_marker(cid): (cid, author) for cid, author in authors.items()}
+    found = []
+    for comment in comments:
+        if not comment.user or comment.user.login.lower() != bot.lower():
+            continue
+        answered = by_marker.get(first_line(comment.body))
+        if answered is not None:
+            cid, author = answered
+            record = CommandRecord(
+                repo="", issue=issue, comment_id=cid, author=author, state="refused", at=comment.created_at
+            )
+            found.append(record)
+    return found
+
+
+def answered_today(gh: GitHub, event: CommentEvent) -> bool:
+    """Whether the bot answered this person on this issue within the day (from its comments)."""
+    earlier = [c for c in issue_comments(gh, event.repo, event.issue) if c.id != event.comment_id]
+    moment = event.created_at or now()  # GitHub's clock, as the answers' times are
+    return answered_recently(answers_on(earlier, gh.login, event.issue), event.issue, event.author, moment)

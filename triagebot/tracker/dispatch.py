@@ -35,7 +35,7 @@ from triagebot.results import Bisection, Snapshot, UpstreamPin
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
 from triagebot.tracker.actions import notice, write_outputs
-from triagebot.tracker.answer import accepted_once
+from triagebot.tracker.answer import accepted_once, answered_today, respond
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub, connect
 from triagebot.tracker.gpu_caps import GPU_KINDS
@@ -43,7 +43,6 @@ from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import poll
 from triagebot.tracker.remote import first_line
-from triagebot.tracker.respond import answered_today, respond
 from triagebot.tracker.upstream_memory import keep_pin
 from triagebot.tracker.watchdog import watch
 

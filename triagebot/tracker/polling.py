@@ -25,7 +25,17 @@ from typing import Any
 from triagebot.report.markers import answer_marker, failure_marker, marked, result_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
-from triagebot.tracker.answer import BotReactions, Reaction, bot_reactions, post_failure, settled, waiting
+from triagebot.tracker.answer import (
+    BotReactions,
+    Reaction,
+    answers_on,
+    bot_reactions,
+    post_failure,
+    respond,
+    settled,
+    waiting,
+    writes_needed,
+)
 from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware, edited
@@ -39,7 +49,6 @@ from triagebot.tracker.rerun import (
     decide_on_github,
     polled_event,
 )
-from triagebot.tracker.respond import answers_on, respond, writes_needed
 
 STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(STARTED, "accepted")}
 """The ledger's state of a command the bot has just responded to."""

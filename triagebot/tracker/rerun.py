@@ -6,7 +6,7 @@ by polling the tracking issues (`polling`, `polled_event`). `decide` turns the c
 finds the issue's flag, and `handle`s the command: help, a refusal with its reason, or what to
 carry out (`HANDLERS`, one per kind): a sweep, a bisection of a model's crash, or a crash group
 pinned to an upstream issue, each with a `RerunRequest` saying where to answer. Acting on the
-decision on GitHub is `respond`'s; the jobs that carry it out read `outputs`.
+decision on GitHub is `answer.respond`'s; the jobs that carry it out read `outputs`.
 
 Who may run a command is read from the collaborator permission API (write, maintain or admin).
 Where the bot's token may not read permissions (GitHub answers 403 to a token without push
