@@ -58,8 +58,8 @@ sys.path.insert(0, str(ROOT))
 
 from triagebot.analysis.effects import classify  # noqa: E402
 from triagebot.sweep import StreamError, merge, read_stream  # noqa: E402
-from triagebot.sweep.resources import available_cpus  # noqa: E402
 from triagebot.sweep.summary import run_seconds  # noqa: E402
+from triagebot.workers import available_cpus  # noqa: E402
 
 TRIAGEBOT = [sys.executable, "-m", "triagebot"]
 

@@ -300,7 +300,7 @@ def share_of(specs: list, share: float, seed: int) -> tuple[list, object]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from triagebot.config import parse_jobs
+    from triagebot.config import check_jobs, jobs_value
     from triagebot.results import CorpusSelection
     from triagebot.sweep import SweepPlan, merge, run_sweep, start_parent
     from triagebot.sweep.progress import PlainProgress
@@ -333,7 +333,7 @@ def run(args: argparse.Namespace) -> None:
                 out / "sweep.jsonl",
                 corpus=selection,
                 device=args.device,
-                jobs=parse_jobs(args.jobs),
+                jobs=check_jobs(jobs_value(args.jobs)),
                 timeout=args.timeout,
                 confirm=args.confirm,
                 costs=costs,

@@ -14,7 +14,7 @@ The store is written once into `--store` (default a folder under the system's te
 and reused while its parameters match; `--cache` also times a second build into the same
 folder (the per-night summaries are then read back instead of the earlier snapshots).
 
-    python bench/site_build.py [--models 1000] [--nights 90] [--repeat 3] [--jobs N] [--cache]
+    python bench/site_build.py [--models 1000] [--nights 90] [--repeat 3] [--readers N] [--cache]
                                [--store DIR] [--out DIR]
 
 The last line is machine-readable: `build_s=<best> index_bytes=<n> site_bytes=<n>`.
@@ -354,7 +354,13 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--cache", action="store_true", help="Also time a rebuild into the same folder.")
-    parser.add_argument("--jobs", type=int, default=None, help="Worker processes (default: the site's own).")
+    parser.add_argument(
+        "--readers",
+        "--jobs",
+        type=int,
+        default=None,
+        help="Processes reading snapshots (default: the site's own).",
+    )
     args = parser.parse_args()
 
     from triagebot.config import Config
@@ -378,7 +384,7 @@ def main() -> None:
     times = []
 
     def build():
-        return build_site(LocalStore(store_dir), out, Config(), jobs=args.jobs, say=lambda line: None)
+        return build_site(LocalStore(store_dir), out, Config(), readers=args.readers, say=lambda line: None)
 
     for attempt in range(args.repeat):
         shutil.rmtree(out, ignore_errors=True)

@@ -115,6 +115,13 @@ UNREACHABLE = [
 ]
 
 
+@pytest.mark.parametrize("command", [("sweep",), ("run",), ("config",), ("corpus", "check")], ids=" ".join)
+@pytest.mark.parametrize("jobs", ["0", "many"])
+def test_jobs_is_the_sweeps_workers_checked_by_one_rule_in_every_command(workdir, capsys, command, jobs):
+    code, _, err = triagebot(capsys, *command, "--jobs", jobs)
+    assert_one_line_error(code, err, '--jobs: expected a number of workers (1 or more) or "auto"')
+
+
 @pytest.mark.parametrize("arguments", MISSING, ids=" ".join)
 def test_a_missing_file_is_one_line(workdir, capsys, arguments):
     code, _, err = triagebot(capsys, *arguments)

@@ -12,8 +12,8 @@ from test_commands import SCALAR, command_payload, decide
 from test_example_issue import DOCS
 
 from triagebot.config import Config, TrackerSettings
-from triagebot.sweep.resources import GPU_SHARE, auto_jobs
 from triagebot.tracker import doctor, rerun
+from triagebot.workers import GPU_SHARE, auto_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = " ".join((ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").split())

@@ -133,11 +133,11 @@ def test_a_night_from_the_stored_history_is_the_night_from_the_store(tmp_path: P
     newest = store.get(store.keys()[-1])
     config = Config(tracker=TrackerSettings(repo=REPO))
     from_store = pipeline.night_of(newest, store, config)
-    stored = read_history(store, tmp_path / "site", jobs=1)
+    stored = read_history(store, tmp_path / "site", readers=1)
     assert stored.read == store.keys()[:-1] and stored.kept is not None
     assert pipeline.night_of(newest, store, config, stored=stored) == from_store
     write_site(stored, from_store, tmp_path / "site")
-    again = read_history(store, tmp_path / "site", jobs=1)
+    again = read_history(store, tmp_path / "site", readers=1)
     assert again.read == [] and again.kept is None  # every earlier nightly from its data file
     assert pipeline.night_of(newest, store, config, stored=again) == from_store
     older = store.get(store.keys()[1])  # not the newest: its night reads the store

@@ -9,17 +9,17 @@ import time
 
 import pytest
 
-from triagebot.config import DEFAULT_FLAGS, parse_config, parse_jobs
+from triagebot import workers as workers_module
+from triagebot.config import DEFAULT_FLAGS, jobs_value, parse_config
 from triagebot.corpus import load_corpus
-from triagebot.errors import ConfigError, UsageError
+from triagebot.errors import ConfigError
 from triagebot.results import BASELINE, Status
 from triagebot.sweep import SweepPlan, run_sweep
 from triagebot.sweep import pool as pool_module
-from triagebot.sweep import resources as resources_module
 from triagebot.sweep.parent import parent_pid
 from triagebot.sweep.pool import Pool
-from triagebot.sweep.resources import auto_jobs, available_cpus, cgroup_cpu_limit
 from triagebot.sweep.tasks import RunKey, Task, run_task
+from triagebot.workers import available_cpus, cgroup_cpu_limit, workers
 
 
 def _write(path, text):
@@ -53,14 +53,17 @@ def test_cgroup_v1_quota_under_either_mount_name_and_no_quota(tmp_path):
 
 
 def test_auto_jobs_is_the_cores_and_on_cuda_what_the_gpu_memory_holds(monkeypatch):
-    assert auto_jobs("cpu", 16) == 16
-    assert auto_jobs("cuda", 16, gpu_memory=80 * 2**30, share_gb=8.0) == 9  # 0.95 * 80 / 8
-    assert auto_jobs("cuda", 4, gpu_memory=80 * 2**30, share_gb=8.0) == 4  # the cores bound it
-    assert auto_jobs("cuda", 16, gpu_memory=4 * 2**30, share_gb=8.0) == 1
-    assert auto_jobs("cuda", 16, gpu_memory=None, share_gb=8.0) == 16
-    monkeypatch.setattr(resources_module, "cgroup_cpu_limit", lambda: 1.2)
+    assert workers("auto", "cpu", cpus=16) == 16
+    assert workers("auto", "cuda", cpus=16, gpu_memory=80 * 2**30, share_gb=8.0) == 9  # 0.95 * 80 / 8
+    assert workers("auto", "cuda", cpus=4, gpu_memory=80 * 2**30, share_gb=8.0) == 4  # the cores bound it
+    assert workers("auto", "cuda", cpus=16, gpu_memory=4 * 2**30, share_gb=8.0) == 1
+    assert workers("auto", "cuda", cpus=16, gpu_memory=None, share_gb=8.0) == 16
+    # a number is itself, whatever the device or a cap on "auto" (reproduction scripts: 4)
+    assert workers(6, "cuda", cpus=2, gpu_memory=4 * 2**30, share_gb=8.0, most=4) == 6
+    assert workers("auto", cpus=16, most=4) == 4 and workers("auto", cpus=2, most=4) == 2
+    monkeypatch.setattr(workers_module, "cgroup_cpu_limit", lambda: 1.2)
     assert available_cpus() == min(2, len(os.sched_getaffinity(0)))  # a fractional quota rounds up
-    monkeypatch.setattr(resources_module, "cgroup_cpu_limit", lambda: None)
+    monkeypatch.setattr(workers_module, "cgroup_cpu_limit", lambda: None)
     assert available_cpus() == len(os.sched_getaffinity(0))
     pool = Pool(jobs="auto", memory_limit_gb=8.0)
     assert pool.jobs == available_cpus() and pool.threads == 1
@@ -70,10 +73,13 @@ def test_auto_jobs_is_the_cores_and_on_cuda_what_the_gpu_memory_holds(monkeypatc
 
 
 def test_jobs_is_a_number_of_workers_or_auto():
-    assert parse_jobs("auto") == "auto" and parse_jobs("3") == 3 and parse_jobs(2) == 2
-    for bad in ("0", "-1", "many", ""):
-        with pytest.raises(UsageError, match="--jobs"):
-            parse_jobs(bad)
+    assert jobs_value("auto") == "auto" and jobs_value(" 3 ") == 3
+    assert parse_config("", options={"--jobs": jobs_value("3")}).sweep.jobs == 3
+    for bad in ("0", "-1", "many", ""):  # checked once, by `[sweep] jobs`'s rule, naming the option
+        with pytest.raises(
+            ConfigError, match=r'^--jobs: expected a number of workers \(1 or more\) or "auto"$'
+        ):
+            parse_config("", options={"--jobs": jobs_value(bad)})
     assert parse_config('[sweep]\njobs = "auto"\n').sweep.jobs == "auto"
     with pytest.raises(ConfigError, match=r"'sweep\.jobs'.*auto"):
         parse_config('[sweep]\njobs = "all"\n')

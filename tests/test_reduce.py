@@ -311,14 +311,15 @@ def test_in_lanes_yields_in_order_whatever_finishes_first():
 
 
 def test_scripts_run_as_many_at_once_as_the_sweep_has_workers(monkeypatch: pytest.MonkeyPatch):
+    from triagebot import workers as workers_module
     from triagebot.config import parse_config
     from triagebot.pipeline import script_lanes
     from triagebot.pipeline import sweeping as sweeping_module
 
     assert script_lanes(parse_config("[sweep]\njobs = 3\n")) == 3
-    monkeypatch.setattr(sweeping_module, "available_cpus", lambda: 2)
+    monkeypatch.setattr(workers_module, "available_cpus", lambda: 2)
     assert script_lanes(parse_config('[sweep]\njobs = "auto"\n')) == 2
-    monkeypatch.setattr(sweeping_module, "available_cpus", lambda: 64)  # a GPU runner's cores
+    monkeypatch.setattr(workers_module, "available_cpus", lambda: 64)  # a GPU runner's cores
     assert script_lanes(parse_config('[sweep]\njobs = "auto"\n')) == sweeping_module.AUTO_SCRIPT_LANES
 
 

@@ -31,7 +31,8 @@ from triagebot.config import TrackerSettings, parse_config
 from triagebot.report.markers import result_marker
 from triagebot.results import Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
-from triagebot.tracker import answer, commands, reactions, rerun
+from triagebot.tracker import answer, commands, rerun
+from triagebot.tracker import answer as reactions
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.dispatch import CommandOptions, Step
 from triagebot.tracker.ledger import Ledger

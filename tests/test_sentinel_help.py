@@ -50,7 +50,7 @@ def test_the_issue_names_them_as_the_detector_at_work_not_in_its_helped_table() 
 
 def test_the_flag_page_lists_them_apart(tmp_path: Path) -> None:
     smoke = read_snapshot(SMOKE)
-    build_site(MemoryStore([smoke]), tmp_path, Config(), jobs=1, say=lambda line: None)
+    build_site(MemoryStore([smoke]), tmp_path, Config(), readers=1, say=lambda line: None)
     page = (tmp_path / links.flag_page(SCALAR_FLAG)).read_text(encoding="utf-8")
     table = page.split('id="helped-table"', 1)[1].split("</table>", 1)[0]
     assert "ItemMatmul" not in table and "AliasingCustomOp" not in table

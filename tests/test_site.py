@@ -419,10 +419,10 @@ def test_a_build_into_the_same_folder_reads_only_what_changed(tmp_path: Path):
 
 def test_worker_processes_build_the_same_site(tmp_path: Path, monkeypatch):
     store = make_store(tmp_path / "store")
-    build_site(store, tmp_path / "serial", jobs=1)
+    build_site(store, tmp_path / "serial", readers=1)
     monkeypatch.setattr(history, "PARALLEL_FROM", 1)
     said: list[str] = []
-    parallel = build_site(store, tmp_path / "parallel", jobs=2, say=said.append)
+    parallel = build_site(store, tmp_path / "parallel", readers=2, say=said.append)
     assert parallel.read == 3 and said == ["reading 3 of 3 stored nightlies"]  # no fallback
     for name in [links.night_data(key) for key in (OLD, NEW, THIRD)] + [links.INDEX, links.flag_page(SCALAR)]:
         assert (tmp_path / "parallel" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes(), name
@@ -480,7 +480,7 @@ def test_a_folder_that_holds_something_else_is_never_emptied(tmp_path: Path):
 def test_a_place_the_site_cannot_be_written_is_one_clear_error(tmp_path: Path):
     make_store(tmp_path / "store")
     (tmp_path / "a-file").write_text("not a folder")
-    done = run_cli("site", "--store", "store", "--out", "a-file/site", "--jobs", "1", cwd=tmp_path)
+    done = run_cli("site", "--store", "store", "--out", "a-file/site", "--readers", "1", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("triagebot: error: a-file/site: cannot write the site there")
     assert len(done.stderr.strip().splitlines()) == 1
@@ -617,7 +617,7 @@ def test_run_classifies_and_diffs_each_stored_nightly_once(tmp_path: Path, monke
         store=store,
         build=latest.environment,
         say=lambda line: None,
-        site=SiteStage(jobs=1),
+        site=SiteStage(readers=1),
         **Stages(latest).stages(),
     )
     keys = [OLD, NEW, THIRD, latest.key]

@@ -27,7 +27,6 @@ from triagebot.sweep import (
     SweepError,
     SweepPlan,
     check_models,
-    confirm_crashes,
     merge,
     read_stream,
     run_sweep,
@@ -562,19 +561,6 @@ def test_merge_refuses_an_incomplete_stream_and_a_model_in_two_streams(full, tmp
         halves[-1].write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     with pytest.raises(StreamError, match="is in both"):
         merge(halves)
-
-
-def test_confirm_crashes_appends_more_attempts_to_a_stream(full, tmp_path):
-    stream = tmp_path / "confirm.jsonl"
-    stream.write_bytes(full[0].read_bytes())
-    new = confirm_crashes(stream, 2, jobs=2, timeout=TIMEOUT)
-    assert [(r.model, r.config, r.attempt, r.outcome.status) for r in new] == [
-        ("NonzeroGuardCrash", DYNAMIC, 2, Status.crash)
-    ]
-    snapshot = merge([stream])
-    assert [o.status for o in snapshot.result("NonzeroGuardCrash").confirmations[DYNAMIC]] == [
-        Status.crash
-    ] * 2
 
 
 def test_a_dead_warm_parent_is_started_again():

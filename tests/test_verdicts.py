@@ -642,7 +642,7 @@ def test_the_site_shows_the_model_s_ladder_the_other_half_and_the_rule_once(tmp_
     from triagebot.store import MemoryStore, read_snapshot
 
     smoke = read_snapshot(Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json")
-    build_site(MemoryStore([smoke]), tmp_path, Config(), jobs=1, say=lambda line: None)
+    build_site(MemoryStore([smoke]), tmp_path, Config(), readers=1, say=lambda line: None)
     page = (tmp_path / links.model_page("Mistral3ForConditionalGeneration")).read_text(encoding="utf-8")
     ladder = page.split('<h2 id="ladder">On the backend ladder tonight</h2>', 1)[1].split("</table>")[0]
     assert '<span class="rung crash">crash</span>' in ladder and '<span class="rung ok">ok</span>' in ladder

@@ -175,7 +175,7 @@ def test_the_poll_runs_on_schedule_whatever_names_the_repository():
 
 
 def test_every_gpu_sweep_uses_every_core_unless_triagebot_jobs_says():
-    """A GPU runner sweeps with `--jobs auto` (sweep/resources.py: one worker per core, on CUDA
+    """A GPU runner sweeps with `--jobs auto` (triagebot/workers.py: one worker per core, on CUDA
     no more than the GPU's memory holds), or with what the TRIAGEBOT_JOBS variable says."""
     jobs = "${{ vars.TRIAGEBOT_JOBS || 'auto' }}"
     night = next(s for s in NIGHTLY["jobs"]["sweep"]["steps"] if s.get("name") == "Sweep")
@@ -185,7 +185,7 @@ def test_every_gpu_sweep_uses_every_core_unless_triagebot_jobs_says():
 
 
 def test_auto_on_a_gpu_runner_is_its_cores_bounded_by_the_gpus_memory():
-    from triagebot.sweep.resources import auto_jobs
+    from triagebot.workers import auto_jobs
 
     h200, a10 = 139 * 2**30, 24 * 2**30
     assert auto_jobs("cuda", 16, gpu_memory=h200, share_gb=8.0) == 16  # cores bound it

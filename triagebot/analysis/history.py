@@ -1,12 +1,13 @@
 """What earlier nights stored, read once: the history a night is compared with, and the compact
 data of every stored nightly the dashboard site shows.
 
-- `read_history(store, cache, jobs=...) -> StoredHistory`: every stored nightly's file and,
+- `read_history(store, cache, readers=...) -> StoredHistory`: every stored nightly's file and,
   for each but the newest, its `compact.NightData` (a `NightSummary`). Reading every snapshot
   dominates at corpus scale, so a nightly's data is read back from the data file that a site
   built into `cache` keeps for it (`DATA_FOLDER`) while the hashes of its snapshot file and of
-  the one before it are unchanged; the others are computed from their snapshots by `jobs` worker
-  processes, each taking a run of consecutive nightlies, and the newest but one is kept whole
+  the one before it are unchanged; the others are computed from their snapshots by `readers`
+  worker processes (default: the cores, `MAX_READERS` at most), each taking a run of consecutive
+  nightlies, and the newest but one is kept whole
   with its rows for the newest night's diff. Writes nothing: the site writes the data files.
 - `earlier(snapshot, store, previous=..., stored=...) -> Earlier`: what the night of `snapshot`
   is compared with (`night.choose_history`): its history and its previous nightly, whole. From
@@ -18,7 +19,6 @@ The flow is one way: the store, then this history, then `analysis.night`, then t
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -39,7 +39,9 @@ from triagebot.analysis.night_analysis import choose_history
 from triagebot.errors import StoreError
 from triagebot.results import ModelEffect, Night, NightSummary, Snapshot
 from triagebot.store import Store, key_order, read_snapshot
+from triagebot.workers import AUTO, workers
 
+MAX_READERS = 4  # processes reading stored nightlies, at most, by default
 # Below this many nightlies to read, worker processes cost more than they save.
 PARALLEL_FROM = 8
 
@@ -105,7 +107,7 @@ def earlier(
     if stored is None or stored.newest != snapshot.key:
         # Its summaries reach past `snapshot`, or there are none: the compact data of the
         # nightlies up to it, read one at a time (never every snapshot whole at once).
-        stored = read_history(store, until=snapshot.key, jobs=1, summaries=True)
+        stored = read_history(store, until=snapshot.key, readers=1, summaries=True)
     history, before = choose_history(snapshot, stored.nights, previous)
     if before is None or isinstance(before, Snapshot):
         return Earlier(history, before, None)
@@ -117,7 +119,7 @@ def read_history(
     store: Store,
     cache: str | Path | None = None,
     *,
-    jobs: int | None = None,
+    readers: int | None = None,
     until: str | None = None,
     summaries: bool = False,
     say: Callable[[str], None] = lambda line: None,
@@ -132,14 +134,14 @@ def read_history(
     sources = _sources(store, until)
     if not sources:
         return StoredHistory([], [], [])
-    jobs = jobs or min(4, os.cpu_count() or 1)
+    readers = readers or workers(AUTO, most=MAX_READERS)
     # The newest is read for its night, not here (unless it is before a night not stored).
     older = sources[:-1] if until is None or sources[-1].key == until else sources
     folder = Path(cache) / DATA_FOLDER if cache is not None else None
     nights = _cached(older, folder)
     missing = [index for index, night in enumerate(nights) if night is None]
     say(f"reading {len(missing) + 1} of {len(sources)} stored nightlies")
-    computed, kept = _compute(store, older, missing, jobs, say, summaries)
+    computed, kept = _compute(store, older, missing, readers, say, summaries)
     for index, night in computed.items():
         nights[index] = night
     if summaries:
@@ -200,7 +202,7 @@ def _compute(
     store: Store,
     sources: list[Source],
     missing: list[int],
-    jobs: int,
+    readers: int,
     say: Callable[[str], None],
     summaries: bool = False,
 ) -> tuple[dict[int, NightData], Whole | None]:
@@ -212,13 +214,13 @@ def _compute(
     compute the others. Each run diffs its first nightly against the one before it, which a
     worker reads again: the one cost of reading in parallel."""
     files = all(sources[index].path is not None for index in missing)
-    parallel = files and jobs > 1 and len(missing) >= PARALLEL_FROM
-    runs = _chunks(missing, jobs if parallel else 1)
+    parallel = files and readers > 1 and len(missing) >= PARALLEL_FROM
+    runs = _chunks(missing, readers if parallel else 1)
     work = [([sources[i] for i in run], sources[run[0] - 1] if run[0] else None) for run in runs]
     results: list[list[NightData | None] | None] = [None] * len(work)
     kept: Whole | None = None
     if parallel and len(work) > 1:
-        results, kept = _in_workers(work, store, jobs, say, summaries)
+        results, kept = _in_workers(work, store, readers, say, summaries)
     for index, (items, before) in enumerate(work):
         if results[index] is None:
             last = index == len(work) - 1
@@ -240,15 +242,15 @@ Work = list[tuple[list[Source], Source | None]]
 
 
 def _in_workers(
-    work: Work, store: Store, jobs: int, say: Callable[[str], None], summaries: bool = False
+    work: Work, store: Store, readers: int, say: Callable[[str], None], summaries: bool = False
 ) -> tuple[list[list[NightData | None] | None], Whole | None]:
     """`work` computed by worker processes, its last run by this one; a run left None when the
     workers failed, for this process to compute."""
     results: list[list[NightData | None] | None] = [None] * len(work)
     kept: Whole | None = None
     try:
-        workers = min(jobs - 1, len(work) - 1)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        processes = min(readers - 1, len(work) - 1)
+        with ProcessPoolExecutor(max_workers=processes, mp_context=get_context("spawn")) as pool:
             futures = [
                 pool.submit(_summarise_run, items, before, summaries=summaries) for items, before in work[:-1]
             ]

@@ -16,6 +16,7 @@ import typer
 from triagebot.cli.options import (
     ConfigOption,
     CorpusOption,
+    JobsOption,
     ModelsOption,
     SampleOption,
     SeedOption,
@@ -48,7 +49,6 @@ Shard = Annotated[
     typer.Option("--shard", metavar="I/N", help="Only shard I of N, as `sweep --shard` splits it."),
 ]
 ListJson = Annotated[bool, typer.Option("--json", help="One JSON object: the models and the selection.")]
-Workers = Annotated[int, typer.Option("--jobs", "-j", min=1, metavar="N", help="Concurrent workers.")]
 ModelTimeout = Annotated[float, typer.Option("--timeout", min=1, metavar="SECONDS", help="Per model.")]
 CheckJson = Annotated[bool, typer.Option("--json", help="One JSON object: counts and one entry per model.")]
 
@@ -104,13 +104,13 @@ def selection_text(chosen: Selected) -> str:
 
 
 @app.command("check")
-@configured("corpus")
+@configured("corpus", "jobs")
 def check(
     settings: Config,
     corpus: CorpusOption = None,
     stratum: StratumOption = None,
     models: ModelsOption = None,
-    jobs: Workers = 2,
+    jobs: JobsOption = None,
     timeout: ModelTimeout = 120.0,
     as_json: CheckJson = False,
     config: ConfigOption = None,
@@ -127,7 +127,8 @@ def check(
         print(f"suite {suite} not checked: {why}", file=sys.stderr)
     specs = narrow(suites, settings.sweep.corpus_name, stratum, split_names(models))
     memory = settings.sweep.memory_limit_gb
-    records = list(check_models(specs, device="cpu", jobs=jobs, timeout=timeout, memory_limit_gb=memory))
+    workers = settings.sweep.jobs
+    records = list(check_models(specs, device="cpu", jobs=workers, timeout=timeout, memory_limit_gb=memory))
     stale = [fix.describe() for fix in stale_fixes()] if "transformers" in settings.sweep.corpus else []
     # A model name is unique within its suite, and the suites' names do not meet (timm's are
     # lower-case registry names, the others class names): one table serves them all.

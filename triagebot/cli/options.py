@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from triagebot.config import COMMAND_LINE, Config, load_config, parse_jobs
+from triagebot.config import COMMAND_LINE, Config, jobs_value, load_config
 from triagebot.results import corpus_choices
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -71,8 +71,9 @@ def split_names(text: str | None) -> list[str] | None:
 
 
 def _jobs(value: str | None) -> int | str | None:
-    """`--jobs N` or `--jobs auto` (the runner's cores; on CUDA, its GPU's memory too)."""
-    return None if value is None else parse_jobs(value)
+    """`--jobs N` or `--jobs auto` (the runner's cores; on CUDA, its GPU's memory too), checked
+    with `[sweep] jobs` when the configuration is read (`configured`)."""
+    return None if value is None else jobs_value(value)
 
 
 ConfigOption = Annotated[

@@ -48,7 +48,11 @@ SiteOut = Annotated[
 Readers = Annotated[
     int | None,
     typer.Option(
-        "--jobs", metavar="N", min=1, help="Processes reading snapshots (default: CPUs, at most 4)."
+        "--readers",
+        "--jobs",  # its first name, before `--jobs` meant only the sweep's workers
+        metavar="N",
+        min=1,
+        help="Processes reading stored snapshots (default: the cores, at most 4).",
     ),
 ]
 EFFECT_COLUMNS = ("model", "stratum", "flag", "effect", "baseline graphs", "flag graphs", "signature")
@@ -148,7 +152,7 @@ def report(
 def site(
     settings: Config,
     out: SiteOut = Path(".triagebot/site"),
-    jobs: Readers = None,
+    readers: Readers = None,
     store: StoreOption = None,
     config: ConfigOption = None,
 ) -> None:
@@ -161,7 +165,7 @@ def site(
     from triagebot.report.links import site_url  # start-up cost: see the module
     from triagebot.report.words import plural
 
-    built = build_site(Snapshots(settings.store).store, out, settings, jobs=jobs, say=print)
+    built = build_site(Snapshots(settings.store).store, out, settings, readers=readers, say=print)
     nights = plural(built.nights, "nightly", "nightlies")
     print(f"site: {nights} ({built.read} read), {built.pages} pages: {built.index}")
     if settings.tracker.dashboard_url:

@@ -57,8 +57,8 @@ from triagebot.config.settings import (
     check_jobs,
     flag_name_problem,
     flag_table,
+    jobs_value,
     marker_safe,
-    parse_jobs,
 )
 
 __all__ = [
@@ -86,11 +86,11 @@ __all__ = [
     "dynamo_settings",
     "flag_name_problem",
     "flag_table",
+    "jobs_value",
     "load_config",
     "marker_safe",
     "pages_url",
     "parse_config",
-    "parse_jobs",
     "render_config",
     "with_site_url",
 ]

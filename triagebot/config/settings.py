@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from triagebot.errors import ConfigError, UsageError, unknown
+from triagebot.errors import ConfigError, unknown
 from triagebot.results import (
     BASELINE,
     COMPILER_WRONG_ISSUE,
@@ -119,13 +119,11 @@ def check_jobs(jobs: Any) -> Jobs:
     raise ValueError('expected a number of workers (1 or more) or "auto"')
 
 
-def parse_jobs(text: str | int) -> Jobs:
-    """`--jobs TEXT` as the command line gives it (digits are a number), checked by `check_jobs`."""
-    value = text if isinstance(text, int) else text.strip()
-    try:
-        return check_jobs(int(value) if isinstance(value, str) and value.isdigit() else value)
-    except ValueError as error:
-        raise UsageError(f"--jobs {text!r}: {error}") from None
+def jobs_value(text: str) -> int | str:
+    """`--jobs TEXT` as triagebot.toml would hold it (digits are a number, anything else stays
+    text), for `[sweep] jobs`'s one check (`check_jobs`) to accept or refuse, naming `--jobs`."""
+    value = text.strip()
+    return int(value) if value.isdigit() else value
 
 
 def _login(person: str) -> str:

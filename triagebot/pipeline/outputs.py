@@ -96,10 +96,10 @@ def finish(report: RunReport, night: Night, config: Config, out: Path, say: Call
 @dataclass
 class SiteStage:
     """The dashboard site in `run`: written from the night as published, from what earlier
-    nights stored (read with the site's folder as its cache, by `jobs` processes). A failure is
+    nights stored (read with the site's folder as its cache, by `readers` processes). A failure is
     a `PipelineError` that says the snapshot is stored and published (`site_failed`)."""
 
-    jobs: int | None = None
+    readers: int | None = None
 
     def write(self, store: Store, stored: StoredHistory, night: Night, config: Config, out: Path) -> Path:
         silent_days = config.tracker.stale_after_days
@@ -121,11 +121,11 @@ def site_failed(error: TriagebotError, out: Path) -> PipelineError:
 
 
 def build_site(
-    store: Store, out: Path, config: Config, *, jobs: int | None = None, say: Callable[[str], None] = print
+    store: Store, out: Path, config: Config, *, readers: int | None = None, say: Callable[[str], None] = print
 ) -> SiteBuild:
     """`triagebot site`: the dashboard of every stored nightly built into `out`, the newest
     rendered from its night."""
-    stored = read_history(store, out, jobs=jobs, say=say)
+    stored = read_history(store, out, readers=readers, say=say)
     if stored.newest is None:
         place = f"the store at {store.location}" if store.location else "the store"
         raise SiteError(f"no snapshot in {place}: nothing to build a site from")

@@ -39,11 +39,11 @@ def writes_github(config: Config, token: str | None, dry_run: bool) -> bool:
     return bool(token and config.tracker.repo and not dry_run)
 
 
-def owe(store: Store, config: Config, token: str | None, dry_run: bool, key: str) -> None:
-    """Record nightly `key`, about to be stored, as owed to GitHub when it is to be published:
-    a run that dies before its writes are done leaves it for the next run to publish (a night
-    owed counts only once it is stored: `store.owed_nights`)."""
-    if writes_github(config, token, dry_run) and config.tracker.repo:
+def owe(store: Store, config: Config, writes: bool, key: str) -> None:
+    """Record nightly `key`, about to be stored, as owed to GitHub when it is to be published
+    (`writes`: `writes_github`): a run that dies before its writes are done leaves it for the
+    next run to publish (a night owed counts only once it is stored: `store.owed_nights`)."""
+    if writes and config.tracker.repo:
         mark_night(store, config.tracker.repo, key, "pending")
 
 

@@ -62,6 +62,10 @@ class RunOptions:
     check_only: bool = False  # say whether the installed build needs a sweep, do nothing else
     bisections: Path | None = None  # a folder of bisections to keep in the store before the night
 
+    def out_for(self, key: str) -> Path:
+        """Where the run of nightly `key` writes: `out`, or `.triagebot/runs/<key>`."""
+        return self.out or Path(".triagebot") / "runs" / key
+
 
 # The stages, as functions of other packages; a test may replace any of them (and the
 # publisher, `publishing.Publisher`).
@@ -106,12 +110,13 @@ def run(
     need = sweep_need(store, build, config, force=options.force)
     if options.check_only:
         return _check(build, need, owed(store, config), say)
+    writes = writes_github(config, options.token, options.dry_run)
     if not need.sweep and given is None:
-        return _skip(store, build, need, config, options, publisher, say)
-    if writes_github(config, options.token, options.dry_run):  # refused before a sweep, not after it
+        return _skip(store, build, need, config, options, writes, publisher, say)
+    if writes:  # refused before a sweep, not after it
         config.check_publishable(given.corpus.suites() if given is not None else config.sweep.corpus)
 
-    out = options.out or Path(".triagebot") / "runs" / (given.key if given else snapshot_key(build, scheme))
+    out = options.out_for(given.key if given else snapshot_key(build, scheme))
     out.mkdir(parents=True, exist_ok=True)
     if given is not None:
         snapshot = with_stored_flags(store, given)
@@ -119,7 +124,7 @@ def run(
         snapshot = _sweep(config, options, need, store, out, sweeper, say)
     # Owed before it is stored: a record of a night never stored owes nothing (the next run
     # sweeps it again), but a night stored without its record would never be published.
-    owe(store, config, options.token, options.dry_run, snapshot.key)  # until its writes are done
+    owe(store, config, writes, snapshot.key)  # until its writes are done
     report = _store(store, snapshot, out, config)
     if options.bisections is not None:  # the night's own bisections: its groups' entries show them
         kept = keep_bisections_in(store, options.bisections)
@@ -131,7 +136,7 @@ def run(
     night = night_of(snapshot, store, config, stored=stored)
     write_diff(report, night, out)
     report.issues_dir, report.reports_dir = out / "issues", out / "report"
-    night, incomplete = _publish(report, night, config, options, publisher, store)
+    night, incomplete = _publish(report, night, config, options.token, not writes, publisher, store)
     # The report folder is the night as published (its bodies are the issues' bodies byte for
     # byte), and is written even when publishing failed, for the failure to be read.
     renderer(night, report.reports_dir)
@@ -169,6 +174,7 @@ def _skip(
     need: SweepNeed,
     config: Config,
     options: RunOptions,
+    writes: bool,
     publisher: Publisher,
     say: Callable[[str], None],
 ) -> RunReport:
@@ -177,12 +183,12 @@ def _skip(
     assert need.existing is not None
     report = RunReport(build=build, swept=False, existing_key=need.existing)
     where = store.path_of(need.existing)
-    owing = writes_github(config, options.token, options.dry_run) and owed(store, config)
+    owing = writes and owed(store, config)
     say(
         f"{need.reason}; in {where or 'the store'}: "
         + ("publishing what is owed to GitHub" if owing else "nothing to do")
     )
-    out = (options.out or Path(".triagebot") / "runs" / need.existing) / "owed"
+    out = options.out_for(need.existing) / "owed"
     try:
         published = publish_owed(
             store, config, options.token, options.dry_run, out, publisher=publisher, say=say
@@ -242,26 +248,29 @@ def _history(
     if site is None:
         return None, None
     try:
-        return read_history(store, folder, jobs=site.jobs), None
+        return read_history(store, folder, readers=site.readers), None
     except StoreError as error:
         return None, site_failed(error, folder)
 
 
 def _publish(
-    report: RunReport, night: Night, config: Config, options: RunOptions, publisher: Publisher, store: Store
+    report: RunReport,
+    night: Night,
+    config: Config,
+    token: str | None,
+    dry_run: bool,
+    publisher: Publisher,
+    store: Store,
 ) -> tuple[Night, TrackerError | None]:
     """Publish the nights an earlier run could not (`publish_owed`), then `night`, into
     `report.issues_dir` (a dry run without a token or a repo): the night as published, and the
     error when publishing failed (said in the summary too; the run then fails with it)."""
     assert report.issues_dir is not None
-    dry_run = not writes_github(config, options.token, options.dry_run)
     owed_out = report.issues_dir / "owed"
     try:
-        earlier = publish_owed(
-            store, config, options.token, dry_run, owed_out, publisher=publisher, before=night.key
-        )
+        earlier = publish_owed(store, config, token, dry_run, owed_out, publisher=publisher, before=night.key)
         line, night = publish_recorded(
-            night, config, options.token, dry_run, report.issues_dir, publisher=publisher, store=store
+            night, config, token, dry_run, report.issues_dir, publisher=publisher, store=store
         )
     except TrackerError as error:
         report.published = f"failed: {error}"

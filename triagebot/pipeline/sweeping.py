@@ -30,9 +30,9 @@ from triagebot.store.selection import same_selection
 from triagebot.sweep import merge
 from triagebot.sweep.command import choose, run_selected
 from triagebot.sweep.progress import make_progress
-from triagebot.sweep.resources import available_cpus
 from triagebot.sweep.stream import StreamWriter, read_stream
 from triagebot.sweep.summary import sweep_figures
+from triagebot.workers import workers
 
 
 def sweep_configured(
@@ -86,8 +86,7 @@ AUTO_SCRIPT_LANES = 4
 def script_lanes(config: Config) -> int:
     """How many reproduction scripts run at once: as many as the sweep's workers (`[sweep]
     jobs`; "auto": the cores this process may use, `AUTO_SCRIPT_LANES` at most)."""
-    jobs = config.sweep.jobs
-    return jobs if isinstance(jobs, int) else min(available_cpus(), AUTO_SCRIPT_LANES)
+    return workers(config.sweep.jobs, most=AUTO_SCRIPT_LANES)
 
 
 def with_reproductions(

@@ -2,7 +2,7 @@
 
 Importing this package does not import torch; the children and the warm parent do. The driver's
 side: `plan` (a `SweepPlan`, and `plan_for` from `triagebot.toml`), `engine` (`run_sweep`,
-`confirm_crashes`, `check_models`), `schedule` (which runs, in what order), `ladder` and `climb`
+`check_models`), `schedule` (which runs, in what order), `ladder` and `climb`
 (the backend ladder), `tasks` (what a child is handed: a run's key and request), `pool` (the
 parent's loop), `parent` (the warm parent), `resources` (workers, threads, memory), `lost` (a
 child that gave no result), `stream` (the JSON Lines stream and `merge`) and `keeper` (where each
@@ -16,7 +16,7 @@ with one-line messages.
 """
 
 from triagebot.errors import SweepError
-from triagebot.sweep.engine import SweepResult, check_models, confirm_crashes, run_sweep
+from triagebot.sweep.engine import SweepResult, check_models, run_sweep
 from triagebot.sweep.parent import start_parent
 from triagebot.sweep.plan import SweepPlan
 from triagebot.sweep.progress import NullProgress, Progress
@@ -32,7 +32,6 @@ __all__ = [
     "SweepPlan",
     "SweepResult",
     "check_models",
-    "confirm_crashes",
     "merge",
     "read_stream",
     "run_sweep",

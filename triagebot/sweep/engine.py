@@ -1,6 +1,5 @@
 """Driving a sweep: a `SweepPlan`'s runs in the pool, streamed, resumed, crashes confirmed, then
-the ladder; and the two other entry points that run in the same children: confirming an existing
-stream's crashes and checking models eagerly."""
+the ladder; and the other entry point that runs in the same children: checking models eagerly."""
 
 from __future__ import annotations
 
@@ -67,13 +66,21 @@ def probe(
     return environment, bool(message.get("cpp_compiler"))
 
 
-def _pool(plan: SweepPlan) -> Pool:
+def open_pool(
+    specs: Iterable[ModelSpec],
+    jobs: Jobs,
+    timeout: float,
+    memory_limit_gb: float | None,
+    *,
+    warm_compile: bool,
+) -> Pool:
+    """The pool every entry point runs in: its warm parent preloads the modules `specs` need."""
     return Pool(
-        jobs=plan.jobs,
-        timeout=plan.timeout,
-        memory_limit_gb=plan.memory_limit_gb,
-        preload=preload_modules(plan.specs),
-        warm_compile=True,
+        jobs=jobs,
+        timeout=timeout,
+        memory_limit_gb=memory_limit_gb,
+        preload=preload_modules(specs),
+        warm_compile=warm_compile,
     )
 
 
@@ -104,7 +111,7 @@ def run_sweep(plan: SweepPlan, progress: Progress | None = None) -> SweepResult:
     its own child of the warm parent."""
     started = time.monotonic()
     progress = progress or NullProgress()
-    with _pool(plan) as pool:
+    with open_pool(plan.specs, plan.jobs, plan.timeout, plan.memory_limit_gb, warm_compile=True) as pool:
         ladder = plan.ladder
         # the night's suites, not this shard's: every shard of a night records one environment
         suites = plan.selection.swept_suites()
@@ -168,43 +175,6 @@ def _confirm(
         keep(run_record(result))
 
 
-def confirm_crashes(
-    path: str | Path,
-    count: int,
-    *,
-    jobs: Jobs = 2,
-    timeout: float = 300.0,
-    memory_limit_gb: float | None = 8.0,
-    progress: Progress | None = None,
-) -> list[RunRecord]:
-    """Rerun every crashed or wrong (model, config) of the stream at `path` until it has `count`
-    confirmation runs (attempts 1..count), in isolated children like the sweep, and append
-    them to the stream. Returns the new records. The analysis decides flaky vs confirmed."""
-    progress = progress or NullProgress()
-    header, records = read_stream(path)
-    specs = [r.spec for r in records if r.spec]
-    with Pool(
-        jobs=jobs,
-        timeout=timeout,
-        memory_limit_gb=memory_limit_gb,
-        preload=preload_modules(specs),
-    ) as pool:
-        environment, _ = probe(pool, header.environment.device, header.flags)
-        if not environment.same_build(header.environment):
-            raise SweepError(
-                f"cannot confirm {path}: it was swept with {header.environment.build_name()}, "
-                f"this is {environment.build_name()}"
-            )
-        writer, records = StreamWriter.resume(path, header)
-        before = len(records)
-        try:
-            _confirm(pool, Keeper(writer, records, progress), header.flags, count, header.checks)
-        finally:
-            writer.close()
-            progress.close()
-    return records[before:]
-
-
 def check_models(
     specs: Iterable[ModelSpec],
     *,
@@ -221,9 +191,7 @@ def check_models(
     """
     specs = list(specs)
     progress = progress or NullProgress()
-    with Pool(
-        jobs=jobs, timeout=timeout, memory_limit_gb=memory_limit_gb, preload=preload_modules(specs)
-    ) as pool:
+    with open_pool(specs, jobs, timeout, memory_limit_gb, warm_compile=False) as pool:
         if device == "auto" or (device == "cuda" and jobs == "auto"):
             probe(pool, device, {})  # resolves the device, and on CUDA the workers
         else:

@@ -31,14 +31,9 @@ from triagebot.config import Jobs
 from triagebot.results import ModelSpec, Outcome, Status
 from triagebot.sweep.lost import death, lost_outcome, remove
 from triagebot.sweep.parent import CONTEXT, ensure_parent, restart_parent
-from triagebot.sweep.resources import (
-    auto_jobs,
-    available_cpus,
-    gpu_fraction,
-    resident_bytes,
-    threads_per_worker,
-)
+from triagebot.sweep.resources import gpu_fraction, resident_bytes, threads_per_worker
 from triagebot.sweep.tasks import Task
+from triagebot.workers import available_cpus, workers
 
 DUMP_GRACE = 0.3  # seconds between SIGUSR1 (stack dump) and SIGKILL on a timeout
 # Children forked ahead of need, per device. On CUDA a child's start includes initialising CUDA,
@@ -106,16 +101,14 @@ class Pool:
         threads: int | None = None,
         prestart: int | None = None,
     ) -> None:
-        self.device = device
-        self.auto = jobs == "auto"
+        self.asked = jobs  # resolved by `use_device`, again once the probe knows the device
         self.cpus = available_cpus()
         self.timeout = timeout
         self.memory_limit_gb = memory_limit_gb
         self.memory_bytes = int(memory_limit_gb * 2**30) if memory_limit_gb else None
         self._threads = threads
-        self._resize(auto_jobs(device, self.cpus) if jobs == "auto" else jobs)
         self._prestart = prestart
-        self.prestart = PRESTART.get(device, 0) if prestart is None else prestart
+        self.use_device(device)
         self.preload = list(preload)
         self.warm_compile = warm_compile
         self._logs = tempfile.mkdtemp(prefix="triagebot-sweep-")
@@ -129,10 +122,9 @@ class Pool:
     def use_device(self, device: str, gpu_memory: int | None = None) -> None:
         """Run on `device` from now on; with `jobs="auto"`, as many workers as it allows."""
         self.device = device
-        if self._prestart is None:
-            self.prestart = PRESTART.get(device, 0)
-        if self.auto:
-            self._resize(auto_jobs(device, self.cpus, gpu_memory, self.memory_limit_gb))
+        self.prestart = PRESTART.get(device, 0) if self._prestart is None else self._prestart
+        share = self.memory_limit_gb
+        self._resize(workers(self.asked, device, cpus=self.cpus, gpu_memory=gpu_memory, share_gb=share))
 
     def __enter__(self) -> Pool:
         ensure_parent(self.preload, self.warm_compile)

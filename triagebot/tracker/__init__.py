@@ -20,11 +20,13 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 - `watchdog`: no nightly stored for `stale_after_days` days is said, once on an issue
 - `people`: an issue a person closed stays closed until a new crash signature appears
 - `/rerun-sweep`: `commands` (the grammar: a pure parse of a comment), `rerun` (the comment
-  event, permissions, and the decision: help, refusal or a request), `respond` (one handler
-  per decision, in one table; where permissions cannot be read, `author_association`
-  decides), `reactions` (👀 🚀 😕 and what they say), `ledger` and
-  `polling` (commands read by polling, `commands_on_edited`), `answer` (the rerun's answer),
-  `dispatch` (the `command` subcommand: one step per option, in one table)
+  event, permissions, and the decision: help, refusal or a request, one handler per kind of
+  command, in one table), `gpu_caps` (where `author_association` decides for want of
+  permissions, how many commands that take GPU time may start), `answer` (the bot's answers:
+  `respond`, one handler per kind of decision in one table, the answer once the job is done,
+  and the reactions 👀 🚀 😕 and what they say), `ledger` and `polling` (commands read by polling,
+  `commands_on_edited`), `dispatch` (the `command` subcommand: one step per option, in one
+  table)
 - `github`: the PyGithub connection with retries, rate limits and injectable sleep, the one
   module that reads PyGithub's exceptions (each becomes a `GitHubError`);
   `actions`: what GitHub Actions hands a step (token, outputs file, server and run addresses)

@@ -35,15 +35,14 @@ from triagebot.results import Bisection, Snapshot, UpstreamPin
 from triagebot.tracker import answer as answers
 from triagebot.tracker import rerun
 from triagebot.tracker.actions import notice, write_outputs
+from triagebot.tracker.answer import accepted_once, answered_today, respond
 from triagebot.tracker.commands import Kind
-from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, connect
+from triagebot.tracker.github import GitHub, connect
 from triagebot.tracker.gpu_caps import GPU_KINDS
 from triagebot.tracker.ledger import Ledger, now
 from triagebot.tracker.memory import IssueMemory
 from triagebot.tracker.polling import poll
-from triagebot.tracker.reactions import accepted_once
 from triagebot.tracker.remote import first_line
-from triagebot.tracker.respond import answered_today, respond
 from triagebot.tracker.upstream_memory import keep_pin
 from triagebot.tracker.watchdog import watch
 
@@ -62,6 +61,20 @@ class CommandOptions:
     link: str | None = None  # a crash group's id, to pin to upstream issue `number` (0: unpin)
     number: int | None = None
     bisection: Bisection | None = None  # a bisection the store keeps now: answered with
+
+
+@dataclass(frozen=True)
+class Answering:
+    """The accepted command a step answers: the connection, and where the command is."""
+
+    gh: GitHub
+    repo: str
+    issue: int
+    comment_id: int
+
+    @property
+    def where(self) -> str:
+        return f"comment {self.comment_id} on {self.repo}#{self.issue}"
 
 
 @dataclass
@@ -87,6 +100,15 @@ class Step:
         if not (self.repo and self.options.token):
             raise UsageError(f"{option} needs --repo (or [tracker] repo) and a token")
         return connect(self.options.token)
+
+    def answering(self, option: str, *, needs: str = "", ready: bool = True) -> Answering:
+        """The command the step of `option` answers, which needs the repository, a token, the
+        issue and `--comment-id` (and, unless `ready`, what `needs` names)."""
+        gh = self.connect(option, issue=True)
+        if not self.options.comment_id or not ready:
+            raise UsageError(f"{option} needs {needs or '--comment-id'}")
+        assert self.options.issue is not None
+        return Answering(gh, self.repo or "", self.options.issue, self.options.comment_id)
 
     def emit(self, decision: rerun.Decision) -> None:
         """The sweep job's inputs, printed and written as step outputs."""
@@ -120,24 +142,13 @@ def from_event(step: Step) -> None:
         return
     gh = connect(step.options.token) if step.options.token else None
     settings = step.rerun_settings()
-
-    def permission(login: str) -> str:
-        return rerun.collaborator_permission(gh, event.repo, login) if gh is not None else "unknown"
-
-    login = gh.login if gh is not None else ACTIONS_BOT_LOGIN
-    flag_of = issue_flags(step.store, event.repo)
-    started = rerun.commands_started(gh) if gh is not None else None
-    decision = rerun.decide(
-        event, settings, bot_login=login, issue_flag=flag_of, permission=permission, started=started
-    )
+    decision = rerun.decide_on_github(gh, event, settings, issue_flags(step.store, event.repo))
     if gh is not None and started_once(gh, event, decision):
         where = f"comment {event.comment_id} on {event.repo}#{event.issue}"
         step.warn(f"{where} was already accepted: not started again")
         decision = rerun.Decision(Kind.none)
     if gh is not None:
-        quiet = decision.limited and answered_today(gh, event)
-        max_models = settings.tracker.rerun_max_models
-        respond(gh, event, decision, settings.known_flags, max_models=max_models, quiet=quiet)
+        respond(gh, event, decision, settings, quiet=decision.limited and answered_today(gh, event))
     elif decision.kind != Kind.none:
         step.warn("no token: the command was neither checked nor answered on GitHub")
     if decision.note:
@@ -212,50 +223,41 @@ def answer_rerun(step: Step) -> None:
 
 def answer_failure(step: Step) -> None:
     """`--failed RESULT`: why the rerun gave no result, on the command's issue."""
-    options, repo = step.options, step.repo or ""
-    gh = step.connect("--failed", issue=True)
-    if not options.comment_id:
-        raise UsageError("--failed needs --comment-id")
-    assert options.failed is not None and options.issue is not None
-    reason = answers.failure_reason(options.failed)
-    answers.post_failure(gh, repo, options.issue, options.comment_id, reason)
-    step.say(f"answered comment {options.comment_id} on {repo}#{options.issue}: {reason}")
+    command = step.answering("--failed")
+    assert step.options.failed is not None
+    reason = answers.failure_reason(step.options.failed)
+    answers.post_failure(command.gh, command.repo, command.issue, command.comment_id, reason)
+    step.say(f"answered {command.where}: {reason}")
 
 
 def keep_link(step: Step) -> None:
     """`--link GROUP --number N`: the pin kept in the store, and the command answered."""
-    options, repo, upstream = step.options, step.repo or "", step.settings.tracker.upstream
-    gh = step.connect("--link", issue=True)
-    if not options.comment_id or options.number is None or not upstream:
-        raise UsageError("--link needs --number, --comment-id and [tracker] upstream")
-    assert options.link is not None and options.issue is not None
+    options, upstream = step.options, step.settings.tracker.upstream
+    needs = "--number, --comment-id and [tracker] upstream"
+    command = step.answering("--link", needs=needs, ready=options.number is not None and bool(upstream))
+    gh, repo, issue, comment_id = command.gh, command.repo, command.issue, command.comment_id
+    assert options.link is not None and upstream
     signature = rerun.known_groups(step.store.latest()).get(options.link)
     if signature is None:
         raise TrackerError(f"the newest stored nightly has no crash group {options.link}")
+    by = answers.command_author(gh, repo, issue, comment_id)
     pin = UpstreamPin(
-        repo=upstream,
-        signature=signature,
-        number=options.number or None,
-        by=answers.command_author(gh, repo, options.issue, options.comment_id),
-        comment_id=options.comment_id,
+        repo=upstream, signature=signature, number=options.number or None, by=by, comment_id=comment_id
     )
     keep_pin(step.store, pin)
-    answers.post_kept(
-        gh, repo, options.issue, options.comment_id, "tracker-link.md.j2", pin=pin, local=upstream == repo
-    )
-    step.say(f"{'pinned' if pin.number else 'unpinned'} crash group {options.link} on {repo}#{options.issue}")
+    answers.post_kept(gh, repo, issue, comment_id, "tracker-link.md.j2", pin=pin, local=upstream == repo)
+    step.say(f"{'pinned' if pin.number else 'unpinned'} crash group {options.link} on {repo}#{issue}")
 
 
 def answer_bisection(step: Step) -> None:
     """`--bisection FILE`: the command answered with its bisection."""
-    options, repo = step.options, step.repo or ""
-    gh = step.connect("--bisection", issue=True)
-    if not options.comment_id:
-        raise UsageError("--bisection needs --comment-id")
-    assert options.bisection is not None and options.issue is not None
+    command, bisection = step.answering("--bisection"), step.options.bisection
+    assert bisection is not None
     template = "tracker-bisection.md.j2"
-    answers.post_kept(gh, repo, options.issue, options.comment_id, template, bisection=options.bisection)
-    step.say(f"answered comment {options.comment_id} on {repo}#{options.issue} with the bisection")
+    answers.post_kept(
+        command.gh, command.repo, command.issue, command.comment_id, template, bisection=bisection
+    )
+    step.say(f"answered {command.where} with the bisection")
 
 
 STEPS: dict[str, tuple[Callable[[CommandOptions], bool], Callable[[Step], None]]] = {

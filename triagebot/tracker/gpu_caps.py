@@ -12,7 +12,7 @@ posted after it and accepted first counts too. What counts is the bot's own reco
 command's text now: an accepted comment edited since counts whatever it says now, and the answer
 to one deleted since counts for the person it names. (A command deleted before its answer leaves
 no trace on GitHub and is not counted.) The command itself is left out: a comment the bot
-accepted once is never started again by an event (`reactions.accepted_once`), only restarted by
+accepted once is never started again by an event (`answer.accepted_once`), only restarted by
 polling when its sweep was lost. Only read for a command the association alone lets through.
 """
 
@@ -25,11 +25,11 @@ from typing import Any
 
 from triagebot.report.markers import find_sweep_answer
 from triagebot.tracker import commands
+from triagebot.tracker.answer import Reaction, bot_reactions
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import aware, edited
-from triagebot.tracker.reactions import Reaction, bot_reactions
-from triagebot.tracker.remote import list_bot_issues
+from triagebot.tracker.remote import issue_comments, list_bot_issues
 
 GPU_KINDS = frozenset({Kind.run, Kind.bisect})
 DAY = timedelta(days=1)
@@ -57,9 +57,7 @@ def started_before(gh: GitHub, repo_name: str, comment_id: int, posted: datetime
     from the day before `posted` on (comment `comment_id` itself left out)."""
     found = []
     for issue in list_bot_issues(gh, repo_name):
-        handle = gh.repo(repo_name).get_issue(issue.number)
-        what = f"read the comments of {repo_name}#{issue.number}"
-        comments = gh.read(lambda handle=handle: list(handle.get_comments()), what=what)
+        comments = issue_comments(gh, repo_name, issue.number)
         found += _accepted_on(gh, repo_name, issue.number, comments, comment_id, posted)
     return found
 

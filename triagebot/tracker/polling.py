@@ -25,24 +25,30 @@ from typing import Any
 from triagebot.report.markers import answer_marker, failure_marker, marked, result_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
-from triagebot.tracker.answer import post_failure
+from triagebot.tracker.answer import (
+    BotReactions,
+    Reaction,
+    answers_on,
+    bot_reactions,
+    post_failure,
+    respond,
+    settled,
+    waiting,
+    writes_needed,
+)
 from triagebot.tracker.commands import STARTED, Kind
 from triagebot.tracker.github import GitHub
 from triagebot.tracker.ledger import MAX_ATTEMPTS, STALE_AFTER, Ledger, answered_recently, aware, edited
 from triagebot.tracker.plan import RemoteIssue
-from triagebot.tracker.reactions import BotReactions, Reaction, bot_reactions, settled, waiting
-from triagebot.tracker.remote import first_line, list_bot_issues
+from triagebot.tracker.remote import first_line, issue_comments, list_bot_issues
 from triagebot.tracker.rerun import (
     CommentEvent,
     Decision,
     IssueFlag,
     RerunSettings,
-    collaborator_permission,
-    commands_started,
-    decide,
+    decide_on_github,
     polled_event,
 )
-from triagebot.tracker.respond import answers_on, respond, writes_needed
 
 STATE_OF = {Kind.help: "answered", Kind.refuse: "refused", **dict.fromkeys(STARTED, "accepted")}
 """The ledger's state of a command the bot has just responded to."""
@@ -106,9 +112,7 @@ class PollRound:
 
     def read_issue(self, issue: RemoteIssue) -> bool:
         """Handle the commands on one tracking issue; False when the write cap stopped it."""
-        handle = self.gh.repo(self.repo_name).get_issue(issue.number)
-        what = f"read the comments of {self.repo_name}#{issue.number}"
-        comments = self.gh.read(lambda: list(handle.get_comments()), what=what)
+        comments = issue_comments(self.gh, self.repo_name, issue.number)
         done = answered_ids(comments, self.gh.login)
         answers = answers_on(comments, self.gh.login, issue.number)
         return all(self.read_comment(issue, comment, done, answers) for comment in comments)
@@ -207,9 +211,7 @@ class PollRound:
             cap = self.settings.tracker.max_writes
             self.say(f"the write cap of {cap} is reached; the rest waits for the next poll")
             return False
-        settings = self.settings
-        max_models = settings.tracker.rerun_max_models
-        respond(self.gh, event, decision, settings.known_flags, max_models=max_models, quiet=quiet)
+        respond(self.gh, event, decision, self.settings, quiet=quiet)
         state = "quiet" if decision.limited and quiet else STATE_OF[decision.kind]
         self.ledger.note(base.model_copy(update={"state": state, "attempts": int(decision.kind in STARTED)}))
         if decision.kind in STARTED:
@@ -217,18 +219,7 @@ class PollRound:
         return True
 
     def decide(self, event: CommentEvent) -> Decision:
-        def permission(login: str) -> str:
-            return collaborator_permission(self.gh, self.repo_name, login)
-
-        settings, gh = self.settings, self.gh
-        decision = decide(
-            event,
-            settings,
-            bot_login=gh.login,
-            issue_flag=self.issue_flag,
-            permission=permission,
-            started=commands_started(gh),
-        )
+        decision = decide_on_github(self.gh, event, self.settings, self.issue_flag)
         if decision.note:
             self.say(f"{self.repo_name}#{event.issue}, comment {event.comment_id}: {decision.note}")
         return decision

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from triagebot.errors import TrackerError
 from triagebot.report.markers import flag_marker
@@ -119,6 +120,18 @@ def bot_comment_bodies(gh: GitHub, repo_name: str, number: int, *, fresh: bool =
         what=f"read the comments of {repo_name}#{number}",
         fresh=fresh,
     )
+
+
+def issue_comments(gh: GitHub, repo_name: str, number: int) -> list[Any]:
+    """Every comment of issue `number` (PyGithub comments), in one listing."""
+    handle = gh.repo(repo_name).get_issue(number)
+    return gh.read(lambda: list(handle.get_comments()), what=f"read the comments of {repo_name}#{number}")
+
+
+def read_comment(gh: GitHub, repo_name: str, issue: int, comment_id: int, *, what: str = "") -> Any:
+    """Comment `comment_id` of issue `issue` (PyGithub); `what` names the reading in an error."""
+    what = what or f"read comment {comment_id} on {repo_name}#{issue}"
+    return gh.read(lambda: gh.repo(repo_name).get_issue(issue).get_comment(comment_id), what=what)
 
 
 def issue_locked(gh: GitHub, repo_name: str, number: int) -> bool:

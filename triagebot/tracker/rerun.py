@@ -6,7 +6,7 @@ by polling the tracking issues (`polling`, `polled_event`). `decide` turns the c
 finds the issue's flag, and `handle`s the command: help, a refusal with its reason, or what to
 carry out (`HANDLERS`, one per kind): a sweep, a bisection of a model's crash, or a crash group
 pinned to an upstream issue, each with a `RerunRequest` saying where to answer. Acting on the
-decision on GitHub is `respond`'s; the jobs that carry it out read `outputs`.
+decision on GitHub is `answer.respond`'s; the jobs that carry it out read `outputs`.
 
 Who may run a command is read from the collaborator permission API (write, maintain or admin).
 Where the bot's token may not read permissions (GitHub answers 403 to a token without push
@@ -41,7 +41,7 @@ from triagebot.report.markers import marked
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id, suites_name
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
-from triagebot.tracker.github import GitHub, GitHubError
+from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, GitHubError
 from triagebot.tracker.gpu_caps import GPU_KINDS, Started, cap_refusal, started_before
 from triagebot.tracker.ledger import aware, now, parse_time
 
@@ -193,6 +193,30 @@ def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
     return answer or event.author_type == "Bot" or event.is_pull_request
 
 
+def decide_on_github(
+    gh: GitHub | None, event: CommentEvent, settings: RerunSettings, issue_flag: IssueFlag
+) -> Decision:
+    """`decide` with what GitHub says through `gh`: the bot's login, the commenter's permission
+    and the commands that take GPU time started before. Without a connection (no token), the
+    login is the Actions bot's and the permission unknown: nothing is checked."""
+    if gh is None:
+        return decide(
+            event,
+            settings,
+            bot_login=ACTIONS_BOT_LOGIN,
+            issue_flag=issue_flag,
+            permission=lambda login: "unknown",
+        )
+
+    def permission(login: str) -> str:
+        return collaborator_permission(gh, event.repo, login)
+
+    started = commands_started(gh)
+    return decide(
+        event, settings, bot_login=gh.login, issue_flag=issue_flag, permission=permission, started=started
+    )
+
+
 def decide(
     event: CommentEvent,
     settings: RerunSettings,
@@ -252,6 +276,14 @@ def handle(
     return decision
 
 
+def asked_by(event: CommentEvent, **asked: Any) -> RerunRequest:
+    """What a command asks for (`asked`), with who asked and where it is answered: the
+    comment's repository, issue and id."""
+    return RerunRequest(
+        repo=event.repo, issue=event.issue, comment_id=event.comment_id, requested_by=event.author, **asked
+    )
+
+
 def sweep_request(command: Command, event: CommentEvent, flag: str, settings: RerunSettings) -> Decision:
     """A rerun: the models named, or those crashing under `flag` in the stored snapshot."""
     stored = settings.stored
@@ -260,11 +292,8 @@ def sweep_request(command: Command, event: CommentEvent, flag: str, settings: Re
         where = f"`{stored.key}`" if stored is not None else "the store (no snapshot yet)"
         reason = f"no model crashes under `{flag}` in {where}; name the models with models="
         return Decision(Kind.refuse, reason, flag)
-    request = RerunRequest(
-        repo=event.repo,
-        issue=event.issue,
-        comment_id=event.comment_id,
-        requested_by=event.author,
+    request = asked_by(
+        event,
         models=models,
         flags=command.flags or [flag],
         confirm=settings.config.sweep.confirm if command.confirm is None else command.confirm,
@@ -286,15 +315,7 @@ def bisect_request(command: Command, event: CommentEvent, flag: str, settings: R
         return Decision(
             Kind.refuse, f"the crash group of `{model}` has no verified reproduction to bisect with", flag
         )
-    request = RerunRequest(
-        repo=event.repo,
-        issue=event.issue,
-        comment_id=event.comment_id,
-        requested_by=event.author,
-        models=[model],
-        flags=[flag],
-        corpus=stored.corpus.suites(),
-    )
+    request = asked_by(event, models=[model], flags=[flag], corpus=stored.corpus.suites())
     return Decision(Kind.bisect, flag=flag, request=request)
 
 
@@ -313,14 +334,7 @@ def link_request(command: Command, event: CommentEvent, flag: str, settings: Rer
         by=event.author,
         comment_id=event.comment_id,
     )
-    request = RerunRequest(
-        repo=event.repo,
-        issue=event.issue,
-        comment_id=event.comment_id,
-        requested_by=event.author,
-        flags=[flag],
-    )
-    return Decision(Kind.link, flag=flag, request=request, pin=pin)
+    return Decision(Kind.link, flag=flag, request=asked_by(event, flags=[flag]), pin=pin)
 
 
 HANDLERS: dict[Kind, Callable[[Command, CommentEvent, str, RerunSettings], Decision]] = {
