@@ -134,6 +134,7 @@ def repro_script(
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
+        libraries=_libraries(snapshot, spec.source),
         code=code,
         class_name=spec.class_path.rpartition(":")[2] or spec.model,
         class_path=spec.class_path,
@@ -160,6 +161,18 @@ def repro_script(
         attention=OTHER_ATTENTION.get(other_attention or "", ""),
         title=_title(snapshot, model) if other_attention else None,
     )
+
+
+def _libraries(snapshot: Snapshot, suite: str) -> str:
+    """The version of the library the script builds its model with, as the snapshot recorded it
+    ("timm 1.0.31 with torchvision 0.28.0"): the lines a traceback names are that release's.
+    Empty for a sentinel, and where the snapshot did not record it."""
+    environment = snapshot.environment
+    version = environment.library_versions().get(suite, "")
+    if not version:
+        return ""
+    torchvision = environment.torchvision_version if suite == "timm" else ""
+    return f"{suite} {version}" + (f" with torchvision {torchvision}" if torchvision else "")
 
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:

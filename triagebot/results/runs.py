@@ -36,6 +36,7 @@ class Environment(Record):
     # made before environments recorded them). Not part of the build: see `library_versions`.
     diffusers_version: str = ""
     timm_version: str = ""
+    torchvision_version: str = ""  # the torchvision timm ran on (built for this torch), where timm was swept
     python_version: str = ""
     platform: str = ""
     device: Literal["cpu", "cuda"] = "cpu"

@@ -24,12 +24,12 @@ def detect_environment(device: str, suites: Collection[str] = ()) -> Environment
     `suites`.
 
     transformers' version is read from its metadata, not by importing it; diffusers' and timm's
-    only for the suites among `suites` (those whose library imported, so that their models were
-    loaded): an installed library the night did not sweep is not said. `cuda_version` is
-    the CUDA that torch was built for (None for a CPU build) whatever the device: a CUDA wheel
-    also imports and compiles on the CPU, and a night swept so says so. On "cuda" the GPU's
-    name is queried, which initialises CUDA in the calling process: the sweep calls this in a
-    forked child (the probe), never in the warm parent it forks from.
+    (with the torchvision timm runs on) only for the suites among `suites` (those whose library
+    imported, so that their models were loaded): an installed library the night did not sweep is
+    not said. `cuda_version` is the CUDA that torch was built for (None for a CPU build)
+    whatever the device: a CUDA wheel also imports and compiles on the CPU, and a night swept so
+    says so. On "cuda" the GPU's name is queried, which initialises CUDA in the calling process:
+    the sweep calls this in a forked child (the probe), never in the warm parent it forks from.
     """
     gpu_name = torch.cuda.get_device_name(0) if device == "cuda" else None
     return Environment(
@@ -38,6 +38,7 @@ def detect_environment(device: str, suites: Collection[str] = ()) -> Environment
         transformers_version=_version("transformers"),
         diffusers_version=_version("diffusers") if "diffusers" in suites else "",
         timm_version=_version("timm") if "timm" in suites else "",
+        torchvision_version=_version("torchvision") if "timm" in suites else "",
         python_version=platform.python_version(),
         platform=platform.platform(),
         device=device,
