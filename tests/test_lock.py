@@ -19,7 +19,8 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "requirements" / "runtime.lock"
 DEV = ROOT / "requirements" / "dev.lock"
-EXCLUDED = {"torch"}  # installed on its own: the release here, the nightly on a runner
+# installed on their own: the release here, the nightly on a runner, each with its own torchvision
+EXCLUDED = {"torch", "torchvision"}
 # Where the locks are used: a runner's Python (3.11) on Linux.
 RUNNER = {"python_version": "3.11", "python_full_version": "3.11.9", "sys_platform": "linux"}
 
@@ -99,9 +100,9 @@ def test_transformers_is_pinned_where_a_fresh_machine_installs_it():
         versions = {entry["version"] for entry in pins(lock) if entry["name"] == "transformers"}
         assert len(versions) == 1, f"{lock.name}: transformers {versions}"
     # The runner image, where the GPU nights sweep, installs the same one, and the same library
-    # of each other suite the lock pins (diffusers, and the Pillow it brings).
+    # of each other suite the lock pins (diffusers and the Pillow it brings, timm).
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    for name in ("transformers", "diffusers", "pillow"):
+    for name in ("transformers", "diffusers", "pillow", "timm"):
         (locked,) = {entry["version"] for entry in pins(RUNTIME) if entry["name"] == name}
         (image,) = re.findall(rf"^ARG {name.upper()}_VERSION=(\S+)$", dockerfile, flags=re.M)
         assert Version(image) == locked, f"the image installs {name} {image}, the lock pins {locked}"
