@@ -127,3 +127,22 @@ def test_make_and_the_token_holding_jobs_install_from_the_locks_with_hashes():
             runs = [step.get("run", "") for step in steps[job]["steps"]]
             assert not any("pip install" in run for run in runs), f"{workflow} {job} installs on its own"
             assert any(step.get("uses") == "./" for step in steps[job]["steps"]), f"{workflow} {job}"
+
+
+def test_make_installs_torch_with_the_torchvision_built_for_it_never_a_local_cpu_wheel():
+    """The locks leave both out: the Makefile installs them as one pair (timm needs torchvision),
+    unless the venv already has a pair that imports together. A local CPU wheel of the release
+    (`+cpu`, which sorts higher) would take torch's place and leave PyPI's torchvision unable to
+    import beside it, so the spec excludes it."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    specs = dict(re.findall(r"^(TORCH_SPEC|TORCHVISION_SPEC) \?= (\S+)$", makefile, flags=re.M))
+    torch, torchvision = Requirement(specs["TORCH_SPEC"]), Requirement(specs["TORCHVISION_SPEC"])
+    (release,) = [Version(spec.version) for spec in torch.specifier if spec.operator == "=="]
+    (vision,) = [Version(spec.version) for spec in torchvision.specifier if spec.operator == "=="]
+    assert torch.specifier.contains(str(release)) and not torch.specifier.contains(f"{release}+cpu")
+    # torchvision 0.N is built for torch 2.(N - 15): 0.28 for 2.13, 0.29 for 2.14.
+    assert (vision.major, vision.minor) == (0, release.minor + 15), (
+        f"torchvision {vision} for torch {release}"
+    )
+    assert '-c "import torch, torchvision" 2>/dev/null ||' in makefile
+    assert '"$(TORCH_SPEC)" "$(TORCHVISION_SPEC)"' in makefile
