@@ -54,8 +54,8 @@ test-fast: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(PY) -m pytest -q -m "not slow"
 
-# The tests not marked `torch`, in an interpreter that cannot import torch, transformers, diffusers
-# or scipy (tests/torchless): they must pass there, as on a runner without model code.
+# The tests not marked `torch`, in an interpreter that cannot import torch, transformers, diffusers,
+# timm or scipy (tests/torchless): they must pass there, as on a runner without model code.
 test-torch-free: $(INSTALLED)
 	PYTHONPATH=$(CURDIR)/tests/torchless $(PY) -m pytest -q -m "not torch"
 

@@ -75,6 +75,8 @@ def test_a_suite_s_builder_gets_its_library_s_name_and_the_built_spec_keeps_the_
 
 def test_a_suite_whose_library_is_missing_is_said_and_the_rest_is_selected(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "timm", None)  # import timm fails as when it is not installed
+    # Where timm is installed, loading the smoke corpus (its timm models) may have imported the suite.
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.timm_models", raising=False)
     config = Config.model_validate({"sweep": {"corpus": ["smoke", "timm"]}})
 
     selected = select(config)
