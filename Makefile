@@ -1,9 +1,14 @@
 # Two commands on a fresh machine: `make run` and `make test`.
 PYTHON ?= python3
 VENV ?= .venv
-# The torch to install when the venv has none. A GPU runner that already has its nightly
-# can use `make VENV_ARGS=--system-site-packages` so that torch is never reinstalled.
-TORCH_SPEC ?= torch==2.13.0
+# The torch to install, with the torchvision built for it (the timm suite needs one), when the
+# venv has no pair that imports together. PyPI has torchvision only for its own builds of torch
+# (CUDA builds, which run on a CPU too); `!=2.13.0+cpu` keeps a local CPU wheel of the release,
+# which would win pip's choice (a local label sorts higher), from taking its place. A GPU runner
+# that already has its nightly and torchvision can use `make VENV_ARGS=--system-site-packages`
+# so that neither is ever reinstalled.
+TORCH_SPEC ?= torch==2.13.0,!=2.13.0+cpu
+TORCHVISION_SPEC ?= torchvision==0.28.0
 VENV_ARGS ?=
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
@@ -24,7 +29,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
 
 $(INSTALLED): $(PY) pyproject.toml $(DEV_LOCK)
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -c "import torch, torchvision" 2>/dev/null || { \
+		$(PY) -m pip install --quiet "$(TORCH_SPEC)" "$(TORCHVISION_SPEC)" && $(PY) -c "import torchvision"; }
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(DEV_LOCK)
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
@@ -48,8 +54,8 @@ test-fast: $(INSTALLED)
 	$(VENV)/bin/ruff check triagebot tests bench
 	$(PY) -m pytest -q -m "not slow"
 
-# The tests not marked `torch`, in an interpreter that cannot import torch, transformers, diffusers
-# or scipy (tests/torchless): they must pass there, as on a runner without model code.
+# The tests not marked `torch`, in an interpreter that cannot import torch, transformers, diffusers,
+# timm or scipy (tests/torchless): they must pass there, as on a runner without model code.
 test-torch-free: $(INSTALLED)
 	PYTHONPATH=$(CURDIR)/tests/torchless $(PY) -m pytest -q -m "not torch"
 

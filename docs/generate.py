@@ -90,7 +90,7 @@ def suite_costs(performance: str) -> dict[str, str]:
     night = (
         f"A night of the transformers corpus (1,014 models, both default flags) {sweep}.\n"
         f"Measured beside a transformers night on one machine, the other suites add to it {run_shares}.\n"
-        "(timm ran with torch 2.14.1, since no torchvision matches a CPU torch from PyPI.)\n"
+        "(timm ran with torch 2.14.1 then, before `make` installed a torchvision beside its torch.)\n"
         f"So the default night of the three suites is about {total:,} run seconds.\n"
         "Almost all of it is Dynamo tracing, CPU work whatever the device.\n"
         f"So a shard takes about {total:,} / (S × W) seconds of sweep on S shards of W workers, "

@@ -23,11 +23,16 @@ def test_the_libraries_of_the_suites_swept_are_recorded_and_no_other(monkeypatch
 
     from triagebot.sweep.environment import detect_environment
 
-    installed = {"transformers": "5.23.0", "diffusers": "0.42.0", "timm": "1.0.31"}
+    installed = {"transformers": "5.23.0", "diffusers": "0.42.0", "timm": "1.0.31", "torchvision": "0.28.0"}
     monkeypatch.setattr(importlib.metadata, "version", installed.__getitem__)
 
     swept = detect_environment("cpu", ["transformers", "timm"])
-    assert (swept.transformers_version, swept.libraries) == ("5.23.0", {"timm": "1.0.31"})
+    assert (swept.transformers_version, swept.libraries) == (
+        "5.23.0",
+        {"timm": "1.0.31", "torchvision": "0.28.0"},
+    )
+    # torchvision is what timm's models ran on: recorded with timm alone
+    assert "torchvision" not in detect_environment("cpu", ["transformers", "diffusers"]).libraries
     assert detect_environment("cpu").library_versions() == {"transformers": "5.23.0"}
 
 

@@ -19,7 +19,8 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "requirements" / "runtime.lock"
 DEV = ROOT / "requirements" / "dev.lock"
-EXCLUDED = {"torch"}  # installed on its own: the release here, the nightly on a runner
+# installed on their own: the release here, the nightly on a runner, each with its own torchvision
+EXCLUDED = {"torch", "torchvision"}
 # Where the locks are used: a runner's Python (3.11) on Linux.
 RUNNER = {"python_version": "3.11", "python_full_version": "3.11.9", "sys_platform": "linux"}
 
@@ -99,9 +100,9 @@ def test_transformers_is_pinned_where_a_fresh_machine_installs_it():
         versions = {entry["version"] for entry in pins(lock) if entry["name"] == "transformers"}
         assert len(versions) == 1, f"{lock.name}: transformers {versions}"
     # The runner image, where the GPU nights sweep, installs the same one, and the same library
-    # of each other suite the lock pins (diffusers, and the Pillow it brings).
+    # of each other suite the lock pins (diffusers and the Pillow it brings, timm).
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    for name in ("transformers", "diffusers", "pillow"):
+    for name in ("transformers", "diffusers", "pillow", "timm"):
         (locked,) = {entry["version"] for entry in pins(RUNTIME) if entry["name"] == name}
         (image,) = re.findall(rf"^ARG {name.upper()}_VERSION=(\S+)$", dockerfile, flags=re.M)
         assert Version(image) == locked, f"the image installs {name} {image}, the lock pins {locked}"
@@ -126,3 +127,22 @@ def test_make_and_the_token_holding_jobs_install_from_the_locks_with_hashes():
             runs = [step.get("run", "") for step in steps[job]["steps"]]
             assert not any("pip install" in run for run in runs), f"{workflow} {job} installs on its own"
             assert any(step.get("uses") == "./" for step in steps[job]["steps"]), f"{workflow} {job}"
+
+
+def test_make_installs_torch_with_the_torchvision_built_for_it_never_a_local_cpu_wheel():
+    """The locks leave both out: the Makefile installs them as one pair (timm needs torchvision),
+    unless the venv already has a pair that imports together. A local CPU wheel of the release
+    (`+cpu`, which sorts higher) would take torch's place and leave PyPI's torchvision unable to
+    import beside it, so the spec excludes it."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    specs = dict(re.findall(r"^(TORCH_SPEC|TORCHVISION_SPEC) \?= (\S+)$", makefile, flags=re.M))
+    torch, torchvision = Requirement(specs["TORCH_SPEC"]), Requirement(specs["TORCHVISION_SPEC"])
+    (release,) = [Version(spec.version) for spec in torch.specifier if spec.operator == "=="]
+    (vision,) = [Version(spec.version) for spec in torchvision.specifier if spec.operator == "=="]
+    assert torch.specifier.contains(str(release)) and not torch.specifier.contains(f"{release}+cpu")
+    # torchvision 0.N is built for torch 2.(N - 15): 0.28 for 2.13, 0.29 for 2.14.
+    assert (vision.major, vision.minor) == (0, release.minor + 15), (
+        f"torchvision {vision} for torch {release}"
+    )
+    assert '-c "import torch, torchvision" 2>/dev/null ||' in makefile
+    assert '"$(TORCH_SPEC)" "$(TORCHVISION_SPEC)"' in makefile

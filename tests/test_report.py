@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from builders import DYNAMIC, SCALAR, fixture_nightlies
+from builders import DYNAMIC, SCALAR, crash, fixture_nightlies, ok, result, snapshot
 
 from triagebot.analysis import night
 from triagebot.report import (
@@ -29,7 +29,7 @@ from triagebot.report import (
 )
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import reproduce
-from triagebot.results import GraphRepro, InputSpec, ModelSpec, Reduction, Reproduction
+from triagebot.results import Environment, GraphRepro, InputSpec, ModelSpec, Reduction, Reproduction
 
 GOLDEN = Path(__file__).parent / "golden"
 OLD, NEW = fixture_nightlies()
@@ -328,6 +328,52 @@ def transformers_snapshot():
         inputs=[InputSpec(name="input_ids", shape=[1, 4], dtype="int64", kind="randint", low=0, high=99)],
     )
     return snapshot
+
+
+def three_suites(**versions: str):
+    """A night of one model of each suite, crashing under SCALAR, with `versions` recorded."""
+    specs = [
+        ModelSpec(model="BertModel", class_path="transformers:BertModel"),
+        ModelSpec(
+            model="diffusers/AutoencoderKL", source="diffusers", class_path="diffusers.models:AutoencoderKL"
+        ),
+        ModelSpec(
+            model="timm/test_vit2", source="timm", class_path="timm.models.vision_transformer:test_vit2"
+        ),
+    ]
+    night = snapshot([result(spec.model, ok(1), {SCALAR: crash()}, spec=spec) for spec in specs])
+    # Through validation, as a stored snapshot is read: the libraries' own fields become `libraries`.
+    night.environment = Environment.model_validate({**night.environment.model_dump(), **versions})
+    return night
+
+
+def versions_said(script: str) -> str:
+    """What the docstring's snapshot line says in parentheses: the versions the script depends on."""
+    line = next(line for line in script.splitlines() if line.startswith("from triagebot snapshot 2.13.0 ("))
+    return line.partition("(")[2].removesuffix(").")
+
+
+def test_a_repro_names_the_version_of_the_library_it_builds_its_model_with() -> None:
+    versions = {
+        "transformers_version": "5.24.0",
+        "diffusers_version": "0.42.1",
+        "timm_version": "1.0.31",
+        "libraries": {"torchvision": "0.28.0"},
+    }
+    night = three_suites(**versions)
+    said = {each.model: versions_said(repro_script(night, SCALAR, each.model)) for each in night.results}
+    assert said == {
+        "BertModel": "torch 2.13.0, transformers 5.24.0",
+        "diffusers/AutoencoderKL": "torch 2.13.0, diffusers 0.42.1",
+        "timm/test_vit2": "torch 2.13.0, timm 1.0.31 with torchvision 0.28.0",
+    }
+    # A night whose suite library moved under the same torch (one snapshot key): its repro says so.
+    moved = three_suites(**{**versions, "timm_version": "1.0.32"})
+    assert versions_said(repro_script(moved, SCALAR, "timm/test_vit2")).endswith(
+        "timm 1.0.32 with torchvision 0.28.0"
+    )
+    # A snapshot made before environments recorded the libraries names torch alone.
+    assert versions_said(repro_script(three_suites(), SCALAR, "timm/test_vit2")) == "torch 2.13.0"
 
 
 @pytest.mark.parametrize(

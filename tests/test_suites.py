@@ -75,6 +75,8 @@ def test_a_suite_s_builder_gets_its_library_s_name_and_the_built_spec_keeps_the_
 
 def test_a_suite_whose_library_is_missing_is_said_and_the_rest_is_selected(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "timm", None)  # import timm fails as when it is not installed
+    # Where timm is installed, loading the smoke corpus (its timm models) may have imported the suite.
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.timm_models", raising=False)
     config = Config.model_validate({"sweep": {"corpus": ["smoke", "timm"]}})
 
     selected = select(config)
@@ -102,3 +104,37 @@ def test_one_suite_alone_or_every_suite_missing_is_one_line_not_a_night(monkeypa
         load_suites(["timm"])
     with pytest.raises(SuiteNotInstalled, match="none of the corpora diffusers, timm"):
         load_suites(["diffusers", "timm"])
+
+
+@pytest.mark.torch
+def test_the_smoke_corpus_holds_models_of_the_three_suites_each_keyed_by_its_suite():
+    from triagebot.corpus import load_corpus, smoke
+
+    specs = load_corpus("smoke")
+
+    by_suite: dict[str, list[str]] = {}
+    for spec in specs:
+        by_suite.setdefault(spec.source, []).append(spec.model)
+    assert {"transformers", "diffusers", "timm", "sentinel"} <= set(by_suite)
+    for suite, names in smoke.OTHER_SUITES.items():
+        assert by_suite[suite] == [model_key(suite, name) for name in names]
+    kinds = {spec.stratum for spec in specs if spec.source != "transformers"}
+    assert {"unet", "autoencoder", "transformer", "resnet", "vision_transformer"} <= kinds
+
+
+@pytest.mark.torch
+def test_the_smoke_corpus_leaves_out_a_suite_whose_library_is_missing_and_names_a_model_it_lacks(
+    fake_timm, monkeypatch
+):
+    from triagebot.corpus import smoke
+    from triagebot.errors import SelectionError
+
+    monkeypatch.setitem(sys.modules, "diffusers", None)
+    monkeypatch.delitem(sys.modules, "triagebot.corpus.diffusion", raising=False)
+    monkeypatch.setitem(smoke.OTHER_SUITES, "timm", ("vit",))
+
+    assert [spec.model for spec in smoke.other_suite_specs()] == ["vit"]  # the fake timm's, no diffusers
+
+    monkeypatch.setitem(smoke.OTHER_SUITES, "timm", ("vit", "resnet999"))
+    with pytest.raises(SelectionError, match="names timm models its suite has not: resnet999"):
+        smoke.other_suite_specs()

@@ -1,6 +1,6 @@
 """What the hosted jobs run needs no model code: `run --snapshot` (the nightly's publish job),
 `publish`, `site` and the `/rerun-sweep` answer, each run as the console command runs them, in a
-child interpreter where torch, transformers and scipy cannot be imported (tests/torchless),
+child interpreter where torch, transformers, diffusers, timm and scipy cannot be imported (tests/torchless),
 against the fake GitHub. Every module such a run imports must come from the standard library,
 triagebot, or the dependencies pyproject.toml declares besides the model code (and theirs)."""
 
@@ -29,7 +29,7 @@ from triagebot.store import LocalStore, write_snapshot
 ROOT = Path(__file__).resolve().parent.parent
 TORCHLESS = Path(__file__).resolve().parent / "torchless"
 # as tests/torchless/sitecustomize.py refuses them
-MODEL_CODE = {"torch", "transformers", "diffusers", "scipy"}
+MODEL_CODE = {"torch", "transformers", "diffusers", "timm", "scipy"}
 
 
 def allowed_distributions() -> set[str]:

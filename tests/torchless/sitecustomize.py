@@ -1,5 +1,5 @@
 """First on PYTHONPATH, this folder makes an interpreter one that never installed model code:
-importing torch, transformers, diffusers or scipy fails as it does where they are absent. With
+importing torch, transformers, diffusers, timm or scipy fails as it does where they are absent. With
 $TRIAGEBOT_IMPORTS set, the files of the modules imported after start-up are written there
 when the interpreter exits, for the test to check against the dependencies it may use.
 
@@ -9,7 +9,7 @@ import atexit
 import os
 import sys
 
-MODEL_CODE = frozenset({"torch", "transformers", "diffusers", "scipy"})
+MODEL_CODE = frozenset({"torch", "transformers", "diffusers", "timm", "scipy"})
 
 
 class Absent:

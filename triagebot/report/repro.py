@@ -135,6 +135,7 @@ def repro_script(
         model=model,
         key=snapshot.key,
         torch_version=snapshot.environment.torch_version,
+        libraries=_libraries(snapshot, spec.source),
         code=code,
         class_name=spec.class_path.rpartition(":")[2] or spec.model,
         class_path=spec.class_path,
@@ -171,6 +172,22 @@ def _may_drop(code: str | None, config: dict[str, Any]) -> bool:
         return True
     said = f"{code} {config}".lower()
     return "dropout" in said or "layerdrop" in said
+
+
+def _libraries(snapshot: Snapshot, suite: str) -> str:
+    """The version of the library the script builds its model with, as the snapshot recorded it,
+    with those its models run on (`Suite.companions`: "timm 1.0.31 with torchvision 0.28.0"):
+    the lines a traceback names are that release's. Empty for a sentinel, and where the snapshot
+    did not record it."""
+    versions = snapshot.environment.library_versions()
+    version = versions.get(suite, "")
+    if not version:
+        return ""
+    known = SUITES.get(suite)
+    companions = [
+        f"{name} {versions[name]}" for name in (known.companions if known else ()) if versions.get(name)
+    ]
+    return f"{suite} {version}" + (f" with {', '.join(companions)}" if companions else "")
 
 
 def _input_dict(item: InputSpec) -> dict[str, Any]:

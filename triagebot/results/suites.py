@@ -27,6 +27,9 @@ class Suite:
     module: str
     library: str = ""  # the package whose version `Environment.library_versions` records
     packages: tuple[str, ...] = ()  # what a bisection installs for its repros, in order
+    # Libraries its models run on whose versions a repro's lines depend on too (timm: torchvision,
+    # the build made for the torch under test): recorded beside `library` where it is swept.
+    companions: tuple[str, ...] = ()
     optional: bool = False  # the locks may not install its library: missing, it is one line
     bare_keys: bool = False  # its models are keyed by their bare names (see `model_key`)
     keyword_config: bool = False  # a repro builds its models from keyword arguments, not a config
@@ -65,6 +68,7 @@ SUITES: dict[str, Suite] = {
             module="triagebot.corpus.timm_models",
             library="timm",
             packages=("torchvision", "timm"),
+            companions=("torchvision",),
             optional=True,
             keyword_config=True,
             default=True,

@@ -20,8 +20,10 @@ def _version(package: str) -> str:
 
 
 def _libraries(suites: Collection[str]) -> dict[str, str]:
-    """The versions of the libraries of `suites` (corpus names) beside transformers, installed."""
-    named = [suite.library for suite in SUITES.values() if suite.corpus in suites]
+    """The versions of the libraries of `suites` (corpus names) beside transformers, and of those
+    their models run on (`Suite.companions`), installed."""
+    swept = [suite for suite in SUITES.values() if suite.corpus in suites]
+    named = [name for suite in swept for name in (suite.library, *suite.companions)]
     versions = {library: _version(library) for library in named if library and library != "transformers"}
     return {library: version for library, version in versions.items() if version}
 
