@@ -51,7 +51,7 @@ from triagebot.results import (
     Status,
 )
 
-FORMAT = 4  # 4: each flag's wrong results and the outputs judged, for closing (`NightSummary.wrong`)
+FORMAT = 5  # 5: what the ladder said of each pair it climbed, for the rotation (`NightSummary.ladder`)
 
 
 def _recompiles(result: ModelResult, config: str) -> int | None:
@@ -133,7 +133,7 @@ class NightData(NightSummary):
     made from (None when the store keeps no file), `previous`/`previous_source` those of the
     nightly `diff` is against."""
 
-    format: Literal[4] = FORMAT
+    format: Literal[5] = FORMAT
     flags: dict[str, dict[str, Any]]
     source: str | None = None
     signatures: list[str] = Field(default_factory=list)

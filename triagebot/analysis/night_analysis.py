@@ -27,6 +27,7 @@ from triagebot.analysis.recurrence import (
     recurrence,
     settled,
 )
+from triagebot.analysis.rotation import ladder_points
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
@@ -101,6 +102,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
             for flag, mine in by_flag.items()
         },
         health=health_points(snapshot),
+        ladder=ladder_points(snapshot),
     )
 
 
