@@ -81,3 +81,36 @@ def test_a_failure_on_an_older_build_comes_first_then_the_never_climbed_then_the
     assert order == ["Failed", "Never", "Oldest", "Changed", "Newest"]
     # Tonight's build is the failure's own: it is evidence of tonight, not an older build's.
     assert staleness(("Failed", SCALAR), RUNGS, evidence, 1, build="2.13.0.dev2")[0] == 2
+
+
+def test_tonight_s_ladder_climbs_the_changed_models_whose_evidence_is_oldest_first():
+    """Read from the store as `run` reads it before the sweep: a model climbed last night waits
+    behind one never climbed and one climbed the night before, whatever their change in graphs."""
+    from triagebot.config import SweepSettings
+    from triagebot.pipeline.sweeping import ladder_evidence
+    from triagebot.results import ModelSpec
+    from triagebot.store import MemoryStore
+    from triagebot.sweep.plan import ladder_for
+
+    def all_ok(model):
+        return {rung: ok(1) for rung in ("aot_eager", "inductor", "aot_eager+backward")}
+
+    stored = MemoryStore(
+        [
+            night("2.13.0.dev1", climbed("Before", all_ok("Before"))),
+            night("2.13.0.dev2", climbed("Last", all_ok("Last"))),
+        ]
+    )
+    evidence = ladder_evidence(stored, say=lambda _: None)
+    assert (
+        evidence[("Last", SCALAR)]["inductor"].age == 0 and evidence[("Before", SCALAR)]["inductor"].age == 1
+    )
+    ladder = ladder_for(SweepSettings(ladder_sample=0), [ModelSpec(model=m) for m in ("Last",)], 0, evidence)
+    tonight = [
+        result("Last", ok(9), {SCALAR: ok(1)}),  # the largest change
+        result("Before", ok(3), {SCALAR: ok(1)}),
+        result("Never", ok(2), {SCALAR: ok(1)}),
+    ]
+    chosen = ladder.choose(tonight, {SCALAR: {}})
+    assert [model for model, config in chosen if config == SCALAR] == ["Never", "Before", "Last"]
+    assert ladder.rotation(tonight, {SCALAR: {}}) == set(chosen)

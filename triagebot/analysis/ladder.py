@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import crash_groups, model_effect, no_evidence_of_help
@@ -55,7 +55,7 @@ def lives_in(rung: str | None) -> str:
     return RUNGS[name].lives_in if name in RUNGS else name
 
 
-def _change(row: ModelEffect) -> tuple[int, str]:
+def change_order(row: ModelEffect) -> tuple[int, str]:
     """Sort key of a changed model: a fixed crash first, then the largest change in graphs."""
     if row.baseline_graphs is None or row.flag_graphs is None:
         return (-(10**9), row.model)
@@ -66,14 +66,16 @@ def ladder_pairs(
     results: Sequence[ModelResult],
     flags: Mapping[str, Any],
     sample: Collection[str] = (),
+    order: Callable[[ModelEffect], Any] | None = None,
 ) -> list[tuple[str, str]]:
     """The (model, config) pairs that climb the ladder, in a stable order (see the module docstring).
 
     A crash group is represented by its first model (by name); every member crashed the same way
     in Dynamo. A sampled model climbs at baseline, when its baseline ran. The order is the
     priority: every failure group's representative, then the models a flag changes (the flags
-    in turn, a fixed crash or the largest change in graphs first), then the sample: the
-    ladder climbs the first `[sweep] ladder_max_pairs` of them (`sweep.ladder.bounded`).
+    in turn, a fixed crash or the largest change in graphs first, or by `order`: the rotation's
+    oldest evidence first, `analysis.rotation.by_staleness`), then the sample: the ladder climbs
+    the first `[sweep] ladder_max_pairs` of them (`sweep.ladder.bounded`).
     """
     by_model = {result.model: result for result in results}
     rows = {
@@ -84,7 +86,10 @@ def ladder_pairs(
         for effect in (Effect.crashes, Effect.wrong_result):
             for group in crash_groups(mine, flag, effect):
                 units.append(((group.models[0], BASELINE), (group.models[0], flag)))
-    changed = [sorted((row for row in mine if row.effect in CHANGED), key=_change) for mine in rows.values()]
+    changed = [
+        sorted((row for row in mine if row.effect in CHANGED), key=order or change_order)
+        for mine in rows.values()
+    ]
     for turn in itertools.zip_longest(*changed):
         units.extend(((row.model, BASELINE), (row.model, row.flag)) for row in turn if row is not None)
     for model in sorted(sample):

@@ -14,17 +14,18 @@ evidence is oldest, so that every changed pair is checked within a window of nig
 - `staleness(pair, rungs, evidence, graphs)`: a pair's place in tonight's order: a failure seen
   on an older build first (rechecked before anything else: it is what a verdict waits on), then
   a pair never climbed, then the oldest evidence, and among equals a pair whose graphs changed
-  since.
+  since; `by_staleness(evidence, rungs)` orders a flag's changed models by it
+  (`ladder_pairs`' `order`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import model_effect
-from triagebot.analysis.ladder import CHANGED, FAILED_WORDS, rung_word
-from triagebot.results import BASELINE, Effect, LadderPoint, ModelResult, NightSummary, Snapshot
+from triagebot.analysis.ladder import CHANGED, FAILED_WORDS, change_order, rung_word
+from triagebot.results import BASELINE, Effect, LadderPoint, ModelEffect, ModelResult, NightSummary, Snapshot
 
 Pair = tuple[str, str]
 
@@ -110,3 +111,17 @@ def staleness(
     if len(seen) < len(rungs):
         return (1, 0, False)
     return (2, -oldest, unchanged)
+
+
+def by_staleness(
+    evidence: Evidences, rungs: Sequence[str], build: str | None = None
+) -> Callable[[ModelEffect], tuple[Any, ...]]:
+    """The sort key of a changed model in tonight's rotation: the staler of its flag pair and
+    its baseline pair (`staleness`, each against its graphs tonight), then the largest change."""
+
+    def key(row: ModelEffect) -> tuple[Any, ...]:
+        flag = staleness((row.model, row.flag), rungs, evidence, row.flag_graphs, build)
+        base = staleness((row.model, BASELINE), rungs, evidence, row.baseline_graphs, build)
+        return (min(flag, base), *change_order(row))
+
+    return key

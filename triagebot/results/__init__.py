@@ -74,6 +74,7 @@ from triagebot.results.rungs import (
     Rung,
     default_rungs,
     failures_only,
+    rotated,
     rungs_said,
     users_backends,
 )
@@ -287,6 +288,7 @@ __all__ = [
     "named_in_break",
     "named_suites",
     "people_only",
+    "rotated",
     "rung_backend",
     "rungs_said",
     "same_night",
