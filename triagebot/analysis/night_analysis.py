@@ -27,10 +27,11 @@ from triagebot.analysis.recurrence import (
     recurrence,
     settled,
 )
-from triagebot.analysis.rotation import ladder_points
+from triagebot.analysis.rotation import coverage, ladder_points, latest_evidence
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
+    LADDER_WINDOW,
     Accuracy,
     Check,
     Effect,
@@ -40,9 +41,11 @@ from triagebot.results import (
     Night,
     NightSummary,
     Recurrence,
+    RungCoverage,
     Snapshot,
     SnapshotDiff,
     suite_of,
+    users_backends,
 )
 
 # Effects that say nothing of whether the flag still crashes the model: it was not run through.
@@ -157,6 +160,7 @@ def night(
     dashboard_url: str | None = None,
     close_after: int = 2,
     compile_time_blocks: float | None = None,
+    ladder_window: int = LADDER_WINDOW,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
     (oldest first, snapshots or their summaries) fills each crash group's first nightly, each
@@ -165,7 +169,8 @@ def night(
     Every snapshot given is classified once, the diff made once from those rows, the health
     computed once. `close_after`: the clean nightlies closing waits for, which a fix waits for
     before it is said (`recurrence.news`). `compile_time_blocks`: the median compile-time ratio
-    past which a flag is not ready (None: compile time never blocks)."""
+    past which a flag is not ready (None: compile time never blocks). `ladder_window`: the
+    nightlies within which the ladder's evidence on a changed model counts (`FlagFigures.coverage`)."""
     rows = classify(snapshot)
     summaries, previous_rows = _summaries(history, previous, previous_rows)
     change = None
@@ -179,6 +184,7 @@ def night(
     nights = [*summaries, summarise(snapshot, rows)]
     urls = issue_urls or {}
     compile_blocks = compile_time_blocks
+    evidence = latest_evidence(nights)  # tonight last: its own evidence is age 0
     return Night(
         key=snapshot.key,
         snapshot=snapshot,
@@ -187,7 +193,17 @@ def night(
         diff=change,
         flags={
             flag: _flag_night(
-                snapshot, flag, rows, nights, change, before, cc, urls.get(flag), close_after, compile_blocks
+                snapshot,
+                flag,
+                rows,
+                nights,
+                change,
+                before,
+                cc,
+                urls.get(flag),
+                close_after,
+                compile_blocks,
+                coverage(flag, rows, evidence, users_backends(), ladder_window),
             )
             for flag in snapshot.flags
         },
@@ -294,8 +310,10 @@ def _flag_night(
     issue_url: str | None,
     close_after: int,
     compile_time_blocks: float | None = None,
+    covered: Sequence[RungCoverage] = (),
 ) -> FlagNight:
-    """One flag's part of the night; `nights`: the history's summaries, then tonight's."""
+    """One flag's part of the night; `nights`: the history's summaries, then tonight's;
+    `covered`: what the ladder's evidence covers of what the flag changes, per rung users run."""
     seen: dict[str, str] = {}
     for nightly in nights:
         for signature in nightly.crash_signatures.get(flag, []):
@@ -319,7 +337,9 @@ def _flag_night(
         sentinels=snapshot.sentinels,
     )
     unverified = _unverified(snapshot, recurred, mine, close_after)
-    figures = figures.model_copy(update={"unverified": len(unverified), "unverified_crashes": unverified})
+    figures = figures.model_copy(
+        update={"unverified": len(unverified), "unverified_crashes": unverified, "coverage": list(covered)}
+    )
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

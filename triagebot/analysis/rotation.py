@@ -16,6 +16,9 @@ evidence is oldest, so that every changed pair is checked within a window of nig
   a pair never climbed, then the oldest evidence, and among equals a pair whose graphs changed
   since; `by_staleness(evidence, rungs)` orders a flag's changed models by it
   (`ladder_pairs`' `order`).
+- `coverage(flag, rows, evidence, rungs, window)`: per rung, how many of the models a flag
+  changes tonight it has checked within the window, how many fail there, and the build of the
+  oldest evidence carried from an earlier night (`FlagFigures.coverage`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,16 @@ from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import model_effect
 from triagebot.analysis.ladder import CHANGED, FAILED_WORDS, change_order, rung_word
-from triagebot.results import BASELINE, Effect, LadderPoint, ModelEffect, ModelResult, NightSummary, Snapshot
+from triagebot.results import (
+    BASELINE,
+    Effect,
+    LadderPoint,
+    ModelEffect,
+    ModelResult,
+    NightSummary,
+    RungCoverage,
+    Snapshot,
+)
 
 Pair = tuple[str, str]
 
@@ -125,3 +137,31 @@ def by_staleness(
         return (min(flag, base), *change_order(row))
 
     return key
+
+
+def coverage(
+    flag: str, rows: Iterable[ModelEffect], evidence: Evidences, rungs: Sequence[str], window: int
+) -> list[RungCoverage]:
+    """Per rung of `rungs`, how much of what `flag` changes tonight (`CHANGED`) it has checked
+    under the flag within the last `window` nightlies (`evidence`: read with tonight last, so
+    that age 0 is tonight); nothing when the flag changes no model."""
+    changed = [row.model for row in rows if row.flag == flag and row.effect in CHANGED]
+    if not changed:
+        return []
+    found = []
+    for rung in rungs:
+        seen = [mine[rung] for model in changed if rung in (mine := evidence.get((model, flag), {}))]
+        recent = [each for each in seen if each.age < window]
+        oldest = max(recent, key=lambda each: each.age, default=None)
+        found.append(
+            RungCoverage(
+                rung=rung,
+                window=window,
+                changed=len(changed),
+                checked=len(recent),
+                failing=sum(each.failed for each in recent),
+                carried=sum(each.age > 0 for each in recent),
+                oldest=oldest.build if oldest is not None and oldest.age > 0 else None,
+            )
+        )
+    return found

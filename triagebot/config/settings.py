@@ -20,6 +20,7 @@ from triagebot.errors import ConfigError, UsageError, unknown
 from triagebot.results import (
     BASELINE,
     HEALTH_ISSUE,
+    LADDER_WINDOW,
     TEST_CORPORA,
     FlagSettings,
     IssueTitle,
@@ -180,7 +181,7 @@ class SweepSettings(Section):
     # coverage and its readiness read the ladder's evidence of the last this many nightlies. 28:
     # what the rotation needs at the default budget on 2 CPU workers to climb the ~544 changed
     # pairs of the default corpus (docs/performance.md); a 16-worker runner covers them nightly.
-    ladder_window: int = Field(default=28, ge=1)
+    ladder_window: int = Field(default=LADDER_WINDOW, ge=1)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # The night's noise floor of compile times: the baselines of this many models (a fixed
     # sample of the whole selection, those of a short run only) run a second time; 0: none.

@@ -59,11 +59,13 @@ from triagebot.results import (
     LadderRow,
     LibraryFinding,
     Reduction,
+    RungCoverage,
     Snapshot,
     SuiteCount,
     VerdictRow,
     failures_only,
     key_versions,
+    rotated,
     users_backends,
 )
 from triagebot.results import rungs_said as rungs_said  # the templates place each rung by it
@@ -106,8 +108,11 @@ RULE = (
     "fail on a backend-ladder rung that its baseline passes, nor may a crash not yet over go "
     "unverified tonight (its suite not swept, an engine error). At least one of them must have had "
     "its outputs judged: a model whose outputs could not be judged shows that graphs can be fewer, "
-    "never that the flag is safe, and is never counted as help. More graphs, more recompiles and engine "
-    "errors do not block: they stand beside the verdict, to be weighed against the models it helps."
+    "never that the flag is safe, and is never counted as help. Every model the flag changes must "
+    "have been checked under it on every backend users run, Inductor included, within the window "
+    "of nightlies the backend ladder rotates over: with fewer, the flag is not judged yet, never "
+    "ready. More graphs, more recompiles and engine errors do not block: they stand beside the "
+    "verdict, to be weighed against the models it helps."
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
 
@@ -459,8 +464,14 @@ def ladder_intro(stats: FlagStats, device: str) -> str:
         "representative, which climbs every rung"
     )
     only = [rung for rung in stats.ladder if rung in failures_only(device)]
-    if only:
-        text += f"; on {device}, {' and '.join(only)} is climbed by the failures' representatives only"
+    lifted = [rung for rung in only if rung in rotated(device)]
+    if lifted:
+        text += (
+            f"; on {device}, {' and '.join(lifted)} is climbed by the failures' representatives and, "
+            "in rotation over the nightlies, the models a flag changes"
+        )
+    if kept := [rung for rung in only if rung not in lifted]:
+        text += f"; on {device}, {' and '.join(kept)} is climbed by the failures' representatives only"
     if unrun:
         text += f"; {' and '.join(unrun)} {'was' if len(unrun) == 1 else 'were'} not on tonight's ladder"
     return text + "."
@@ -550,9 +561,12 @@ def _no_crash_clause(figures: FlagFigures) -> str:
 
 
 def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:
-    """The verdict's reasons, after its word; `groups`: the flag's confirmed crash groups, in order."""
+    """The verdict's reasons, after its word; `groups`: the flag's confirmed crash groups, in order.
+    Not judged yet, they start with what the awaited rungs checked: "3 of 5 checked; ..."."""
     if not figures.affectable:
         return "the flag was not run on any model it could affect."
+    awaited = verdict_word(verdict).startswith("Not judged yet")
+    checked = f"{awaited_share(verdict.awaiting)}; " if awaited else ""
     parts = [
         _crash_clause(figures, groups) if figures.crashes else _no_crash_clause(figures),
         plural(figures.wrong_results, "wrong result") if figures.outputs_checked else "outputs not compared",
@@ -566,7 +580,7 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     helps += f" ({percent(share(figures.helped, figures.affectable))})"
     among = f" {sentinels_among(figures)}." if figures.sentinels else ""
-    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
+    return f"{checked}{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
 
 
 def sentinels_among(figures: FlagFigures) -> str:
@@ -697,7 +711,54 @@ def not_measured(snapshot: Snapshot, figures: FlagFigures | None = None) -> str:
 
 
 def verdict_word(verdict: FlagVerdict) -> str:
-    return "Ready" if verdict.ready else "Not ready"
+    """ "Ready", "Not ready", or, with nothing blocking but a rung users run not covering what the
+    flag changes (`FlagVerdict.awaiting`), "Not judged yet on inductor"."""
+    if verdict.ready:
+        return "Ready"
+    if verdict.awaiting and not verdict.blockers:
+        return f"Not judged yet on {' and '.join(rung.rung for rung in verdict.awaiting)}"
+    return "Not ready"
+
+
+def checked_share(rung: RungCoverage) -> str:
+    """ "3 of 5 checked", what a rung has checked of what the flag changes."""
+    return f"{rung.checked} of {rung.changed} checked"
+
+
+def awaited_share(awaiting: Sequence[RungCoverage]) -> str:
+    """What the rungs a verdict waits on have checked: "3 of 5 checked", or per rung where they
+    differ ("aot_eager 4 of 5, inductor 3 of 5 checked")."""
+    if len({(rung.checked, rung.changed) for rung in awaiting}) == 1:
+        return checked_share(awaiting[0])
+    return ", ".join(f"{rung.rung} {rung.checked} of {rung.changed}" for rung in awaiting) + " checked"
+
+
+def coverage_line(rung: RungCoverage) -> str:
+    """One rung's coverage of what the flag changes: "On inductor under the flag: 180 of 192
+    changed models checked within the last 7 nightlies (12 on an earlier nightly, the oldest on
+    2.13.0.dev20261130), 2 fail, 12 not yet". Evidence carried from an earlier nightly says its
+    build, never tonight's."""
+    within = "tonight" if rung.window == 1 else f"within the last {rung.window} nightlies"
+    changed = plural(rung.changed, "changed model")
+    text = f"On {rung.rung} under the flag: {rung.checked} of {changed} checked {within}"
+    if rung.carried:
+        earlier = "all" if rung.carried == rung.checked else f"{rung.carried}"
+        text += f" ({earlier} on an earlier nightly, the oldest on {rung.oldest})"
+    elif rung.checked:
+        text += " (all tonight)"
+    if rung.failing:
+        text += f", {rung.failing} {'fails' if rung.failing == 1 else 'fail'}"
+    return text + (f", {rung.not_yet} not yet" if rung.not_yet else "")
+
+
+def coverage(figures: FlagFigures) -> str | None:
+    """What the backend ladder's rotation has covered of what the flag changes, per rung users
+    run, in sentences (None: the flag changes no model)."""
+    if not figures.coverage:
+        return None
+    return " ".join(
+        f"{coverage_line(rung)[0].upper()}{coverage_line(rung)[1:]}." for rung in figures.coverage
+    )
 
 
 def verdict_sentence(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:

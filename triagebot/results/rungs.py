@@ -14,6 +14,10 @@ from dataclasses import dataclass
 COUNTING_BACKEND = "counting"
 """The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
 
+LADDER_WINDOW = 28
+"""The nightlies within which every model a flag changes must have climbed each rung users run
+(`[sweep] ladder_window`): what the rotation covers at the default budget on 2 CPU workers."""
+
 BACKWARD = "+backward"
 """What a ladder rung's name ends with when it runs the backward pass too (`BACKWARD_RUNG`)."""
 
