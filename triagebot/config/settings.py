@@ -180,7 +180,8 @@ class SweepSettings(Section):
     # The nightlies within which every changed pair's evidence counts as current: a flag's
     # coverage and its readiness read the ladder's evidence of the last this many nightlies. 28:
     # what the rotation needs at the default budget on 2 CPU workers to climb the ~544 changed
-    # pairs of the default corpus (docs/performance.md); a 16-worker runner covers them nightly.
+    # pairs of the default corpus, about 21 a night (docs/performance.md: an estimate from
+    # measured rungs); 16 workers climb 8 times as many.
     ladder_window: int = Field(default=LADDER_WINDOW, ge=1)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # The night's noise floor of compile times: the baselines of this many models (a fixed
