@@ -114,3 +114,15 @@ def test_tonight_s_ladder_climbs_the_changed_models_whose_evidence_is_oldest_fir
     chosen = ladder.choose(tonight, {SCALAR: {}})
     assert [model for model, config in chosen if config == SCALAR] == ["Never", "Before", "Last"]
     assert ladder.rotation(tonight, {SCALAR: {}}) == set(chosen)
+
+
+def test_a_helped_model_s_benefit_is_judged_on_the_rungs_its_baseline_ran_too():
+    from triagebot.analysis.ladder import survives
+    from triagebot.results import Effect
+
+    helped = Effect.reduces_graphs
+    both = {"aot_eager": "ok", "inductor": "crash"}
+    assert survives(helped, both) is False  # unlike with like: the flag blamed for the model's crash
+    assert survives(helped, both, baseline={"aot_eager": "ok", "inductor": "crash"}) is None
+    assert survives(helped, both, baseline={"aot_eager": "ok", "inductor": "ok"}) is False
+    assert survives(helped, {"aot_eager": "ok"}, baseline={"aot_eager": "ok"}) is True

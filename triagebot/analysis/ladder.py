@@ -184,11 +184,19 @@ def _signature(outcome: Outcome) -> str | None:
     return outcome.signature
 
 
-def survives(effect: Effect, cells: Mapping[str, str]) -> bool | None:
+def survives(
+    effect: Effect, cells: Mapping[str, str], baseline: Mapping[str, str] | None = None
+) -> bool | None:
     """Whether a helped model's benefit survives the rungs it ran: False when one failed
     (confirmed), True when it ran on at least one and passed every one it ran; None for a model
-    not helped, or one whose rungs prove nothing either way (a failure that did not repeat)."""
+    not helped, or one whose rungs prove nothing either way (a failure that did not repeat).
+    Like with like: with `baseline` (the same model's rungs at baseline), a failure the
+    baseline meets on the same rung is not the flag's, and says nothing of its benefit."""
     if effect != Effect.reduces_graphs or not cells:
+        return None
+    if baseline is not None and any(
+        word in FAILED_WORDS and baseline.get(rung) in FAILED_WORDS for rung, word in cells.items()
+    ):
         return None
     if any(word in FAILED_WORDS for word in cells.values()):
         return False
@@ -209,17 +217,18 @@ def rows_that_climbed(
         failure = _first_failure(result, flag, order)
         crashed_in_sweep = row.effect in FAILED_IN_SWEEP
         words = rung_cells(result, flag, order)
+        baseline = rung_cells(result, BASELINE, order)
         table.append(
             LadderRow(
                 model=row.model,
                 stratum=row.stratum,
                 effect=row.effect,
                 rungs=words,
-                baseline_rungs=rung_cells(result, BASELINE, order),
+                baseline_rungs=baseline,
                 failed_at=failure[0] if failure else None,
                 lives_in="Dynamo" if crashed_in_sweep else lives_in(failure[0]) if failure else None,
                 signature=_signature(failure[1]) if failure else row.signature if crashed_in_sweep else None,
-                survives=survives(row.effect, words),
+                survives=survives(row.effect, words, baseline),
                 not_run=why_not_run(result, flag, order, device, snapshot.ladder_unreached),
             )
         )
