@@ -10,7 +10,7 @@ from builders import SCALAR, night_of, ok, result, snapshot
 from triagebot.config import Config, SweepSettings
 from triagebot.pipeline.sweeping import ladder_evidence
 from triagebot.report import run_summary, words
-from triagebot.results import ModelSpec, Outcome, Status
+from triagebot.results import BASELINE, ModelSpec, Outcome, Status
 from triagebot.store import MemoryStore
 from triagebot.sweep.ladder import plan_climbs
 from triagebot.sweep.plan import ladder_for
@@ -113,3 +113,29 @@ def test_a_failure_seen_on_an_older_build_is_rechecked_first_and_blocks_until_th
     recheck, climbed = nights[failed_on + 1]
     assert climbed[0] == broken  # before any pair never climbed or climbed longer ago
     assert inductor(recheck).failing == 0 and figures.coverage
+
+
+def test_a_failure_carried_from_an_earlier_nightly_holds_the_verdict_unless_its_baseline_fails_too():
+    def model(baseline_inductor: Outcome, climbs: bool = True):
+        flagged = Outcome(status=Status.crash, error_type="E", signature="E: e")
+        ladder = {
+            BASELINE: {"aot_eager": ok(3), "inductor": baseline_inductor},
+            SCALAR: {"aot_eager": ok(1), "inductor": flagged},
+        }
+        return result("Helped", ok(3), {SCALAR: ok(1)}, ladder=ladder if climbs else {})
+
+    for baseline, word in ((ok(3), "Not judged yet on inductor"), (Outcome(status=Status.crash), "Ready")):
+        failed = snapshot([model(baseline)], key="2.13.0.dev20261201", ladder=["aot_eager", "inductor"])
+        tonight = snapshot([model(baseline, climbs=False)], key="2.13.0.dev20261202")
+        state = night_of(tonight, [failed]).flags[SCALAR]
+        assert words.verdict_word(state.verdict) == word
+    said = words.verdict_sentence(state.figures, state.verdict, [])
+    assert said.startswith("Ready: ") and "to recheck" not in said
+    held = night_of(
+        snapshot([model(ok(3), climbs=False)], key="2.13.0.dev20261202"),
+        [snapshot([model(ok(3))], key="2.13.0.dev20261201", ladder=["aot_eager", "inductor"])],
+    ).flags[SCALAR]
+    sentence = words.verdict_sentence(held.figures, held.verdict, [])
+    assert sentence.startswith("Not judged yet on inductor: 1 of 1 checked, 1 failure on an earlier nightly")
+    line = words.coverage_line(held.figures.coverage[1])
+    assert line.endswith("1 fails (1 on an earlier nightly, to recheck)") and "2.13.0.dev20261201" in line

@@ -192,6 +192,8 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             if row == VerdictRow.not_judged:  # "safe" needs one real model whose outputs were judged
                 blocks = figures.not_judged >= figures.affectable - figures.sentinels
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
-    awaiting = [rung for rung in figures.coverage if rung.not_yet]  # below the rule: not judged yet
+    # Below the rule (a changed model not checked within the window, or a failure seen on an
+    # earlier nightly still to recheck): not judged yet.
+    awaiting = [rung for rung in figures.coverage if rung.not_yet or rung.failing_earlier]
     ready = figures.affectable > 0 and not any(line.blocks for line in lines) and not awaiting
     return FlagVerdict(ready=ready, lines=lines, awaiting=awaiting)

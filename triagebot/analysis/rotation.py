@@ -150,18 +150,30 @@ def coverage(
         return []
     found = []
     for rung in rungs:
-        seen = [mine[rung] for model in changed if rung in (mine := evidence.get((model, flag), {}))]
-        recent = [each for each in seen if each.age < window]
-        oldest = max(recent, key=lambda each: each.age, default=None)
+        recent = {
+            model: mine[rung]
+            for model in changed
+            if rung in (mine := evidence.get((model, flag), {})) and mine[rung].age < window
+        }
+        failing = [each for model, each in recent.items() if _flags_failure(evidence, model, rung, each)]
+        oldest = max(recent.values(), key=lambda each: each.age, default=None)
         found.append(
             RungCoverage(
                 rung=rung,
                 window=window,
                 changed=len(changed),
                 checked=len(recent),
-                failing=sum(each.failed for each in recent),
-                carried=sum(each.age > 0 for each in recent),
+                failing=len(failing),
+                failing_earlier=sum(each.age > 0 for each in failing),
+                carried=sum(each.age > 0 for each in recent.values()),
                 oldest=oldest.build if oldest is not None and oldest.age > 0 else None,
             )
         )
     return found
+
+
+def _flags_failure(evidence: Evidences, model: str, rung: str, under_flag: Evidence) -> bool:
+    """Whether the flag's evidence on a rung is a failure of the flag's: not one the model's
+    baseline met on the same rung as well (like with like)."""
+    baseline = evidence.get((model, BASELINE), {}).get(rung)
+    return under_flag.failed and not (baseline is not None and baseline.failed)

@@ -721,16 +721,20 @@ def verdict_word(verdict: FlagVerdict) -> str:
 
 
 def checked_share(rung: RungCoverage) -> str:
-    """ "3 of 5 checked", what a rung has checked of what the flag changes."""
-    return f"{rung.checked} of {rung.changed} checked"
+    """ "3 of 5 checked", what a rung has checked of what the flag changes, and the failures
+    seen on an earlier nightly that wait for their recheck."""
+    text = f"{rung.checked} of {rung.changed} checked"
+    if rung.failing_earlier:
+        text += f", {plural(rung.failing_earlier, 'failure')} on an earlier nightly to recheck"
+    return text
 
 
 def awaited_share(awaiting: Sequence[RungCoverage]) -> str:
     """What the rungs a verdict waits on have checked: "3 of 5 checked", or per rung where they
     differ ("aot_eager 4 of 5, inductor 3 of 5 checked")."""
-    if len({(rung.checked, rung.changed) for rung in awaiting}) == 1:
+    if len({(rung.checked, rung.changed, rung.failing_earlier) for rung in awaiting}) == 1:
         return checked_share(awaiting[0])
-    return ", ".join(f"{rung.rung} {rung.checked} of {rung.changed}" for rung in awaiting) + " checked"
+    return "; ".join(f"{rung.rung} {checked_share(rung)}" for rung in awaiting)
 
 
 def coverage_line(rung: RungCoverage) -> str:
@@ -748,6 +752,8 @@ def coverage_line(rung: RungCoverage) -> str:
         text += " (all tonight)"
     if rung.failing:
         text += f", {rung.failing} {'fails' if rung.failing == 1 else 'fail'}"
+        if rung.failing_earlier:
+            text += f" ({rung.failing_earlier} on an earlier nightly, to recheck)"
     return text + (f", {rung.not_yet} not yet" if rung.not_yet else "")
 
 

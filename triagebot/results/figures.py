@@ -158,7 +158,8 @@ class RungCoverage(Record):
     nights (`analysis.rotation.coverage`): of the `changed` models (tonight's, fewer or more
     graphs or a crash fixed), those whose latest evidence on the rung is within the last `window`
     nightlies (`checked`; `failing` of them fail there, `carried` of them were checked on an
-    earlier nightly, the `oldest` of which is named by its build)."""
+    earlier nightly, the `oldest` of which is named by its build). A failure counts where the
+    model's baseline did not fail on the same rung: like with like."""
 
     rung: str
     window: int
@@ -167,6 +168,9 @@ class RungCoverage(Record):
     failing: int = 0
     carried: int = 0
     oldest: str | None = None  # the build of the oldest evidence counted (None: all tonight's)
+    # Of `failing`, those seen on an earlier nightly: the rotation rechecks them first, and until
+    # then the flag is not judged on the rung.
+    failing_earlier: int = 0
 
     @property
     def not_yet(self) -> int:
@@ -284,7 +288,8 @@ class FlagVerdict(Record):
     ready: bool
     lines: list[VerdictLine] = Field(default_factory=list)
     # The rungs users run whose coverage is below the rule (every changed model checked within
-    # the window): with nothing else blocking, the flag is not judged yet, never ready.
+    # the window, no failure from an earlier nightly awaiting its recheck): with nothing else
+    # blocking, the flag is not judged yet, never ready.
     awaiting: list[RungCoverage] = Field(default_factory=list)
 
     @property
