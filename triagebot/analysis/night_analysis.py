@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from triagebot.analysis.call_time import call_time
-from triagebot.analysis.compile_time import compile_time
+from triagebot.analysis.compile_time import baseline_compile_seconds, compile_time
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
 from triagebot.analysis.figures import flag_figures, verdict
@@ -106,6 +106,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         },
         health=health_points(snapshot),
         ladder=ladder_points(snapshot),
+        compile_seconds=baseline_compile_seconds(snapshot),
     )
 
 
@@ -325,7 +326,11 @@ def _flag_night(
     flag_change = change.flags.get(flag) if change is not None else None
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
-    cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
+    history: dict[str, list[float]] = {}
+    for nightly in nights[:-1]:  # the stored nightlies, not tonight
+        for model, seconds in nightly.compile_seconds.items():
+            history.setdefault(model, []).append(seconds)
+    cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks, history=history)
     checked = "accuracy" in snapshot.checks
     calls = call_time(snapshot, flag, rows)
     figures = flag_figures(

@@ -226,10 +226,29 @@ def compile_time(figures: FlagFigures) -> str | None:
     )
     said += f", noise floor {noise(cost)}"
     if not cost.measurable:
-        return f"{said}: no measurable change."
+        return f"{said}: no measurable change.{own_noise(cost)}"
     direction = "slower" if cost.median > 1 else "faster"
     both = f"{plural(cost.rose, 'model')} slower and {cost.fell} faster"
-    return f"{said}: compilation is {direction}; beyond the floor, {both}."
+    return f"{said}: compilation is {direction}; beyond the floor, {both}.{own_noise(cost)}"
+
+
+def own_noise(cost: CompileTime) -> str:
+    """The sentence after a compile-time figure on each model's own spread over the stored
+    nightlies ("Against each model's own spread ...: 2 of 30 slower beyond it, 0 faster; 5
+    models have no history yet"), or that no model has one yet; nothing for an older night."""
+    if not cost.history_nights:  # a night older than the figures
+        return ""
+    wanting = f"fewer than {cost.history_nights} stored nightlies"
+    if not cost.history_models:
+        return f" No model has a compile-time history of its own yet ({wanting})."
+    said = (
+        f" Against each model's own spread over the stored nightlies (Tukey's fences on the "
+        f"interquartile range): {cost.history_rose} of {cost.history_models} slower beyond it, "
+        f"{cost.history_fell} faster"
+    )
+    if cost.no_history:
+        said += f"; {plural(cost.no_history, 'model has', 'models have')} no history yet ({wanting})"
+    return said + "."
 
 
 # --- what a flag does to the compiled model's calls, and to its backward pass ---

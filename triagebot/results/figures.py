@@ -84,6 +84,15 @@ class CompileTime(Record):
     blocks_above: float | None = None
     # Over the sentinels alone (triagebot's test models): no real model was timed tonight.
     sentinels_only: bool = False
+    # Against each model's own spread over the stored nightlies (its baseline compile seconds,
+    # Tukey's fences on their interquartile range, as rustc-perf and PyTorch's HUD judge a change
+    # against a multi-day baseline): the models with enough history to judge, those under the
+    # flag slower or faster beyond their own spread, and those without history yet.
+    history_models: int = 0
+    history_rose: int = 0
+    history_fell: int = 0
+    no_history: int = 0
+    history_nights: int = 0  # the nightlies a model needs before its own spread judges it
 
     @property
     def measurable(self) -> bool:

@@ -433,6 +433,10 @@ class NightSummary(Record):
     # pairs it climbed: a later night's rotation and coverage read each pair's latest evidence
     # from these (`analysis.rotation`); empty in data older than the field.
     ladder: dict[str, dict[str, LadderPoint]] = Field(default_factory=dict)
+    # model -> its baseline run's compile seconds that night (those that compiled), so that a
+    # later night judges a flag's compile time against each model's own spread over the nightlies
+    # (`analysis.compile_time`); empty in data older than the field.
+    compile_seconds: dict[str, float] = Field(default_factory=dict)
 
 
 class ModelChange(Record):
