@@ -139,3 +139,18 @@ def test_a_failure_carried_from_an_earlier_nightly_holds_the_verdict_unless_its_
     assert sentence.startswith("Not judged yet on inductor: 1 of 1 checked, 1 failure on an earlier nightly")
     line = words.coverage_line(held.figures.coverage[1])
     assert line.endswith("1 fails (1 on an earlier nightly, to recheck)") and "2.13.0.dev20261201" in line
+
+
+def test_evidence_older_than_the_configured_window_does_not_count():
+    nights = season(2)
+    store = MemoryStore()
+    first, _ = climb("2.13.0.dev20261201", store)
+    store.put(first)
+    second, climbed = climb("2.13.0.dev20261202", store)
+    narrow = Config(sweep=SweepSettings(ladder_window=1))
+    rung = inductor(night_of(second, [first], narrow))
+    assert (rung.checked, rung.carried, rung.window) == (len(climbed), 0, 1)
+    assert words.coverage_line(rung).startswith(
+        f"On inductor under the flag: {len(climbed)} of 40 changed models checked tonight"
+    )
+    assert inductor(nights[1][0]).checked == inductor(night_of(second, [first])).checked > len(climbed)
