@@ -119,10 +119,12 @@ def test_the_night_benchmark_sweeps_counting_only_against_the_defaults_with_the_
     assert (defaults.sweep.ladder_max_pairs, defaults.sweep.ladder_sample, defaults.sweep.ladder_seconds) == (
         6,
         2,
-        60.0,  # 120 x 0.1, raised to twice Inductor's floor: a ladder that can climb a failure
+        90.0,  # 900 x 0.1
     )
+    small = night_bench.night_config("defaults", 0.05, 3, 101, 2, 180)
+    assert small.sweep.ladder_seconds == 60.0  # 45, raised to twice Inductor's floor: it can climb a failure
     half = night_bench.night_config("defaults", 0.75, 3, 101, 2, 180)
-    assert half.sweep.ladder_seconds == 90.0
+    assert half.sweep.ladder_seconds == 675.0
     for config in (counting, defaults):
         assert (config.sweep.corpus, config.corpus.sample, config.corpus.seed) == (["transformers"], 101, 3)
     phases = {"sweep": {"wall": 100.0, "cpu": 150.0, "runs": 10, "seconds": 180.0}}

@@ -53,9 +53,10 @@ def ladder(**bounds) -> Ladder:
     return Ladder(choose=lambda results, flags: [], recompiles=True, **bounds)
 
 
-def test_the_cpu_ladder_gives_inductor_to_the_failures_representatives_only():
+def test_the_cpu_ladder_gives_inductor_to_the_failures_representatives_and_the_rotation_only():
     backward = BACKWARD_RUNG  # last by default: it runs train mode on the pairs that climbed
-    assert ladder().rungs("cpu", compiler=True) == Rungs([*CPU.order, backward], CPU.failures_only)
+    rotating = frozenset({"inductor"})  # the models a flag changes climb it, in rotation
+    assert ladder().rungs("cpu", compiler=True) == Rungs([*CPU.order, backward], CPU.failures_only, rotating)
     assert ladder().rungs("cpu", compiler=False).order == [COUNTING_BACKEND, "aot_eager", backward]
     assert ladder().rungs("cuda") == Rungs([COUNTING_BACKEND, "aot_eager", "inductor", backward])
     assert ladder(backends=["aot_eager"]).rungs("cpu") == Rungs([COUNTING_BACKEND, "aot_eager"])
@@ -63,6 +64,23 @@ def test_the_cpu_ladder_gives_inductor_to_the_failures_representatives_only():
     assert CPU.of(crash()) == ["aot_eager", "inductor"]  # no second call to make
     assert CPU.of(wrong()) == [COUNTING_BACKEND, "aot_eager", "inductor"]
     assert CPU.of(Outcome(status=Status.skipped)) == ["aot_eager"]
+    rotation = Rungs(CPU.order, CPU.failures_only, rotating)
+    assert rotation.of(ok(), rotating=True) == [COUNTING_BACKEND, "aot_eager", "inductor"]
+    assert rotation.of(ok()) == [COUNTING_BACKEND, "aot_eager"]  # a sampled model at baseline
+
+
+def test_the_rotation_s_pairs_climb_inductor_within_a_budget_that_scales_with_the_workers():
+    chosen = [("Helped", BASELINE), ("Helped", FLAG)]
+    counted = {pair: ok() for pair in chosen}
+    rungs = Rungs(CPU.order, CPU.failures_only, frozenset({"inductor"}))
+    # Each pair: counting 2.5 + aot_eager 2 + inductor 30 (its floor) = 34.5 s; 69 s for both.
+    bounded = ladder(max_seconds=40.0)
+    alone = plan_climbs(chosen, bounded, counted, rungs, {"Helped": 1.0}, {}, rotation=set(chosen))
+    assert not alone.todo  # one worker's 40 s: the model's pairs do not fit together
+    two = plan_climbs(chosen, bounded, counted, rungs, {"Helped": 1.0}, {}, rotation=set(chosen), workers=2)
+    assert two.todo == {pair: [COUNTING_BACKEND, "aot_eager", "inductor"] for pair in chosen}
+    plain = plan_climbs(chosen, bounded, counted, rungs, {"Helped": 1.0}, {}, workers=2)
+    assert plain.todo == {pair: [COUNTING_BACKEND, "aot_eager"] for pair in chosen}
 
 
 def test_a_pair_resumes_at_its_first_missing_rung_and_stops_at_a_failure_unless_it_climbs_through():
@@ -210,7 +228,7 @@ def test_a_sweep_gives_the_failures_only_rung_to_representatives_and_names_the_p
     """Real children, the CPU's default ladder with the test backend in Inductor's place (it
     fails where Inductor's lowering did, at a fraction of its compile time): the crash's
     representative climbs past its failure to it, a helped model does not climb it, and the pair
-    beyond `max_pairs` is in the snapshot as not reached."""
+    beyond `max_pairs` (2 per worker, 4 on 2 workers) is in the snapshot as not reached."""
     import functools
 
     import pytest
@@ -227,7 +245,7 @@ def test_a_sweep_gives_the_failures_only_rung_to_representatives_and_names_the_p
     names = ["NonzeroGuardCrash", "ItemBreak", "ItemMatmul"]
     specs = [spec for spec in load_corpus("sentinels") if spec.model in names]
     flags = {FLAG: {FLAG: True}, "dynamic": {"capture_dynamic_output_shape_ops": True}}
-    climbing = Ladder(choose=functools.partial(ladder_pairs, sample=()), recompiles=True, max_pairs=4)
+    climbing = Ladder(choose=functools.partial(ladder_pairs, sample=()), recompiles=True, max_pairs=2)
     out = tmp_path / "sweep.jsonl"
     options = dict(corpus="sentinels", device="cpu", jobs=2, timeout=120, confirm=1, ladder=climbing)
     run_sweep(SweepPlan(specs, flags, out, **options))
@@ -294,10 +312,11 @@ class Written:
 
 def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
     """Five models whose sweep runs took 4 s: the plan fits two (each pair's climb estimated at
-    (2.5 + 2) x 4 = 18 s, a model's two pairs 36 s, of 80); their rungs take 1 s each, so the
-    ladder plans again against the 8 s spent (and estimates scaled to what the rungs took) and
-    climbs the rest. Under 40 s, with rungs of 3 s, three models climb, and the final word on
-    what was not reached is the last plan's. The display's total grows with what each round admits."""
+    (2.5 + 2) x 4 = 18 s, a model's two pairs 36 s, of 80: 40 per worker, two workers); their
+    rungs take 1 s each, so the ladder plans again against the 8 s spent (and estimates scaled to
+    what the rungs took) and climbs the rest. Under 40 s, with rungs of 3 s, three models climb,
+    and the final word on what was not reached is the last plan's. The display's total grows with
+    what each round admits."""
     from triagebot.sweep.climb import run_ladder
     from triagebot.sweep.keeper import Keeper
 
@@ -310,7 +329,7 @@ def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
     chosen = [(model, config) for model in models for config in (BASELINE, FLAG)]
     progress, written = Counted(), Written()
     keep = Keeper(written, list(records), progress)
-    bounded = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=80.0)
+    bounded = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=40.0)
     rungs = Rungs([COUNTING_BACKEND, "aot_eager"])
     run_ladder(QuickPool(1.0), keep, bounded, rungs, {FLAG: {FLAG: True}}, 0, ())
     climbed = {(r.model, r.config, r.backend) for r in keep.records if r.backend}
@@ -319,7 +338,7 @@ def test_what_the_estimates_kept_out_climbs_once_the_seconds_spent_show_room():
     assert progress.made == progress.total == 20
 
     keep = Keeper(Written(), list(records), Counted())
-    tight = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=40.0)
+    tight = Ladder(choose=lambda results, flags: chosen, recompiles=True, max_seconds=20.0)
     run_ladder(QuickPool(3.0), keep, tight, rungs, {FLAG: {FLAG: True}}, 0, ())
     unreached = [line for line in keep.writer.lines if isinstance(line, UnreachedPair)]
     made = {(r.model, r.config) for r in keep.records if r.backend}

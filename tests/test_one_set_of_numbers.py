@@ -108,3 +108,15 @@ def test_every_surface_states_each_flags_compile_time_in_the_same_words(surfaces
         page = texts[f"site {links.flag_page(flag)}"]
         assert html.unescape(page).count(words.not_measured(night.snapshot, state.figures)) == 1, flag
         assert 'data-chart="data-compile-time"' in page and '"type": "bar"' in page, flag
+
+
+def test_every_surface_says_what_the_ladder_has_covered_of_what_each_flag_changes(surfaces):
+    night, texts = surfaces
+    said = {flag: words.coverage(state.figures) for flag, state in night.flags.items()}
+    assert any(said.values())
+    for flag, sentence in said.items():
+        if sentence is None:
+            continue
+        for name in (f"report issue-{flag}.md", "report summary.md", "step summary"):
+            assert sentence in texts[name].replace("\\", ""), (flag, name)
+        assert sentence in html.unescape(texts[f"site {links.flag_page(flag)}"]), flag

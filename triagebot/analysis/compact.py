@@ -51,7 +51,10 @@ from triagebot.results import (
     Status,
 )
 
-FORMAT = 5  # 5: the wrong results at the default config, for their issue (`NightSummary.baseline_wrong`)
+# 5: the wrong results at the default config, for their issue (`NightSummary.baseline_wrong`);
+# what the ladder said of each pair it climbed, for the rotation (`NightSummary.ladder`); each
+# model's baseline compile seconds, for its own noise (`NightSummary.compile_seconds`)
+FORMAT = 5
 
 
 def _recompiles(result: ModelResult, config: str) -> int | None:

@@ -10,15 +10,22 @@
   above 1. A flag's median ratio inside it is no measurable change. Sentinels are in neither
   the ratios nor the floor, unless no real model was timed (a night of sentinels alone): then
   both are theirs, and the figure says so (`CompileTime.sentinels_only`).
+- `baseline_compile_seconds(snapshot)`: each real model's baseline compile seconds, kept in the
+  compact history (`NightSummary.compile_seconds`), and `own_spread(seconds)`: a model's own
+  noise from them, Tukey's fences on the interquartile range of its stored nightlies (the rule
+  rustc-perf applies to its history, and PyTorch's HUD's multi-day baseline); a flag's compile
+  seconds outside them is beyond the model's noise. Until a model has `HISTORY_NIGHTS` of them,
+  it has no spread of its own, and the figures say how many.
 - `compile_time(snapshot, flag, rows)`: the flag's `CompileTime`: the median ratio, the 10th to
-  90th percentile, the models above the floor and those whose compile time rose most.
+  90th percentile, the models above the floor and those whose compile time rose most, and, with
+  `history`, the models beyond their own spread.
 """
 
 from __future__ import annotations
 
 import bisect
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from triagebot.analysis.call_time import compiled_forward_rungs
 from triagebot.results import (
@@ -40,6 +47,13 @@ RISERS = 5
 """How many of the largest rises a flag's figures name."""
 
 _NOT_AFFECTABLE = (Effect.untestable, Effect.skipped)
+
+HISTORY_NIGHTS = 5
+"""The stored nightlies a model's baseline compile seconds need before their spread judges it:
+fewer give no interquartile range worth the name."""
+
+FENCE = 1.5
+"""Tukey's fences: beyond the quartiles by this many interquartile ranges."""
 
 
 def compile_seconds(outcome: Outcome | None) -> float | None:
@@ -85,6 +99,27 @@ def compile_ratios(
     return pairs
 
 
+def baseline_compile_seconds(snapshot: Snapshot) -> dict[str, float]:
+    """Each real model's baseline compile seconds on `snapshot` (those that compiled)."""
+    found = {}
+    for result in snapshot.results:
+        seconds = compile_seconds(result.outcomes.get(BASELINE))
+        if seconds is not None and result.model not in snapshot.sentinels:
+            found[result.model] = round(seconds, 4)
+    return found
+
+
+def own_spread(seconds: Sequence[float]) -> tuple[float, float] | None:
+    """A model's own noise from its baseline compile seconds over the stored nightlies: the
+    seconds below and above which a compile is beyond it (Tukey's fences); None before
+    `HISTORY_NIGHTS` of them."""
+    if len(seconds) < HISTORY_NIGHTS:
+        return None
+    ordered = sorted(seconds)
+    low, high = _percentile(ordered, 0.25), _percentile(ordered, 0.75)
+    return low - FENCE * (high - low), high + FENCE * (high - low)
+
+
 def noise_floor(snapshot: Snapshot, *, sentinels: bool = False) -> tuple[float | None, int]:
     """The night's noise floor and the models it was measured on: over the baselines run twice,
     the largest of each second-to-first compile ratio and its inverse; over the real models
@@ -119,10 +154,16 @@ def ratio_bins(ratios: Sequence[float]) -> list[int]:
 
 
 def compile_time(
-    snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect], *, blocks_above: float | None = None
+    snapshot: Snapshot,
+    flag: str,
+    rows: Sequence[ModelEffect],
+    *,
+    blocks_above: float | None = None,
+    history: Mapping[str, Sequence[float]] | None = None,
 ) -> CompileTime:
     """The flag's compile-time figures tonight; `blocks_above`: the median ratio beyond which
-    (and beyond the noise floor) the flag is not ready ([tracker] compile_time_blocks)."""
+    (and beyond the noise floor) the flag is not ready ([tracker] compile_time_blocks);
+    `history`: each model's baseline compile seconds over the stored nightlies."""
     pairs, sentinels_only = compile_ratios(snapshot, flag, rows), False
     if not pairs:  # a night of sentinels alone (their corpus): a figure of theirs, marked so
         sentinels_only = bool(pairs := compile_ratios(snapshot, flag, rows, sentinels=True))
@@ -130,6 +171,7 @@ def compile_time(
     if not pairs:
         return CompileTime(models=0, noise_floor=floor, noise_models=sampled, blocks_above=blocks_above)
     ratios = sorted(pair.ratio for pair in pairs)
+    judged = _against_history(pairs, history or {})
     rising = sorted((pair for pair in pairs if pair.ratio > 1), key=lambda pair: -pair.ratio)
     beyond = [pair for pair in rising if floor is not None and pair.ratio > floor]
     faster = [pair for pair in pairs if floor is not None and pair.ratio < 1 / floor]
@@ -146,4 +188,19 @@ def compile_time(
         bins=ratio_bins(ratios),
         blocks_above=blocks_above,
         sentinels_only=sentinels_only,
+        **judged,
     )
+
+
+def _against_history(pairs: Sequence[CompileRiser], history: Mapping[str, Sequence[float]]) -> dict[str, int]:
+    """`CompileTime`'s history fields: each pair's flag compile seconds against its model's own
+    spread (`own_spread`)."""
+    spreads = {pair.model: own_spread(history.get(pair.model, ())) for pair in pairs}
+    fenced = [(pair, fence) for pair in pairs if (fence := spreads[pair.model]) is not None]
+    return {
+        "history_models": len(fenced),
+        "history_rose": sum(pair.flag_seconds > high for pair, (_, high) in fenced),
+        "history_fell": sum(pair.flag_seconds < low for pair, (low, _) in fenced),
+        "no_history": len(pairs) - len(fenced),
+        "history_nights": HISTORY_NIGHTS,
+    }

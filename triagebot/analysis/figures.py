@@ -15,7 +15,9 @@ one rule that says whether the flag is ready to be on by default.
   flag is safe, and is never counted as help). More graphs, more recompiles and engine errors do
   not block; they stand beside the verdict for a person to weigh, with the models it helps, and
   so does slower compilation unless `[tracker] compile_time_blocks` names a median ratio past
-  which it blocks.
+  which it blocks. And every model it changes must have been checked under it on every rung users
+  run (Inductor included) within the ladder's window of nightlies (`FlagFigures.coverage`):
+  with less, and nothing else blocking, the flag is not judged yet, never ready.
 """
 
 from __future__ import annotations
@@ -190,4 +192,8 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             if row == VerdictRow.not_judged:  # "safe" needs one real model whose outputs were judged
                 blocks = figures.not_judged >= figures.affectable - figures.sentinels
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
-    return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)
+    # Below the rule (a changed model not checked within the window, or a failure seen on an
+    # earlier nightly still to recheck): not judged yet.
+    awaiting = [rung for rung in figures.coverage if rung.not_yet or rung.failing_earlier]
+    ready = figures.affectable > 0 and not any(line.blocks for line in lines) and not awaiting
+    return FlagVerdict(ready=ready, lines=lines, awaiting=awaiting)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from triagebot.analysis.effects import crash_groups, model_effect, no_evidence_of_help
@@ -55,7 +55,7 @@ def lives_in(rung: str | None) -> str:
     return RUNGS[name].lives_in if name in RUNGS else name
 
 
-def _change(row: ModelEffect) -> tuple[int, str]:
+def change_order(row: ModelEffect) -> tuple[int, str]:
     """Sort key of a changed model: a fixed crash first, then the largest change in graphs."""
     if row.baseline_graphs is None or row.flag_graphs is None:
         return (-(10**9), row.model)
@@ -66,14 +66,16 @@ def ladder_pairs(
     results: Sequence[ModelResult],
     flags: Mapping[str, Any],
     sample: Collection[str] = (),
+    order: Callable[[ModelEffect], Any] | None = None,
 ) -> list[tuple[str, str]]:
     """The (model, config) pairs that climb the ladder, in a stable order (see the module docstring).
 
     A crash group is represented by its first model (by name); every member crashed the same way
     in Dynamo. A sampled model climbs at baseline, when its baseline ran. The order is the
     priority: every failure group's representative, then the models a flag changes (the flags
-    in turn, a fixed crash or the largest change in graphs first), then the sample: the
-    ladder climbs the first `[sweep] ladder_max_pairs` of them (`sweep.ladder.bounded`).
+    in turn, a fixed crash or the largest change in graphs first, or by `order`: the rotation's
+    oldest evidence first, `analysis.rotation.by_staleness`), then the sample: the ladder climbs
+    the first `[sweep] ladder_max_pairs` of them (`sweep.ladder.bounded`).
     """
     by_model = {result.model: result for result in results}
     rows = {
@@ -84,7 +86,10 @@ def ladder_pairs(
         for effect in (Effect.crashes, Effect.wrong_result):
             for group in crash_groups(mine, flag, effect):
                 units.append(((group.models[0], BASELINE), (group.models[0], flag)))
-    changed = [sorted((row for row in mine if row.effect in CHANGED), key=_change) for mine in rows.values()]
+    changed = [
+        sorted((row for row in mine if row.effect in CHANGED), key=order or change_order)
+        for mine in rows.values()
+    ]
     for turn in itertools.zip_longest(*changed):
         units.extend(((row.model, BASELINE), (row.model, row.flag)) for row in turn if row is not None)
     for model in sorted(sample):
@@ -179,11 +184,19 @@ def _signature(outcome: Outcome) -> str | None:
     return outcome.signature
 
 
-def survives(effect: Effect, cells: Mapping[str, str]) -> bool | None:
+def survives(
+    effect: Effect, cells: Mapping[str, str], baseline: Mapping[str, str] | None = None
+) -> bool | None:
     """Whether a helped model's benefit survives the rungs it ran: False when one failed
     (confirmed), True when it ran on at least one and passed every one it ran; None for a model
-    not helped, or one whose rungs prove nothing either way (a failure that did not repeat)."""
+    not helped, or one whose rungs prove nothing either way (a failure that did not repeat).
+    Like with like: with `baseline` (the same model's rungs at baseline), a failure the
+    baseline meets on the same rung is not the flag's, and says nothing of its benefit."""
     if effect != Effect.reduces_graphs or not cells:
+        return None
+    if baseline is not None and any(
+        word in FAILED_WORDS and baseline.get(rung) in FAILED_WORDS for rung, word in cells.items()
+    ):
         return None
     if any(word in FAILED_WORDS for word in cells.values()):
         return False
@@ -204,17 +217,18 @@ def rows_that_climbed(
         failure = _first_failure(result, flag, order)
         crashed_in_sweep = row.effect in FAILED_IN_SWEEP
         words = rung_cells(result, flag, order)
+        baseline = rung_cells(result, BASELINE, order)
         table.append(
             LadderRow(
                 model=row.model,
                 stratum=row.stratum,
                 effect=row.effect,
                 rungs=words,
-                baseline_rungs=rung_cells(result, BASELINE, order),
+                baseline_rungs=baseline,
                 failed_at=failure[0] if failure else None,
                 lives_in="Dynamo" if crashed_in_sweep else lives_in(failure[0]) if failure else None,
                 signature=_signature(failure[1]) if failure else row.signature if crashed_in_sweep else None,
-                survives=survives(row.effect, words),
+                survives=survives(row.effect, words, baseline),
                 not_run=why_not_run(result, flag, order, device, snapshot.ladder_unreached),
             )
         )

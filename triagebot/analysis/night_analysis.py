@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from triagebot.analysis.call_time import call_time
-from triagebot.analysis.compile_time import compile_time
+from triagebot.analysis.compile_time import baseline_compile_seconds, compile_time
 from triagebot.analysis.compiler_wrong import baseline_letters, compiler_wrong_night
 from triagebot.analysis.diff import diff
 from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
@@ -28,10 +28,12 @@ from triagebot.analysis.recurrence import (
     recurrence,
     settled,
 )
+from triagebot.analysis.rotation import coverage, ladder_points, latest_evidence
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
     COMPILER_WRONG_ISSUE,
+    LADDER_WINDOW,
     Accuracy,
     Check,
     Effect,
@@ -41,9 +43,11 @@ from triagebot.results import (
     Night,
     NightSummary,
     Recurrence,
+    RungCoverage,
     Snapshot,
     SnapshotDiff,
     suite_of,
+    users_backends,
 )
 
 # Effects that say nothing of whether the flag still crashes the model: it was not run through.
@@ -104,6 +108,8 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
         },
         health=health_points(snapshot),
         baseline_wrong=baseline_letters(snapshot),
+        ladder=ladder_points(snapshot),
+        compile_seconds=baseline_compile_seconds(snapshot),
     )
 
 
@@ -158,6 +164,7 @@ def night(
     dashboard_url: str | None = None,
     close_after: int = 2,
     compile_time_blocks: float | None = None,
+    ladder_window: int = LADDER_WINDOW,
 ) -> Night:
     """Analyse `snapshot` once. `history` and `previous` come from `choose_history`; `history`
     (oldest first, snapshots or their summaries) fills each crash group's first nightly, each
@@ -166,7 +173,8 @@ def night(
     Every snapshot given is classified once, the diff made once from those rows, the health
     computed once. `close_after`: the clean nightlies closing waits for, which a fix waits for
     before it is said (`recurrence.news`). `compile_time_blocks`: the median compile-time ratio
-    past which a flag is not ready (None: compile time never blocks)."""
+    past which a flag is not ready (None: compile time never blocks). `ladder_window`: the
+    nightlies within which the ladder's evidence on a changed model counts (`FlagFigures.coverage`)."""
     rows = classify(snapshot)
     summaries, previous_rows = _summaries(history, previous, previous_rows)
     change = None
@@ -180,6 +188,7 @@ def night(
     nights = [*summaries, summarise(snapshot, rows)]
     urls = issue_urls or {}
     compile_blocks = compile_time_blocks
+    evidence = latest_evidence(nights)  # tonight last: its own evidence is age 0
     return Night(
         key=snapshot.key,
         snapshot=snapshot,
@@ -188,7 +197,17 @@ def night(
         diff=change,
         flags={
             flag: _flag_night(
-                snapshot, flag, rows, nights, change, before, cc, urls.get(flag), close_after, compile_blocks
+                snapshot,
+                flag,
+                rows,
+                nights,
+                change,
+                before,
+                cc,
+                urls.get(flag),
+                close_after,
+                compile_blocks,
+                coverage(flag, rows, evidence, users_backends(), ladder_window),
             )
             for flag in snapshot.flags
         },
@@ -298,8 +317,10 @@ def _flag_night(
     issue_url: str | None,
     close_after: int,
     compile_time_blocks: float | None = None,
+    covered: Sequence[RungCoverage] = (),
 ) -> FlagNight:
-    """One flag's part of the night; `nights`: the history's summaries, then tonight's."""
+    """One flag's part of the night; `nights`: the history's summaries, then tonight's;
+    `covered`: what the ladder's evidence covers of what the flag changes, per rung users run."""
     seen: dict[str, str] = {}
     for nightly in nights:
         for signature in nightly.crash_signatures.get(flag, []):
@@ -311,7 +332,11 @@ def _flag_night(
     flag_change = change.flags.get(flag) if change is not None else None
     stats = _with_recurrence(stats, recurred)
     mine = [row for row in rows if row.flag == flag]
-    cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks)
+    history: dict[str, list[float]] = {}
+    for nightly in nights[:-1]:  # the stored nightlies, not tonight
+        for model, seconds in nightly.compile_seconds.items():
+            history.setdefault(model, []).append(seconds)
+    cost = compile_time(snapshot, flag, rows, blocks_above=compile_time_blocks, history=history)
     checked = "accuracy" in snapshot.checks
     calls = call_time(snapshot, flag, rows)
     figures = flag_figures(
@@ -323,7 +348,9 @@ def _flag_night(
         sentinels=snapshot.sentinels,
     )
     unverified = _unverified(snapshot, recurred, mine, close_after)
-    figures = figures.model_copy(update={"unverified": len(unverified), "unverified_crashes": unverified})
+    figures = figures.model_copy(
+        update={"unverified": len(unverified), "unverified_crashes": unverified, "coverage": list(covered)}
+    )
     # What the issue tracks (wrong results, then crashes) routes its people.
     signatures = [group.signature for group in (*stats.wrong_result_groups, *stats.crash_groups)]
     return FlagNight(

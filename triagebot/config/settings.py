@@ -21,6 +21,7 @@ from triagebot.results import (
     BASELINE,
     COMPILER_WRONG_ISSUE,
     HEALTH_ISSUE,
+    LADDER_WINDOW,
     TEST_CORPORA,
     FlagSettings,
     IssueTitle,
@@ -166,15 +167,23 @@ class SweepSettings(Section):
     # or "module:function"; either with "+backward" runs forward and backward (train mode).
     backends: list[str] | None = None
     ladder_sample: int = Field(default=20, ge=0)  # models beyond those a flag changes that climb it
-    # At most this many (model, config) pairs climb it, failures' representatives first: its cost
-    # stays bounded however many models a flag changes (per shard).
+    # At most this many (model, config) pairs climb it per worker, failures' representatives
+    # first: its cost stays bounded however many models a flag changes (per shard).
     ladder_max_pairs: int = Field(default=60, ge=1)
-    # And at most this many recorded run seconds (per shard), spent whole: what the cautious
-    # estimates keep out is planned again against the seconds really spent; what never fits is
-    # not reached, and the snapshot says so (`Snapshot.ladder_unreached`). 120: about what the
-    # ladder spent when 480 estimated seconds bounded it (124 on the whole corpus, 61 to 154 on
-    # 30 models), so that a night costs what it did.
-    ladder_seconds: float = Field(default=120.0, gt=0)
+    # And at most this many recorded run seconds per worker (per shard), spent whole: a runner
+    # with W workers climbs W times as much in the same wall. What the cautious estimates keep
+    # out is planned again against the seconds really spent; what never fits is not reached,
+    # and the snapshot says so (`Snapshot.ladder_unreached`). The models a flag changes climb
+    # every rung, Inductor included, in rotation, oldest evidence first: 900 per worker is a
+    # quarter of an hour of wall, about 20 changed pairs a night on 2 CPU workers, so that the
+    # whole default night stays under an hour (docs/performance.md: what a pair costs, measured).
+    ladder_seconds: float = Field(default=900.0, gt=0)
+    # The nightlies within which every changed pair's evidence counts as current: a flag's
+    # coverage and its readiness read the ladder's evidence of the last this many nightlies. 28:
+    # what the rotation needs at the default budget on 2 CPU workers to climb the ~544 changed
+    # pairs of the default corpus, about 21 a night (docs/performance.md: an estimate from
+    # measured rungs); 16 workers climb 8 times as many.
+    ladder_window: int = Field(default=LADDER_WINDOW, ge=1)
     accuracy: bool = True  # compare every compiled call's outputs with eager's
     # The night's noise floor of compile times: the baselines of this many models (a fixed
     # sample of the whole selection, those of a short run only) run a second time; 0: none.

@@ -61,6 +61,7 @@ def night_of(
         dashboard_url=config.tracker.dashboard_url,
         close_after=config.tracker.close_after,
         compile_time_blocks=config.tracker.compile_time_blocks,
+        ladder_window=config.sweep.ladder_window,
     )
     return with_triage(tonight, store, config)
 

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from triagebot.analysis.history import read_history
+from triagebot.analysis.rotation import Evidences, latest_evidence
 from triagebot.config import Config
 from triagebot.errors import PipelineError, StoreError, StreamError, on_ctrl_c
 from triagebot.pipeline.inputs import Snapshots, is_stream, read_input
@@ -47,8 +49,9 @@ def sweep_configured(
         models = read_stream(stream)[0].corpus.models or None
     snapshots = Snapshots(config.store, store, reproductions=False)
     selected = choose(config, models=models, store=snapshots)
+    evidence = ladder_evidence(store)
     with on_ctrl_c(stream, resume="run the same command again to resume"):
-        result = run_selected(config, selected, stream, resume=resume and stream.exists())
+        result = run_selected(config, selected, stream, resume=resume and stream.exists(), evidence=evidence)
     for line in sweep_figures(result.new_records, result.jobs, result.seconds).lines():
         print(line)  # as `triagebot sweep` closes: wall against its bound, stages, the slow tail
     return with_reproductions(
@@ -58,6 +61,19 @@ def sweep_configured(
         earlier=newest_stored(snapshots),
         lanes=script_lanes(config),
     )
+
+
+def ladder_evidence(store: Store, say: Callable[[str], None] = print) -> Evidences | None:
+    """Each pair's latest ladder evidence over every stored nightly, which orders tonight's
+    rotation (`analysis.rotation`); None, said in one line, when the store cannot be read: the
+    ladder then climbs the largest changes first."""
+    try:
+        stored = read_history(store, summaries=True)
+        newest = store.latest()
+    except StoreError as error:
+        say(f"the ladder's rotation starts afresh: the store cannot be read ({error})")
+        return None
+    return latest_evidence([*stored.nights, *([newest] if newest is not None else [])])
 
 
 def newest_stored(snapshots: Snapshots, say: Callable[[str], None] = print) -> Snapshot | None:

@@ -59,11 +59,13 @@ from triagebot.results import (
     LadderRow,
     LibraryFinding,
     Reduction,
+    RungCoverage,
     Snapshot,
     SuiteCount,
     VerdictRow,
     failures_only,
     key_versions,
+    rotated,
     users_backends,
 )
 from triagebot.results import rungs_said as rungs_said  # the templates place each rung by it
@@ -106,8 +108,11 @@ RULE = (
     "fail on a backend-ladder rung that its baseline passes, nor may a crash not yet over go "
     "unverified tonight (its suite not swept, an engine error). At least one of them must have had "
     "its outputs judged: a model whose outputs could not be judged shows that graphs can be fewer, "
-    "never that the flag is safe, and is never counted as help. More graphs, more recompiles and engine "
-    "errors do not block: they stand beside the verdict, to be weighed against the models it helps."
+    "never that the flag is safe, and is never counted as help. Every model the flag changes must "
+    "have been checked under it on every backend users run, Inductor included, within the window "
+    "of nightlies the backend ladder rotates over: with fewer, the flag is not judged yet, never "
+    "ready. More graphs, more recompiles and engine errors do not block: they stand beside the "
+    "verdict, to be weighed against the models it helps."
 )
 """The verdict's rule (`analysis.figures.verdict`) in words: the issue, the site and the README say it."""
 
@@ -221,10 +226,29 @@ def compile_time(figures: FlagFigures) -> str | None:
     )
     said += f", noise floor {noise(cost)}"
     if not cost.measurable:
-        return f"{said}: no measurable change."
+        return f"{said}: no measurable change.{own_noise(cost)}"
     direction = "slower" if cost.median > 1 else "faster"
     both = f"{plural(cost.rose, 'model')} slower and {cost.fell} faster"
-    return f"{said}: compilation is {direction}; beyond the floor, {both}."
+    return f"{said}: compilation is {direction}; beyond the floor, {both}.{own_noise(cost)}"
+
+
+def own_noise(cost: CompileTime) -> str:
+    """The sentence after a compile-time figure on each model's own spread over the stored
+    nightlies ("Against each model's own spread ...: 2 of 30 slower beyond it, 0 faster; 5
+    models have no history yet"), or that no model has one yet; nothing for an older night."""
+    if not cost.history_nights:  # a night older than the figures
+        return ""
+    wanting = f"fewer than {cost.history_nights} stored nightlies"
+    if not cost.history_models:
+        return f" No model has a compile-time history of its own yet ({wanting})."
+    said = (
+        f" Against each model's own spread over the stored nightlies (Tukey's fences on the "
+        f"interquartile range): {cost.history_rose} of {cost.history_models} slower beyond it, "
+        f"{cost.history_fell} faster"
+    )
+    if cost.no_history:
+        said += f"; {plural(cost.no_history, 'model has', 'models have')} no history yet ({wanting})"
+    return said + "."
 
 
 # --- what a flag does to the compiled model's calls, and to its backward pass ---
@@ -459,8 +483,14 @@ def ladder_intro(stats: FlagStats, device: str) -> str:
         "representative, which climbs every rung"
     )
     only = [rung for rung in stats.ladder if rung in failures_only(device)]
-    if only:
-        text += f"; on {device}, {' and '.join(only)} is climbed by the failures' representatives only"
+    lifted = [rung for rung in only if rung in rotated(device)]
+    if lifted:
+        text += (
+            f"; on {device}, {' and '.join(lifted)} is climbed by the failures' representatives and, "
+            "in rotation over the nightlies, the models a flag changes"
+        )
+    if kept := [rung for rung in only if rung not in lifted]:
+        text += f"; on {device}, {' and '.join(kept)} is climbed by the failures' representatives only"
     if unrun:
         text += f"; {' and '.join(unrun)} {'was' if len(unrun) == 1 else 'were'} not on tonight's ladder"
     return text + "."
@@ -550,9 +580,12 @@ def _no_crash_clause(figures: FlagFigures) -> str:
 
 
 def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:
-    """The verdict's reasons, after its word; `groups`: the flag's confirmed crash groups, in order."""
+    """The verdict's reasons, after its word; `groups`: the flag's confirmed crash groups, in order.
+    Not judged yet, they start with what the awaited rungs checked: "3 of 5 checked; ..."."""
     if not figures.affectable:
         return "the flag was not run on any model it could affect."
+    awaited = verdict_word(verdict).startswith("Not judged yet")
+    checked = f"{awaited_share(verdict.awaiting)}; " if awaited else ""
     parts = [
         _crash_clause(figures, groups) if figures.crashes else _no_crash_clause(figures),
         plural(figures.wrong_results, "wrong result") if figures.outputs_checked else "outputs not compared",
@@ -566,7 +599,7 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     helps += f" ({percent(share(figures.helped, figures.affectable))})"
     among = f" {sentinels_among(figures)}." if figures.sentinels else ""
-    return f"{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
+    return f"{checked}{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
 
 
 def sentinels_among(figures: FlagFigures) -> str:
@@ -697,7 +730,60 @@ def not_measured(snapshot: Snapshot, figures: FlagFigures | None = None) -> str:
 
 
 def verdict_word(verdict: FlagVerdict) -> str:
-    return "Ready" if verdict.ready else "Not ready"
+    """ "Ready", "Not ready", or, with nothing blocking but a rung users run not covering what the
+    flag changes (`FlagVerdict.awaiting`), "Not judged yet on inductor"."""
+    if verdict.ready:
+        return "Ready"
+    if verdict.awaiting and not verdict.blockers:
+        return f"Not judged yet on {' and '.join(rung.rung for rung in verdict.awaiting)}"
+    return "Not ready"
+
+
+def checked_share(rung: RungCoverage) -> str:
+    """ "3 of 5 checked", what a rung has checked of what the flag changes, and the failures
+    seen on an earlier nightly that wait for their recheck."""
+    text = f"{rung.checked} of {rung.changed} checked"
+    if rung.failing_earlier:
+        text += f", {plural(rung.failing_earlier, 'failure')} on an earlier nightly to recheck"
+    return text
+
+
+def awaited_share(awaiting: Sequence[RungCoverage]) -> str:
+    """What the rungs a verdict waits on have checked: "3 of 5 checked", or per rung where they
+    differ ("aot_eager 4 of 5, inductor 3 of 5 checked")."""
+    if len({(rung.checked, rung.changed, rung.failing_earlier) for rung in awaiting}) == 1:
+        return checked_share(awaiting[0])
+    return "; ".join(f"{rung.rung} {checked_share(rung)}" for rung in awaiting)
+
+
+def coverage_line(rung: RungCoverage) -> str:
+    """One rung's coverage of what the flag changes: "On inductor under the flag: 180 of 192
+    changed models checked within the last 7 nightlies (12 on an earlier nightly, the oldest on
+    2.13.0.dev20261130), 2 fail, 12 not yet". Evidence carried from an earlier nightly says its
+    build, never tonight's."""
+    within = "tonight" if rung.window == 1 else f"within the last {rung.window} nightlies"
+    changed = plural(rung.changed, "changed model")
+    text = f"On {rung.rung} under the flag: {rung.checked} of {changed} checked {within}"
+    if rung.carried:
+        earlier = "all" if rung.carried == rung.checked else f"{rung.carried}"
+        text += f" ({earlier} on an earlier nightly, the oldest on {rung.oldest})"
+    elif rung.checked:
+        text += " (all tonight)"
+    if rung.failing:
+        text += f", {rung.failing} {'fails' if rung.failing == 1 else 'fail'}"
+        if rung.failing_earlier:
+            text += f" ({rung.failing_earlier} on an earlier nightly, to recheck)"
+    return text + (f", {rung.not_yet} not yet" if rung.not_yet else "")
+
+
+def coverage(figures: FlagFigures) -> str | None:
+    """What the backend ladder's rotation has covered of what the flag changes, per rung users
+    run, in sentences (None: the flag changes no model)."""
+    if not figures.coverage:
+        return None
+    return " ".join(
+        f"{coverage_line(rung)[0].upper()}{coverage_line(rung)[1:]}." for rung in figures.coverage
+    )
 
 
 def verdict_sentence(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[FailureGroup]) -> str:

@@ -84,6 +84,15 @@ class CompileTime(Record):
     blocks_above: float | None = None
     # Over the sentinels alone (triagebot's test models): no real model was timed tonight.
     sentinels_only: bool = False
+    # Against each model's own spread over the stored nightlies (its baseline compile seconds,
+    # Tukey's fences on their interquartile range, as rustc-perf and PyTorch's HUD judge a change
+    # against a multi-day baseline): the models with enough history to judge, those under the
+    # flag slower or faster beyond their own spread, and those without history yet.
+    history_models: int = 0
+    history_rose: int = 0
+    history_fell: int = 0
+    no_history: int = 0
+    history_nights: int = 0  # the nightlies a model needs before its own spread judges it
 
     @property
     def measurable(self) -> bool:
@@ -153,6 +162,30 @@ class SuiteCount(Record):
     total: int
 
 
+class RungCoverage(Record):
+    """How much of what a flag changes one rung has checked under the flag, over the stored
+    nights (`analysis.rotation.coverage`): of the `changed` models (tonight's, fewer or more
+    graphs or a crash fixed), those whose latest evidence on the rung is within the last `window`
+    nightlies (`checked`; `failing` of them fail there, `carried` of them were checked on an
+    earlier nightly, the `oldest` of which is named by its build). A failure counts where the
+    model's baseline did not fail on the same rung: like with like."""
+
+    rung: str
+    window: int
+    changed: int
+    checked: int = 0
+    failing: int = 0
+    carried: int = 0
+    oldest: str | None = None  # the build of the oldest evidence counted (None: all tonight's)
+    # Of `failing`, those seen on an earlier nightly: the rotation rechecks them first, and until
+    # then the flag is not judged on the rung.
+    failing_earlier: int = 0
+
+    @property
+    def not_yet(self) -> int:
+        return self.changed - self.checked
+
+
 class FlagFigures(Record):
     """One flag's numbers on one night, computed once (`analysis.figures`); the issue title and
     body, the step summary, the report folder and every page of the site print these and no
@@ -203,6 +236,9 @@ class FlagFigures(Record):
     compile_slower: int = 0  # models whose compile time rose beyond the night's noise floor
     compile_time: CompileTime | None = None  # None: a night older than compile-time figures
     call_time: CallTime | None = None  # None: a night older than time-per-call figures
+    # Per rung users run, how much of what the flag changes it has checked within the ladder's
+    # window (empty: the flag changes nothing, or a night older than the rotation).
+    coverage: list[RungCoverage] = Field(default_factory=list)
     # The backward rung (`BACKWARD_RUNG`) on the ladder's pairs under the flag: the models that
     # ran it (None: not on the night's ladder), and those that fail there (confirmed) where
     # their baseline passes, each with its word ("wrong": gradients differ; "crash", ...).
@@ -260,6 +296,10 @@ class FlagVerdict(Record):
 
     ready: bool
     lines: list[VerdictLine] = Field(default_factory=list)
+    # The rungs users run whose coverage is below the rule (every changed model checked within
+    # the window, no failure from an earlier nightly awaiting its recheck): with nothing else
+    # blocking, the flag is not judged yet, never ready.
+    awaiting: list[RungCoverage] = Field(default_factory=list)
 
     @property
     def blockers(self) -> list[VerdictLine]:

@@ -386,6 +386,16 @@ class Recurrence(Record):
     signatures: dict[str, str] = Field(default_factory=dict)
 
 
+class LadderPoint(Record):
+    """What one night's backend ladder said of one (model, config) pair: each rung it climbed
+    and its word (`analysis.ladder.rung_word`: ok, wrong, crash, timeout, signal, flaky), and
+    the graphs the pair's counting run captured that night (None: it did not run), so that a
+    later night sees whether the flag's graphs changed since."""
+
+    rungs: dict[str, str] = Field(default_factory=dict)
+    graphs: int | None = None
+
+
 class NightSummary(Record):
     """One stored nightly as the history of a later night reads it: per flag it ran, its trend
     point, its confirmed crash and wrong-result signatures (largest group first), and the corpus's
@@ -420,6 +430,14 @@ class NightSummary(Record):
     unjudged: dict[str, list[str]] = Field(default_factory=dict)
     wrong_signatures: dict[str, list[str]] = Field(default_factory=dict)  # flag -> wrong-result groups
     health: dict[str, HealthPoint] = Field(default_factory=dict)  # stratum (and "all") -> its point
+    # config -> model -> what the ladder said of the pair that night (`LadderPoint`), for the
+    # pairs it climbed: a later night's rotation and coverage read each pair's latest evidence
+    # from these (`analysis.rotation`); empty in data older than the field.
+    ladder: dict[str, dict[str, LadderPoint]] = Field(default_factory=dict)
+    # model -> its baseline run's compile seconds that night (those that compiled), so that a
+    # later night judges a flag's compile time against each model's own spread over the nightlies
+    # (`analysis.compile_time`); empty in data older than the field.
+    compile_seconds: dict[str, float] = Field(default_factory=dict)
     # model -> its letter for a wrong result at the default config, where not judged right: `W`
     # confirmed, `F` not repeated, `?` outputs not judged (None: outputs not compared, or data
     # older than the field): what the lifecycle of their tracking issue reads.

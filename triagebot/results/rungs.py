@@ -14,6 +14,10 @@ from dataclasses import dataclass
 COUNTING_BACKEND = "counting"
 """The name reports use for the sweep's own backend, which counts graphs and runs them as they are."""
 
+LADDER_WINDOW = 28
+"""The nightlies within which every model a flag changes must have climbed each rung users run
+(`[sweep] ladder_window`): what the rotation covers at the default budget on 2 CPU workers."""
+
 BACKWARD = "+backward"
 """What a ladder rung's name ends with when it runs the backward pass too (`BACKWARD_RUNG`)."""
 
@@ -40,6 +44,9 @@ class Rung:
     cost: float = 3.0
     floor: float = 0.0
     failures_only: frozenset[str] = frozenset()  # devices where only failures' representatives climb it
+    # Climbed by the rotation's pairs (every model a flag changes, `analysis.rotation`) even
+    # where `failures_only` keeps it for the failures: what users of this device run.
+    rotated: bool = False
     minifier: tuple[str, ...] = ()  # where PyTorch's minifier cuts for a failure on it, in order
     default: bool = False  # climbed by default (`[sweep] backends` unset), in this table's order
     users_run: bool = False  # a backend users compile with: a group not run under it says so
@@ -73,9 +80,11 @@ RUNGS: dict[str, Rung] = {
             default=True,
             users_run=True,
         ),
-        # On the CPU Inductor compiles C++, too slow for every pair; its compile is seconds even
-        # for a model that compiles in a second, hence its floor. After AOTAutograd the minifier
-        # only reaches what fails inside Inductor's compile, so Dynamo's graph is tried next.
+        # On the CPU Inductor compiles C++, too slow for every pair every night; its compile is
+        # seconds even for a model that compiles in a second, hence its floor. C++ Inductor is what
+        # CPU users run, so the rotation's pairs climb it there too, a window's share a night.
+        # After AOTAutograd the minifier only reaches what fails inside Inductor's compile, so
+        # Dynamo's graph is tried next.
         Rung(
             name="inductor",
             lives_in="Inductor",
@@ -85,6 +94,7 @@ RUNGS: dict[str, Rung] = {
             cost=8.0,
             floor=30.0,
             failures_only=frozenset({"cpu"}),
+            rotated=True,
             minifier=("aot", "dynamo"),
             default=True,
             users_run=True,
@@ -112,6 +122,11 @@ def default_rungs() -> list[str]:
 def failures_only(device: str) -> frozenset[str]:
     """The rungs only the failures' representatives climb on `device`."""
     return frozenset(rung.name for rung in RUNGS.values() if device in rung.failures_only)
+
+
+def rotated(device: str) -> frozenset[str]:
+    """The rungs of `failures_only(device)` the rotation's pairs climb all the same."""
+    return frozenset(rung.name for rung in RUNGS.values() if device in rung.failures_only and rung.rotated)
 
 
 def users_backends() -> tuple[str, ...]:

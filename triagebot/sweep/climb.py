@@ -171,6 +171,8 @@ def run_ladder(
         if model in results and results[model].spec is not None and config in configs
     ]
     counted = {(m, c): results[m].outcomes.get(c) for m, c in chosen}
+    rotation = set(ladder.rotation(list(results.values()), flags)) if ladder.rotation else set()
+    budget = ladder.budget(pool.jobs)
     seconds = {m: longest_run(results[m]) for m, _ in chosen}
 
     def plan() -> tuple[Climbs, float, dict[str, float]]:
@@ -181,17 +183,17 @@ def run_ladder(
             r.outcome.seconds for r in done.values() if needs_confirming(results.get(r.model), r)
         )
         scale = calibration(done, seconds)
-        climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, done, owed, scale)
+        climbs = plan_climbs(chosen, ladder, counted, rungs, seconds, done, owed, scale, rotation, pool.jobs)
         return climbs, owed + sum(r.outcome.seconds for r in done.values()), scale
 
     climbs, spent, scale = plan()
     keep.progress.phase("ladder", climbs.runs, note=_note(rungs, climbs, len(chosen)))
     while climbs.todo:
         climber = _Climber(climbs, results, configs, seconds, spent, confirm, checks, scale)
-        climber.fill(pool.jobs, ladder.max_seconds, keep)
+        climber.fill(pool.jobs, budget, keep)
         for result in pool.run(climber.tasks):  # a deque: rungs join as workers free up
-            climber.done(keep(rung_record(result)), ladder.max_seconds, keep)
-            climber.fill(pool.jobs, ladder.max_seconds, keep)
+            climber.done(keep(rung_record(result)), budget, keep)
+            climber.fill(pool.jobs, budget, keep)
         # The estimates are cautious (a slow model's rungs ran in half their estimate on the smoke
         # night): what they kept out is planned again against the seconds really spent, with each
         # rung's estimates scaled by what its runs took, until nothing more fits. Each round runs
@@ -204,7 +206,13 @@ def run_ladder(
 
 def _note(rungs: Rungs, climbs: Climbs, chosen: int) -> str:
     only = [rung for rung in rungs.order if rung in rungs.failures_only]
-    which = f"; {', '.join(only)} for the failures' representatives only" if only else ""
+    lifted = [rung for rung in only if rung in rungs.rotated]
+    which = (
+        f"; {', '.join(only)} for the failures' representatives"
+        + (" and the models a flag changes" if lifted else " only")
+        if only
+        else ""
+    )
     cut = (
         f", {len(climbs.unreached)} not yet ([sweep] ladder_max_pairs, ladder_seconds; the seconds"
         " it spends may leave room for more)"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from triagebot.analysis.rotation import Evidences
 from triagebot.config import Config
 from triagebot.corpus.selection import Selected, SnapshotSource, select
 from triagebot.errors import on_ctrl_c
@@ -51,9 +52,12 @@ def run_selected(
     *,
     resume: bool = False,
     interactive: bool | None = None,
+    evidence: Evidences | None = None,
 ) -> SweepResult:
-    """Sweep `selected` under the baseline and `settings.flags`, streaming to `out`."""
-    return run_sweep(plan_for(settings, selected, out, resume=resume), make_progress(interactive))
+    """Sweep `selected` under the baseline and `settings.flags`, streaming to `out`; `evidence`:
+    the stored nights' ladder evidence, which orders the ladder's rotation."""
+    plan = plan_for(settings, selected, out, resume=resume, evidence=evidence)
+    return run_sweep(plan, make_progress(interactive))
 
 
 def sweep(

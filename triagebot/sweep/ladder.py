@@ -10,10 +10,11 @@ in order:
    the sweep's own backend again, with the compiled model called on a second input shape. A pair
    whose sweep run did not run (a crash) has no second call to make and starts above it.
 2. the backends (`[sweep] backends`; by default `aot_eager` and `inductor` on CUDA; on the CPU
-   `aot_eager`, and `inductor` for the failures' representatives only when a C++ compiler is
-   found: Inductor compiles C++ there, too slow for every pair, a handful of runs a night to say
-   where each crash lives), each behind the graph counter, with outputs compared with eager's
-   and the compiled model's warm calls timed.
+   `aot_eager`, and `inductor` when a C++ compiler is found for the failures' representatives
+   (where each crash lives) and for the rotation's pairs, the models a flag changes
+   (`Ladder.rotation`): Inductor compiles C++ there, too slow for every pair every night, so
+   they take turns, oldest evidence first, within a window of nightlies), each behind the graph
+   counter, with outputs compared with eager's and the compiled model's warm calls timed.
 3. the backward rung (`aot_eager+backward`, last by default): the model in train mode, forward
    and `loss.backward()` under `aot_eager`, its gradients compared with eager's. A flag that
    breaks only the backward pass fails here, on the ladder's pairs and nowhere else.
@@ -22,15 +23,15 @@ A pair climbs until a rung fails (a crash, a hang, a death, or outputs beyond to
 further, except a failure's representative (a pair whose sweep run crashed or gave a wrong
 result), which climbs every rung: where it fails is what it climbs for. Which pairs climb is
 the caller's choice (`Ladder.choose`, computed from the sweep's results, in order of priority:
-see `triagebot.analysis.ladder_pairs`). Two bounds cut it: `max_pairs` pairs, and `max_seconds`
-of recorded run seconds, each rung's cost estimated from the model's recorded seconds in the
-sweep (`Rung.cost`). Every pair a bound cuts is an `UnreachedPair`: the snapshot says which were
-not checked.
+see `triagebot.analysis.ladder_pairs`). Two bounds cut it, each per worker: `max_pairs` pairs,
+and `max_seconds` of recorded run seconds, each rung's cost estimated from the model's recorded
+seconds in the sweep (`Rung.cost`). Every pair a bound cuts is an `UnreachedPair`: the snapshot
+says which were not checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -47,6 +48,7 @@ from triagebot.results import (
     UnreachedPair,
     default_rungs,
     failures_only,
+    rotated,
 )
 
 Pairs = list[tuple[str, str]]
@@ -78,20 +80,23 @@ def is_failure(counted: Outcome | None) -> bool:
 
 @dataclass(frozen=True)
 class Rungs:
-    """The ladder's rungs in order (the stream header's `ladder`), and those only the failures'
-    representatives climb."""
+    """The ladder's rungs in order (the stream header's `ladder`), those only the failures'
+    representatives climb, and of those the ones the rotation's pairs climb too."""
 
     order: list[str]
     failures_only: frozenset[str] = frozenset()
+    rotated: frozenset[str] = frozenset()
 
-    def of(self, counted: Outcome | None) -> list[str]:
-        """The rungs a pair climbs, from its counting run in the sweep (None: none recorded)."""
+    def of(self, counted: Outcome | None, rotating: bool = False) -> list[str]:
+        """The rungs a pair climbs, from its counting run in the sweep (None: none recorded);
+        `rotating`: the pair is one of the rotation's (a model a flag changes)."""
         ran = counted is None or counted.ran
         failure = is_failure(counted)
         return [
             rung
             for rung in self.order
-            if (rung != COUNTING_BACKEND or ran) and (rung not in self.failures_only or failure)
+            if (rung != COUNTING_BACKEND or ran)
+            and (rung not in self.failures_only or failure or (rotating and rung in self.rotated))
         ]
 
 
@@ -103,7 +108,8 @@ class Ladder:
     none). `recompiles`: climb the `counting` rung first, where the recompile check runs.
     `choose(results, flags)`: the (model, config) pairs to climb, from the counting sweep's
     results (the models of this shard only), in order of priority; at most `max_pairs` of them
-    and `max_seconds` of recorded run seconds climb.
+    and `max_seconds` of recorded run seconds, each per worker (`pairs`, `budget`), climb. `rotation(results,
+    flags)`: the chosen pairs that climb the rungs kept for failures too (`Rungs.rotated`).
     """
 
     choose: Callable[[list[ModelResult], dict[str, dict[str, Any]]], Pairs]
@@ -111,6 +117,16 @@ class Ladder:
     recompiles: bool = False
     max_pairs: int | None = None
     max_seconds: float | None = None
+    rotation: Callable[[list[ModelResult], dict[str, dict[str, Any]]], Collection[Pair]] | None = None
+
+    def pairs(self, workers: int = 1) -> int | None:
+        """The pairs that may climb with `workers` at once."""
+        return None if self.max_pairs is None else self.max_pairs * max(1, workers)
+
+    def budget(self, workers: int = 1) -> float | None:
+        """The recorded run seconds the ladder may spend with `workers` at once: its wall stays
+        the same on a runner of any size, and a bigger one climbs more pairs."""
+        return None if self.max_seconds is None else self.max_seconds * max(1, workers)
 
     def rungs(self, device: str, compiler: bool = True) -> Rungs:
         """The rungs on `device`; `compiler`: whether a C++ compiler was found (Inductor's on the CPU)."""
@@ -118,7 +134,8 @@ class Ladder:
         if self.backends is not None:
             return Rungs(counting + list(self.backends))
         only = failures_only(device)
-        return Rungs(counting + [b for b in default_rungs() if b not in only or compiler], only)
+        order = [b for b in default_rungs() if b not in only or compiler]
+        return Rungs(counting + order, only, rotated(device))
 
 
 def estimate(seconds: float, rung: str, scale: Mapping[str, float] | None = None) -> float:
@@ -181,22 +198,25 @@ def plan_climbs(
     climbed: Mapping[tuple[str, str, str], RunRecord],
     reserved: float = 0.0,
     scale: Mapping[str, float] | None = None,
+    rotation: Collection[Pair] = (),
+    workers: int = 1,
 ) -> Climbs:
     """Admit `chosen` pairs (priority order) within the ladder's bounds. `counted`: each pair's
     run in the sweep; `seconds`: each model's longest run in the sweep; `climbed`: the ladder's
     records already in the stream (model, config, rung), which are kept and whose seconds are
     spent, as are the `reserved` seconds (the confirmations its failures owe); `scale`: each
-    rung's estimates scaled by what its runs took tonight (`calibration`). A model's
+    rung's estimates scaled by what its runs took tonight (`calibration`); `rotation`: the
+    pairs that climb the rotated rungs too; `workers`: the pool's (`Ladder.budget`). A model's
     consecutive pairs (its baseline pair and the flag pair it is compared
     with) are admitted together, or else a failure's representative alone (where it fails is
     worth more than the comparison), or not at all; either way without the backward rung when
     only that does not fit (`admissions`); a later, cheaper model may still fit."""
-    pair_rungs = {pair: rungs.of(counted.get(pair)) for pair in chosen}
+    pair_rungs = {pair: rungs.of(counted.get(pair), pair in rotation) for pair in chosen}
     climbs = Climbs(through={pair for pair in chosen if is_failure(counted.get(pair))})
-    kept = bounded(chosen, ladder.max_pairs)
+    kept = bounded(chosen, ladder.pairs(workers))
     for model, config in chosen[len(kept) :]:
         climbs.unreached.append(_unreached(model, config, pair_rungs[(model, config)], "pairs"))
-    budget = ladder.max_seconds
+    budget = ladder.budget(workers)
     spent = reserved + sum(record.outcome.seconds for record in climbed.values())
     by_pair: dict[Pair, dict[str, RunRecord]] = {}
     for (model, config, rung), record in climbed.items():

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from triagebot.analysis import ladder_pairs
+from triagebot.analysis.rotation import Evidences, by_staleness, rotation_pairs
 from triagebot.config import Config, Jobs, SweepSettings
 from triagebot.corpus.sampling import sample
 from triagebot.corpus.selection import Selected
-from triagebot.results import Check, CorpusSelection, FlagSettings, ModelSpec
+from triagebot.results import Check, CorpusSelection, FlagSettings, ModelSpec, default_rungs
 from triagebot.sweep.ladder import Ladder
 from triagebot.sweep.schedule import noise_models
 
@@ -93,8 +94,17 @@ class SweepPlan:
         return selection.model_copy(update={"models": [spec.model for spec in self.specs]})
 
 
-def plan_for(config: Config, selected: Selected, out: str | Path, *, resume: bool = False) -> SweepPlan:
-    """The sweep `config` asks for of `selected` (what `triagebot.corpus.selection` chose)."""
+def plan_for(
+    config: Config,
+    selected: Selected,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    evidence: Evidences | None = None,
+) -> SweepPlan:
+    """The sweep `config` asks for of `selected` (what `triagebot.corpus.selection` chose);
+    `evidence`: each pair's latest ladder evidence over the stored nights, which orders the
+    ladder's rotation (None: none read, the largest change first)."""
     sweep = config.sweep
     return SweepPlan(
         specs=selected.specs,
@@ -110,7 +120,7 @@ def plan_for(config: Config, selected: Selected, out: str | Path, *, resume: boo
         confirm=sweep.confirm,
         costs=selected.costs,
         checks=checks_for(sweep),
-        ladder=ladder_for(sweep, selected.candidates or selected.specs, config.corpus.seed),
+        ladder=ladder_for(sweep, selected.candidates or selected.specs, config.corpus.seed, evidence),
         noise=noise_models(selected.candidates or selected.specs, sweep.noise_sample),
     )
 
@@ -121,9 +131,13 @@ def checks_for(settings: SweepSettings) -> frozenset[Check]:
     return frozenset(check for check, on in asked.items() if on)
 
 
-def ladder_for(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int = 0) -> Ladder | None:
+def ladder_for(
+    settings: SweepSettings, specs: Sequence[ModelSpec], seed: int = 0, evidence: Evidences | None = None
+) -> Ladder | None:
     """The backend ladder `settings` ask for, or None; `specs`: the whole selection, every shard
-    of it (the ladder's sample is drawn from it); `seed`: the sample's seed."""
+    of it (the ladder's sample is drawn from it); `seed`: the sample's seed; `evidence`: the
+    stored nights' ladder evidence, which puts the changed models whose evidence is oldest first
+    (`analysis.rotation`)."""
     climb_counting = settings.recompiles == "selection"
     if settings.backends == [] and not climb_counting:
         return None
@@ -131,8 +145,11 @@ def ladder_for(settings: SweepSettings, specs: Sequence[ModelSpec], seed: int = 
     if settings.ladder_sample and specs:
         drawn, _ = sample(specs, settings.ladder_sample, seed=seed)
         sampled = [spec.model for spec in drawn]
+    rungs = settings.backends if settings.backends is not None else default_rungs()
+    order = by_staleness(evidence, rungs) if evidence is not None else None
     return Ladder(
-        choose=functools.partial(ladder_pairs, sample=tuple(sampled)),
+        choose=functools.partial(ladder_pairs, sample=tuple(sampled), order=order),
+        rotation=rotation_pairs,
         backends=settings.backends,
         recompiles=climb_counting,
         max_pairs=settings.ladder_max_pairs,
