@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
 import sys
 from pathlib import Path
@@ -101,9 +102,12 @@ def suite_costs(performance: str) -> dict[str, str]:
 
 
 def with_suite_costs(path: Path, costs: dict[str, str]) -> str:
-    """`path` with each of its suite-cost blocks written from `costs`."""
+    """`path` with each of its suite-cost blocks written from `costs`, their links to
+    performance.md relative to `path` (the README links into docs/)."""
+    link = f"]({os.path.relpath(PERFORMANCE, path.parent)})"
     return BLOCK.sub(
-        lambda found: found[1] + costs[found["name"]] + found[4], path.read_text(encoding="utf-8")
+        lambda found: found[1] + costs[found["name"]].replace("](performance.md)", link) + found[4],
+        path.read_text(encoding="utf-8"),
     )
 
 
