@@ -188,6 +188,6 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             if row == VerdictRow.compile_slower and figures.compile_time is not None:
                 blocks = figures.compile_time.blocks  # only past a configured median ratio
             if row == VerdictRow.not_judged:  # "safe" needs one real model whose outputs were judged
-                blocks = figures.not_judged >= figures.affectable - figures.sentinels
+                blocks = figures.not_judged >= figures.affectable
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
     return FlagVerdict(ready=figures.affectable > 0 and not any(line.blocks for line in lines), lines=lines)
