@@ -11,7 +11,7 @@ from builders import SCALAR, crash, night_of, ok, result, snapshot
 
 from triagebot.config import Config, TrackerSettings
 from triagebot.pipeline import build_site
-from triagebot.report import issue_body, links, nightly_summary
+from triagebot.report import issue_body, links, nightly_summary, regression_notice
 from triagebot.results import BASELINE, Accuracy, AccuracyCheck, Effect, ModelResult, ModelSpec, Status
 from triagebot.store import MemoryStore, read_snapshot
 from triagebot.tracker.desired import flag_issue
@@ -131,3 +131,17 @@ def test_every_sentinel_declares_what_it_is_built_to_do() -> None:
         assert built and set(built) <= {BASELINE, *DEFAULT_FLAGS}, name
         assert set(built.values()) <= words, name
     assert sentinels.spec_of("Segfault").built_to == {BASELINE: "signal"}
+
+
+def test_a_sentinel_newly_crashing_is_no_regression_notice() -> None:
+    """A sentinel that ran clean last night and crashes tonight moves no flag: no newly crashing
+    model, no regression notice, no issue opened."""
+    real = result("Real", ok(2, ["item"]), {SCALAR: ok(1)})
+    clean = sentinel(result(GUARD, ok(2, ["item"]), {SCALAR: ok(2, ["item"])}), **{SCALAR: "crashes"})
+    before = snapshot([clean, real], key="2.13.0.dev20261120", git="a" * 40)
+    tonight = snapshot([crashing_sentinel(), real], key="2.13.0.dev20261121", git="b" * 40)
+    night = night_of(tonight, [before])
+    state = night.flags[SCALAR]
+    assert state.diff is not None and state.diff.newly_crashing == [] and state.news.new == []
+    assert regression_notice(night, SCALAR) is None
+    assert not flag_issue(night, SCALAR, TrackerSettings()).open
