@@ -11,7 +11,7 @@ from builders import SCALAR, crash, night_of, ok, result, snapshot
 
 from triagebot.config import Config, TrackerSettings
 from triagebot.pipeline import build_site
-from triagebot.report import issue_body, links, nightly_summary, regression_notice
+from triagebot.report import issue_body, links, nightly_summary, regression_notice, run_summary
 from triagebot.results import BASELINE, Accuracy, AccuracyCheck, Effect, ModelResult, ModelSpec, Status
 from triagebot.store import MemoryStore, read_snapshot
 from triagebot.tracker.desired import flag_issue
@@ -107,6 +107,7 @@ def test_the_smoke_nights_cells_count_its_real_models_alone(tmp_path: Path) -> N
         "(0%) | 0 |"
     ) in summary
     assert "\n\nSentinels: 7 of 7 behaved as built.\n" in summary
+    assert "\n\nSentinels: 7 of 7 behaved as built.\n" in run_summary(smoke.environment, night)  # the step's
     # The smoke night's only wrong result, and its ladder failures, are sentinels': no group of a flag's.
     for state in night.flags.values():
         assert (
