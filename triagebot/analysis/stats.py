@@ -74,14 +74,13 @@ def flag_stats(
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
-    affected = [row.model for row in mine if row.effect not in (Effect.untestable, Effect.skipped)]
+    affected = [row.model for row in mine if row.effect not in NO_RUN]
     crashing = [row.model for row in mine if row.effect == Effect.crashes]
     confirmed = [
         group.model_copy(update={"suites": suite_counts(group.models, affected)}) for group in confirmed
     ]
     recompiles = recompile_rows(snapshot.results, mine, flag)
     return FlagStats(
-        sentinel_groups=_sentinel_groups(snapshot, flag, sentinel_rows),
         flag=flag,
         patch=snapshot.flags[flag],
         when=snapshot.when.get(flag, "always"),
@@ -89,9 +88,7 @@ def flag_stats(
         testable=testable,
         skipped=skipped,
         affectable=affectable,
-        sentinels_affected=sum(
-            row.effect not in (Effect.untestable, Effect.skipped) for row in sentinel_rows
-        ),
+        sentinels_affected=sum(row.effect not in NO_RUN for row in sentinel_rows),
         counts=counts,
         percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),
@@ -104,6 +101,7 @@ def flag_stats(
         **_overlap(snapshot, flag, all_rows),
         sentinels_helped=sorted(row.model for row in sentinel_rows if row.effect == Effect.reduces_graphs),
         unjudged_helped=sorted(row.model for row in fewer if row.model in no_help),
+        sentinel_groups=_sentinel_groups(snapshot, flag, sentinel_rows),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
         nondeterministic=_not_judged(snapshot, flag, Accuracy.nondeterministic),
