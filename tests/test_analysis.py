@@ -150,18 +150,18 @@ def test_classify_rows_and_stats_match_the_fixture() -> None:
     assert ("BartModel", SCALAR) not in rows  # never run under the flag
 
     stats = flag_stats(OLD, DYNAMIC)
-    assert stats.testable == 9 - 0  # BartModel has no flag run; Detr timed out but was testable
-    assert stats.counts[Effect.crashes] == 2
-    assert stats.percentages[Effect.crashes] == round(200 / 9, 1)
-    assert stats.crash_to_benefit == 2.0  # two crashes, one model helped (Llava 8 -> 6)
+    # The sentinel NonzeroGuardCrash is in no figure: 8 testable, not 9; one crash, not two.
+    assert stats.testable == 8  # BartModel has no flag run; Detr timed out but was testable
+    assert stats.counts[Effect.crashes] == 1
+    assert stats.percentages[Effect.crashes] == round(100 / 8, 1)
+    assert stats.crash_to_benefit == 1.0  # one crash, one model helped (Llava 8 -> 6)
     assert stats.mean_graph_reduction == 2.0
     assert stats.mean_graph_reduction_percent == 25.0
-    # One bug per (guard expression, user function): Eq in get_rope_index, Ne in the sentinel's forward.
-    assert [group.models for group in stats.crash_groups] == [
-        ["Qwen2VLForConditionalGeneration"],
-        ["NonzeroGuardCrash"],
-    ]
-    assert stats.crash_groups[1].signature.endswith(
+    # One bug per (guard expression, user function): Eq in get_rope_index; the sentinel's (Ne in
+    # its forward) is a group apart, reproduced but never the flag's.
+    assert [group.models for group in stats.crash_groups] == [["Qwen2VLForConditionalGeneration"]]
+    assert [group.models for group in stats.sentinel_groups] == [["NonzeroGuardCrash"]]
+    assert stats.sentinel_groups[0].signature.endswith(
         "Ne(u*, N) (unhinted: Ne(u*, N)). (Size-like symbols: u*) [in forward]"
     )
     assert [flaky.models for flaky in stats.flaky_groups] == [["MistralForCausalLM"]]

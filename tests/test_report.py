@@ -29,7 +29,15 @@ from triagebot.report import (
 )
 from triagebot.report.repro import repro_script
 from triagebot.reproduce import reproduce
-from triagebot.results import Environment, GraphRepro, InputSpec, ModelSpec, Reduction, Reproduction
+from triagebot.results import (
+    WRONG_RESULT,
+    Environment,
+    GraphRepro,
+    InputSpec,
+    ModelSpec,
+    Reduction,
+    Reproduction,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 OLD, NEW = fixture_nightlies()
@@ -77,14 +85,33 @@ def check_golden(name: str, text: str) -> None:
         pytest.fail(f"{name} differs from its golden file (TRIAGEBOT_UPDATE_GOLDEN=1 to accept):\n{changes}")
 
 
-def with_repro(snapshot):
-    """The snapshot as `triagebot report` sees it after reproduce(): one verified script."""
-    signature = next(g.signature for g in analyse_groups(snapshot) if g.models == ["NonzeroGuardCrash"])
-    script = repro_script(snapshot, DYNAMIC, "NonzeroGuardCrash", signature)
-    repro = Reproduction(
-        flag=DYNAMIC, signature=signature, model="NonzeroGuardCrash", script=script, verified=True
+REPRODUCED = "T5ForConditionalGeneration"  # the fixture's real crash group given a verified repro
+
+
+def t5_spec() -> ModelSpec:
+    """A spec for the fixture's T5ForConditionalGeneration, which records none: the smoke night's
+    T5Model's, built as the conditional-generation class (the same config)."""
+    from triagebot.store import read_snapshot
+
+    spec = read_snapshot(SMOKE).result("T5Model").spec
+    assert spec is not None
+    return spec.model_copy(
+        update={"model": REPRODUCED, "class_path": "transformers:T5ForConditionalGeneration", "params": None}
     )
-    return snapshot.model_copy(update={"reproductions": [repro]})
+
+
+def with_repro(snapshot):
+    """The snapshot as `triagebot report` sees it after reproduce(): one verified script, for a
+    real model's crash group (a sentinel's group is in no issue)."""
+    [signature] = [g.signature for g in analyse_groups(snapshot) if g.models == [REPRODUCED]]
+    results = [
+        result.model_copy(update={"spec": t5_spec()}) if result.model == REPRODUCED else result
+        for result in snapshot.results
+    ]
+    spec_carrying = snapshot.model_copy(update={"results": results})
+    script = repro_script(spec_carrying, DYNAMIC, REPRODUCED, signature)
+    repro = Reproduction(flag=DYNAMIC, signature=signature, model=REPRODUCED, script=script, verified=True)
+    return spec_carrying.model_copy(update={"reproductions": [repro]})
 
 
 def analyse_groups(snapshot):
@@ -105,7 +132,7 @@ def test_issue_body_golden(flag: str) -> None:
 def test_a_reduced_repro_says_what_it_saved_and_shows_the_minifiers_graph_repro() -> None:
     plain = with_repro(NEW)
     (repro,) = plain.reproductions
-    spec = NEW.result("NonzeroGuardCrash").spec
+    spec = t5_spec()
     reduction = Reduction(
         spec=spec,
         steps=["num_hidden_layers 4 -> 1", "input attention_mask left out @ezyang"],
@@ -413,12 +440,15 @@ SMOKE = Path(__file__).parent / "data" / "smoke-2.13.0+cpu.json"
 
 
 def wrong_result_script() -> tuple[str, str]:
-    """The wrong-result repro of the committed smoke sweep's sentinel, and its group's signature."""
+    """The wrong-result repro of the committed smoke sweep's sentinel (a group apart, reproduced
+    as any), and its group's signature."""
     from triagebot.analysis import flag_stats
     from triagebot.store import read_snapshot
 
     smoke = read_snapshot(SMOKE)
-    [group] = flag_stats(smoke, SCALAR).wrong_result_groups
+    [group] = [
+        g for g in flag_stats(smoke, SCALAR).sentinel_groups if g.error_type == WRONG_RESULT and not g.backend
+    ]
     model = group.models[0]
     return repro_script(smoke, SCALAR, model, group.signature, wrong=True), group.signature
 

@@ -24,7 +24,9 @@ HELPED_SENTINELS = ["AliasingCustomOp", "ItemMatmul", "WrongGradUnderScalarCaptu
 def test_the_smoke_nights_helped_sentinels_are_no_evidence_of_help() -> None:
     night = night_of(read_snapshot(SMOKE))
     view = night.flags[SCALAR_FLAG]
-    assert view.stats.counts[Effect.reduces_graphs] == 9  # the classification itself is untouched
+    # The sentinels are in no count (`effects.real_rows`), only named apart.
+    assert view.stats.counts[Effect.reduces_graphs] == 6
+    assert view.stats.affectable == 7  # not 11: the four sentinels the flag ran on are apart
     assert view.stats.sentinels_helped == HELPED_SENTINELS
     assert view.helps == view.figures.helped == 6 == len(view.helped)
     assert not {row.model for row in view.helped} & set(HELPED_SENTINELS)
@@ -43,9 +45,11 @@ def test_the_issue_names_them_as_the_detector_at_work_not_in_its_helped_table() 
         f"{words.SENTINELS_HELPED}: `AliasingCustomOp` (sentinel), `ItemMatmul` (sentinel), "
         "`WrongGradUnderScalarCapture` (sentinel)." in body
     )
-    # The results table says the share beside its count, the sentinels on a row of their own.
-    assert "| fewer graphs | 6 | 54.5% |" in body
-    assert "| fewer graphs: sentinels, not counted as help | 3 | n/a |" in body
+    # The results table counts the real models alone; the sentinels are on a line of their own.
+    assert "| Effect | Models | % of the 7 models it could affect |" in body
+    assert "| fewer graphs | 6 | 85.7% |" in body
+    assert "sentinels, not counted as help" not in body
+    assert "\n\nSentinels: 7 of 7 behaved as built.\n" in body
 
 
 def test_the_flag_page_lists_them_apart(tmp_path: Path) -> None:
@@ -56,9 +60,9 @@ def test_the_flag_page_lists_them_apart(tmp_path: Path) -> None:
     assert "ItemMatmul" not in table and "AliasingCustomOp" not in table
     apart = page.split('id="sentinels-helped"', 1)[1].split("</p>", 1)[0]
     assert words.SENTINELS_HELPED in apart and "ItemMatmul" in apart and "AliasingCustomOp" in apart
-    assert (
-        "sentinels, not counted as help" in page.split('id="sentinels-counted-apart"', 1)[1].split("</tr>")[0]
-    )
+    assert 'id="sentinels-counted-apart"' not in page  # in no table: on lines of their own
+    built = page.split('id="sentinels-built"', 1)[1].split("</p>", 1)[0]
+    assert built == ">Sentinels: 7 of 7 behaved as built."
 
 
 def test_a_flag_that_helps_only_sentinels_helps_no_model_and_its_overlap_says_so() -> None:

@@ -566,7 +566,7 @@ def test_a_ladder_failure_at_baseline_too_is_one_line_in_a_collapsed_section():
     assert "outputs do not have alias annotations (e.g. 'T" not in body and "view_of. …`" in body
 
 
-def test_sentinels_are_marked_on_every_row_and_never_labelled():
+def test_a_sentinels_wrong_result_is_in_no_table_and_never_labelled():
     wrong = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.mismatch, where="output"))
     models = [
         sentinel(
@@ -578,11 +578,14 @@ def test_sentinels_are_marked_on_every_row_and_never_labelled():
     ]
     tonight = annotated(builders.snapshot(models, ladder=[COUNTING_BACKEND], checks=["accuracy"]))
     assert tonight.sentinels == {"WrongSentinel"}
-    assert [triage.labels for triage in tonight.flags[SCALAR].triage.values()] == [[]]
+    # The sentinel's wrong result is no group of the flag's (`effects.real_rows`): nothing to label.
+    assert tonight.flags[SCALAR].triage == {}
+    assert [group.models for group in tonight.flags[SCALAR].stats.sentinel_groups] == [["WrongSentinel"]]
     body = issue_body(tonight, SCALAR)
     assert "Labels a PT2 triager" not in body
-    rows = [line for line in body.splitlines() if line.startswith("| `WrongSentinel`")]
-    assert rows and all(row.startswith("| `WrongSentinel` (sentinel) |") for row in rows)
+    # In no table: on the sentinels' line alone.
+    assert not [line for line in body.splitlines() if line.startswith("| `WrongSentinel`")]
+    assert "the flag ran on 1: `WrongSentinel` (wrong result)." in body
     assert all(line.startswith("| `Real` |") for line in body.splitlines() if line.startswith("| `Real`"))
 
 

@@ -20,6 +20,9 @@ Public API, for report/, tracker/ and cli:
   groups by signature (`crash_groups`; confirmed, and flaky apart, each with the traceback tail
   of its first model), overlap of crashing models with every other flag, top baseline
   graph-break reasons (`breaks`: how many each place keeps, one home), and the ladder's figures.
+  All over real models (`effects.real_rows`): the sentinels' rows are in no figure, group or
+  trend (their groups apart, `sentinel_groups`, reproduced as any), and `night` says whether
+  each behaved as built (`sentinels.behaved_as_built`, `Night.sentinels_built`).
 - `trend_point(key, rows) -> TrendPoint`: one nightly's confirmed crashes and models helped
   under one flag, from that flag's rows.
 - `flag_figures(stats, change) -> FlagFigures` and `verdict(figures) -> FlagVerdict`

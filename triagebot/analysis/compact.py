@@ -54,7 +54,8 @@ from triagebot.results import (
 # 5: the wrong results at the default config, for their issue (`NightSummary.baseline_wrong`);
 # what the ladder said of each pair it climbed, for the rotation (`NightSummary.ladder`); each
 # model's baseline compile seconds, for its own noise (`NightSummary.compile_seconds`)
-FORMAT = 5
+# 6: the trend and crash signatures of real models alone, a sentinel in none (`effects.real_rows`).
+FORMAT = 6
 
 
 def _recompiles(result: ModelResult, config: str) -> int | None:
@@ -136,7 +137,7 @@ class NightData(NightSummary):
     made from (None when the store keeps no file), `previous`/`previous_source` those of the
     nightly `diff` is against."""
 
-    format: Literal[5] = FORMAT
+    format: Literal[6] = FORMAT
     flags: dict[str, dict[str, Any]]
     source: str | None = None
     signatures: list[str] = Field(default_factory=list)

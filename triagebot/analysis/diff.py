@@ -186,6 +186,10 @@ def diff(
     skipped = new.corpus.skipped
     removed = [model for model in old_models if model not in new_by_name and suite_of(model) not in skipped]
     moved, torch_moved, changes = moved_between(old.environment, new.environment)
+    # A flag moves on its real models alone (`effects.real_rows`): a sentinel's crash is no news.
+    sentinels = old.sentinels | new.sentinels
+    real = [model for model in common if model not in sentinels]
+    real_removed = [model for model in removed if model not in sentinels]
     return SnapshotDiff(
         old_key=old.key,
         new_key=new.key,
@@ -199,7 +203,7 @@ def diff(
         models_removed=removed,
         baseline_graph_changes=baseline_changes,
         flags={
-            flag: diff_flag(old, new, flag, common, old_rows, new_rows, removed=removed)
+            flag: diff_flag(old, new, flag, real, old_rows, new_rows, removed=real_removed)
             for flag in shared_flags
         },
         flags_added=[flag for flag in new.flags if flag not in old.flags],

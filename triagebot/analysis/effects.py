@@ -49,6 +49,15 @@ def not_judged(snapshot: Snapshot, flag: str) -> list[str]:
     ]
 
 
+def real_rows(snapshot: Snapshot, rows: Iterable[ModelEffect]) -> list[ModelEffect]:
+    """`rows` less the sentinels' (`Snapshot.sentinels`): the one rule that keeps the bot's own
+    test models out of every real figure, denominator and group, and out of an issue's lifecycle
+    (its trend and recurrence). A sentinel's crash is its canary, never news about real models:
+    `analysis.sentinels` says on a line of its own whether each behaved as built."""
+    sentinels = snapshot.sentinels
+    return [row for row in rows if row.model not in sentinels]
+
+
 def no_evidence_of_help(snapshot: Snapshot, flag: str) -> frozenset[str]:
     """The models whose fewer graphs under `flag` count as no help: the sentinels (built to have
     them) and the models whose outputs could not be judged (`not_judged`)."""

@@ -190,7 +190,7 @@ def verdict(figures: FlagFigures) -> FlagVerdict:
             if row == VerdictRow.compile_slower and figures.compile_time is not None:
                 blocks = figures.compile_time.blocks  # only past a configured median ratio
             if row == VerdictRow.not_judged:  # "safe" needs one real model whose outputs were judged
-                blocks = figures.not_judged >= figures.affectable - figures.sentinels
+                blocks = figures.not_judged >= figures.affectable
             lines.append(VerdictLine(what=row, models=models, blocks=blocks))
     # Below the rule (a changed model not checked within the window, or a failure seen on an
     # earlier nightly still to recheck): not judged yet.

@@ -15,7 +15,7 @@ from triagebot.analysis.call_time import call_time
 from triagebot.analysis.compile_time import baseline_compile_seconds, compile_time
 from triagebot.analysis.compiler_wrong import baseline_letters, compiler_wrong_night
 from triagebot.analysis.diff import diff
-from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
+from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help, real_rows
 from triagebot.analysis.figures import flag_figures, verdict
 from triagebot.analysis.health import health_of, health_points
 from triagebot.analysis.recurrence import (
@@ -29,6 +29,7 @@ from triagebot.analysis.recurrence import (
     settled,
 )
 from triagebot.analysis.rotation import coverage, ladder_points, latest_evidence
+from triagebot.analysis.sentinels import behaved_as_built
 from triagebot.analysis.stats import flag_stats, trend_point
 from triagebot.results import (
     BASELINE,
@@ -65,7 +66,7 @@ def summarise(snapshot: Snapshot, rows: Sequence[ModelEffect] | None = None) -> 
     when already computed."""
     rows = classify(snapshot) if rows is None else rows
     by_flag: dict[str, list[ModelEffect]] = {flag: [] for flag in snapshot.flags}
-    for row in rows:
+    for row in real_rows(snapshot, rows):  # a sentinel's crash opens and keeps open no issue
         if row.flag in by_flag:
             by_flag[row.flag].append(row)
     return NightSummary(
@@ -216,6 +217,7 @@ def night(
         compiler_wrong=compiler_wrong_night(
             snapshot, nights, cc, urls.get(COMPILER_WRONG_ISSUE), close_after
         ),
+        sentinels_built=behaved_as_built(snapshot.results, rows),
     )
 
 

@@ -6,13 +6,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from triagebot.analysis.breaks import top_break_reasons
-from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help
+from triagebot.analysis.effects import classify, crash_groups, no_evidence_of_help, real_rows
 from triagebot.analysis.figures import share, suite_counts
 from triagebot.analysis.frames import crash_patterns
 from triagebot.analysis.ladder import (
     clean_rungs,
     failing_backends,
     first_rungs,
+    groups_met_on_ladder,
     ladder_figures,
     reach,
     recompile_gaps,
@@ -34,6 +35,8 @@ from triagebot.results import (
     StratumStats,
     TrendPoint,
 )
+
+NO_RUN = (Effect.untestable, Effect.skipped)  # a pair the flag did not run on (a figure's population)
 
 
 def _counts(rows: Iterable[ModelEffect]) -> dict[Effect, int]:
@@ -57,19 +60,21 @@ def flag_stats(
     groups (a signature not in it is first seen in `snapshot`); without it they say nothing."""
     if flag not in snapshot.flags:
         raise KeyError(f"snapshot {snapshot.key} has no flag {flag!r} (flags: {', '.join(snapshot.flags)})")
-    all_rows = list(rows) if rows is not None else classify(snapshot)
+    every_row = list(rows) if rows is not None else classify(snapshot)
+    all_rows = real_rows(snapshot, every_row)
     mine = [row for row in all_rows if row.flag == flag]
+    sentinel_rows = [row for row in every_row if row.flag == flag and row.model in snapshot.sentinels]
     counts = _counts(mine)
     testable = _testable(counts)
     skipped = counts.get(Effect.skipped, 0)
     affectable = testable - skipped  # the models the flag could affect: percentages are over them
-    sentinels, no_help = snapshot.sentinels, no_evidence_of_help(snapshot, flag)
+    no_help = no_evidence_of_help(snapshot, flag)
     fewer = [row for row in mine if row.effect == Effect.reduces_graphs]
     helped = [row for row in fewer if row.model not in no_help]
     reduction, reduction_percent = _mean_reductions(helped)
     ladder = ladder_figures(snapshot, flag, mine)
     confirmed, flaky = _crash_groups(snapshot, flag, mine, ladder.ladder_rows, first_seen)
-    affected = [row.model for row in mine if row.effect not in (Effect.untestable, Effect.skipped)]
+    affected = [row.model for row in mine if row.effect not in NO_RUN]
     crashing = [row.model for row in mine if row.effect == Effect.crashes]
     confirmed = [
         group.model_copy(update={"suites": suite_counts(group.models, affected)}) for group in confirmed
@@ -83,7 +88,7 @@ def flag_stats(
         testable=testable,
         skipped=skipped,
         affectable=affectable,
-        sentinels_affected=len(sentinels.intersection(affected)),
+        sentinels_affected=sum(row.effect not in NO_RUN for row in sentinel_rows),
         counts=counts,
         percentages=_percentages({**counts, Effect.reduces_graphs: len(helped)}, affectable),
         strata=_strata(mine),
@@ -94,8 +99,9 @@ def flag_stats(
         crash_suites=suite_counts(crashing, affected),
         flaky_groups=flaky,
         **_overlap(snapshot, flag, all_rows),
-        sentinels_helped=sorted(row.model for row in fewer if row.model in sentinels),
-        unjudged_helped=sorted(row.model for row in fewer if row.model in no_help - sentinels),
+        sentinels_helped=sorted(row.model for row in sentinel_rows if row.effect == Effect.reduces_graphs),
+        unjudged_helped=sorted(row.model for row in fewer if row.model in no_help),
+        sentinel_groups=_sentinel_groups(snapshot, flag, sentinel_rows),
         top_break_reasons=top_break_reasons(snapshot),
         wrong_result_groups=_wrong_groups(snapshot, flag, mine, ladder.ladder_rows),
         nondeterministic=_not_judged(snapshot, flag, Accuracy.nondeterministic),
@@ -105,6 +111,15 @@ def flag_stats(
         recompiles_more=recompiles_more(recompiles),
         recompile_gaps=recompile_gaps(snapshot.results, mine, flag),
     )
+
+
+def _sentinel_groups(snapshot: Snapshot, flag: str, rows: Sequence[ModelEffect]) -> list[FailureGroup]:
+    """The sentinels' confirmed crash, wrong-result and ladder groups under `flag` (`rows`: their
+    rows): reproduced as any group, so that the bot's own machinery is exercised, and in no
+    figure or issue."""
+    climbed = ladder_figures(snapshot, flag, rows).ladder_rows
+    crashed, _ = _crash_groups(snapshot, flag, rows, climbed, None)
+    return [*crashed, *_wrong_groups(snapshot, flag, rows, climbed), *groups_met_on_ladder(climbed, flag)]
 
 
 def crash_group_of(snapshot: Snapshot | None, flag: str, model: str) -> FailureGroup | None:
@@ -290,6 +305,7 @@ def _not_judged(snapshot: Snapshot, flag: str, verdict: Accuracy) -> list[str]:
         if (run := result.outcomes.get(flag)) is not None
         and run.accuracy is not None
         and run.accuracy.verdict == verdict
+        and result.model not in snapshot.sentinels
     ]
 
 

@@ -64,7 +64,7 @@ from torch import nn
 
 from triagebot.corpus import Built
 from triagebot.corpus.inputs import materialize_inputs
-from triagebot.results import InputSpec, ModelSpec
+from triagebot.results import BASELINE, InputSpec, ModelSpec
 
 # Four positive and four negative values: nonzero(x > 0) has four rows, so every
 # data-dependent branch below is taken the same way on every run.
@@ -338,6 +338,30 @@ SENTINELS: tuple[type[nn.Module], ...] = (
     HangUnderCompile,
 )
 
+_SCALAR, _DYNAMIC = "capture_scalar_outputs", "capture_dynamic_output_shape_ops"
+# What each sentinel is built to do (`ModelSpec.built_to`, the table above): BASELINE -> its
+# run's status or its outputs' verdict, a flag -> its effect. A night says how many behaved as
+# built and names any that did not: news that the bot's own machinery, or torch, changed.
+BUILT_TO: dict[str, dict[str, str]] = {
+    "Plain": {BASELINE: "ok"},
+    "ItemBreak": {_SCALAR: "reduces_graphs"},
+    "NonzeroBreak": {_DYNAMIC: "reduces_graphs"},
+    "NonzeroGuardCrash": {_DYNAMIC: "crashes"},
+    "ItemMatmul": {_SCALAR: "reduces_graphs"},
+    "AliasingCustomOp": {_SCALAR: "reduces_graphs"},
+    "BatchNormOut": {BASELINE: "ok"},
+    "OwnGenerator": {BASELINE: "nondeterministic"},
+    "RangeLoop": {BASELINE: "ok"},
+    "WrongUnderScalarCapture": {_SCALAR: "wrong_result"},
+    "SlowUnderScalarCapture": {BASELINE: "ok"},
+    "WrongGradUnderScalarCapture": {_SCALAR: "reduces_graphs"},
+    "WrongAtBaseline": {BASELINE: "wrong_result"},
+    "EagerError": {BASELINE: "eager_error"},
+    "BuildError": {BASELINE: "create_error"},
+    "Segfault": {BASELINE: "signal"},
+    "HangUnderCompile": {BASELINE: "timeout"},
+}
+
 # The sentinels that compile and finish (the benchmark's share of the sentinel corpus).
 COMPILING: tuple[str, ...] = ("Plain", "ItemBreak", "NonzeroBreak", "NonzeroGuardCrash")
 # The sentinels of the rest of the stack: a full-stack failure, a wrong result, a nondeterministic
@@ -363,6 +387,7 @@ def _spec(cls: type[nn.Module]) -> ModelSpec:
         recipe="values",
         inputs=[InputSpec(name="x", shape=[len(_X)], dtype="float32", kind="values", values=_X)],
         code=_HEADER + inspect.getsource(cls),
+        built_to=BUILT_TO[cls.__name__],
     )
 
 

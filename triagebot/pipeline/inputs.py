@@ -168,6 +168,7 @@ def groups_to_reproduce(snapshot: Snapshot) -> int:
     for flag in snapshot.flags:
         stats = flag_stats(snapshot, flag)
         total += len(stats.crash_groups) + len(stats.wrong_result_groups) + len(stats.ladder_groups)
+        total += len(stats.sentinel_groups)
     return total
 
 

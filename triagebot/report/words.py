@@ -17,7 +17,8 @@ lives in these words, so that no two of them can disagree.
   its own record;
 - `verdict_sentence(figures, verdict)`: the one sentence at the top of a flag's issue and page,
   with the models whose outputs could not be judged (`not_judged_clause`, `NOT_JUDGED_RULE`,
-  `wrong_results_none`) and the sentinels among its population (`sentinels_among`);
+  `wrong_results_none`); `sentinels_built(behaviour)`: the night's sentinels on a line of their
+  own, how many behaved as built;
 - `compile_time(figures)`: what the flag costs in compile time against the night's noise floor,
   `riser(model)`: one model's compile seconds before and after, `rung_compile(model)`: on the
   highest compiled rung it climbed, `times(ratio)`: "1.08x";
@@ -60,6 +61,7 @@ from triagebot.results import (
     LibraryFinding,
     Reduction,
     RungCoverage,
+    SentinelBehaviour,
     Snapshot,
     SuiteCount,
     VerdictRow,
@@ -93,11 +95,18 @@ NOT_JUDGED_RULE = (
 said beside every list of them."""
 
 SENTINELS_APART = (
-    "Sentinels, triagebot's own test models each built to behave one known way, are left out of "
-    "the compile-time figures and their noise floor, the time per call and the backward pass"
+    "Sentinels, triagebot's own test models each built to behave one known way, are in none of "
+    "the flag's figures, counts or failure groups, nor keep its issue open"
 )
 """What the issue and the flag page say before naming the sentinels the flag ran on, each with
 its effect, on a line of their own."""
+
+
+def sentinels_built(behaviour: SentinelBehaviour) -> str:
+    """The night's sentinels on a line of their own (`analysis.sentinels`): "Sentinels: 7 of 7
+    behaved as built"; each that did not is named after it, by the template."""
+    return f"Sentinels: {behaviour.behaved} of {len(behaviour.judged)} behaved as built"
+
 
 SHOWN_ERRORS = 3  # error names a title or a sentence lists before "and N more"
 HEADLINE_LIMIT = 150  # characters of a title's headline, well within GitHub's 256 for a title
@@ -598,15 +607,7 @@ def verdict_clause(figures: FlagFigures, verdict: FlagVerdict, groups: Sequence[
         parts.append(plural(figures.increases_graphs, "model has", "models have") + " more graphs")
     helps = f"helps {figures.helped} of the {figures.affectable} {population(figures)}"
     helps += f" ({percent(share(figures.helped, figures.affectable))})"
-    among = f" {sentinels_among(figures)}." if figures.sentinels else ""
-    return f"{checked}{', '.join(parts)}; {helps}{not_judged_clause(figures)}.{among}"
-
-
-def sentinels_among(figures: FlagFigures) -> str:
-    """How many of the flag's population are sentinels, a sentence after the verdict's: "4 of
-    the 11 are sentinels, never counted as help"."""
-    are = "is a sentinel" if figures.sentinels == 1 else "are sentinels"
-    return f"{figures.sentinels} of the {figures.affectable} {are}, never counted as help"
+    return f"{checked}{', '.join(parts)}; {helps}{not_judged_clause(figures)}."
 
 
 def not_judged_clause(figures: FlagFigures) -> str:

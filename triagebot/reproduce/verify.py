@@ -233,7 +233,8 @@ def reproduce(
     lanes: int = 1,
 ) -> list[Reproduction]:
     """A verified-or-not reproduction for every library finding (no compile), confirmed crash
-    group, wrong-result group and ladder failure group of every flag, and every wrong result at
+    group, wrong-result group and ladder failure group of every flag (its sentinels' too: the bot's
+    canary of its own machinery), and every wrong result at
     the default config, `lanes` groups at once.
 
     Each group is tried with its models in order until one model's script reproduces it; a
@@ -246,7 +247,8 @@ def reproduce(
         groups += [(flag, group, None, False) for group in stats.crash_groups]
         groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
         groups += [
-            (flag, group, group.backend, group.error_type == WRONG_RESULT) for group in stats.ladder_groups
+            (flag, group, group.backend, group.error_type == WRONG_RESULT)
+            for group in [*stats.ladder_groups, *stats.sentinel_groups]
         ]
     # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
     # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.

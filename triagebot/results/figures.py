@@ -200,7 +200,8 @@ class FlagFigures(Record):
     testable: int = 0  # swept - untestable
     skipped: int = 0  # testable, not run under the flag (`when = "graph_breaks"`: one graph, no break)
     affectable: int = 0  # testable - skipped: the population the flag could affect
-    sentinels: int = 0  # of `affectable`, triagebot's own test models: never help, never "Ready"
+    # The sentinels the flag ran on, triagebot's own test models: in none of these figures.
+    sentinels: int = 0
     engine_errors: int = 0  # the flag run could not rebuild the model: untested, a fault of the sweep
     crashes: int = 0  # confirmed crashes
     crash_suites: list[SuiteCount] = Field(

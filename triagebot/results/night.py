@@ -192,7 +192,9 @@ class FlagStats(Record):
     testable: int
     skipped: int = 0
     affectable: int = 0
-    sentinels_affected: int = 0  # of `affectable`, the sentinels (`Snapshot.sentinels`)
+    # The sentinels (`Snapshot.sentinels`) the flag ran on, skipped and untestable runs left out:
+    # the bot's own test models, in none of the figures above (`analysis.effects.real_rows`).
+    sentinels_affected: int = 0
     counts: dict[Effect, int] = Field(default_factory=dict)
     percentages: dict[Effect, float] = Field(default_factory=dict)
     strata: list[StratumStats] = Field(default_factory=list)
@@ -208,13 +210,16 @@ class FlagStats(Record):
     overlap_helped: dict[str, list[str]] = Field(default_factory=dict)
     overlap_rescued: dict[str, list[str]] = Field(default_factory=dict)
     # Sentinels with fewer graphs under the flag: they show the detector works and are named as
-    # such, but are never evidence that the flag helps (not in `helps`, its share, the overlap,
-    # the crash-to-benefit ratio, the reductions or the ladder's survival).
+    # such, but like every sentinel row are in no figure (not in `counts`, `helps`, its share, the
+    # overlap, the crash-to-benefit ratio, the reductions or the ladder's survival).
     sentinels_helped: list[str] = Field(default_factory=list)
     # Models with fewer graphs under the flag whose outputs could not be judged (eager disagrees
     # with itself, or two eager runs differ): fewer graphs can be real, "safe" cannot, so like
     # the sentinels they are never counted as help (`analysis.effects.not_judged`).
     unjudged_helped: list[str] = Field(default_factory=list)
+    # The sentinels' confirmed crash, wrong-result and ladder groups: reproduced as any group (the
+    # bot's canary of its own machinery), never shown as the flag's nor kept open by.
+    sentinel_groups: list[FailureGroup] = Field(default_factory=list)
     top_break_reasons: list[BreakReasonCount] = Field(default_factory=list)
     # The rest of the stack (empty when the sweep made no such checks):
     wrong_result_groups: list[FailureGroup] = Field(default_factory=list)  # confirmed, largest first
@@ -235,11 +240,9 @@ class FlagStats(Record):
 
     @property
     def helps(self) -> int:
-        """Models the flag helps (fewer graphs), as evidence: its sentinels and the models not
-        judged left out."""
-        return (
-            self.counts.get(Effect.reduces_graphs, 0) - len(self.sentinels_helped) - len(self.unjudged_helped)
-        )
+        """Models the flag helps (fewer graphs), as evidence: the models not judged left out (the
+        sentinels are in no count)."""
+        return self.counts.get(Effect.reduces_graphs, 0) - len(self.unjudged_helped)
 
     @property
     def not_judged(self) -> list[str]:
@@ -682,6 +685,28 @@ class FlagNight(Record):
         return [row for row in self.effects if row.effect == Effect.increases_graphs]
 
 
+class SentinelMiss(Record):
+    """A sentinel that did not behave as built under one config (`ModelSpec.built_to`)."""
+
+    model: str
+    config: str  # BASELINE or a flag
+    built: str  # what it is built to do there
+    got: str  # what it did
+
+
+class SentinelBehaviour(Record):
+    """Whether a night's sentinels behaved as built (`analysis.sentinels`): on a line of its own,
+    apart from every real figure."""
+
+    judged: list[str] = Field(default_factory=list)  # the sentinels with a judged expectation
+    misses: list[SentinelMiss] = Field(default_factory=list)  # each config where one did not
+
+    @property
+    def behaved(self) -> int:
+        """How many of `judged` behaved as built under every config judged."""
+        return len(set(self.judged) - {miss.model for miss in self.misses})
+
+
 class Night(Record):
     """One nightly analysed once: the snapshot, what it is compared with, and every flag's findings.
 
@@ -708,6 +733,7 @@ class Night(Record):
     baseline_bisections: dict[str, Bisection] = Field(default_factory=dict)
     # Wrong results of torch.compile at the default config: what every surface says first.
     compiler_wrong: CompilerWrongNight = Field(default_factory=lambda: CompilerWrongNight())
+    sentinels_built: SentinelBehaviour = Field(default_factory=lambda: SentinelBehaviour())
 
     @property
     def sentinels(self) -> frozenset[str]:

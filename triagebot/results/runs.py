@@ -420,6 +420,11 @@ class ModelSpec(Record):
     # constructor has no argument for (diffusers' `enable_tiling`, without which Allegro's VAE
     # does not encode).
     after_init: list[str] = Field(default_factory=list)
+    # A sentinel's behaviour by construction (`corpus.sentinels.BUILT_TO`), so that a night can say
+    # torch-free whether it behaved as built (`analysis.sentinels`): BASELINE -> its run's status,
+    # or its outputs' verdict ("wrong_result", "nondeterministic"); a flag -> the flag's `Effect`.
+    # Empty for a real model.
+    built_to: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("source")
     @classmethod
