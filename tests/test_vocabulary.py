@@ -28,7 +28,7 @@ def _spelled(text: str) -> list[str]:
 
 
 def test_the_counting_backend_is_named_by_its_constant_alone():
-    assert _spelled(COUNTING_BACKEND) == ["results/runs.py"]
+    assert _spelled(COUNTING_BACKEND) == ["results/rungs.py"]
 
 
 def test_each_verdict_row_counts_the_figure_of_its_name():
