@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from builders import DYNAMIC, SCALAR, night_of, ok, result, snapshot
+from builders import DYNAMIC, SCALAR, eager_inconsistent, night_of, ok, result, snapshot
 
 from triagebot.analysis.library import library_signature
 from triagebot.report import issue_body, words
@@ -35,26 +35,18 @@ SDPA_MASK = ["Aimv2Model", "Aimv2TextModel", "Phi4MultimodalVisionModel"]  # one
 PALIGEMMA = ["PaliGemmaForConditionalGeneration", "PaliGemmaModel"]  # an `.item()` break the flag removes
 
 
-def _inconsistent() -> AccuracyCheck:
-    return AccuracyCheck(
-        verdict=Accuracy.eager_inconsistent,
-        where="last_hidden_state",
-        detail="largest difference 2.79 above tolerance 0.001",
-        cross_checks=[
-            CrossCheck(name="eager_other_attention", implementation="eager", agrees=False, detail="far"),
-            CrossCheck(name="compiled_vs_other_attention", implementation="eager", agrees=True),
-        ],
-    )
-
-
 def sdpa_mask_snapshot(extra: Sequence[ModelResult] = ()) -> Snapshot:
     """The SDPA-mask finding's five models swept as a night: every baseline eager-inconsistent,
     the two PaliGemma models compiled to fewer graphs under the flag, eager-inconsistent there too;
     `extra`: more models swept beside them."""
     skipped = Outcome(status=Status.skipped)
-    models = [result(name, ok(1, accuracy=_inconsistent()), {SCALAR: skipped}) for name in SDPA_MASK]
+    models = [result(name, ok(1, accuracy=eager_inconsistent()), {SCALAR: skipped}) for name in SDPA_MASK]
     models += [
-        result(name, ok(3, ["item"], accuracy=_inconsistent()), {SCALAR: ok(1, accuracy=_inconsistent())})
+        result(
+            name,
+            ok(3, ["item"], accuracy=eager_inconsistent()),
+            {SCALAR: ok(1, accuracy=eager_inconsistent())},
+        )
         for name in PALIGEMMA
     ]
     models += extra

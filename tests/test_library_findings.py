@@ -3,29 +3,17 @@ never as a torch.compile wrong result or against a flag."""
 
 from __future__ import annotations
 
-from builders import SCALAR, night_of, ok, result, snapshot
+from builders import SCALAR, eager_inconsistent, night_of, ok, result, snapshot
 
 from triagebot.analysis import flag_stats
 from triagebot.analysis.health import corpus_health
 from triagebot.analysis.library import finding_title
 from triagebot.report.render import render
-from triagebot.results import BASELINE, Accuracy, AccuracyCheck, CrossCheck, Reproduction
-
-
-def _inconsistent() -> AccuracyCheck:
-    return AccuracyCheck(
-        verdict=Accuracy.eager_inconsistent,
-        where="last_hidden_state",
-        detail="largest difference 2.79 above tolerance 0.001",
-        cross_checks=[
-            CrossCheck(name="eager_other_attention", implementation="eager", agrees=False, detail="far"),
-            CrossCheck(name="compiled_vs_other_attention", implementation="eager", agrees=True),
-        ],
-    )
+from triagebot.results import BASELINE, Accuracy, AccuracyCheck, Reproduction
 
 
 def _night_snapshot():
-    inconsistent = ok(1, accuracy=_inconsistent())
+    inconsistent = ok(1, accuracy=eager_inconsistent())
     models = [result(f"Aimv2TextModel{n}", inconsistent, {SCALAR: inconsistent}) for n in range(200)]
     repros = [
         Reproduction(
@@ -83,7 +71,7 @@ def test_the_library_findings_repro_compiles_nothing_and_compares_attention_impl
         config={"hidden_size": 8},
         inputs=[InputSpec(name="input_ids", shape=[1, 4], dtype="int64", kind="randint", high=9)],
     )
-    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=eager_inconsistent()), {}, spec=spec)])
     script = repro_script(tonight, BASELINE, "Aimv2TextModel", other_attention="eager")
     compile(script, "repro.py", "exec")
     assert "torch.compile" not in script.replace("no torch.compile", "")
@@ -95,7 +83,7 @@ def test_the_title_names_only_what_the_checks_show() -> None:
     """The cause is named from the record: sdpa's mask skip where plain-eager sdpa is the odd one
     out; a model on eager attention gets the disagreement, no cause it was not shown; causality,
     which no check probes, is never claimed."""
-    checks = _inconsistent().cross_checks
+    checks = eager_inconsistent().cross_checks
     sdpa = finding_title("Phi4MultimodalVisionModel", "sdpa", checks)
     assert sdpa.startswith("transformers: Phi4MultimodalVisionModel's sdpa attention ignores the attention")
     on_eager = [check.model_copy(update={"implementation": "sdpa"}) for check in checks]
@@ -116,7 +104,7 @@ def test_the_repro_docstring_carries_the_findings_title() -> None:
     from triagebot.results import ModelSpec
 
     spec = ModelSpec(model="Aimv2TextModel", class_path="transformers:Aimv2TextModel", config={})
-    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    tonight = snapshot_of([result("Aimv2TextModel", ok(1, accuracy=eager_inconsistent()), {}, spec=spec)])
     [finding] = corpus_health(tonight).library_findings
     script = repro_script(tonight, BASELINE, "Aimv2TextModel", finding.signature)
     docstring = script.split('"""')[1]
@@ -132,7 +120,7 @@ def test_a_library_findings_script_is_rendered_from_its_signature_alone() -> Non
     from triagebot.results import ModelSpec
 
     spec = ModelSpec(model="M", class_path="transformers:M", config={})
-    tonight = snapshot_of([result("M", ok(1, accuracy=_inconsistent()), {}, spec=spec)])
+    tonight = snapshot_of([result("M", ok(1, accuracy=eager_inconsistent()), {}, spec=spec)])
     script = repro_script(tonight, BASELINE, "M", "EagerInconsistent: last_hidden_state")
     assert "set_attn_implementation" in script and "compiled = torch.compile" not in script
 
@@ -144,10 +132,10 @@ def test_a_flag_issue_names_them_not_judged_and_never_as_matching_or_wrong() -> 
 
     from triagebot.report import issue_body, words
 
-    inconsistent = ok(1, accuracy=_inconsistent())
+    inconsistent = ok(1, accuracy=eager_inconsistent())
     plain = ok(1, accuracy=AccuracyCheck(verdict=Accuracy.match))
     models = [
-        result("Aimv2TextModel", ok(2, ["item"], accuracy=_inconsistent()), {SCALAR: inconsistent}),
+        result("Aimv2TextModel", ok(2, ["item"], accuracy=eager_inconsistent()), {SCALAR: inconsistent}),
         result("Plain", ok(2, ["item"], accuracy=plain.accuracy), {SCALAR: plain}),
     ]
     night = night_of(snapshot(models, checks=["accuracy"]))
