@@ -208,7 +208,7 @@ def night(
                 urls.get(flag),
                 close_after,
                 compile_blocks,
-                coverage(flag, rows, evidence, users_backends(), ladder_window),
+                coverage(flag, real_rows(snapshot, rows), evidence, users_backends(), ladder_window),
             )
             for flag in snapshot.flags
         },
