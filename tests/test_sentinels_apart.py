@@ -148,3 +148,11 @@ def test_a_sentinel_newly_crashing_is_no_regression_notice() -> None:
     assert state.diff is not None and state.diff.newly_crashing == [] and state.news.new == []
     assert regression_notice(night, SCALAR) is None
     assert not flag_issue(night, SCALAR, TrackerSettings()).open
+
+
+def test_a_flags_coverage_by_the_ladder_counts_its_real_models_alone() -> None:
+    helped_sentinel = sentinel(
+        result("ItemBreak", ok(2, ["item"]), {SCALAR: ok(1)}), **{SCALAR: "reduces_graphs"}
+    )
+    figures = with_a_real_model(helped_sentinel).flags[SCALAR].figures
+    assert figures.coverage and {rung.changed for rung in figures.coverage} == {1}  # "Real" alone
