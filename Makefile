@@ -35,7 +35,7 @@ $(INSTALLED): $(PY) pyproject.toml $(DEV_LOCK)
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# The quick start: the smoke corpus (24 models, a few minutes on a CPU), not the whole corpus a
+# The quick start: the smoke corpus (32 models, about 14 minutes on 2 cores), not the whole corpus a
 # night sweeps, and never published (no token): `triagebot run` alone sweeps [sweep] corpus.
 run: $(INSTALLED)
 	$(VENV)/bin/triagebot run --corpus smoke
