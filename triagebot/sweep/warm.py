@@ -349,7 +349,7 @@ def warm() -> list[str]:
         _warm_sources(SOURCE_MODULES)
     request = _request()
     for fields in request.get("suites", []):  # the driver's registry is its children's
-        SUITES.setdefault(fields["source"], Suite(**{**fields, "packages": tuple(fields["packages"])}))
+        SUITES.setdefault(fields["source"], Suite.from_fields(fields))
     for name in {suite.module for suite in SUITES.values()}:
         try:
             importlib.import_module(name)
