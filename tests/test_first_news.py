@@ -12,6 +12,7 @@ from triagebot.config import Config
 from triagebot.report import bodies, links, run_summary, write_report
 from triagebot.results import (
     BASELINE,
+    COMPILER_WRONG_ISSUE,
     Accuracy,
     AccuracyCheck,
     Check,
@@ -63,6 +64,20 @@ def test_a_confirmed_wrong_result_at_baseline_is_computed_once_and_a_library_fin
     assert [group.models for group in night.compiler_wrong.groups] == [[COSMOS]]
     assert night.compiler_wrong.trend == [1]
     assert night_of(wrong_tonight(confirmed=False)).compiler_wrong.findings == []
+
+
+def test_its_issue_is_linked_and_the_bot_left_out_of_its_cc_as_a_flag_s_is():
+    night = night_of(wrong_tonight())
+    bob = {"cc": ["triagebot-bot", "bob"]}
+    flags = {name: flag.model_copy(update=bob) for name, flag in night.flags.items()}
+    wrong = night.compiler_wrong.model_copy(update={"cc": ["Triagebot-Bot", "alice"]})
+    night = night.model_copy(update={"flags": flags, "compiler_wrong": wrong})
+    urls = {SCALAR: "https://example.org/issues/1", COMPILER_WRONG_ISSUE: "https://example.org/issues/2"}
+    linked = night.linked(urls, author="triagebot-bot")
+    assert (linked.flags[SCALAR].issue_url, linked.flags[SCALAR].cc) == (urls[SCALAR], ["bob"])
+    assert linked.compiler_wrong.issue_url == urls[COMPILER_WRONG_ISSUE]
+    assert linked.compiler_wrong.cc == ["alice"]
+    assert linked.issue_urls() == urls
 
 
 def _head(text: str, lines: int = 8) -> str:

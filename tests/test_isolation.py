@@ -165,6 +165,32 @@ print("ok", warm.FAILED)
     assert done.stdout.strip().startswith("ok")
 
 
+def test_a_parent_started_early_imports_the_suites_modules_before_it_waits_for_its_request(tmp_path):
+    """`start_parent` starts the parent before the models are known, so that its imports overlap
+    with the driver's loading of its corpus: the suites' corpus modules (transformers', diffusers')
+    are imported before the parent waits on its FIFO for the request."""
+    script = f"""
+import json, os, sys, threading, time
+fifo = {str(tmp_path / "request")!r}
+os.mkfifo(fifo)
+fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # held open as the driver holds it
+os.environ["TRIAGEBOT_WARM_FIFO"] = fifo
+imported = []
+def answer():  # the driver: its request once the parent imported the suites, or after 60 s
+    deadline = time.monotonic() + 60
+    while "triagebot.corpus.hf" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.05)
+    imported.append("triagebot.corpus.hf" in sys.modules)
+    os.write(fd, json.dumps({{"classes": [], "compile": False}}).encode() + b"\\n")
+threading.Thread(target=answer, daemon=True).start()
+from triagebot.sweep import warm
+print(imported)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[True]"
+
+
 def test_children_that_compile_with_aot_autograd_leave_no_semaphore_behind(tmp_path):
     """torch.fx's Interpreter opens a tqdm bar on every AOTAutograd compile, and tqdm makes a
     multiprocessing lock on first use: made in each child, the resource tracker warned of one

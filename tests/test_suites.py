@@ -4,6 +4,7 @@ whose library is missing said and skipped while the rest is swept."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import types
 
@@ -12,7 +13,7 @@ import pytest
 from triagebot.config import Config
 from triagebot.corpus import Built, SuiteNotInstalled, build, load_suites
 from triagebot.corpus.selection import select
-from triagebot.results import SUITES, ModelResult, ModelSpec, RunRecord, model_key, split_key, suite_of
+from triagebot.results import SUITES, ModelResult, ModelSpec, RunRecord, Suite, model_key, split_key, suite_of
 from triagebot.results.suites import MIXED_CORPORA
 
 
@@ -33,6 +34,11 @@ def fake_timm(monkeypatch):
     monkeypatch.setitem(sys.modules, "fake_timm_corpus", module)
     monkeypatch.setitem(SUITES, "timm", dataclasses.replace(SUITES["timm"], module="fake_timm_corpus"))
     return handed
+
+
+def test_a_suite_crosses_to_the_warm_parent_whole():
+    for suite in SUITES.values():  # timm's companions too, not only its packages
+        assert Suite.from_fields(json.loads(json.dumps(dataclasses.asdict(suite)))) == suite
 
 
 def test_a_transformers_key_is_its_bare_name_and_another_suite_s_names_its_suite():

@@ -26,6 +26,12 @@ def toys(monkeypatch):
     return toy_suite
 
 
+def test_the_toy_suite_is_known_only_while_a_test_registers_it():
+    import toy_suite
+
+    assert toy_suite.SUITE.source not in SUITES  # importing it leaves the shipped registry alone
+
+
 def test_the_toy_suite_is_configured_and_keyed_from_its_entry_alone(toys):
     config = parse_config('[sweep]\ncorpus = ["toys", "sentinels"]\n')
     assert config.sweep.corpus == ["toys", "sentinels"] and config.sweep.corpus_name == "toys+sentinels"

@@ -1,10 +1,10 @@
 """A toy suite, added the way a fourth suite is: this corpus module and one registry entry
-(`SUITE`, registered here rather than in the shipped registry). Its two models are sentinel-sized,
+(`SUITE`, registered by the tests rather than in the shipped registry). Its two models are sentinel-sized,
 so that a sweep of them takes seconds.
 
-The entry is made when the module is imported, so that every process that builds a toy model
-knows the suite: the warm parent imports this module (each spec's `class_path` names it) before
-it forks the children that build them."""
+Importing it registers nothing: a test registers `SUITE` for its own length only (`SUITES` is
+patched, and so restored after it), and the sweep's warm parent is handed the driver's registry
+(`triagebot.sweep.parent`), so that the children that build the toy models know the suite."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import torch
 from torch import nn
 
 from triagebot.corpus.building import Built, InputSpec, ModelSpec, count_params, materialize_inputs
-from triagebot.results import SUITES, Suite
+from triagebot.results import Suite
 
 SUITE = Suite(source="toy", corpus="toys", module=__name__, library="pydantic")
-SUITES.setdefault(SUITE.source, SUITE)
 
 _X = [1.0, -1.0, 2.0, -2.0]
 

@@ -12,7 +12,7 @@ CPU cores.
 from __future__ import annotations
 
 from triagebot.errors import SelectionError
-from triagebot.results import ModelSpec, corpora
+from triagebot.results import ModelSpec
 
 MODELS: tuple[str, ...] = (
     # decoder_llm
@@ -72,12 +72,12 @@ def specs() -> list[ModelSpec]:
 def other_suite_specs() -> list[ModelSpec]:
     """The specs `OTHER_SUITES` names, as their suites make them; a suite whose library is not
     installed here is left out, as a night of several suites leaves it out (`load_suites`)."""
-    from triagebot.corpus import SuiteNotInstalled, _suite_module
+    from triagebot.corpus import SuiteNotInstalled, _corpus_module
 
     chosen = []
     for suite, names in OTHER_SUITES.items():
         try:
-            module = _suite_module(corpora()[suite], suite)
+            module = _corpus_module(suite)
         except SuiteNotInstalled:
             continue
         by_name = {spec.model: spec for spec in module.specs()}

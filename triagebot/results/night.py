@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -707,6 +707,10 @@ class SentinelBehaviour(Record):
         return len(set(self.judged) - {miss.model for miss in self.misses})
 
 
+_Issue = TypeVar("_Issue", FlagNight, CompilerWrongNight)
+"""What a tracking issue of the night is made from: a flag's findings, or the wrong results'."""
+
+
 class Night(Record):
     """One nightly analysed once: the snapshot, what it is compared with, and every flag's findings.
 
@@ -749,16 +753,13 @@ class Night(Record):
     def linked(self, issue_urls: dict[str, str], *, author: str | None = None) -> Night:
         """This night with its tracking issues' addresses, and `author` (the bot's login, already
         subscribed to its issues) left out of every cc list. Nothing is analysed again."""
-        flags = {}
-        for name, flag in self.flags.items():
-            cc = [person for person in flag.cc if not author or person.lower() != author.lower()]
-            url = issue_urls.get(name, flag.issue_url)
-            flags[name] = flag.model_copy(update={"issue_url": url, "cc": cc})
-        wrong = self.compiler_wrong
-        wrong_cc = [person for person in wrong.cc if not author or person.lower() != author.lower()]
-        wrong = wrong.model_copy(
-            update={"issue_url": issue_urls.get(COMPILER_WRONG_ISSUE, wrong.issue_url), "cc": wrong_cc}
-        )
+
+        def link(name: str, issue: _Issue) -> _Issue:
+            cc = [person for person in issue.cc if not author or person.lower() != author.lower()]
+            return issue.model_copy(update={"issue_url": issue_urls.get(name, issue.issue_url), "cc": cc})
+
+        flags = {name: link(name, flag) for name, flag in self.flags.items()}
+        wrong = link(COMPILER_WRONG_ISSUE, self.compiler_wrong)
         return self.model_copy(update={"flags": flags, "compiler_wrong": wrong})
 
     def issue_urls(self) -> dict[str, str]:

@@ -13,6 +13,7 @@ is stored (`CorpusSelection.name`) and handed to a sweep job, so it is made and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,14 @@ class Suite:
     bare_keys: bool = False  # its models are keyed by their bare names (see `model_key`)
     keyword_config: bool = False  # a repro builds its models from keyword arguments, not a config
     default: bool = False  # swept unless `[sweep] corpus` says otherwise
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Suite:
+        """The suite whose fields (`dataclasses.asdict`) JSON carried, its lists tuples again:
+        how the sweep's warm parent learns the driver's registry (`triagebot.sweep.parent`)."""
+        return cls(
+            **{name: tuple(value) if isinstance(value, list) else value for name, value in fields.items()}
+        )
 
 
 SUITES: dict[str, Suite] = {

@@ -32,6 +32,12 @@ import pickle
 import select
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from triagebot.results import Suite
 
 LAZY_MODULES = (
     "sympy",
@@ -335,6 +341,17 @@ def _thread_lock_for_tqdm() -> None:
         tqdm.tqdm.set_lock(threading.RLock())
 
 
+def _import_suites(suites: Iterable[Suite]) -> list[str]:
+    """Import each suite's corpus module; returns the names that failed."""
+    failed = []
+    for name in sorted({suite.module for suite in suites}):
+        try:
+            importlib.import_module(name)
+        except Exception:
+            failed.append(name)
+    return failed
+
+
 def warm() -> list[str]:
     """Import what a first compile would import; returns the names that failed."""
     failed = []
@@ -345,16 +362,17 @@ def warm() -> list[str]:
             failed.append(name)
     from triagebot.results import SUITES, Suite
 
+    # The shipped suites' modules before the request: a parent started early (`start_parent`)
+    # imports them while the driver still loads its corpus.
+    failed += _import_suites(SUITES.values())
     if not _finish_source_helper(_HELPER):
         _warm_sources(SOURCE_MODULES)
     request = _request()
-    for fields in request.get("suites", []):  # the driver's registry is its children's
-        SUITES.setdefault(fields["source"], Suite(**{**fields, "packages": tuple(fields["packages"])}))
-    for name in {suite.module for suite in SUITES.values()}:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            failed.append(name)
+    carried = [Suite.from_fields(fields) for fields in request.get("suites", [])]
+    carried = [suite for suite in carried if suite.source not in SUITES]
+    for suite in carried:  # the driver's registry is its children's (a test's suite)
+        SUITES[suite.source] = suite
+    failed += _import_suites(carried)
     model_modules = []
     for path in request.get("classes", []):
         module, _, attribute = path.partition(":")
