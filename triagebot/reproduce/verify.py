@@ -58,6 +58,8 @@ except BaseException as error:
 """
 _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
+REPRO_FILE = "triagebot_repro.py"  # not repro.py: PyTorch's minifier writes that one
+
 # What a child (a repro script, an installer, a torch build under test) never inherits: the
 # workflow's tokens and git's credential helper (GIT_CONFIG_*), and every GITHUB_*/ACTIONS_*
 # variable, among them the files that set a later step's outputs and environment.
@@ -111,17 +113,21 @@ def run_script(
     env: Mapping[str, str] | None = None,
     folder: Path | None = None,
     standalone: bool = False,
+    name: str = REPRO_FILE,
 ) -> str | None:
     """Run `script` and return the signature of the error it raised, or None when it raised none.
 
     `env`: variables set for it besides those of `scrubbed_environment()`; `folder`: where it
     runs and writes (default: a temporary folder, removed after); `standalone`: run it as
-    `__main__` instead of calling its `main()`. Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
+    `__main__` instead of calling its `main()`; `name`: its file's name in `folder`. Raises
+    `subprocess.TimeoutExpired` when it outlives `timeout`.
     """
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as temporary:
-            return run_script(script, python, timeout, env=env, folder=Path(temporary), standalone=standalone)
-    path = folder / "triagebot_repro.py"  # not repro.py: PyTorch's minifier writes that one
+            return run_script(
+                script, python, timeout, env=env, folder=Path(temporary), standalone=standalone, name=name
+            )
+    path = folder / name
     path.write_text(script, encoding="utf-8")
     completed = subprocess.run(
         [python, "-c", _HARNESS, str(path), "__main__" if standalone else "main"],
