@@ -74,6 +74,17 @@ def test_only_verified_wrong_results_at_baseline_are_located():
 
 
 @pytest.mark.torch
+def test_a_search_that_cannot_run_says_why_in_its_notes():
+    script = "def main():\n    pass\n"  # no SEED: the search stops before it starts
+    broken = Reproduction(flag=BASELINE, signature="WrongResult: output", model="M", script=script)
+    broken = broken.model_copy(update={"verified": True})
+    (located,) = locate_wrong_results([broken], Bounds(group_seconds=60, night_seconds=60), sys.executable)
+    locus = located.locus
+    assert locus.notes == ["the search failed: KeyError: 'SEED'"] and not locus.complete, locus
+    assert not locus.module and not locus.module_script
+
+
+@pytest.mark.torch
 def test_the_sweep_judges_the_sentinel_wrong_at_baseline_with_its_figures():
     from triagebot.corpus.sentinels import spec_of
     from triagebot.sweep.run import run_one

@@ -41,7 +41,7 @@ def submodule_script(reproduction: Reproduction, module: str, module_class: str)
 
 
 def _child(reproduction: Reproduction, python: str, seconds: float) -> dict:
-    """What the child found (see the module), or {"notes": [why nothing]}."""
+    """What the child found (see the module), or no module with a note saying why nothing."""
     with tempfile.TemporaryDirectory(prefix="triagebot-locus-") as temporary:
         folder = Path(temporary)
         (folder / REPRO_FILE).write_text(reproduction.script, encoding="utf-8")
@@ -50,7 +50,8 @@ def _child(reproduction: Reproduction, python: str, seconds: float) -> dict:
         run = timed_run(script, python, seconds + MIN_SECONDS, folder=folder, standalone=True, name=_LOCATE)
         if (folder / _FOUND).is_file():
             return json.loads((folder / _FOUND).read_text(encoding="utf-8"))
-    return {"notes": [f"the search failed: {run.observed or 'it wrote nothing'}"], "complete": False}
+    why = f"the search failed: {run.observed or 'it wrote nothing'}"
+    return {"module": "", "notes": [why], "complete": False}
 
 
 def locate(reproduction: Reproduction, seconds: float, python: str = sys.executable) -> WrongLocus:
