@@ -5,7 +5,8 @@ differs from eager's at the same line of model code: the op and the line.
 
 Both run in one child Python beside the verified model-level repro (`templates/locate-wrong.py.j2`),
 bounded in seconds as the crash reductions are (`Bounds.group_seconds` each, `night_seconds`
-all together), and only for wrong results at baseline. The submodule's own standalone repro
+all together: its script's reduction after it gets what locating left of both), and only for
+wrong results at baseline. The submodule's own standalone repro
 (`templates/repro-submodule.py.j2`: the model-level script with a `main` that compiles only
 that submodule) is then run and kept verified or not: the issue shows it beside the model's.
 """
