@@ -169,11 +169,12 @@ def test_a_graph_right_node_by_node_whose_generated_code_is_wrong_names_the_gene
 @pytest.mark.torch
 def test_a_night_of_the_sentinel_alone_names_it_first_reduced_to_its_op_and_line():
     from triagebot.pipeline import with_reproductions
-    from triagebot.pipeline.inputs import groups_to_reproduce
     from triagebot.report import bodies
+    from triagebot.reproduce.verify import groups_to_reproduce
 
     tonight = sentinel_night()
-    assert groups_to_reproduce(tonight) == 1  # a night whose only finding is wrong at baseline reproduces it
+    # A night whose only finding is wrong at baseline reproduces it.
+    assert len(groups_to_reproduce(tonight)) == 1
     tonight = with_reproductions(tonight, sys.executable, 120, Bounds(group_seconds=120, night_seconds=120))
     head = "\n".join(bodies.nightly_summary(night_of(tonight)).splitlines()[:6]).replace("\\", "")
     assert "1 wrong result of torch.compile at the default config" in head, head

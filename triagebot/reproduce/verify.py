@@ -231,6 +231,28 @@ def _alone(item: CompilerWrong) -> FailureGroup:
     return FailureGroup(flag=BASELINE, signature=item.signature, error_type=WRONG_RESULT, models=[item.model])
 
 
+# A group to reproduce: its flag, the group, the ladder backend its script compiles with (None:
+# the counting backend), and whether its script checks outputs instead of raising the error.
+Attempt = tuple[str, FailureGroup, str | None, bool]
+
+
+def groups_to_reproduce(snapshot: Snapshot) -> list[Attempt]:
+    """The groups `reproduce` tries (library findings aside): every flag's confirmed crash,
+    wrong-result, ladder failure and sentinel groups, and each wrong result at the default config."""
+    groups: list[Attempt] = []
+    for flag in snapshot.flags:
+        stats = flag_stats(snapshot, flag)
+        groups += [(flag, group, None, False) for group in stats.crash_groups]
+        groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
+        groups += [
+            (flag, group, group.backend, group.error_type == WRONG_RESULT)
+            for group in [*stats.ladder_groups, *stats.sentinel_groups]
+        ]
+    # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
+    # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.
+    return groups + [(BASELINE, _alone(item), None, True) for item in compiler_wrong_results(snapshot)]
+
+
 def reproduce(
     snapshot: Snapshot,
     python: str = sys.executable,
@@ -247,18 +269,7 @@ def reproduce(
     group none of whose models has a spec is skipped. `progress` is told the groups first,
     then each as it is done.
     """
-    groups = []
-    for flag in snapshot.flags:
-        stats = flag_stats(snapshot, flag)
-        groups += [(flag, group, None, False) for group in stats.crash_groups]
-        groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
-        groups += [
-            (flag, group, group.backend, group.error_type == WRONG_RESULT)
-            for group in [*stats.ladder_groups, *stats.sentinel_groups]
-        ]
-    # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
-    # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.
-    groups += [(BASELINE, _alone(item), None, True) for item in compiler_wrong_results(snapshot)]
+    groups = groups_to_reproduce(snapshot)
     findings = library_findings(snapshot)
     if progress is not None:
         progress.phase("repros", len(groups) + len(findings))
