@@ -294,6 +294,28 @@ def test_two_lanes_reduce_two_groups_at_once_and_keep_the_groups_order(monkeypat
     assert [r.script for r in found] == ["reduced A", "reduced B", "reduced C", "reduced D"]
 
 
+def test_a_wrong_results_locating_counts_against_its_groups_time(monkeypatch: pytest.MonkeyPatch):
+    from triagebot.results import BASELINE, WrongLocus
+
+    def repro(model: str, located: float) -> Reproduction:
+        wrong = Reproduction(
+            flag=BASELINE, signature="WrongResult: output", model=model, script="", verified=True
+        )
+        return wrong.model_copy(update={"locus": WrongLocus(module="block", seconds=located)})
+
+    tonight = snapshot([result(m, ok(2), {DYNAMIC: ok(2)}, spec=composite()) for m in "AB"], flags=(DYNAMIC,))
+    given: dict[str, float] = {}
+
+    def reduce_one(snapshot, reproduction, bounds, python, kept):
+        given[reproduction.model] = bounds.group_seconds
+        return reproduction
+
+    monkeypatch.setattr(reductions, "reduce_one", reduce_one)
+    reduce_reproductions(tonight, [repro("A", 20.0), repro("B", 55.0)], Bounds(60, 600))
+    # A: the 40 s its locating left of the group's 60; B: 5 s, less than a probe, so not reduced
+    assert list(given) == ["A"] and 39 < given["A"] <= 40, given
+
+
 def test_in_lanes_yields_in_order_whatever_finishes_first():
     finished: list[int] = []
 

@@ -74,6 +74,17 @@ def test_only_verified_wrong_results_at_baseline_are_located():
 
 
 @pytest.mark.torch
+def test_a_search_that_cannot_run_says_why_in_its_notes():
+    script = "def main():\n    pass\n"  # no SEED: the search stops before it starts
+    broken = Reproduction(flag=BASELINE, signature="WrongResult: output", model="M", script=script)
+    broken = broken.model_copy(update={"verified": True})
+    (located,) = locate_wrong_results([broken], Bounds(group_seconds=60, night_seconds=60), sys.executable)
+    locus = located.locus
+    assert locus.notes == ["the search failed: KeyError: 'SEED'"] and not locus.complete, locus
+    assert not locus.module and not locus.module_script
+
+
+@pytest.mark.torch
 def test_the_sweep_judges_the_sentinel_wrong_at_baseline_with_its_figures():
     from triagebot.corpus.sentinels import spec_of
     from triagebot.sweep.run import run_one
@@ -158,11 +169,12 @@ def test_a_graph_right_node_by_node_whose_generated_code_is_wrong_names_the_gene
 @pytest.mark.torch
 def test_a_night_of_the_sentinel_alone_names_it_first_reduced_to_its_op_and_line():
     from triagebot.pipeline import with_reproductions
-    from triagebot.pipeline.inputs import groups_to_reproduce
     from triagebot.report import bodies
+    from triagebot.reproduce.verify import groups_to_reproduce
 
     tonight = sentinel_night()
-    assert groups_to_reproduce(tonight) == 1  # a night whose only finding is wrong at baseline reproduces it
+    # A night whose only finding is wrong at baseline reproduces it.
+    assert len(groups_to_reproduce(tonight)) == 1
     tonight = with_reproductions(tonight, sys.executable, 120, Bounds(group_seconds=120, night_seconds=120))
     head = "\n".join(bodies.nightly_summary(night_of(tonight)).splitlines()[:6]).replace("\\", "")
     assert "1 wrong result of torch.compile at the default config" in head, head

@@ -107,4 +107,7 @@ def test_a_wrong_result_new_across_missed_nights_owes_a_bisection():
         "2.13.0.dev20261201",
         "2.13.0.dev20261205",
     )
-    assert owed_bisections(tonight, tonight.model_copy(update={"key": "x"}), None) == []  # wrong before too
+    wrong_before = night("2.13.0.dev20261201", wrong(), {BASELINE: ok(1, accuracy=wrong())})
+    assert owed_bisections(tonight, wrong_before, None) == []  # wrong before too: not new
+    unchecked = before.model_copy(update={"checks": []})
+    assert owed_bisections(tonight, unchecked, None) == []  # outputs not compared before: not known new

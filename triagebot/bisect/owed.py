@@ -91,10 +91,14 @@ def owed_bisections(
         newly = {row.model for row in moved.newly_crashing}
         for group in flag_stats(snapshot, flag).crash_groups:
             repro = bisectable_reproduction(snapshot, flag, group)
-            members = sorted(newly & set(group.models)) if repro is not None else []
-            goods = [good_end(store, previous, model, flag, group.signature) for model in members]
+            if repro is None:
+                continue
+            goods = [
+                good_end(store, previous, model, flag, group.signature)
+                for model in sorted(newly & set(group.models))
+            ]
             known = [good for good in goods if good is not None]
-            if repro is None or not known:
+            if not known:
                 continue
             good = max(known, key=lambda found: key_order(found.key))  # the narrowest range
             if adjacent(good.environment, snapshot.environment):
@@ -117,7 +121,7 @@ def good_end(
     if state is not None or store is None:
         return previous if state is False else None
     for key in reversed(store.keys()):
-        if key_order(key) >= key_order(previous.key):
+        if key_after(key, previous):
             continue
         earlier = store.readable(key)
         state = crashed_with(earlier, model, flag, signature) if earlier is not None else None

@@ -14,11 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from triagebot.analysis import flag_stats
-from triagebot.analysis.compiler_wrong import compiler_wrong_results
 from triagebot.config import Config, StoreSettings, flag_name_problem
 from triagebot.errors import PipelineError
 from triagebot.pipeline.analysing import night_of
+from triagebot.reproduce.verify import groups_to_reproduce
 from triagebot.results import Environment, KeyScheme, Night, Snapshot, keyed
 from triagebot.store import Store, StoreError, check_key, key_order, open_store, read_snapshot
 from triagebot.store.selection import describe, is_configured_night
@@ -151,7 +150,7 @@ def read_input(path: str | Path, scheme: KeyScheme | None = None, *, reproductio
     for flag in snapshot.flags:
         if flag_name_problem(flag) is not None:
             raise StoreError(f"{path}: flag name {flag!r} is not one a configuration could give")
-    groups = groups_to_reproduce(snapshot) if stream and reproductions else 0
+    groups = len(groups_to_reproduce(snapshot)) if stream and reproductions else 0
     if groups:
         raise StoreError(
             f"{path} is a sweep stream, without the reproductions of its {groups} crash group(s), and "
@@ -159,17 +158,6 @@ def read_input(path: str | Path, scheme: KeyScheme | None = None, *, reproductio
             f"{path.with_suffix('.json')}"
         )
     return snapshot
-
-
-def groups_to_reproduce(snapshot: Snapshot) -> int:
-    """The groups `triagebot reproduce` writes a reproduction for: every flag's confirmed crash,
-    wrong-result and ladder failure groups, and each wrong result at the default config."""
-    total = len(compiler_wrong_results(snapshot))
-    for flag in snapshot.flags:
-        stats = flag_stats(snapshot, flag)
-        total += len(stats.crash_groups) + len(stats.wrong_result_groups) + len(stats.ladder_groups)
-        total += len(stats.sentinel_groups)
-    return total
 
 
 class Snapshots:

@@ -201,7 +201,8 @@ def reduce_reproductions(
     lanes: int = 1,
 ) -> list[Reproduction]:
     """Every verified reproduction reduced (`reduce_one`), `lanes` at once, within `bounds`:
-    each group's time, and what is left of the night's when its reduction starts; unverified
+    each group's time (less what locating a wrong result took, `reduce.wrong`), and what is left
+    of the night's when its reduction starts; unverified
     ones, and those the night's time does not reach, as they were. `earlier`: the previous
     stored nightly, whose reductions of the same groups are tried first (one probe each), so
     that a night's time goes to the groups not yet reduced. `progress` is told the verified
@@ -221,9 +222,12 @@ def reduce_reproductions(
 
     def reduce_at(index: int) -> tuple[Reproduction, str]:
         reproduction = reproductions[index]
-        left = min(bounds.group_seconds, night_end - time.monotonic())
+        # A wrong result's group spent part of its time already, locating it (`reduce.wrong`).
+        located = reproduction.locus.seconds if reproduction.locus is not None else 0.0
+        left = min(bounds.group_seconds - located, night_end - time.monotonic())
         if left < MIN_SECONDS:
-            return reproduction, "the night's reduction time is spent"
+            spent = "its group's" if located else "the night's"
+            return reproduction, f"{spent} reduction time is spent"
         one = Bounds(left, left, bounds.probe_timeout)
         done = reduce_one(snapshot, reproduction, one, python, reduced_before.get(_group_of(reproduction)))
         said = _described(done.reduction)

@@ -5,7 +5,8 @@ differs from eager's at the same line of model code: the op and the line.
 
 Both run in one child Python beside the verified model-level repro (`templates/locate-wrong.py.j2`),
 bounded in seconds as the crash reductions are (`Bounds.group_seconds` each, `night_seconds`
-all together), and only for wrong results at baseline. The submodule's own standalone repro
+all together: its script's reduction after it gets what locating left of both), and only for
+wrong results at baseline. The submodule's own standalone repro
 (`templates/repro-submodule.py.j2`: the model-level script with a `main` that compiles only
 that submodule) is then run and kept verified or not: the issue shows it beside the model's.
 """
@@ -13,7 +14,6 @@ that submodule) is then run and kept verified or not: the issue shows it beside 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,11 +22,11 @@ from pathlib import Path
 from triagebot.reduce.reductions import MIN_SECONDS, Bounds
 from triagebot.report.render import render
 from triagebot.reproduce import timed_run
-from triagebot.reproduce.verify import scrubbed_environment
+from triagebot.reproduce.verify import REPRO_FILE
 from triagebot.results import BASELINE, WRONG_RESULT, Reproduction, WrongLocus, wrong_result_signature
 
-_PREFIX = "TRIAGEBOT-LOCUS "
-_REPRO = "triagebot_repro.py"
+_LOCATE = "triagebot_locate.py"
+_FOUND = "locus.json"
 
 
 def is_wrong_at_baseline(reproduction: Reproduction) -> bool:
@@ -42,28 +42,17 @@ def submodule_script(reproduction: Reproduction, module: str, module_class: str)
 
 
 def _child(reproduction: Reproduction, python: str, seconds: float) -> dict:
-    """What the child found (see the module), or {"notes": [why nothing]}."""
+    """What the child found (see the module), or no module with a note saying why nothing."""
     with tempfile.TemporaryDirectory(prefix="triagebot-locus-") as temporary:
         folder = Path(temporary)
-        (folder / _REPRO).write_text(reproduction.script, encoding="utf-8")
-        (folder / "locate.py").write_text(render("locate-wrong.py.j2", repro=_REPRO, seconds=seconds))
-        try:
-            done = subprocess.run(
-                [python, "locate.py"],
-                capture_output=True,
-                text=True,
-                timeout=seconds + MIN_SECONDS,
-                cwd=folder,
-                env=scrubbed_environment(),
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return {"notes": [f"timed out after {seconds + MIN_SECONDS:.0f} s"], "complete": False}
-    for line in reversed(done.stdout.splitlines()):
-        if line.startswith(_PREFIX):
-            return json.loads(line[len(_PREFIX) :])
-    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"notes": [f"the search failed: {tail[:300]}"], "complete": False}
+        (folder / REPRO_FILE).write_text(reproduction.script, encoding="utf-8")
+        script = render("locate-wrong.py.j2", repro=REPRO_FILE, seconds=seconds, found=_FOUND)
+        # The search keeps to `seconds` itself; the margin is for its Python to start and stop.
+        run = timed_run(script, python, seconds + MIN_SECONDS, folder=folder, standalone=True, name=_LOCATE)
+        if (folder / _FOUND).is_file():
+            return json.loads((folder / _FOUND).read_text(encoding="utf-8"))
+    why = f"the search failed: {run.observed or 'it wrote nothing'}"
+    return {"module": "", "notes": [why], "complete": False}
 
 
 def locate(reproduction: Reproduction, seconds: float, python: str = sys.executable) -> WrongLocus:

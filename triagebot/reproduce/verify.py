@@ -58,6 +58,8 @@ except BaseException as error:
 """
 _ERROR_PREFIX = "TRIAGEBOT-ERROR "
 
+REPRO_FILE = "triagebot_repro.py"  # not repro.py: PyTorch's minifier writes that one
+
 # What a child (a repro script, an installer, a torch build under test) never inherits: the
 # workflow's tokens and git's credential helper (GIT_CONFIG_*), and every GITHUB_*/ACTIONS_*
 # variable, among them the files that set a later step's outputs and environment.
@@ -111,17 +113,21 @@ def run_script(
     env: Mapping[str, str] | None = None,
     folder: Path | None = None,
     standalone: bool = False,
+    name: str = REPRO_FILE,
 ) -> str | None:
     """Run `script` and return the signature of the error it raised, or None when it raised none.
 
     `env`: variables set for it besides those of `scrubbed_environment()`; `folder`: where it
     runs and writes (default: a temporary folder, removed after); `standalone`: run it as
-    `__main__` instead of calling its `main()`. Raises `subprocess.TimeoutExpired` when it outlives `timeout`.
+    `__main__` instead of calling its `main()`; `name`: its file's name in `folder`. Raises
+    `subprocess.TimeoutExpired` when it outlives `timeout`.
     """
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="triagebot-repro-") as temporary:
-            return run_script(script, python, timeout, env=env, folder=Path(temporary), standalone=standalone)
-    path = folder / "triagebot_repro.py"  # not repro.py: PyTorch's minifier writes that one
+            return run_script(
+                script, python, timeout, env=env, folder=Path(temporary), standalone=standalone, name=name
+            )
+    path = folder / name
     path.write_text(script, encoding="utf-8")
     completed = subprocess.run(
         [python, "-c", _HARNESS, str(path), "__main__" if standalone else "main"],
@@ -225,6 +231,28 @@ def _alone(item: CompilerWrong) -> FailureGroup:
     return FailureGroup(flag=BASELINE, signature=item.signature, error_type=WRONG_RESULT, models=[item.model])
 
 
+# A group to reproduce: its flag, the group, the ladder backend its script compiles with (None:
+# the counting backend), and whether its script checks outputs instead of raising the error.
+Attempt = tuple[str, FailureGroup, str | None, bool]
+
+
+def groups_to_reproduce(snapshot: Snapshot) -> list[Attempt]:
+    """The groups `reproduce` tries (library findings aside): every flag's confirmed crash,
+    wrong-result, ladder failure and sentinel groups, and each wrong result at the default config."""
+    groups: list[Attempt] = []
+    for flag in snapshot.flags:
+        stats = flag_stats(snapshot, flag)
+        groups += [(flag, group, None, False) for group in stats.crash_groups]
+        groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
+        groups += [
+            (flag, group, group.backend, group.error_type == WRONG_RESULT)
+            for group in [*stats.ladder_groups, *stats.sentinel_groups]
+        ]
+    # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
+    # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.
+    return groups + [(BASELINE, _alone(item), None, True) for item in compiler_wrong_results(snapshot)]
+
+
 def reproduce(
     snapshot: Snapshot,
     python: str = sys.executable,
@@ -241,18 +269,7 @@ def reproduce(
     group none of whose models has a spec is skipped. `progress` is told the groups first,
     then each as it is done.
     """
-    groups = []
-    for flag in snapshot.flags:
-        stats = flag_stats(snapshot, flag)
-        groups += [(flag, group, None, False) for group in stats.crash_groups]
-        groups += [(flag, group, None, True) for group in stats.wrong_result_groups]
-        groups += [
-            (flag, group, group.backend, group.error_type == WRONG_RESULT)
-            for group in [*stats.ladder_groups, *stats.sentinel_groups]
-        ]
-    # Each wrong result at baseline gets its own repro: each is reduced to where it happens,
-    # and grouped by that (`analysis.compiler_wrong`), not by the output that differs.
-    groups += [(BASELINE, _alone(item), None, True) for item in compiler_wrong_results(snapshot)]
+    groups = groups_to_reproduce(snapshot)
     findings = library_findings(snapshot)
     if progress is not None:
         progress.phase("repros", len(groups) + len(findings))
