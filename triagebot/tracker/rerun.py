@@ -183,8 +183,15 @@ def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
     own, whose commands are read), any bot's, and those on pull requests."""
     if event.action == "deleted" or (event.action == "edited" and not on_edited):
         return True
-    answer = event.author.lower() == bot_login.lower() and marked(event.body)
-    return answer or event.author_type == "Bot" or event.is_pull_request
+    return (
+        own_answer(event.author, event.body, bot_login) or event.author_type == "Bot" or event.is_pull_request
+    )
+
+
+def own_answer(author: str, body: str | None, bot_login: str) -> bool:
+    """Whether a comment is one of the bot's answers: written by its account and opening with a
+    marker (the account's other comments, the maintainer's own where it is theirs, are read)."""
+    return author.lower() == bot_login.lower() and marked(body)
 
 
 def decide_on_github(
