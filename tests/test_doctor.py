@@ -63,6 +63,8 @@ def test_a_healthy_deployment_is_all_ok_and_nothing_is_written(fake, monkeypatch
     assert lines(ran, "problem") == [] and lines(ran, "note") == []
     assert fake.writes == []
     assert "ok      token: writes as triagebot-bot" in ran.out
+    listed = [path for _, path in fake.requests if path.endswith("/actions/variables")]
+    assert len(listed) == 1  # one listing serves both the variables and the runners' shards
 
 
 def plant_fork(fake):

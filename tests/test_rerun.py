@@ -32,7 +32,6 @@ from triagebot.report.markers import result_marker
 from triagebot.results import Snapshot
 from triagebot.store import LocalStore, MemoryStore, write_snapshot
 from triagebot.tracker import answer, commands, rerun
-from triagebot.tracker import answer as reactions
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.dispatch import CommandOptions, Step
 from triagebot.tracker.ledger import Ledger
@@ -155,7 +154,7 @@ def test_a_failed_sweep_is_answered_with_its_reason_and_a_confused_reaction(
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep", "maintainer")
     gh = gh_for(fake)
-    reactions.react(gh, REPO, number, comment["id"], "eyes")
+    answer.react(gh, REPO, number, comment["id"], "eyes")
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
     monkeypatch.setenv("GITHUB_TOKEN", "bot-token")
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
@@ -182,7 +181,7 @@ def test_in_actions_the_answer_links_each_model_to_its_page_on_the_dashboard(
     number = tracked_issue(fake)
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model,BertModel", "maintainer")
-    reactions.react(gh_for(fake), REPO, number, comment["id"], "eyes")
+    answer.react(gh_for(fake), REPO, number, comment["id"], "eyes")
     LocalStore(tmp_path / "store").put(stored_snapshot())
     write_snapshot(rerun_snapshot(), tmp_path / "rerun.json")
     monkeypatch.setenv("GITHUB_API_URL", fake.base_url)
@@ -210,7 +209,7 @@ def test_polling_finds_an_accepted_command_that_never_got_an_answer(fake):
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
     # The event workflow accepted it; its sweep was lost.
-    reactions.react(gh, REPO, number, comment["id"], "eyes")
+    answer.react(gh, REPO, number, comment["id"], "eyes")
     ledger = Ledger(REPO)
 
     assert poll(gh, ledger, now=NOW).kind == Kind.none  # in flight, as far as anyone knows
@@ -233,7 +232,7 @@ def test_a_restarted_command_never_runs_text_edited_after_it_was_accepted(fake):
     number = tracked_issue(fake)
     fake.permissions["maintainer"] = "write"
     comment = fake.add_comment(REPO, number, "/rerun-sweep models=T5Model", "maintainer")
-    reactions.react(gh, REPO, number, comment["id"], "eyes")  # accepted; its sweep was lost
+    answer.react(gh, REPO, number, comment["id"], "eyes")  # accepted; its sweep was lost
     ledger = Ledger(REPO)
     assert poll(gh, ledger, now=NOW).kind == Kind.none
     fake.edit_comment(REPO, comment["id"], "/rerun-sweep models=BertModel confirm=3")

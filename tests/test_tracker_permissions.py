@@ -24,7 +24,7 @@ from test_commands import (
 
 import triagebot
 from triagebot.store import LocalStore
-from triagebot.tracker import answer, polling, rerun
+from triagebot.tracker import answer, permissions, polling, rerun
 from triagebot.tracker.commands import Kind
 from triagebot.tracker.gpu_caps import takes_gpu
 from triagebot.tracker.ledger import STALE_AFTER, Ledger
@@ -57,9 +57,9 @@ def bot_comments(fake, number: int) -> list[str]:
 def test_the_fake_refuses_a_bot_without_push_access_the_permission_as_github_does(fake):
     fake.permissions[BOT] = "triage"
     gh = gh_for(fake)
-    assert rerun.collaborator_permission(gh, REPO, "maintainer") == rerun.UNREADABLE
+    assert permissions.collaborator_permission(gh, REPO, "maintainer") == permissions.UNREADABLE
     fake.permissions[BOT] = "write"
-    assert rerun.collaborator_permission(gh, REPO, "maintainer") == "read"
+    assert permissions.collaborator_permission(gh, REPO, "maintainer") == "read"
 
 
 def test_a_rate_limited_permission_read_is_waited_out_not_taken_as_unreadable(fake):
@@ -68,7 +68,7 @@ def test_a_rate_limited_permission_read_is_waited_out_not_taken_as_unreadable(fa
     fake.permissions.update({BOT: "write", "maintainer": "maintain"})
     fake.inject("GET", r"/collaborators/maintainer/permission$", "secondary", retry_after=5)
     gh = gh_for(fake)
-    assert rerun.collaborator_permission(gh, REPO, "maintainer") == "maintain"
+    assert permissions.collaborator_permission(gh, REPO, "maintainer") == "maintain"
     assert gh.retries == 1 and gh.slept >= 5
 
 

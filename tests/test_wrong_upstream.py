@@ -11,9 +11,11 @@ from test_first_news import COSMOS, wrong, wrong_tonight
 from triagebot.analysis.compiler_wrong import compiler_wrong_results, groups_of
 from triagebot.analysis.triage import search_words
 from triagebot.bisect.owed import owed_bisections
+from triagebot.config import TrackerSettings
 from triagebot.report.wrong_issue import compiler_wrong_body
 from triagebot.results import (
     BASELINE,
+    COMPILER_WRONG_ISSUE,
     Accuracy,
     AccuracyCheck,
     Check,
@@ -22,6 +24,7 @@ from triagebot.results import (
     WrongLocus,
     signature_id,
 )
+from triagebot.tracker.desired import desired_issues
 from triagebot.tracker.rerun import known_groups
 from triagebot.tracker.upstream import wanted
 
@@ -75,6 +78,20 @@ def test_each_group_has_a_triagers_labels_a_search_and_the_link_command():
     assert "**Labels a PT2 triager would set**" in body
     assert f"/rerun-sweep link {signature_id(group.signature)} #N" in body
     assert signature_id(group.signature) in known_groups(night.snapshot)
+
+
+def test_its_issue_is_labelled_as_a_flag_issue_is():
+    """`tracker.labels`, and with `tracker.triage_labels` its groups' suggested labels, once each."""
+    night = night_of(night_of_three())
+
+    def labels(settings: TrackerSettings) -> list[str]:
+        (issue,) = [issue for issue in desired_issues(night, settings) if issue.flag == COMPILER_WRONG_ISSUE]
+        return issue.labels
+
+    assert labels(TrackerSettings()) == ["module: dynamo", "triagebot"]
+    assert labels(TrackerSettings(triage_labels=True)) == [
+        "module: dynamo", "triagebot", "oncall: pt2", "module: correctness (silent)", "high priority",
+    ]  # fmt: skip
 
 
 def test_the_issue_shows_the_smallest_repro_beside_the_model_level_one():

@@ -20,8 +20,9 @@ One small module per behaviour, as rust-lang/triagebot's handlers, each configur
 - `watchdog`: no nightly stored for `stale_after_days` days is said, once on an issue
 - `people`: an issue a person closed stays closed until a new crash signature appears
 - `/rerun-sweep`: `commands` (the grammar: a pure parse of a comment), `rerun` (the comment
-  event, permissions, and the decision: help, refusal or a request, one handler per kind of
-  command, in one table), `gpu_caps` (where `author_association` decides for want of
+  event and the decision: help, refusal or a request, one handler per kind of command, in one
+  table), `permissions` (who may run a command: the collaborator permission, else
+  `author_association`), `gpu_caps` (where `author_association` decides for want of
   permissions, how many commands that take GPU time may start), `answer` (the bot's answers:
   `respond`, one handler per kind of decision in one table, the answer once the job is done,
   and the reactions 👀 🚀 😕 and what they say), `ledger` and `polling` (commands read by polling,

@@ -60,6 +60,9 @@ class Kind(StrEnum):
 STARTED = frozenset({Kind.run, Kind.bisect, Kind.link})
 """Kinds a job downstream carries out and answers: accepted (👀) when decided."""
 
+VERBS = {"help": Kind.help, "link": Kind.link, "unlink": Kind.link, "bisect": Kind.bisect}
+"""The first words that name a command's kind; a command without one asks for a run."""
+
 
 @dataclass
 class Command:
@@ -203,6 +206,11 @@ def parse_bisect(words: list[str], known_models: Collection[str]) -> Command:
     return Command(Kind.bisect, models=models)
 
 
+def asked_kind(words: list[str]) -> Kind:
+    """The kind of command the words after `/rerun-sweep` ask for, by their verb (`VERBS`)."""
+    return VERBS.get(words[0], Kind.run) if words else Kind.run
+
+
 def parse_command(
     body: str,
     known_models: Collection[str],
@@ -219,11 +227,12 @@ def parse_command(
     if len(line) > MAX_LINE:
         return Command(Kind.refuse, f"the command line is longer than {MAX_LINE} characters")
     words = line.split()[1:]
-    if words == ["help"]:
+    asked = asked_kind(words)
+    if asked == Kind.help and words == ["help"]:  # `help` with more words is read as a run's keys
         return Command(Kind.help)
-    if words and words[0] in ("link", "unlink"):
+    if asked == Kind.link:
         return parse_link(words, known_groups or {})
-    if words and words[0] == "bisect":
+    if asked == Kind.bisect:
         return parse_bisect(words, known_models)
     command = Command(Kind.run)
     seen: set[str] = set()

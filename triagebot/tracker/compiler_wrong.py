@@ -16,12 +16,13 @@ from triagebot.report.wrong_issue import (
     compiler_wrong_title,
     reopen_comment,
 )
-from triagebot.results import COMPILER_WRONG_ISSUE, Night, TrackedIssue, TrackerNotice, people_only
+from triagebot.results import COMPILER_WRONG_ISSUE, Night, TrackedIssue, TrackerNotice
 from triagebot.tracker import closing
 
 
-def compiler_wrong_issue(night: Night, settings: TrackerSettings) -> TrackedIssue:
-    """The issue as it should be after tonight (see the module docstring)."""
+def compiler_wrong_issue(night: Night, settings: TrackerSettings, labels: list[str]) -> TrackedIssue:
+    """The issue as it should be after tonight (see the module docstring), with `labels`
+    (`desired.issue_labels` of its groups, as a flag issue's)."""
     wrong = night.compiler_wrong
     close, close_body = close_comment(night, closing.clean_streak(wrong.trend))
     reopen, reopen_body = reopen_comment(night)
@@ -30,19 +31,10 @@ def compiler_wrong_issue(night: Night, settings: TrackerSettings) -> TrackedIssu
         marker=COMPILER_WRONG_MARKER,
         title=compiler_wrong_title(night),
         body=compiler_wrong_body(night),
-        labels=_labels(night, settings),
+        labels=labels,
         open=closing.should_be_open(wrong.trend, settings.close_after, wrong.recurrence),
         notices=[
             TrackerNotice(kind="close", marker=close, body=close_body),
             TrackerNotice(kind="reopen", marker=reopen, body=reopen_body),
         ],
     )
-
-
-def _labels(night: Night, settings: TrackerSettings) -> list[str]:
-    """`tracker.labels`, and with `tracker.triage_labels` what the PT2 rubric suggests for its
-    groups (never `triaged`), as a flag issue's."""
-    labels = list(settings.labels)
-    if settings.triage_labels:
-        labels += [name for triage in night.compiler_wrong.triage.values() for name in triage.label_names]
-    return [label for label in dict.fromkeys(labels) if not people_only(label)]

@@ -13,7 +13,7 @@ cc lists, diffs, trends and the health are the night's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from triagebot import report
 from triagebot.config import TrackerSettings
@@ -23,7 +23,7 @@ from triagebot.results import (
     COMPILER_WRONG_ISSUE,
     HEALTH_ISSUE,
     FlagFigures,
-    FlagNight,
+    GroupTriage,
     Night,
     TrackedIssue,
     TrackerNotice,
@@ -48,7 +48,8 @@ def desired_issues(night: Night, settings: TrackerSettings) -> list[TrackedIssue
     if settings.health_issue and night.health is not None:
         desired.append(health_issue(night, settings))
     if settings.wrong_results_issue:
-        desired.append(compiler_wrong_issue(night, settings))
+        labels = issue_labels(night.compiler_wrong.triage, settings)
+        desired.append(compiler_wrong_issue(night, settings, labels))
     return desired
 
 
@@ -60,7 +61,7 @@ def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIss
         marker=flag_marker(flag),
         title=title_for(settings, state.figures, night.key),
         body=report.issue_body(night, flag),
-        labels=flag_labels(state, settings),
+        labels=issue_labels(state.triage, settings),
         open=closing.should_be_open(
             closing.failures_per_nightly(state), settings.close_after, state.recurrence
         ),
@@ -68,12 +69,13 @@ def flag_issue(night: Night, flag: str, settings: TrackerSettings) -> TrackedIss
     )
 
 
-def flag_labels(state: FlagNight, settings: TrackerSettings) -> list[str]:
-    """A flag issue's labels: `tracker.labels`, and with `tracker.triage_labels` the labels the PT2
-    triage rubric suggests for its failure groups (never `triaged`). Labels are only ever added."""
+def issue_labels(triage: Mapping[str, GroupTriage], settings: TrackerSettings) -> list[str]:
+    """An issue's labels (a flag's, or that of wrong results at the default config):
+    `tracker.labels`, and with `tracker.triage_labels` the labels the PT2 triage rubric suggests
+    for its failure groups, `triage` (never `triaged`). Labels are only ever added."""
     labels = list(settings.labels)
     if settings.triage_labels:
-        labels += [name for triage in state.triage.values() for name in triage.label_names]
+        labels += [name for group in triage.values() for name in group.label_names]
     return [label for label in dict.fromkeys(labels) if not people_only(label)]
 
 

@@ -169,19 +169,27 @@ def _role(login: str, tracker: str, permissions: dict[str, bool]) -> list[Findin
     return [Finding("role", OK, f"{login} may write {tracker}")]
 
 
-def check_settings(gh: GitHub, home: str, needs: WorkflowNeeds, kind: str) -> list[Finding]:
-    """The secrets (or variables) of `home` against what the workflows read: by name."""
-    check, plural = kind + "s", "secrets" if kind == "secret" else "variables"
-    read = needs.named(kind)
+def listed(gh: GitHub, home: str, plural: str) -> dict[str, str] | None:
+    """The `secrets` or `variables` of `home`: name -> value (GitHub never shows a secret's:
+    ""), or None when the token may not see them."""
     try:
         _, answer = _get(gh, f"/repos/{home}/actions/{plural}", f"list the {plural} of {home}")
     except GitHubError as error:
         if not _hidden(error):
             raise
+        return None
+    return {item["name"]: str(item.get("value", "")) for item in answer.get(plural, [])}
+
+
+def check_settings(needs: WorkflowNeeds, kind: str, present: dict[str, str] | None) -> list[Finding]:
+    """The secrets (or variables) `present` in the repository (`listed`) against what the
+    workflows read: by name."""
+    check = kind + "s"
+    read = needs.named(kind)
+    if present is None:
         return [
             Finding(check, UNSEEN, f"cannot see them, needs admin (the workflows read {', '.join(read)})")
         ]
-    present = {item["name"]: item.get("value") for item in answer.get(plural, [])}
     findings = []
     for name in sorted(set(present) - set(read)):
         if name.startswith("TRIAGEBOT_"):
@@ -200,17 +208,6 @@ def check_settings(gh: GitHub, home: str, needs: WorkflowNeeds, kind: str) -> li
         Finding(check, status, f"set: {', '.join(sorted(set(present) & set(read))) or 'none'}{unset}")
     )
     return findings
-
-
-def variable_values(gh: GitHub, home: str) -> dict[str, str]:
-    """The repository's variables (values are not secret), or {} when the token may not see them."""
-    try:
-        _, answer = _get(gh, f"/repos/{home}/actions/variables", f"list the variables of {home}")
-    except GitHubError as error:
-        if not _hidden(error):
-            raise
-        return {}
-    return {item["name"]: str(item.get("value", "")) for item in answer.get("variables", [])}
 
 
 def check_labels(gh: GitHub, tracker: str, wanted: list[str], fix: bool) -> list[Finding]:
@@ -311,12 +308,13 @@ def examine(gh: GitHub, deployment: Deployment, *, fix: bool = False) -> list[Fi
     if tracker is not None:
         checks.append(("token", lambda: check_token(gh, deployment, tracker)))
     if home is not None:
-        checks.append(("secrets", lambda: check_settings(gh, where, needs, "secret")))
-        checks.append(("variables", lambda: check_settings(gh, where, needs, "variable")))
+        variables = listed(gh, where, "variables")  # read once: the runners' check needs the shards
+        checks.append(("secrets", lambda: check_settings(needs, "secret", listed(gh, where, "secrets"))))
+        checks.append(("variables", lambda: check_settings(needs, "variable", variables)))
     if tracker is not None:
         checks.append(("labels", lambda: check_labels(gh, deployment.tracker, settings.tracker.labels, fix)))
     if home is not None:
-        shards = variable_values(gh, where).get("TRIAGEBOT_SHARDS")
+        shards = (variables or {}).get("TRIAGEBOT_SHARDS")
         checks.append(("data branch", lambda: check_branch(gh, where, settings.store.branch)))
         checks.append(("pages", lambda: check_pages(gh, where, settings.dashboard)))
         checks.append(("runners", lambda: check_runners(gh, where, needs, shards)))

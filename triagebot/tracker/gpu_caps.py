@@ -33,7 +33,6 @@ from triagebot.tracker.remote import issue_comments, list_bot_issues
 
 GPU_KINDS = frozenset({Kind.run, Kind.bisect})
 DAY = timedelta(days=1)
-_NO_GPU = frozenset({"link", "unlink", "help"})
 _MENTION = re.compile(r"@([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)")
 
 
@@ -48,8 +47,7 @@ class Started:
 def takes_gpu(body: str) -> bool:
     """Whether the comment's command, whatever became of it, would take GPU time."""
     line = commands.command_line(body)
-    words = line.split()[1:] if line is not None else []
-    return line is not None and (not words or words[0].lower() not in _NO_GPU)
+    return line is not None and commands.asked_kind(line.split()[1:]) in GPU_KINDS
 
 
 def started_before(gh: GitHub, repo_name: str, comment_id: int, posted: datetime) -> list[Started]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from triagebot.report.markers import answer_marker, failure_marker, marked, result_marker
+from triagebot.report.markers import answer_marker, failure_marker, result_marker
 from triagebot.results import CommandRecord
 from triagebot.tracker import commands
 from triagebot.tracker.answer import (
@@ -47,6 +47,7 @@ from triagebot.tracker.rerun import (
     IssueFlag,
     RerunSettings,
     decide_on_github,
+    own_answer,
     polled_event,
 )
 
@@ -122,8 +123,9 @@ class PollRound:
     ) -> bool:
         """Bring one comment's record up to date; False when the write cap stopped the poll."""
         author = comment.user.login if comment.user else ""
-        own_answer = author.lower() == self.gh.login.lower() and marked(comment.body)
-        if commands.command_line(comment.body or "") is None or own_answer:
+        if commands.command_line(comment.body or "") is None or own_answer(
+            author, comment.body, self.gh.login
+        ):
             return True
         record = self.ledger.get(comment.id)
         if record is not None and record.state != "accepted":

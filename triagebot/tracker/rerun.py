@@ -8,11 +8,8 @@ carry out (`HANDLERS`, one per kind): a sweep, a bisection of a model's crash, o
 pinned to an upstream issue, each with a `RerunRequest` saying where to answer. Acting on the
 decision on GitHub is `answer.respond`'s; the jobs that carry it out read `outputs`.
 
-Who may run a command is read from the collaborator permission API (write, maintain or admin).
-Where the bot's token may not read permissions (GitHub answers 403 to a token without push
-access), the comment's own `author_association` decides instead (OWNER, MEMBER or
-COLLABORATOR), and the decision says so (`Decision.note`); a person is never told they lack
-access when the bot could not check.
+Who may run a command is read from the collaborator permission API, else from the comment's
+`author_association` (`permissions`).
 
 A bare command reruns the models the issue lists as crashing: those that crash under the
 issue's flag in the newest stored snapshot, at most `tracker.rerun_max_models` of them, one per
@@ -30,7 +27,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from triagebot.analysis import bisectable_reproduction, crash_group_of, flag_stats
 from triagebot.analysis.compiler_wrong import compiler_wrong_results, groups_of
@@ -41,13 +37,11 @@ from triagebot.report.markers import marked
 from triagebot.results import FailureGroup, RerunRequest, Snapshot, UpstreamPin, signature_id, suites_name
 from triagebot.tracker import commands
 from triagebot.tracker.commands import Command, Kind
-from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub, GitHubError
+from triagebot.tracker.github import ACTIONS_BOT_LOGIN, GitHub
 from triagebot.tracker.gpu_caps import GPU_KINDS, Started, cap_refusal, started_before
 from triagebot.tracker.ledger import aware, now, parse_time
+from triagebot.tracker.permissions import collaborator_permission, may_run
 
-WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-UNREADABLE = "unreadable"  # the bot's token may not read permissions: GitHub did not say
-TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 IssueFlag = Callable[[int, str], str | None]  # (issue number, body) -> the flag it tracks, or None
 
 
@@ -189,8 +183,15 @@ def ignored(event: CommentEvent, bot_login: str, on_edited: bool) -> bool:
     own, whose commands are read), any bot's, and those on pull requests."""
     if event.action == "deleted" or (event.action == "edited" and not on_edited):
         return True
-    answer = event.author.lower() == bot_login.lower() and marked(event.body)
-    return answer or event.author_type == "Bot" or event.is_pull_request
+    return (
+        own_answer(event.author, event.body, bot_login) or event.author_type == "Bot" or event.is_pull_request
+    )
+
+
+def own_answer(author: str, body: str | None, bot_login: str) -> bool:
+    """Whether a comment is one of the bot's answers: written by its account and opening with a
+    marker (the account's other comments, the maintainer's own where it is theirs, are read)."""
+    return author.lower() == bot_login.lower() and marked(body)
 
 
 def decide_on_github(
@@ -360,43 +361,6 @@ def known_groups(snapshot: Snapshot | None) -> dict[str, str]:
     groups = [group for flag in snapshot.flags for group in flag_groups(snapshot, flag)]
     groups += groups_of(compiler_wrong_results(snapshot))
     return {signature_id(group.signature): group.signature for group in groups}
-
-
-def may_run(level: str, event: CommentEvent) -> tuple[bool, str]:
-    """Whether the author of `event`, whose collaborator permission is `level`, may run a
-    command; and why not, or, when the permission could not be read, how it was decided."""
-    who = f"@{event.author}"
-    if level != UNREADABLE:
-        if level in WRITE_PERMISSIONS:
-            return True, ""
-        return False, f"it needs write access to the repository, and {who} has {level}"
-    association = event.author_association.upper()
-    cannot = "the bot cannot read collaborator permissions (its token has no push access)"
-    if association in TRUSTED_ASSOCIATIONS:
-        return True, f"{cannot}, so {who} was trusted as {association}, as GitHub's author_association says"
-    called = f"calls {who} {association}" if association else f"says nothing of {who}"
-    return False, (
-        "it needs write access to the repository, which the bot cannot check (its token may not "
-        f"read collaborator permissions), and GitHub's author_association {called}, not OWNER, "
-        "MEMBER or COLLABORATOR"
-    )
-
-
-def collaborator_permission(gh: GitHub, repo_name: str, login: str) -> str:
-    """`admin`, `maintain`, `write`, `triage`, `read` or `none`, from the collaborator
-    permission API (author_association alone says nothing about write access); `UNREADABLE`
-    when GitHub refuses the bot the answer (a token without push access gets 403)."""
-    url = f"{gh.repo(repo_name).url}/collaborators/{quote(login, safe='')}/permission"
-    try:
-        data = gh.read_json(url, what=f"read the permission of {login} on {repo_name}")[1]
-    except GitHubError as error:
-        if error.status == 403:  # the token may not read permissions: not the person's fault
-            return UNREADABLE
-        if error.status == 404:  # not a collaborator, or no such account
-            return "none"
-        raise
-    role = data.get("role_name") or ""
-    return role if role in ("maintain", "triage") else str(data.get("permission") or "none")
 
 
 def commands_started(gh: GitHub) -> StartedBefore:
